@@ -1,0 +1,175 @@
+# dralet — build, test and install.
+#
+#   make            build build/dralet
+#   make run        run the agent on the default simulated board
+#   make check      every test, then unit + integration tests again under ASan+UBSan
+#   make bench      benchmarks (timing goals live here, never in tests)
+#   make deps       install the Debian 12 build and test dependencies
+#   make install DESTDIR=... PREFIX=...   binary, SDK headers, dralet-backend.pc
+#
+# Variables: BUILD (output directory), SAN=1 (ASan+UBSan build in build-asan),
+# CC, CFLAGS, V=1 (show commands).
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+INCLUDEDIR ?= $(PREFIX)/include
+LIBDIR ?= $(PREFIX)/lib
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+VERSION := 0.1.0
+
+ifeq ($(SAN),1)
+BUILD ?= build-asan
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+else
+BUILD ?= build
+SANFLAGS :=
+endif
+
+PKGS := libpci libudev json-c yaml-0.1 libuv libnghttp2 libprotobuf-c libcurl libnl-route-3.0 libmicrohttpd
+TEST_PKGS := cmocka
+
+# ---- dependencies: install them first when pkg-config misses something ----
+NO_DEPS_GOALS := deps clean help
+ifeq ($(filter $(NO_DEPS_GOALS),$(MAKECMDGOALS)),)
+ifneq ($(shell pkg-config --exists $(PKGS) $(TEST_PKGS) && scripts/deps.sh --check 2>/dev/null && echo ok),ok)
+$(info dralet: build or test dependencies are missing; running scripts/deps.sh)
+ifneq ($(shell scripts/deps.sh >&2; echo $$?),0)
+$(error dependencies are missing; install them with the apt-get line above)
+endif
+endif
+endif
+
+Q := $(if $(V),,@)
+CC ?= cc
+CFLAGS ?= -O2 -g
+WARNINGS := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -Wformat=2 -Wvla
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS := $(shell pkg-config --libs $(PKGS)) -ldl -lpthread
+ALL_CFLAGS := -std=gnu11 $(WARNINGS) $(CFLAGS) $(SANFLAGS) -fPIC \
+	-Iinclude -I. -I$(BUILD)/gen $(PKG_CFLAGS) -DDRALET_VERSION='"$(VERSION)"' -MMD -MP
+# The binary exports the SDK so that backend shared objects can call it.
+ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS) -Wl,--export-dynamic-symbol='dralet_*' -Wl,--as-needed
+
+# ---- sources ----
+PROTOS := $(wildcard proto/*.proto)
+PROTO_C := $(patsubst proto/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTOS))
+PROTO_H := $(PROTO_C:.c=.h)
+LIB_SRC := $(filter-out agent/main.c,$(sort $(wildcard hal/*.c backends/*.c backends/*/*.c agent/*.c agent/*/*.c)))
+LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(PROTO_C:.c=.o)
+MAIN_OBJ := $(BUILD)/obj/agent/main.o
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+TEST_SUPPORT_SRC := $(sort $(wildcard tests/unit/support/*.c))
+TEST_SUPPORT_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(TEST_SUPPORT_SRC))
+# Shared objects the tests load (fake NVML, sample backend ...): tests/lib/<name>/*.c -> <name>.so
+TEST_LIBS := $(patsubst tests/lib/%/,$(BUILD)/tests/lib/%.so,$(sort $(dir $(wildcard tests/lib/*/*.c))))
+
+.PHONY: all run check check-unit check-integration check-vm check-san check-valgrind \
+	check-fuzz bench deps install clean help test-libs sample-backend
+.DEFAULT_GOAL := all
+
+all: $(BUILD)/dralet
+
+$(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: proto/%.proto
+	@mkdir -p $(dir $@)
+	$(Q)protoc-c --proto_path=proto --c_out=$(BUILD)/gen $<
+
+$(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
+	$(Q)$(CC) $(filter-out -Wshadow -Wmissing-prototypes,$(ALL_CFLAGS)) -c $< -o $@
+
+$(BUILD)/obj/%.o: %.c | $(PROTO_H)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/libdralet.a: $(LIB_OBJ)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/dralet: $(MAIN_OBJ) $(BUILD)/libdralet.a
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(MAIN_OBJ) -Wl,--whole-archive $(BUILD)/libdralet.a \
+		-Wl,--no-whole-archive $(PKG_LIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libdralet.a $(TEST_SUPPORT_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  TEST    $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(TEST_SUPPORT_OBJ) $(ALL_LDFLAGS) \
+		-Wl,--whole-archive $(BUILD)/libdralet.a -Wl,--no-whole-archive \
+		$(PKG_LIBS) $(shell pkg-config --libs $(TEST_PKGS))
+
+.SECONDEXPANSION:
+$(BUILD)/tests/lib/%.so: $$(wildcard tests/lib/%/*.c) $$(wildcard tests/lib/%/*.h)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -std=gnu11 $(WARNINGS) $(CFLAGS) -fPIC -shared -Iinclude $(PKG_CFLAGS) \
+		-o $@ $(filter %.c,$^) $(shell pkg-config --libs json-c)
+
+test-libs: $(TEST_LIBS)
+
+# ---- running ----
+RUN_DIR ?= $(CURDIR)/run
+BOARD ?= boards/hgx-h100.yaml
+run: $(BUILD)/dralet
+	$(Q)scripts/run-demo.sh $(BUILD)/dralet $(BOARD) $(RUN_DIR)
+
+# ---- tests ----
+check-unit: $(UNIT_BIN) $(TEST_LIBS)
+	$(Q)BUILD=$(BUILD) tests/run-tests.sh unit $(UNIT_BIN)
+
+check-integration: $(BUILD)/dralet $(TEST_LIBS) sample-backend
+	$(Q)BUILD=$(BUILD) DRALET=$(CURDIR)/$(BUILD)/dralet tests/run-tests.sh integration \
+		$(sort $(wildcard tests/integration/test_*.sh tests/integration/test_*.py))
+
+check-vm: $(BUILD)/dralet
+	$(Q)BUILD=$(BUILD) DRALET=$(CURDIR)/$(BUILD)/dralet tests/run-tests.sh vm \
+		$(sort $(wildcard tests/vm/test_*.sh))
+
+check-valgrind: $(BUILD)/dralet
+	$(Q)BUILD=$(BUILD) DRALET=$(CURDIR)/$(BUILD)/dralet tests/run-tests.sh valgrind tests/valgrind.sh
+
+check-fuzz:
+	$(Q)$(MAKE) --no-print-directory -f tests/fuzz/fuzz.mk FUZZ_SECONDS=$${FUZZ_SECONDS:-10}
+
+check-san:
+	$(Q)$(MAKE) --no-print-directory SAN=1 check-unit check-integration
+
+check: all
+	$(Q)$(MAKE) --no-print-directory check-unit
+	$(Q)$(MAKE) --no-print-directory check-integration
+	$(Q)$(MAKE) --no-print-directory check-valgrind
+	$(Q)$(MAKE) --no-print-directory check-fuzz
+	$(Q)$(MAKE) --no-print-directory check-vm
+	$(Q)$(MAKE) --no-print-directory check-san
+	@echo "make check: all tests passed"
+
+bench: $(BUILD)/dralet $(TEST_LIBS)
+	$(Q)BUILD=$(BUILD) DRALET=$(CURDIR)/$(BUILD)/dralet tests/bench/run.sh
+
+# ---- the SDK for out-of-tree backends ----
+sample-backend: $(BUILD)/dralet
+	$(Q)rm -rf $(BUILD)/sdk
+	$(Q)$(MAKE) --no-print-directory install-sdk DESTDIR=$(CURDIR)/$(BUILD)/sdk PREFIX=/usr
+	$(Q)PKG_CONFIG_PATH=$(CURDIR)/$(BUILD)/sdk/usr/lib/pkgconfig \
+		PKG_CONFIG_SYSROOT_DIR=$(CURDIR)/$(BUILD)/sdk \
+		$(MAKE) --no-print-directory -C tests/sample-backend OUT=$(CURDIR)/$(BUILD)/backends
+
+install-sdk:
+	install -d $(DESTDIR)$(INCLUDEDIR)/dralet $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 0644 include/dralet/*.h $(DESTDIR)$(INCLUDEDIR)/dralet/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(VERSION)|' dralet-backend.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/dralet-backend.pc
+
+install: $(BUILD)/dralet install-sdk
+	install -d $(DESTDIR)$(BINDIR)
+	install -m 0755 $(BUILD)/dralet $(DESTDIR)$(BINDIR)/dralet
+
+deps:
+	$(Q)scripts/deps.sh
+
+clean:
+	rm -rf build build-asan build-fuzz run
+
+help:
+	@sed -n '1,/^$$/p' Makefile
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * dralet backend SDK: what a backend is.
+ *
+ * A backend is a const table of operations plus a PCI match table, in the
+ * style of rdma-core providers and pciutils access methods. In-tree backends
+ * are listed in the static registry (backends/registry.c); vendors build a
+ * shared object against this SDK (pkg-config dralet-backend) that exports
+ * its tables with DRALET_BACKEND_EXPORT, and the agent loads it from
+ * --backend-dir. Operations a backend leaves NULL behave as stubs returning
+ * -EOPNOTSUPP, so the agent never tests for NULL.
+ *
+ * Who owns a PCI function (the rule): every enabled backend scores every
+ * function; the highest positive score wins; on a tie the backend listed
+ * first wins, where backends loaded from --backend-dir come before the
+ * in-tree ones. A function nobody scores is not published. The default score
+ * comes from the match table (see dralet_pci_id); a backend's match
+ * operation, when present, decides instead.
+ *
+ * Threading: match, probe and remove run on the agent's discovery thread;
+ * prepare, unprepare and health may run on worker threads, one call per
+ * device at a time.
+ */
+#ifndef DRALET_BACKEND_H
+#define DRALET_BACKEND_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dralet/device.h>
+#include <dralet/pci.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped whenever a struct in pci.h/backend.h changes layout or an SDK
+ * function changes meaning. The agent refuses backends built for another. */
+#define DRALET_BACKEND_ABI 1
+
+#define DRALET_PCI_ANY 0xffffffffu
+
+/* Scores of table matches: a device id beats a vendor+class which beats a
+ * class alone. Custom match operations should use the same scale. */
+#define DRALET_SCORE_CLASS 10
+#define DRALET_SCORE_VENDOR_CLASS 20
+#define DRALET_SCORE_DEVICE 30
+
+/*
+ * One match table entry. A function matches when vendor and device equal
+ * (or are DRALET_PCI_ANY) and (class_code & class_mask) == class. The score
+ * is DRALET_SCORE_DEVICE for a device id, DRALET_SCORE_VENDOR_CLASS for a
+ * vendor with a class mask, DRALET_SCORE_CLASS for a class alone.
+ * Tables end with an entry whose vendor, device and class_mask are all 0.
+ */
+struct dralet_pci_id {
+	uint32_t vendor;
+	uint32_t device;
+	uint32_t class_code;
+	uint32_t class_mask;
+};
+
+#define DRALET_PCI_DEVICE(v, d) { (v), (d), 0, 0 }
+#define DRALET_PCI_VENDOR_CLASS(v, c, m) { (v), DRALET_PCI_ANY, (c), (m) }
+#define DRALET_PCI_CLASS(c, m) { DRALET_PCI_ANY, DRALET_PCI_ANY, (c), (m) }
+
+/* Opaque types owned by the agent. */
+struct dralet_backend_ctx;
+struct dralet_edits;
+struct dralet_undo;
+
+/* The claim a prepare or unprepare is for. */
+struct dralet_claim_ref {
+	const char *uid;
+	const char *namespace_;
+	const char *name;
+};
+
+/* One device of a claim to prepare. */
+struct dralet_prepare_req {
+	struct dralet_claim_ref claim;
+	const char *request;	/* request name, "req" or "req/subrequest" */
+	bool admin_access;	/* monitoring access: do not take the device exclusively */
+	const char *config;	/* merged opaque parameters (JSON object text) or NULL */
+	struct dralet_edits *edits;	/* container edits to fill (prepare.h) */
+	struct dralet_undo *undo;	/* state to keep for unprepare (prepare.h) */
+};
+
+struct dralet_backend {
+	uint32_t abi;			/* DRALET_BACKEND_ABI */
+	const char *name;		/* unique, "nvidia" */
+	const char *family;		/* "gpu", "fpga", "net", "sriov", "accel": CDI class */
+	const char *default_driver;	/* DRA driver name, "gpu.dralet.dev" */
+	const struct dralet_pci_id *ids;	/* may be NULL when match is set */
+
+	/* Optional. Returns a score > 0 to claim @func, 0 to leave it, or -errno. */
+	int (*match)(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func);
+
+	/* Optional. Called once before a discovery; *ret_state is handed to every
+	 * later call through dralet_ctx_state() and released with fini. */
+	int (*init)(struct dralet_backend_ctx *ctx, void **ret_state);
+	void (*fini)(void *state);
+
+	/* Creates the devices of a claimed function with dralet_device_new();
+	 * zero devices is fine (a management function, for instance). */
+	int (*probe)(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func);
+
+	/* Optional. Releases what probe attached beyond the private data. */
+	void (*remove)(struct dralet_backend_ctx *ctx, struct dralet_device *dev);
+
+	/* Checks the opaque parameters (JSON object text) a claim or class gives
+	 * this backend. Unknown fields are errors; the message goes to
+	 * dralet_ctx_error(). */
+	int (*validate_config)(struct dralet_backend_ctx *ctx, const char *config);
+
+	/* Makes @dev usable by a container of the claim and fills the edits. */
+	int (*prepare)(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+		       struct dralet_prepare_req *req);
+
+	/* Undoes prepare with the state prepare kept. Must be idempotent. */
+	int (*unprepare)(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+			 const struct dralet_claim_ref *claim, const struct dralet_undo *undo);
+
+	/* Returns the current enum dralet_health of @dev, or -errno. */
+	int (*health)(struct dralet_backend_ctx *ctx, struct dralet_device *dev);
+};
+
+/*
+ * Exports the backends of a shared object:
+ *   DRALET_BACKEND_EXPORT(&my_backend);
+ * defines dralet_backend_export_v1(), which the agent looks up with dlsym.
+ */
+#define DRALET_BACKEND_EXPORT(...)                                                  \
+	const struct dralet_backend *const *dralet_backend_export_v1(void);         \
+	const struct dralet_backend *const *dralet_backend_export_v1(void)          \
+	{                                                                          \
+		static const struct dralet_backend *const list[] = { __VA_ARGS__, 0 }; \
+		return list;                                                       \
+	}
+
+/* ---- what the agent offers a backend (valid only during the call) ---- */
+
+/* The DRA driver name this backend's devices are published under. */
+const char *dralet_ctx_driver(const struct dralet_backend_ctx *ctx);
+/* The backend's state from init, or NULL. */
+void *dralet_ctx_state(const struct dralet_backend_ctx *ctx);
+/* A string option from the backend's "options" map in the config, or NULL. */
+const char *dralet_ctx_option(const struct dralet_backend_ctx *ctx, const char *key);
+
+/* Looks up another PCI function of the node by address ("0000:3b:00.1"). */
+const struct hal_pci_func *dralet_ctx_find_pci(const struct dralet_backend_ctx *ctx,
+					       const char *address);
+
+enum dralet_root {
+	DRALET_ROOT_SYS,
+	DRALET_ROOT_DEV,
+	DRALET_ROOT_PROC,
+};
+
+/*
+ * Reads a small text file below a root ("driver/nvidia/version" below the
+ * proc root) into @buf, without the trailing newline. Returns the length, or
+ * -errno (-ENOENT when it does not exist, -EFBIG when it does not fit).
+ */
+int dralet_read_file(const struct dralet_backend_ctx *ctx, enum dralet_root root,
+		     const char *relpath, char *buf, size_t size);
+/* Same, for a file in the sysfs directory of @func ("mem_info_vram_total"). */
+int dralet_read_pci_file(const struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+			 const char *name, char *buf, size_t size);
+/* Builds the absolute path of @relpath below a root into @buf. */
+int dralet_root_path(const struct dralet_backend_ctx *ctx, enum dralet_root root,
+		     const char *relpath, char *buf, size_t size);
+/* Resolves a device node: stats "<dev root>/<path below /dev>" and, when it is
+ * not a character device (simulated trees), falls back to @major/@minor. */
+int dralet_devnode(const struct dralet_backend_ctx *ctx, const char *dev_path,
+		   unsigned major, unsigned minor, struct hal_devnode *ret_node);
+/* The major number of a character driver in <proc>/devices ("nvidia-frontend"). */
+int dralet_char_major(const struct dralet_backend_ctx *ctx, const char *driver_name);
+
+/* Records a warning for the agent to log once, with backend and context. */
+void dralet_ctx_warn(struct dralet_backend_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Sets the error message of the current operation (prepare, validate ...). */
+void dralet_ctx_error(struct dralet_backend_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DRALET_BACKEND_H */

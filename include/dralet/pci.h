@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * dralet backend SDK: the read-only facts the hardware abstraction layer (hal/)
+ * gathers about one PCI function and the class devices linked to it.
+ *
+ * Everything here is owned by the HAL scan that produced it and lives until
+ * that scan is freed; backends only read it. Strings are NUL-terminated and
+ * NULL when the fact is unknown; integers use -1 for "unknown" where noted.
+ * The layout is part of the backend ABI (DRALET_BACKEND_ABI in backend.h).
+ */
+#ifndef DRALET_PCI_H
+#define DRALET_PCI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A character device node as a container sees it ("/dev/dri/card0"). */
+struct hal_devnode {
+	const char *path;	/* absolute path under /dev; NULL if the node does not exist */
+	unsigned major;		/* 0:0 when the numbers could not be determined */
+	unsigned minor;
+};
+
+struct hal_netdev {
+	const char *ifname;
+	const char *mac;	/* "aa:bb:cc:dd:ee:ff" */
+	const char *operstate;	/* "up", "down", "unknown" ... */
+	int64_t speed_mbps;	/* -1 unknown (link down or virtual) */
+	int mtu;		/* -1 unknown */
+	int ifindex;		/* -1 unknown */
+	bool default_route;	/* carries a default route of the host */
+};
+
+struct hal_ib_port {
+	unsigned number;	/* 1-based port number */
+	const char *state;	/* "ACTIVE", "DOWN" ... (text after "N: ") */
+	const char *phys_state;	/* "LinkUp", "Polling" ... */
+	const char *link_layer;	/* "InfiniBand", "Ethernet" */
+	const char *rate;	/* "400 Gb/sec (4X NDR)" */
+	unsigned rate_gbps;	/* 0 unknown */
+	struct hal_devnode umad;
+	struct hal_devnode issm;
+};
+
+struct hal_ibdev {
+	const char *name;	/* "mlx5_0", "rxe0" */
+	const char *node_guid;	/* "1070:fd03:00ab:cdef" */
+	const char *sys_image_guid;
+	const char *fw_ver;
+	const char *node_type;	/* "CA", "RNIC" ... */
+	const char *hca_type;
+	const char *board_id;
+	const char *netdev;	/* the netdev it runs over (RoCE, soft-RoCE), or NULL */
+	bool software;		/* soft-RoCE/siw: linked to the function through its netdev */
+	size_t n_ports;
+	const struct hal_ib_port *ports;
+	struct hal_devnode uverbs;
+};
+
+struct hal_drmdev {
+	const char *name;	/* "card0", "renderD128" */
+	struct hal_devnode node;
+};
+
+struct hal_fpga_manager {
+	const char *name;	/* "fpga0" */
+	const char *driver_name;	/* content of "name" */
+	const char *state;	/* "operating", "write error" ... */
+	const char *status;	/* error lines joined with ", "; NULL when clean */
+};
+
+struct hal_fpga_region {
+	const char *name;	/* "region0" */
+	const char *compat_id;	/* 32 hex digits, NULL if unused */
+};
+
+/* Intel DFL FPGA Management Engine (one per card, on the PF). */
+struct hal_dfl_fme {
+	const char *name;	/* "dfl-fme.0" */
+	struct hal_devnode node;
+	const char *bitstream_id;
+	const char *bitstream_metadata;
+	const char *interface_id;	/* compat_id of the FME's PR region */
+	int ports_num;		/* -1 unknown */
+	int socket_id;		/* -1 unknown */
+};
+
+/* Intel DFL port: one accelerator function unit (AFU) slot. */
+struct hal_dfl_port {
+	const char *name;	/* "dfl-port.0" */
+	struct hal_devnode node;
+	const char *afu_id;	/* 32 hex digits of the loaded AFU */
+	int id;			/* -1 unknown */
+};
+
+/* AMD/Xilinx XRT shell facts of an Alveo function. */
+struct hal_xrt {
+	bool user_pf;
+	bool mgmt_pf;
+	int instance;		/* mgmt PF: N of /dev/xclmgmtN; -1 unknown */
+	const char *vbnv;	/* shell name, "xilinx_u55c_gen3x16_xdma_base_3" */
+	const char *timestamp;	/* shell timestamp */
+	const char *xclbin_uuid;	/* user PF: loaded user image */
+	const char *interface_uuid;	/* mgmt PF: first of interface_uuids */
+	const char *logic_uuid;	/* mgmt PF: first of logic_uuids */
+	const char *serial;	/* board serial number */
+};
+
+enum hal_pci_port_type {
+	HAL_PCI_ENDPOINT = 0,
+	HAL_PCI_ROOT_PORT,
+	HAL_PCI_SWITCH_UPSTREAM,
+	HAL_PCI_SWITCH_DOWNSTREAM,
+	HAL_PCI_OTHER_BRIDGE,
+};
+
+struct hal_pci_link {
+	unsigned current_mts;	/* transfer rate in MT/s (32000 = 32.0 GT/s); 0 unknown */
+	unsigned current_width;	/* lanes; 0 unknown */
+	unsigned max_mts;
+	unsigned max_width;
+};
+
+struct hal_pci_func;
+
+struct hal_pci_sriov {
+	unsigned total_vfs;
+	unsigned num_vfs;
+	unsigned offset;
+	unsigned stride;
+	uint16_t vf_device_id;	/* 0 unknown */
+	bool drivers_autoprobe;
+	size_t n_vfs;			/* number of virtfnN links that resolved */
+	const struct hal_pci_func *const *vfs;	/* index N = virtfnN; entries may be NULL */
+};
+
+struct hal_pci_func {
+	char address[24];	/* "0000:3b:00.0", lower-case hex, as in /sys/bus/pci/devices */
+	unsigned domain, bus, dev, fn;
+
+	uint16_t vendor_id, device_id;
+	uint16_t subsystem_vendor_id, subsystem_device_id;
+	uint32_t class_code;	/* 0xCCSSPP: class, subclass, programming interface */
+	uint8_t revision;
+	const char *vendor_name;	/* from the PCI name database, NULL if unknown */
+	const char *device_name;
+
+	const char *driver;	/* bound kernel driver, NULL if none */
+	int numa_node;		/* -1 unknown */
+	const char *local_cpulist;	/* "0-15,32-47", NULL if unknown */
+	int iommu_group;	/* -1 without IOMMU */
+	struct hal_devnode vfio_group;	/* /dev/vfio/<group> (path NULL if absent) */
+	struct hal_pci_link link;
+
+	/* topology */
+	const char *sysfs_path;	/* "devices/pci0000:00/0000:00:01.0/0000:01:00.0" (below the sysfs root) */
+	char pcie_root[24];	/* "pci0000:00": resource.kubernetes.io/pcieRoot */
+	enum hal_pci_port_type port_type;
+	const struct hal_pci_func *parent;	/* upstream bridge; NULL directly under the host bridge */
+	const struct hal_pci_func *pcie_switch;	/* nearest switch upstream port, NULL if none */
+
+	/* SR-IOV */
+	const struct hal_pci_sriov *sriov;	/* set on physical functions with SR-IOV */
+	const struct hal_pci_func *physfn;	/* set on virtual functions */
+	int vf_index;		/* N of the PF's virtfnN link; -1 for non-VFs */
+
+	/* class devices */
+	size_t n_net;
+	const struct hal_netdev *net;
+	size_t n_ib;
+	const struct hal_ibdev *ib;
+	size_t n_drm;
+	const struct hal_drmdev *drm;
+	size_t n_fpga_managers;
+	const struct hal_fpga_manager *fpga_managers;
+	size_t n_fpga_regions;
+	const struct hal_fpga_region *fpga_regions;
+	size_t n_dfl_fmes;
+	const struct hal_dfl_fme *dfl_fmes;
+	size_t n_dfl_ports;
+	const struct hal_dfl_port *dfl_ports;
+	const struct hal_xrt *xrt;	/* NULL unless XRT marker files exist */
+
+	/* why allocating this function would break the node (default route,
+	 * mounted filesystem); NULL when it is safe */
+	const char *unsafe_reason;
+};
+
+/* PCI class helpers (class_code is 0xCCSSPP). */
+static inline unsigned hal_pci_class(const struct hal_pci_func *f) { return f->class_code >> 16; }
+static inline unsigned hal_pci_class_sub(const struct hal_pci_func *f) { return f->class_code >> 8; }
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DRALET_PCI_H */
