@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The subcommands of the dralet binary. Each lives in its own agent/cmd_*.c
+ * (or module folder) and gets argv starting at the subcommand's name, so
+ * getopt_long works as usual. Returns the process exit status.
+ */
+#ifndef DRALET_COMMANDS_H
+#define DRALET_COMMANDS_H
+
+int cmd_discover(int argc, char **argv);	/* agent/cmd_discover.c */
+int cmd_board(int argc, char **argv);		/* agent/board/cmd_board.c */
+
+#endif
