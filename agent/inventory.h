@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The node's inventory: one discovery (HAL scan + every enabled backend's
+ * probe) turned into devices grouped by DRA driver name, each group sorted by
+ * device name. Read-only once built; a new discovery builds a new inventory.
+ */
+#ifndef DRALET_INVENTORY_H
+#define DRALET_INVENTORY_H
+
+#include <stddef.h>
+#include <dralet/backend.h>
+
+struct config;
+struct registry;
+struct roots;
+struct inventory;
+
+/* Warnings (bad sysfs files, rejected attributes, skipped unsafe functions)
+ * are logged by inventory_discover itself, once, with their context. */
+int inventory_discover(const struct roots *roots, const struct config *cfg,
+		       struct registry *reg, struct inventory **ret_inv);
+void inventory_free(struct inventory *inv);
+
+/* DRA driver names with at least one device or enabled backend, sorted. */
+size_t inventory_n_drivers(const struct inventory *inv);
+const char *inventory_driver(const struct inventory *inv, size_t i);
+
+/* Devices of one driver, sorted by name (0 / NULL for unknown drivers). */
+size_t inventory_n_devices(const struct inventory *inv, const char *driver);
+struct dralet_device *inventory_device(const struct inventory *inv, const char *driver, size_t i);
+struct dralet_device *inventory_find(const struct inventory *inv, const char *driver,
+				     const char *device_name);
+
+/* All devices of all drivers in (driver, name) order. */
+size_t inventory_n_all(const struct inventory *inv);
+struct dralet_device *inventory_all(const struct inventory *inv, size_t i);
+
+/* The backend that owns @dev and a context to call its operations with. */
+const struct dralet_backend *inventory_backend_of(const struct inventory *inv,
+						  const struct dralet_device *dev);
+struct dralet_backend_ctx *inventory_ctx_of(const struct inventory *inv,
+					    const struct dralet_device *dev);
+
+#endif

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The store: where ResourceClaims are read and ResourceSlices are written.
+ * Two implementations behind one ops table: the file store (--store DIR:
+ * DIR/resourceclaims/<namespace>/<name>.{json,yaml} read,
+ * DIR/resourceslices/<name>.json written) and the kube-apiserver store.
+ * All calls and callbacks happen on the agent's libuv loop thread.
+ */
+#ifndef DRALET_STORE_H
+#define DRALET_STORE_H
+
+#include <json-c/json.h>
+
+struct store;
+
+/*
+ * Result of get_claim: err 0 and @claim (a resource.k8s.io/v1 ResourceClaim;
+ * borrowed, valid during the callback — take a reference to keep it), or
+ * -ENOENT (not found) / another -errno with @message saying why.
+ */
+typedef void (*store_claim_cb)(void *userdata, int err, struct json_object *claim,
+			       const char *message);
+
+struct store_ops {
+	const char *name;	/* "file", "apiserver" */
+	void (*get_claim)(struct store *s, const char *namespace_, const char *name,
+			  store_claim_cb cb, void *userdata);
+	/*
+	 * Makes the published ResourceSlices of @driver equal @slices (a json-c
+	 * array of desired resource.k8s.io/v1 ResourceSlice objects without
+	 * metadata.name; borrowed). Asynchronous: the store converges in the
+	 * background and keeps doing so (repairs deletions) until the next call.
+	 */
+	int (*publish)(struct store *s, const char *driver, struct json_object *slices);
+	void (*destroy)(struct store *s);
+};
+
+struct store {
+	const struct store_ops *ops;
+};
+
+#endif
