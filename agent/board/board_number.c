@@ -457,12 +457,10 @@ static int number_drm(struct board *b, const struct board_diag *d)
 
 		if (f->drm.card == -2)
 			f->drm.card = numset_take(&cards, 0);
-		if (f->drm.render == -2) {
-			unsigned want = f->drm.card >= 0 ? 128u + (unsigned)f->drm.card : 128u;
-
-			f->drm.render = numset_has(&renders, want) ? numset_take(&renders, 128)
-								   : (numset_add(&renders, want), (int)want);
-		}
+		/* render minors are allocated on their own (drm_minor_alloc),
+		 * so a card without one does not leave a hole */
+		if (f->drm.render == -2)
+			f->drm.render = numset_take(&renders, 128);
 		if (f->drm.card < -1 || f->drm.render < -1)
 			r = board_fail(d, f->at, "out of DRM minors");
 	}
