@@ -173,10 +173,12 @@ static int relative(char *out, size_t size, const char *from, const char *to)
 	size_t len = 0;
 	int n;
 
+	/* like kernfs_get_target_path, the common base is searched among the
+	 * target's parents, so a link to an ancestor reads "../../../<name>" */
 	for (;;) {
 		size_t fl = strcspn(f, "/"), tl = strcspn(t, "/");
 
-		if (!fl || fl != tl || memcmp(f, t, fl))
+		if (!fl || fl != tl || memcmp(f, t, fl) || !t[tl])
 			break;
 		f += fl + (f[fl] == '/');
 		t += tl + (t[tl] == '/');

@@ -362,6 +362,7 @@ struct board {
 	struct board_rxe *rxe;
 	const char *default_dev, *default_via;
 	const char *default6_dev, *default6_via;
+	const struct jpath *default_at, *default6_at;
 	/* NVIDIA driver versions (board level) */
 	const char *nvidia_driver;
 	int cuda_driver;

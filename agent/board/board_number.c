@@ -817,9 +817,11 @@ int board_number(struct board *b, const struct board_diag *d)
 					  "of this board", b->mounts[i].source);
 	}
 	if (b->default_dev && !find_netdev(b, b->default_dev))
-		return board_fail(d, NULL, "default_route: no netdev named '%s'", b->default_dev);
+		return board_fail(d, b->default_at, "default_route: no netdev named '%s'",
+				  b->default_dev);
 	if (b->default6_dev && !find_netdev(b, b->default6_dev))
-		return board_fail(d, NULL, "default_route6: no netdev named '%s'", b->default6_dev);
+		return board_fail(d, b->default6_at, "default_route6: no netdev named '%s'",
+				  b->default6_dev);
 	for (size_t i = 0; i < b->n_funcs; i++) {
 		struct board_func *f = b->tree[i];
 

@@ -4,6 +4,7 @@
  * function tree (with templates). Class devices and vendor extras of a
  * function are in board_parse_dev.c. Format: docs/boards.md.
  */
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -602,7 +603,8 @@ static int parse_numa(struct pctx *c, struct json_object *top, const struct jpat
 }
 
 static int parse_route(struct pctx *c, struct json_object *top, const char *key,
-		       const struct jpath *at, const char **dev, const char **via)
+		       const struct jpath *at, const char **dev, const char **via,
+		       const struct jpath **ret_at)
 {
 	static const char *const keys[] = { "dev", "via", NULL };
 	struct json_object *v = NULL;
@@ -614,6 +616,7 @@ static int parse_route(struct pctx *c, struct json_object *top, const char *key,
 	r = p_check_keys(c, v, &kp, key, keys);
 	if (r < 0)
 		return r;
+	*ret_at = p_keep_path(c, &kp);
 	r = p_name(c, v, "dev", &kp, dev);
 	if (r < 0)
 		return r;
@@ -624,6 +627,17 @@ static int parse_route(struct pctx *c, struct json_object *top, const char *key,
 		return r;
 	if (r == 0)
 		return board_fail(c->d, &kp, "'%s' needs 'via' (the gateway address)", key);
+	{
+		unsigned char addr[16];
+		bool v6 = !strcmp(key, "default_route6");
+
+		if (inet_pton(v6 ? AF_INET6 : AF_INET, *via, addr) != 1) {
+			struct jpath vp = JP_KEY(&kp, "via");
+
+			return board_fail(c->d, &vp, "'via' is not an IPv%d address: '%s'", v6 ? 6 : 4,
+					  *via);
+		}
+	}
 	return 0;
 }
 
@@ -797,10 +811,11 @@ int board_parse(struct board *b, struct json_object *top, const struct board_dia
 	}
 	if ((r = parse_mounts(&c, top, at)) < 0)
 		return r;
-	if ((r = parse_route(&c, top, "default_route", at, &b->default_dev, &b->default_via)) < 0)
+	if ((r = parse_route(&c, top, "default_route", at, &b->default_dev, &b->default_via,
+			     &b->default_at)) < 0)
 		return r;
 	if ((r = parse_route(&c, top, "default_route6", at, &b->default6_dev,
-			     &b->default6_via)) < 0)
+			     &b->default6_via, &b->default6_at)) < 0)
 		return r;
 	return parse_rxe(&c, top, at);
 }
