@@ -839,6 +839,26 @@ static bool valid_uuid(const char *s)
 	return true;
 }
 
+/* NVML identity defaults of common data-centre GPUs (NVML's names; the
+ * compute capability of each architecture). */
+static const struct {
+	uint16_t device;
+	const char *name, *architecture, *cuda_cc;
+} nvidia_defaults[] = {
+	{ 0x20b0, "NVIDIA A100-SXM4-40GB", "Ampere", "8.0" },
+	{ 0x20b2, "NVIDIA A100-SXM4-80GB", "Ampere", "8.0" },
+	{ 0x20b5, "NVIDIA A100 80GB PCIe", "Ampere", "8.0" },
+	{ 0x20f1, "NVIDIA A100-PCIE-40GB", "Ampere", "8.0" },
+	{ 0x2330, "NVIDIA H100 80GB HBM3", "Hopper", "9.0" },
+	{ 0x2331, "NVIDIA H100 PCIe", "Hopper", "9.0" },
+	{ 0x2321, "NVIDIA H100 NVL", "Hopper", "9.0" },
+	{ 0x2335, "NVIDIA H200", "Hopper", "9.0" },
+	{ 0x233b, "NVIDIA H200 NVL", "Hopper", "9.0" },
+	{ 0x26b5, "NVIDIA L40", "Ada Lovelace", "8.9" },
+	{ 0x26b9, "NVIDIA L40S", "Ada Lovelace", "8.9" },
+	{ 0x2901, "NVIDIA B200", "Blackwell", "10.0" },
+};
+
 static int p_nvidia(struct pctx *c, struct board_func *f, struct json_object *obj,
 		    const struct jpath *at)
 {
@@ -880,6 +900,14 @@ static int p_nvidia(struct pctx *c, struct board_func *f, struct json_object *ob
 		return board_fail(c->d, &up, "'uuid' must be GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx");
 	}
 	nv->model = "NVIDIA GPU";
+	nv->architecture = "Unknown";
+	nv->cuda_cc = "0.0";
+	for (size_t i = 0; i < sizeof(nvidia_defaults) / sizeof(nvidia_defaults[0]); i++)
+		if (nvidia_defaults[i].device == f->device) {
+			nv->model = nvidia_defaults[i].name;
+			nv->architecture = nvidia_defaults[i].architecture;
+			nv->cuda_cc = nvidia_defaults[i].cuda_cc;
+		}
 	nv->vbios = "96.00.00.00.01";
 	if ((r = p_text(c, v, "model", &kp, &nv->model)) < 0 ||
 	    (r = p_text(c, v, "vbios", &kp, &nv->vbios)) < 0 ||
@@ -908,8 +936,6 @@ static int p_nvidia(struct pctx *c, struct board_func *f, struct json_object *ob
 		nv->has_nvml = true;
 		nv->nvml_name = nv->model;
 		nv->brand = "NVIDIA";
-		nv->architecture = "Hopper";
-		nv->cuda_cc = "9.0";
 		if ((r = p_text(c, nvml, "name", &np, &nv->nvml_name)) < 0 ||
 		    (r = p_text(c, nvml, "brand", &np, &nv->brand)) < 0 ||
 		    (r = p_text(c, nvml, "architecture", &np, &nv->architecture)) < 0 ||
