@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* DRM primary and render nodes (class/drm cardN, renderDN). */
+/* Character-node classes: DRM primary and render nodes (class/drm cardN,
+ * renderDN) and compute accelerators (class/accel accelN). */
 #include <stdio.h>
 #include <string.h>
 
@@ -9,7 +10,7 @@ static void on_drm(struct hal_scan_private *s, const char *name, int fd, const c
 		   void *userdata)
 {
 	struct hal_pci_func *f;
-	struct hal_drmdev *d;
+	struct hal_classdev *d;
 	char dev_path[96];
 
 	(void)userdata;
@@ -27,9 +28,27 @@ static void on_drm(struct hal_scan_private *s, const char *name, int fd, const c
 	scan_devnode(s, fd, dev_path, &d->node);
 }
 
+static void on_accel(struct hal_scan_private *s, const char *name, int fd, const char *path,
+		     void *userdata)
+{
+	struct hal_pci_func *f = scan_owner_of_path(s, path);
+	struct hal_classdev *d;
+	char dev_path[96];
+
+	(void)userdata;
+	if (!f || !(d = scan_append(s, (const void **)&f->accel, &f->n_accel, sizeof(*d))))
+		return;
+	d->name = arena_strdup(s->arena, name);
+	snprintf(dev_path, sizeof(dev_path), "accel/%s", name);
+	scan_devnode(s, fd, dev_path, &d->node);
+}
+
 void class_drm_scan(struct hal_scan_private *s)
 {
 	static const char *const drm_nodes[] = { "card", "renderD", NULL };
 
+	static const char *const accel_nodes[] = { "accel", NULL };
+
 	class_for_each(s, "class/drm", drm_nodes, on_drm, NULL);
+	class_for_each(s, "class/accel", accel_nodes, on_accel, NULL);
 }

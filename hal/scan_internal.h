@@ -62,7 +62,7 @@ void topology_resolve(struct hal_scan_private *s);	/* topology.c */
 void pci_functions_read(struct hal_scan_private *s);	/* function.c: driver, iommu, link, sriov */
 void class_net_scan(struct hal_scan_private *s);	/* class_net.c */
 void class_infiniband_scan(struct hal_scan_private *s);	/* class_infiniband.c */
-void class_drm_scan(struct hal_scan_private *s);	/* class_drm.c */
+void class_drm_scan(struct hal_scan_private *s);	/* class_drm.c (drm and accel) */
 void class_fpga_scan(struct hal_scan_private *s);	/* class_fpga.c (fpga classes, DFL, XRT) */
 void safety_mark(struct hal_scan_private *s);		/* safety.c */
 
