@@ -94,7 +94,7 @@ $(BUILD)/dralet: $(MAIN_OBJ) $(BUILD)/libdralet.a
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libdralet.a $(TEST_SUPPORT_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  TEST    $@")
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(TEST_SUPPORT_OBJ) $(ALL_LDFLAGS) \
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -Itests/unit/support -o $@ $< $(TEST_SUPPORT_OBJ) $(ALL_LDFLAGS) \
 		-Wl,--whole-archive $(BUILD)/libdralet.a -Wl,--no-whole-archive \
 		$(PKG_LIBS) $(shell pkg-config --libs $(TEST_PKGS))
 
