@@ -131,7 +131,7 @@ int nvidia_proc_cap_minors(struct dralet_backend_ctx *ctx, struct nvidia_state *
 			c = (struct nvidia_cap_minor){ gpu, gi, -1, minor };
 		else
 			continue;	/* "config 1", "monitor 2", or garbage */
-		if (minor > (1u << 20) || ci > 1024)
+		if (minor > (1u << 20) || c.ci > 1024)
 			continue;
 		struct nvidia_cap_minor *caps = realloc(st->caps, (st->n_caps + 1) * sizeof(*caps));
 		if (!caps) {

@@ -166,8 +166,9 @@ static void parse_mig(struct fake_gpu *g, struct fake_mig *m, struct json_object
 	m->ofa = (unsigned)num(o, "ofaEngines", 0);
 	/* "1c.2g.20gb": compute slices 1 of a 2-slice GPU instance */
 	gi_part = m->profile;
-	if (sscanf(m->profile, "%uc.", &ci) == 1 && strchr(m->profile, '.'))
-		gi_part = strchr(m->profile, '.') + 1;
+	int used = 0;
+	if (sscanf(m->profile, "%u%n", &ci, &used) == 1 && !strncmp(m->profile + used, "c.", 2))
+		gi_part = m->profile + used + 2;
 	else
 		ci = 0;
 	sscanf(gi_part, "%ug", &gi);
