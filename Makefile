@@ -98,6 +98,8 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libdralet.a $(TEST_SUPPORT_OBJ)
 		-Wl,--whole-archive $(BUILD)/libdralet.a -Wl,--no-whole-archive \
 		$(PKG_LIBS) $(shell pkg-config --libs $(TEST_PKGS))
 
+.SECONDARY: $(TEST_SUPPORT_OBJ)
+
 .SECONDEXPANSION:
 $(BUILD)/tests/lib/%.so: $$(wildcard tests/lib/%/*.c) $$(wildcard tests/lib/%/*.h)
 	@mkdir -p $(dir $@)
