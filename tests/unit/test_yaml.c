@@ -113,7 +113,7 @@ static void test_emit_hard_cases(void **state)
 	memset(longkey, 'k', sizeof(longkey) - 1);
 	longkey[sizeof(longkey) - 1] = '\0';
 	json_object_object_add(in, longkey, json_object_new_int(1));
-	json_object_object_add(in, "sep", json_object_new_string("a\xe2\x80\xa8b\xc2\x85c"));
+	json_object_object_add(in, "sep", json_object_new_string("a\xe2\x80\xa8" "b\xc2\x85" "c"));
 	json_object_object_add(in, "ctl", json_object_new_string("\x01\t\"\\"));
 	f = open_memstream(&buf, &len);
 	assert_int_equal(yaml_emit(in, f), 0);
