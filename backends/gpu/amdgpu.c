@@ -125,8 +125,10 @@ static void set_shared(struct amd_state *st, struct dralet_device *dev, const st
 		dralet_device_set_string(dev, "uniqueID", a->unique_id);
 	if (a->serial[0])
 		dralet_device_set_string(dev, "serialNumber", a->serial);
-	if (st->driver_version[0])
+	if (st->driver_version[0]) {
 		dralet_device_set_version(dev, "driverVersion", st->driver_version);
+		dralet_device_set_string(dev, "driverVersionFull", st->driver_version);
+	}
 	if (st->driver_src_version[0])
 		dralet_device_set_string(dev, "driverSrcVersion", st->driver_src_version);
 	if (a->profile[0])
@@ -186,6 +188,7 @@ static int probe_partitions(struct dralet_backend_ctx *ctx, struct amd_state *st
 			gpu_add_node(ctx, dev, path, GPU_DRM_MAJOR, (unsigned)nodes[i]->render_minor,
 				     true);
 		}
+	gpu_set_defaults(dev);
 		add_kfd(ctx, st, dev);
 		dralet_device_set_health(dev, DRALET_HEALTH_HEALTHY);
 	}
@@ -223,6 +226,7 @@ static int amd_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *
 		dralet_device_set_capacity_bytes(dev, "memory", a.vram);
 	else if (n && nodes[0]->local_mem_size)
 		dralet_device_set_capacity_bytes(dev, "memory", nodes[0]->local_mem_size);
+	gpu_set_defaults(dev);
 	gpu_add_drm_nodes(ctx, dev, f);
 	add_kfd(ctx, st, dev);
 	dralet_device_set_health(dev, DRALET_HEALTH_HEALTHY);

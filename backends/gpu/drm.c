@@ -38,6 +38,7 @@ static int drm_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *
 		dralet_device_set_string(dev, "driver", f->driver);
 	if (gpu_read_pci_u64(ctx, f, "boot_vga", &boot_vga))
 		dralet_device_set_bool(dev, "bootVGA", boot_vga == 1);
+	gpu_set_defaults(dev);
 	gpu_add_drm_nodes(ctx, dev, f);
 	dralet_device_set_health(dev, DRALET_HEALTH_HEALTHY);
 	return 0;

@@ -111,9 +111,13 @@ bool gpu_read_pci_u64(struct dralet_backend_ctx *ctx, const struct hal_pci_func 
 bool gpu_parse_u64(const char *s, uint64_t *ret);
 /* True when @s is non-empty printable ASCII (what an attribute may carry). */
 bool gpu_text_ok(const char *s);
-/* Sets the "type" attribute and the bool-typed family attributes every GPU
- * device carries. */
+/* Sets the "type" attribute every GPU device carries. */
 void gpu_set_common(struct dralet_device *dev, const char *type);
+/* Gives @dev the keys every device of the family carries, so that a CEL
+ * selector naming them never fails with "no such key" (which aborts the whole
+ * allocation): capacity memory ("0" when unknown) and attribute migProfile
+ * ("" on anything but a MIG device). Call after the device's own facts. */
+void gpu_set_defaults(struct dralet_device *dev);
 
 /* ---- prepare helpers ---- */
 

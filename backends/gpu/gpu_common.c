@@ -147,3 +147,15 @@ void gpu_set_common(struct dralet_device *dev, const char *type)
 {
 	dralet_device_set_string(dev, "type", type);
 }
+
+void gpu_set_defaults(struct dralet_device *dev)
+{
+	bool memory = false;
+
+	for (size_t i = 0; i < dralet_device_n_capacities(dev) && !memory; i++)
+		memory = !strcmp(dralet_device_capacity(dev, i)->name, "memory");
+	if (!memory)
+		dralet_device_set_capacity(dev, "memory", "0");
+	if (!dralet_device_find_attr(dev, "migProfile"))
+		dralet_device_set_string(dev, "migProfile", "");
+}

@@ -95,6 +95,7 @@ static int intel_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func
 	if (mem)
 		dralet_device_set_capacity_bytes(dev, "memory", mem);
 	dralet_device_set_capacity_int(dev, "millicores", 1000);
+	gpu_set_defaults(dev);
 	gpu_add_drm_nodes(ctx, dev, f);
 	dralet_device_set_health(dev, DRALET_HEALTH_HEALTHY);
 	return 0;

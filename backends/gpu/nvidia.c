@@ -272,6 +272,7 @@ static int nvidia_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_fun
 		dralet_device_set_string(dev, "vbiosVersion", proc.vbios);
 	if (g.memory)
 		dralet_device_set_capacity_bytes(dev, "memory", g.memory);
+	gpu_set_defaults(dev);
 	nvidia_add_nodes(ctx, st, dev, g.minor);
 	dralet_device_set_health(dev, DRALET_HEALTH_HEALTHY);
 	return 0;

@@ -199,6 +199,7 @@ static int publish_mig(struct dralet_backend_ctx *ctx, struct nvidia_state *st,
 		dralet_device_set_capacity_int(dev, "jpegEngines", m->attrs.jpeg_engines);
 		dralet_device_set_capacity_int(dev, "ofaEngines", m->attrs.ofa_engines);
 	}
+	gpu_set_defaults(dev);
 	nvidia_add_nodes(ctx, st, dev, gpu->minor);
 	if (add_caps_node(ctx, st, dev, gi_minor) < 0 || add_caps_node(ctx, st, dev, ci_minor) < 0)
 		info->caps_known = false;	/* prepare refuses it with a clear error */
