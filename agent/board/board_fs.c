@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* File-writing primitives of the materializer (see board_write.h). */
-#define _GNU_SOURCE	/* O_PATH, asprintf */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>

@@ -78,7 +78,7 @@ static int check_bus(struct walk *w, struct board_func **children, size_t n, uns
 
 static int make_vfs(struct walk *w, struct board_func *pf)
 {
-	struct arena *a = &w->b->arena;
+	struct arena *a = w->b->arena;
 
 	pf->vfs = arena_alloc(a, (pf->num_vfs + 1) * sizeof(*pf->vfs));
 	if (!pf->vfs)
@@ -392,7 +392,7 @@ static int assign_iommu_groups(struct walk *w)
 
 static int make_paths(struct walk *w)
 {
-	struct arena *a = &w->b->arena;
+	struct arena *a = w->b->arena;
 
 	for (size_t i = 0; i < w->n; i++) {
 		struct board_func *f = w->tree[i];
@@ -418,7 +418,7 @@ int board_layout(struct board *b, const struct board_diag *d)
 			goto out;
 	}
 	n_tree = w.n;
-	b->all_cpus = arena_printf(&b->arena, "0-%u", b->nr_cpus ? b->nr_cpus - 1 : 0);
+	b->all_cpus = arena_printf(b->arena, "0-%u", b->nr_cpus ? b->nr_cpus - 1 : 0);
 	if (!b->all_cpus) {
 		r = -ENOMEM;
 		goto out;
@@ -484,8 +484,8 @@ int board_layout(struct board *b, const struct board_diag *d)
 
 	/* every address once */
 	b->n_funcs = w.n;
-	b->tree = arena_alloc(&b->arena, (w.n + 1) * sizeof(*b->tree));
-	b->funcs = arena_alloc(&b->arena, (w.n + 1) * sizeof(*b->funcs));
+	b->tree = arena_alloc(b->arena, (w.n + 1) * sizeof(*b->tree));
+	b->funcs = arena_alloc(b->arena, (w.n + 1) * sizeof(*b->funcs));
 	if (!b->tree || !b->funcs) {
 		r = -ENOMEM;
 		goto out;
@@ -530,6 +530,8 @@ out:
 
 void board_free(struct board *b)
 {
-	if (b)
-		arena_free(&b->arena);
+	if (b) {
+		arena_free(b->arena);
+		b->arena = NULL;
+	}
 }

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* board.h: load a board file and write its sysfs/dev/proc tree. */
-#define _GNU_SOURCE	/* O_PATH, asprintf */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -64,6 +63,11 @@ int board_load(const char *path, struct board *b, char *err, size_t errlen)
 
 	if (errlen)
 		err[0] = '\0';
+	b->arena = arena_new();
+	if (!b->arena) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -ENOMEM;
+	}
 	r = read_file(path, &text, &len);
 	if (r < 0) {
 		snprintf(err, errlen, "%s: cannot read the board file: %s", path, strerror(-r));

@@ -14,18 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* ---- arena: many small allocations freed at once ---- */
-
-struct arena_block;
-struct arena {
-	struct arena_block *head;
-};
-
-/* All return NULL only when out of memory; memory is zeroed. */
-void *arena_alloc(struct arena *a, size_t size);
-char *arena_strdup(struct arena *a, const char *s);
-char *arena_printf(struct arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void arena_free(struct arena *a);
+/* Every string and array of a board lives in its arena (hal/arena.h). */
+#include "hal/arena.h"
 
 /* ---- where a model element came from, for error messages ---- */
 
@@ -376,7 +366,7 @@ struct board {
 	bool any_ib, any_vfio, any_kfd, any_nvme;
 	unsigned n_vfio_groups;
 
-	struct arena arena;
+	struct arena *arena;
 };
 
 /* ---- passes ---- */

@@ -17,6 +17,24 @@
 
 int board_number(struct board *b, const struct board_diag *d);
 
+uint64_t board_hash(const char *a, const char *b)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (const char *s = a ? a : ""; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	h = (h ^ 0xff) * 0x100000001b3ull;
+	for (const char *s = b ? b : ""; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	/* final avalanche so that near-identical inputs differ in every byte */
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return h;
+}
+
 struct named {
 	const char *name;
 	const struct jpath *at;
@@ -159,7 +177,7 @@ static bool driver_makes_class_devices(const char *driver)
 
 static int vf_class_devices(struct board *b, const struct board_diag *d)
 {
-	struct arena *a = &b->arena;
+	struct arena *a = b->arena;
 
 	for (size_t i = 0; i < b->n_funcs; i++) {
 		struct board_func *vf = b->tree[i], *pf = vf->physfn;
@@ -240,7 +258,7 @@ static int name_vf_ibdevs(struct board *b)
 				    isdigit((unsigned char)name[plen]) && atol(name + plen) >= next)
 					next = atol(name + plen) + 1;
 			}
-		vf->ib[0].name = arena_printf(&b->arena, "%s%ld", prefix, next);
+		vf->ib[0].name = arena_printf(b->arena, "%s%ld", prefix, next);
 		if (!vf->ib[0].name)
 			return -ENOMEM;
 	}
@@ -300,7 +318,7 @@ static int number_netdevs(struct board *b, const struct board_diag *d)
 			if (!nd->ifindex)
 				nd->ifindex = numset_take(&used, 2);
 			if (!nd->mac)
-				nd->mac = auto_mac(&b->arena, b->name, nd->name, nd->type);
+				nd->mac = auto_mac(b->arena, b->name, nd->name, nd->type);
 			if (!nd->mac || nd->ifindex < 0) {
 				r = -ENOMEM;
 				goto out;
@@ -315,7 +333,7 @@ out:
 static int finish_ibdev(struct board *b, const struct board_diag *d, struct board_ibdev *ib,
 			const struct board_func *f)
 {
-	struct arena *a = &b->arena;
+	struct arena *a = b->arena;
 
 	if (!ib->node_guid)
 		ib->node_guid = auto_guid(a, b->name, ib->name);
@@ -518,7 +536,7 @@ static int number_mig(struct board *b, const struct board_diag *d, struct board_
 			char seed[32];
 
 			snprintf(seed, sizeof(seed), "gi%d/ci%d", m->gi, m->ci);
-			m->uuid = auto_uuid(&b->arena, "MIG-", nv->uuid, seed);
+			m->uuid = auto_uuid(b->arena, "MIG-", nv->uuid, seed);
 			if (!m->uuid)
 				r = -ENOMEM;
 		}
@@ -536,7 +554,7 @@ static int number_nvidia(struct board *b, const struct board_diag *d)
 	for (size_t i = 0; i < b->n_funcs; i++)
 		n += b->funcs[i]->nvidia != NULL;
 	b->n_gpus = n;
-	b->gpus = arena_alloc(&b->arena, (n + 1) * sizeof(*b->gpus));
+	b->gpus = arena_alloc(b->arena, (n + 1) * sizeof(*b->gpus));
 	if (!b->gpus)
 		return -ENOMEM;
 	r = numset_init(&minors, 256);
@@ -568,7 +586,7 @@ static int number_nvidia(struct board *b, const struct board_diag *d)
 			nv->irq = f->irq;
 		nv->nvml_index = nv->excluded ? -1 : index++;
 		if (!nv->uuid)
-			nv->uuid = auto_uuid(&b->arena, "GPU-", b->name, f->bdf);
+			nv->uuid = auto_uuid(b->arena, "GPU-", b->name, f->bdf);
 		if (!nv->uuid)
 			r = -ENOMEM;
 		else
@@ -581,7 +599,7 @@ static int number_nvidia(struct board *b, const struct board_diag *d)
 static int name_fpga(struct board *b, const struct board_diag *d)
 {
 	struct numset mgrs, regions, bridges, fmes, ports;
-	struct arena *a = &b->arena;
+	struct arena *a = b->arena;
 	int r;
 
 	if ((r = numset_init(&mgrs, 4096)) < 0)
@@ -716,7 +734,7 @@ static int number_blocks(struct board *b, const struct board_diag *d)
 		}
 		numset_add(&ctrls, nv->instance);
 		if (!nv->serial)
-			nv->serial = arena_printf(&b->arena, "S6EUNA0T%06u",
+			nv->serial = arena_printf(b->arena, "S6EUNA0T%06u",
 						  (unsigned)(board_hash(b->name, f->bdf) % 1000000));
 		for (size_t k = 0; k < nv->n_ns && r == 0; k++) {
 			struct board_nvme_ns *ns = &nv->ns[k];
@@ -838,7 +856,7 @@ int board_number(struct board *b, const struct board_diag *d)
 		}
 	}
 	if (!b->boot_id) {
-		b->boot_id = auto_uuid(&b->arena, "", b->name, "boot_id");
+		b->boot_id = auto_uuid(b->arena, "", b->name, "boot_id");
 		if (!b->boot_id)
 			return -ENOMEM;
 	}

@@ -741,7 +741,7 @@ static int parse_nvidia_versions(struct pctx *c, struct json_object *top,
 
 int board_parse(struct board *b, struct json_object *top, const struct board_diag *d)
 {
-	struct pctx c = { .b = b, .a = &b->arena, .d = d };
+	struct pctx c = { .b = b, .a = b->arena, .d = d };
 	const struct jpath *at = NULL;	/* the document itself */
 	struct json_object *list = NULL;
 	struct jpath kp = JP_KEY(at, "pci");

@@ -5,7 +5,6 @@
  * resolve, and malformed boards fail with a located message (never a
  * crash).
  */
-#define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
