@@ -126,10 +126,29 @@ static void write_proc_devices(struct bw *w)
 			break;
 		}
 	if (b->any_ib) {
+		int max_uverbs = -1;
+		unsigned umads = 0;
+
+		for (size_t i = 0; i < b->n_funcs; i++)
+			for (size_t k = 0; k < b->funcs[i]->n_ib; k++) {
+				const struct board_ibdev *ib = &b->funcs[i]->ib[k];
+
+				if (ib->uverbs > max_uverbs)
+					max_uverbs = ib->uverbs;
+				umads += (unsigned)ib->n_ports;
+			}
+		for (size_t i = 0; i < b->n_rxe; i++) {
+			if (b->rxe[i].ib.uverbs > max_uverbs)
+				max_uverbs = b->rxe[i].ib.uverbs;
+			umads += (unsigned)b->rxe[i].ib.n_ports;
+		}
 		lines[n++] = (struct major_line){ MAJOR_IB, "infiniband_mad" };
 		lines[n++] = (struct major_line){ MAJOR_IB, "infiniband_verbs" };
-		lines[n++] = (struct major_line){ MAJOR_IB_MAD_DYN, "infiniband_mad" };
-		lines[n++] = (struct major_line){ MAJOR_IB_VERBS_DYN, "infiniband_verbs" };
+		/* the dynamic regions beyond the fixed minors, when used */
+		if (umads > UMAD_FIXED)
+			lines[n++] = (struct major_line){ MAJOR_IB_MAD_DYN, "infiniband_mad" };
+		if (max_uverbs >= UVERBS_FIXED)
+			lines[n++] = (struct major_line){ MAJOR_IB_VERBS_DYN, "infiniband_verbs" };
 	}
 	if (b->n_gpus) {
 		lines[n++] = (struct major_line){ MAJOR_NVIDIA, "nvidia-frontend" };
