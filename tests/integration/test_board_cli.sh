@@ -44,4 +44,9 @@ set +e
 set -e
 [ $rc -eq 1 ] || fail "materialize into a non-empty directory exited $rc, want 1"
 grep -q "is not empty" "$tmp/err" || fail "materialize message: $(cat "$tmp/err")"
+# the committed synthetic board is the generator's output
+if [ -x /usr/bin/python3 ]; then
+    /usr/bin/python3 "$root/boards/gen-synthetic.py" | cmp -s - "$root/boards/synthetic-1k.yaml" ||
+        fail "boards/synthetic-1k.yaml differs from boards/gen-synthetic.py's output; regenerate it"
+fi
 echo "dralet board: help, list, check and materialize behave"
