@@ -292,7 +292,8 @@ static int p_ibport(struct pctx *c, struct json_object *obj, const struct jpath 
 		return board_fail(c->d, &kp, "rate must read like the kernel's: "
 				  "\"400 Gb/sec (4X NDR)\"");
 	}
-	return p_name(c, obj, "netdev", at, &p->netdev) < 0 ? -EINVAL : 0;
+	r = p_name(c, obj, "netdev", at, &p->netdev);
+	return r < 0 ? r : 0;
 }
 
 int p_ibdev(struct pctx *c, struct json_object *obj, const struct jpath *at,
@@ -400,7 +401,6 @@ static int p_drm(struct pctx *c, struct board_func *f, struct json_object *obj,
 		const char *key = i ? "render" : "card";
 		int *dst = i ? &f->drm.render : &f->drm.card;
 		struct json_object *e = NULL;
-		struct jpath ep = JP_KEY(&kp, key);
 		long long x;
 
 		if (!json_object_object_get_ex(v, key, &e))
@@ -413,7 +413,6 @@ static int p_drm(struct pctx *c, struct board_func *f, struct json_object *obj,
 		if (r < 0)
 			return r;
 		*dst = (int)x;
-		(void)ep;
 	}
 	return 0;
 }
@@ -818,7 +817,8 @@ static int p_mig(struct pctx *c, struct board_func *f, struct json_object *obj,
 			return board_fail(c->d, &pp, "placement %d+%d does not fit the GPU's 8 memory "
 					  "slices", m->placement_start, m->placement_size);
 	}
-	return p_str(c, obj, "uuid", at, &m->uuid) < 0 ? -EINVAL : 0;
+	r = p_str(c, obj, "uuid", at, &m->uuid);
+	return r < 0 ? r : 0;
 }
 
 static bool valid_uuid(const char *s)
@@ -1069,7 +1069,8 @@ static int p_kfd(struct pctx *c, struct board_func *f, struct json_object *obj,
 		return r;
 	if (r > 0)
 		f->kfd->gpu_id = (unsigned)x;
-	return p_str(c, v, "properties", &kp, &f->kfd->properties) < 0 ? -EINVAL : 0;
+	r = p_str(c, v, "properties", &kp, &f->kfd->properties);
+	return r < 0 ? r : 0;
 }
 
 int p_function_devices(struct pctx *c, struct board_func *f, struct json_object *obj,
