@@ -5,6 +5,20 @@
  */
 #include "backends/registry.h"
 
+/* fpga, net, sriov, accel families */
+#include "backends/accel/accel.h"
+#include "backends/fpga/fpga.h"
+#include "backends/net/net.h"
+#include "backends/sriov/sriov.h"
+
 const struct dralet_backend *const registry_builtin[] = {
+	/* fpga, net, sriov, accel families (vendor-specific first, accel last) */
+	&backend_xrt,
+	&backend_dfl,
+	&backend_fpga_region,
+	&backend_rdma,
+	&backend_sriov,
+	&backend_nic_vf,
+	&backend_accel,
 	NULL,
 };
