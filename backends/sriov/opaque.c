@@ -22,7 +22,13 @@ int opaque_parse(const char *text, const char *api_version, const char *const *k
 	if (!tok)
 		return -ENOMEM;
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-	obj = json_tokener_parse_ex(tok, text, (int)len);
+	/* the terminating NUL tells the tokener where a top-level literal ends */
+	obj = json_tokener_parse_ex(tok, text, (int)len + 1);
+	if (!obj && json_tokener_get_error(tok) == json_tokener_success) {
+		snprintf(err, errlen, "must be a JSON object, not null");
+		json_tokener_free(tok);
+		return -EINVAL;
+	}
 	if (!obj || json_tokener_get_error(tok) != json_tokener_success) {
 		snprintf(err, errlen, "not valid JSON: %s",
 			 json_tokener_error_desc(json_tokener_get_error(tok)));
