@@ -27,6 +27,32 @@ static const struct dralet_pci_id dfl_ids[] = {
 	{ 0, 0, 0, 0 },
 };
 
+/* Card names for productName (linux-devices.md 1.5; Debian's PCI databases
+ * lack most of them). OFS cards share one id and differ by subsystem. */
+static const struct {
+	uint16_t vendor, device, subsystem;	/* subsystem 0: any */
+	const char *product;
+} dfl_products[] = {
+	{ 0x8086, 0x09c4, 0, "Intel PAC Arria 10 GX" }, { 0x8086, 0x09c5, 0, "Intel PAC Arria 10 GX" },
+	{ 0x8086, 0x0b2b, 0, "Intel PAC D5005" },       { 0x8086, 0x0b2c, 0, "Intel PAC D5005" },
+	{ 0x8086, 0x0b30, 0, "Intel PAC N3000" },
+	{ 0x8086, 0xbcce, 0x1770, "Intel N6000" },      { 0x8086, 0xbccf, 0x1770, "Intel N6000" },
+	{ 0x8086, 0xbcce, 0x1771, "Intel N6001" },      { 0x8086, 0xbccf, 0x1771, "Intel N6001" },
+	{ 0x8086, 0xbcce, 0x17d4, "Intel C6100" },      { 0x8086, 0xbccf, 0x17d4, "Intel C6100" },
+	{ 0x8086, 0xbcce, 0x138d, "Intel D5005 (OFS)" },
+	{ 0x8086, 0xbccf, 0x138d, "Intel D5005 (OFS)" },
+	{ 0x1c2c, 0x1000, 0, "Silicom N5010" },         { 0x1c2c, 0x1001, 0, "Silicom N5011" },
+};
+
+static const char *dfl_product(const struct hal_pci_func *f)
+{
+	for (size_t i = 0; i < sizeof(dfl_products) / sizeof(dfl_products[0]); i++)
+		if (dfl_products[i].vendor == f->vendor_id && dfl_products[i].device == f->device_id &&
+		    (!dfl_products[i].subsystem || dfl_products[i].subsystem == f->subsystem_device_id))
+			return dfl_products[i].product;
+	return NULL;
+}
+
 /* What a port device needs later (scan pointers stay valid while it lives). */
 struct dfl_port_ref {
 	const struct hal_pci_func *func;
@@ -121,6 +147,8 @@ static void add_attributes(struct dralet_backend_ctx *ctx, struct dralet_device 
 	const struct hal_dfl_fme *fme = fme_of(ref->fme_func);
 
 	dralet_device_set_string(dev, "framework", "dfl");
+	if (dfl_product(func))
+		dralet_device_set_string(dev, "productName", dfl_product(func));
 	dralet_device_set_string(dev, "portDevice", port->name);
 	if (port->id >= 0)
 		dralet_device_set_int(dev, "portID", port->id);

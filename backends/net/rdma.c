@@ -69,6 +69,8 @@ static void add_attributes(struct dralet_device *dev, const struct hal_pci_func 
 	dralet_device_set_bool(dev, "isVF", func->physfn != NULL);
 	if (func->physfn) {
 		dralet_device_set_string(dev, "pfPciAddress", func->physfn->address);
+		if (func->physfn->n_net)
+			dralet_device_set_string(dev, "pfName", func->physfn->net[0].ifname);
 		if (func->vf_index >= 0)
 			dralet_device_set_int(dev, "vfID", func->vf_index);
 	}

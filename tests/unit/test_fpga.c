@@ -289,6 +289,7 @@ static void test_dfl_ports(void **state)
 	struct dralet_device *p = harness_device(&h, "fpga-0000-3b-00-0-port0");
 	assert_non_null(p);
 	assert_string_equal(attr_string(p, "framework"), "dfl");
+	assert_string_equal(attr_string(p, "productName"), "Intel PAC N3000");
 	assert_string_equal(attr_string(p, "afuID"), AFU);
 	assert_string_equal(attr_string(p, "interfaceID"), DFL_IFACE);
 	assert_string_equal(attr_string(p, "regionCompatID"), DFL_IFACE);
@@ -307,6 +308,7 @@ static void test_dfl_ports(void **state)
 	assert_non_null(v);
 	assert_int_equal(attr_bool(v, "isVF"), 1);
 	assert_string_equal(attr_string(v, "pfPciAddress"), D5005);
+	assert_string_equal(attr_string(v, "productName"), "Intel PAC D5005");
 	assert_string_equal(attr_string(v, "interfaceID"), DFL_IFACE);	/* from the PF's FME */
 	assert_string_equal(attr_string(v, "fmeDevice"), "dfl-fme.1");
 	assert_true(t_dev_node(v, "/dev/dfl-port.1"));

@@ -139,6 +139,8 @@ static void test_rdma_pf_and_vf(void **state)
 	assert_int_equal(attr_bool(vf, "isVF"), 1);
 	assert_string_equal(attr_string(vf, "pfPciAddress"), PF);
 	assert_int_equal(attr_int(vf, "vfID", -1), 0);
+	assert_string_equal(attr_string(vf, "pfName"), "ibp4s0");
+	assert_true(dralet_device_n_attrs(vf) <= DRALET_ATTRS_AND_CAPACITIES_MAX);
 	assert_true(t_dev_node(vf, "/dev/infiniband/uverbs1"));
 
 	struct dralet_device *soft = harness_device(&h, "rdma-0000-81-00-0");

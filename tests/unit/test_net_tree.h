@@ -394,3 +394,59 @@ static inline struct dralet_device *t_find(const struct t_inv *t, const char *dr
 {
 	return inventory_find(t->inv, driver, name);
 }
+
+/* ---- simulated boards (boards/<name>.yaml) ---- */
+
+#include <sys/stat.h>
+
+#include "agent/board/board.h"
+
+/*
+ * A materialized tree of board @name: $DRALET_TEST_BOARDS_DIR/<name> when that
+ * holds one already, else boards/<name>.yaml materialized into a temporary
+ * directory (*ret_temp true: remove it with board_remove_tree). NULL when
+ * the board or the materializer is not there (the test is skipped).
+ */
+static inline char *t_board(const char *name, bool *ret_temp)
+{
+	char path[4096], err[512];
+	const char *dir = getenv("DRALET_TEST_BOARDS_DIR");
+	struct stat st;
+	char *tree = NULL;
+
+	*ret_temp = false;
+	if (dir) {
+		snprintf(path, sizeof(path), "%s/%s/sys", dir, name);
+		if (stat(path, &st) == 0) {
+			snprintf(path, sizeof(path), "%s/%s", dir, name);
+			return strdup(path);
+		}
+	}
+	snprintf(path, sizeof(path), "boards/%s.yaml", name);
+	if (stat(path, &st) < 0) {
+		print_message("board %s not found; skipped\n", path);
+		return NULL;
+	}
+	if (board_materialize_temp(path, &tree, err, sizeof(err)) < 0) {
+		print_message("board %s cannot be materialized (%s); skipped\n", path, err);
+		return NULL;
+	}
+	*ret_temp = true;
+	return tree;
+}
+
+static inline void t_board_free(char *tree, bool temp)
+{
+	if (tree && temp)
+		board_remove_tree(tree);
+	free(tree);
+}
+
+/* "rdma" + "0000:04:00.1" -> "rdma-0000-04-00-1" */
+static inline void t_name(const char *kind, const char *address, char *buf, size_t size)
+{
+	size_t o = (size_t)snprintf(buf, size, "%s-", kind);
+	for (const char *p = address; *p && o + 1 < size; p++)
+		buf[o++] = (*p == ':' || *p == '.') ? '-' : *p;
+	buf[o] = '\0';
+}
