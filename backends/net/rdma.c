@@ -67,6 +67,8 @@ static void add_attributes(struct dralet_device *dev, const struct hal_pci_func 
 	if (func->driver)
 		dralet_device_set_string(dev, "driver", func->driver);
 	dralet_device_set_bool(dev, "isVF", func->physfn != NULL);
+	if (func->sriov)
+		dralet_device_set_int(dev, "sriovVfs", func->sriov->num_vfs);
 	if (func->physfn) {
 		dralet_device_set_string(dev, "pfPciAddress", func->physfn->address);
 		if (func->physfn->n_net)

@@ -2,7 +2,8 @@
 /*
  * The SR-IOV family (DRA driver sriov.dralet.dev): backend "sriov" publishes
  * the virtual functions of the PFs its "pfs" option selects (selector.h),
- * whatever the PF is (NIC, NVMe, QAT, FPGA ...), as kind "vf".
+ * whatever the PF is (NIC, NVMe, QAT, FPGA ...), as kind "vf". Option
+ * "resourceName" is published as k8s.cni.cncf.io/resourceName for Multus.
  */
 #ifndef DRALET_BACKENDS_SRIOV_H
 #define DRALET_BACKENDS_SRIOV_H

@@ -62,6 +62,8 @@ static void add_attributes(struct dralet_backend_ctx *ctx, struct dralet_device 
 		dralet_device_set_string(dev, "rdmaDevice", ib->name);
 	if (type)
 		dralet_device_set_string(dev, "linkType", type);
+	/* what Multus reads from a DRA device to hand the VF to SR-IOV CNI */
+	dralet_device_set_string(dev, "k8s.cni.cncf.io/deviceID", vf->address);
 }
 
 /* Health from what the node says now; used by probe and by the health op. */
@@ -84,12 +86,14 @@ static int health_now(struct dralet_backend_ctx *ctx, const struct hal_pci_func 
 	return DRALET_HEALTH_HEALTHY;
 }
 
-int vf_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
+int vf_probe_device(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+		    struct dralet_device **ret_dev)
 {
 	const struct hal_ibdev *ib = rdma_primary_ibdev(func);
 	struct dralet_device *dev;
 	int r;
 
+	*ret_dev = NULL;
 	if (!func->physfn) {
 		dralet_ctx_warn(ctx, "%s is not a virtual function; not published", func->address);
 		return 0;
@@ -102,7 +106,15 @@ int vf_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
 	if (r >= 0 && ib && !pcidev_is_vfio(func))
 		r = rdma_device_add_nodes(ctx, dev, ib);
 	dralet_device_set_health(dev, health_now(ctx, func));
+	*ret_dev = dev;
 	return r < 0 ? r : 0;
+}
+
+int vf_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
+{
+	struct dralet_device *dev;
+
+	return vf_probe_device(ctx, func, &dev);
 }
 
 int vf_health(struct dralet_backend_ctx *ctx, struct dralet_device *dev)

@@ -12,7 +12,11 @@
 #include <dralet/backend.h>
 #include <dralet/prepare.h>
 
-/* Creates the device of VF @func (func->physfn set) in the current probe. */
+/* Creates the device of VF @func (func->physfn set) in the current probe;
+ * *ret_dev is the device (owned by the probe's list), NULL when none. */
+int vf_probe_device(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+		    struct dralet_device **ret_dev);
+/* The same as a probe operation. */
 int vf_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func);
 
 /* enum dralet_health of a VF now: VF and PF present, a driver bound, the PF's

@@ -122,6 +122,7 @@ static void test_rdma_pf_and_vf(void **state)
 	assert_int_equal(attr_int(pf, "speedMbps", 0), 400000);
 	assert_string_equal(attr_string(pf, "driver"), "mlx5_core");
 	assert_int_equal(attr_bool(pf, "isVF"), 0);
+	assert_int_equal(attr_int(pf, "sriovVfs", -1), 4);
 	assert_int_equal(attr_bool(pf, "softRoCE"), 0);
 	assert_string_equal(attr_string(pf, "pcieSwitch"), "0000:01:00.0");
 	assert_string_equal(attr_string(pf, DRALET_ATTR_PCIE_ROOT), "pci0000:00");
@@ -256,6 +257,7 @@ static void test_nic_vf_devices(void **state)
 	assert_string_equal(attr_string(v1, "mac"), "02:00:00:00:00:01");
 	assert_string_equal(attr_string(v1, "driver"), "mlx5_core");
 	assert_string_equal(attr_string(v1, "linkType"), "infiniband");
+	assert_string_equal(attr_string(v1, "k8s.cni.cncf.io/deviceID"), VF1);
 	assert_int_equal(attr_int(v1, "iommuGroup", -1), 32);
 	assert_int_equal(attr_bool(v1, "vfioCapable"), 0);	/* shares group 32 with VF3 */
 	assert_int_equal(attr_bool(v1, "rdmaCapable"), 0);

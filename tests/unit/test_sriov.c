@@ -115,6 +115,10 @@ static void test_bad_option_stops_the_backend(void **state)
 	assert_int_equal(harness_init(&h, &backend_sriov, d, "{\"pfs\":\"ens1f0\"}"), -EINVAL);
 	assert_non_null(strstr(h.ctx.error, "\"ens1f0\" is not a PF selector"));
 	harness_fini(&h);
+	assert_int_equal(harness_init(&h, &backend_sriov, d, "{\"pfs\":\"driver=ice\","
+				      "\"resourceName\":\"bad name\"}"), -EINVAL);
+	assert_non_null(strstr(h.ctx.error, "resourceName"));
+	harness_fini(&h);
 	/* the agent logs it and runs without the backend: VFs stay with nic-vf */
 	assert_int_equal(t_inv_open(&t, d, "backends:\n  sriov:\n    options:\n"
 				    "      pfs: \"ens1f0\"\n"), 0);
@@ -177,7 +181,8 @@ static void test_attributes_and_prepare(void **state)
 	char *d = build_tree();
 
 	(void)state;
-	assert_int_equal(harness_init(&h, &backend_sriov, d, "{\"pfs\":\"netdev=ens1f0\"}"), 0);
+	assert_int_equal(harness_init(&h, &backend_sriov, d, "{\"pfs\":\"netdev=ens1f0\","
+				      "\"resourceName\":\"intel.com/e810_vfs\"}"), 0);
 	assert_int_equal(harness_probe_all(&h), 0);
 	assert_int_equal(h.sink.n, NVFS);
 
@@ -195,6 +200,8 @@ static void test_attributes_and_prepare(void **state)
 	assert_int_equal(attr_bool(v3, "vfioCapable"), 1);
 	assert_int_equal(attr_bool(v3, "rdmaCapable"), 0);
 	assert_string_equal(attr_string(v3, DRALET_ATTR_PCI_BUS_ID), "0000:17:01.3");
+	assert_string_equal(attr_string(v3, "k8s.cni.cncf.io/deviceID"), "0000:17:01.3");
+	assert_string_equal(attr_string(v3, "k8s.cni.cncf.io/resourceName"), "intel.com/e810_vfs");
 	assert_string_equal(attr_string(v3, DRALET_ATTR_PCIE_ROOT), "pci0000:16");
 	assert_true(dralet_device_n_attrs(v3) <= DRALET_ATTRS_AND_CAPACITIES_MAX);
 
