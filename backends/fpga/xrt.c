@@ -96,6 +96,36 @@ static const struct hal_pci_func *find_mgmt(struct dralet_backend_ctx *ctx,
 	((user)->xrt && (user)->xrt->field ? (user)->xrt->field                  \
 	 : (mgmt) && (mgmt)->xrt ? (mgmt)->xrt->field : NULL)
 
+/*
+ * The interface UUID a user xclbin must match: the LAST line of
+ * interface_uuids (base/BLP first, then the shell/PLP of a two-stage
+ * platform; linux-devices.md 5.3). The HAL keeps only the first line, so the
+ * file is re-read here; the HAL's value is the fallback.
+ */
+static const char *interface_uuid(struct dralet_backend_ctx *ctx, const struct hal_pci_func *user,
+				  const struct hal_pci_func *mgmt, char *buf, size_t size)
+{
+	const struct hal_pci_func *holders[] = { mgmt, user };
+	char text[512];
+
+	for (size_t i = 0; i < 2; i++) {
+		char *last = NULL, *save = NULL;
+		if (!holders[i] ||
+		    dralet_read_pci_file(ctx, holders[i], "interface_uuids", text, sizeof(text)) <= 0)
+			continue;
+		for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			line[strcspn(line, " \t\r")] = '\0';
+			if (*line)
+				last = line;
+		}
+		if (last) {
+			snprintf(buf, size, "%s", last);
+			return buf;
+		}
+	}
+	return XRT_FACT(user, mgmt, interface_uuid);
+}
+
 /* "xilinx_u55c_gen3x16_xdma_base_3" -> "Alveo U55C" for cards missing from
  * the table. */
 static bool product_from_shell(const char *vbnv, char *buf, size_t size)
@@ -118,8 +148,9 @@ static int health_now(struct dralet_backend_ctx *ctx, const struct hal_pci_func 
 {
 	char driver[64];
 	int health = DRALET_HEALTH_HEALTHY;
+	char ibuf[80];
 	const char *logic = XRT_FACT(user, mgmt, logic_uuid);
-	const char *iface = XRT_FACT(user, mgmt, interface_uuid);
+	const char *iface = interface_uuid(ctx, user, mgmt, ibuf, sizeof(ibuf));
 
 	if (pcidev_driver_now(ctx, user, driver, sizeof(driver)) <= 0)
 		return DRALET_HEALTH_UNHEALTHY;
@@ -141,7 +172,7 @@ static void add_attributes(struct dralet_backend_ctx *ctx, struct dralet_device 
 	const char *ts = XRT_FACT(user, mgmt, timestamp);
 	const char *serial = XRT_FACT(user, mgmt, serial);
 	const char *xclbin = user->xrt ? user->xrt->xclbin_uuid : NULL;
-	char product[48], *end;
+	char product[48], ibuf[80], *end;
 
 	dralet_device_set_string(dev, "framework", "xrt");
 	if (id)
@@ -159,7 +190,8 @@ static void add_attributes(struct dralet_backend_ctx *ctx, struct dralet_device 
 					dralet_device_name(dev), ts);
 	}
 	fpga_set_id_attr(ctx, dev, "logicUUID", XRT_FACT(user, mgmt, logic_uuid));
-	fpga_set_id_attr(ctx, dev, "interfaceUUID", XRT_FACT(user, mgmt, interface_uuid));
+	fpga_set_id_attr(ctx, dev, "interfaceUUID",
+			 interface_uuid(ctx, user, mgmt, ibuf, sizeof(ibuf)));
 	if (xclbin && !fpga_id_all_zero(xclbin))
 		fpga_set_id_attr(ctx, dev, "xclbinUUID", xclbin);
 	if (serial)
@@ -248,8 +280,8 @@ static int xrt_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 	struct dralet_edits *e = req->edits;
 	struct hal_devnode mnode = { 0 };
 	struct fpga_config cfg;
-	char driver[64], what[64], norm_iface[40] = "", norm_xclbin[40] = "";
-	const char *iface = XRT_FACT(user, mgmt, interface_uuid);
+	char driver[64], what[64], norm_iface[40] = "", norm_xclbin[40] = "", ibuf[80];
+	const char *iface = interface_uuid(ctx, user, mgmt, ibuf, sizeof(ibuf));
 	const char *xclbin = user->xrt ? user->xrt->xclbin_uuid : NULL;
 	int r = pcidev_driver_now(ctx, user, driver, sizeof(driver));
 

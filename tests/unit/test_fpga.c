@@ -145,7 +145,8 @@ static char *build_tree(void)
 	char *d = tree_new();
 
 	add_bridges(d);
-	add_alveo(d, IFACE "\n" LOGIC, "operating");
+	/* a two-stage platform: base (BLP) interface, then the shell's (PLP) */
+	add_alveo(d, "0123456789abcdef0123456789abcdef\n" IFACE, "operating");
 	add_dfl(d, AFU);
 	add_generic(d);
 	return d;
