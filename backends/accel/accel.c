@@ -41,6 +41,10 @@ static int add_nodes(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 	for (size_t i = 0; r >= 0 && i < func->n_drm; i++)
 		if (func->drm[i].node.path)
 			r = dralet_device_add_node(dev, &func->drm[i].node);
+	if (r >= 0)	/* nodes of vendor classes (/dev/hailo0 ...) */
+		r = pcidev_device_add_chardevs(ctx, dev, func);
+	if (r == -ENOENT)
+		r = 0;
 	if (r >= 0)
 		r = pcidev_device_add_vfio(ctx, dev, func);
 	return r;
@@ -129,6 +133,11 @@ static int accel_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *d
 		r = pcidev_env(e, dev, "DRIVER", driver);
 	if (r >= 0 && func->n_accel)
 		r = pcidev_env(e, dev, "ACCEL_NODE", func->accel[0].node.path);
+	if (r >= 0 && !vfio) {
+		char nodes[1024];
+		pcidev_node_list(dev, nodes, sizeof(nodes));
+		r = pcidev_env(e, dev, "DEVICE_NODES", nodes);
+	}
 	if (r >= 0 && accel_qat_services(ctx, func, services, sizeof(services)) > 0)
 		r = pcidev_env(e, dev, "SERVICES", services);
 	if (r >= 0)

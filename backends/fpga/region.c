@@ -93,6 +93,10 @@ static int region_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_fun
 	for (size_t i = 0; r >= 0 && i < func->n_drm; i++)
 		if (func->drm[i].node.path)
 			r = dralet_device_add_node(dev, &func->drm[i].node);
+	if (r >= 0)	/* nodes of the design's driver (/dev/xdma0_user ...) */
+		r = pcidev_device_add_chardevs(ctx, dev, func);
+	if (r == -ENOENT)
+		r = 0;
 	if (r >= 0)
 		r = pcidev_device_add_vfio(ctx, dev, func);
 	dralet_device_set_health(dev, health_now(ctx, func));
@@ -138,6 +142,11 @@ static int region_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *
 		r = pcidev_env(e, dev, "DRIVER", driver);
 	if (r >= 0 && compat && fpga_id_normalize(compat, norm, sizeof(norm)))
 		r = pcidev_env(e, dev, "INTERFACE_ID", norm);
+	if (r >= 0 && !pcidev_is_vfio(func)) {
+		char nodes[1024];
+		pcidev_node_list(dev, nodes, sizeof(nodes));
+		r = pcidev_env(e, dev, "DEVICE_NODES", nodes);
+	}
 	if (r >= 0)
 		r = pcidev_undo_record(req->undo, func, driver);
 	if (r < 0)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* The kernel's fixed minor of the vfio container node (VFIO_MINOR). */
 #define VFIO_CONTAINER_MAJOR 10
@@ -162,6 +163,99 @@ int pcidev_device_add_vfio(struct dralet_backend_ctx *ctx, struct dralet_device 
 	r = dralet_device_add_node(dev, &container);
 	free((char *)container.path);
 	return r;
+}
+
+/* <class>/<name>: one child device with a "dev" file. */
+static int add_chardev(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+		       const struct hal_pci_func *func, const char *cls, const char *name)
+{
+	char rel[512], buf[512], devname[256];
+	unsigned major, minor;
+	struct hal_devnode node;
+	int r;
+
+	if (snprintf(rel, sizeof(rel), "%s/%s/dev", cls, name) >= (int)sizeof(rel) ||
+	    dralet_read_pci_file(ctx, func, rel, buf, sizeof(buf)) <= 0)
+		return 0;
+	if (!parse_devnum(buf, &major, &minor)) {
+		dralet_ctx_warn(ctx, "%s/%s: \"%s\" is not <major>:<minor>", func->address, rel, buf);
+		return 0;
+	}
+	snprintf(devname, sizeof(devname), "%s", name);
+	if (snprintf(rel, sizeof(rel), "%s/%s/uevent", cls, name) < (int)sizeof(rel) &&
+	    dralet_read_pci_file(ctx, func, rel, buf, sizeof(buf)) > 0) {
+		for (char *line = buf, *next; line && *line; line = next) {
+			next = strchr(line, '\n');
+			if (next)
+				*next++ = '\0';
+			if (!strncmp(line, "DEVNAME=", 8) && line[8] && !strstr(line, ".."))
+				snprintf(devname, sizeof(devname), "%s", line + 8);
+		}
+	}
+	r = dralet_devnode(ctx, devname, major, minor, &node);
+	if (r < 0 || !node.path)
+		return r < 0 ? r : 0;
+	r = dralet_device_add_node(dev, &node);
+	free((char *)node.path);
+	return r < 0 ? r : 1;
+}
+
+int pcidev_device_add_chardevs(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+			       const struct hal_pci_func *func)
+{
+	char path[4096], sub[4608];
+	struct dirent *de, *ce;
+	int n = 0, r;
+	DIR *dir, *cdir;
+
+	r = dralet_root_path(ctx, DRALET_ROOT_SYS, func->sysfs_path, path, sizeof(path));
+	if (r < 0)
+		return r;
+	dir = opendir(path);
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir))) {
+		struct stat st;
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, "vfio-dev") ||
+		    !strcmp(de->d_name, "power") || !strcmp(de->d_name, "msi_irqs"))
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+		/* class glue directories are real directories; links lead elsewhere */
+		if (lstat(sub, &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		cdir = opendir(sub);
+		if (!cdir)
+			continue;
+		while ((ce = readdir(cdir)) && r >= 0) {
+			if (ce->d_name[0] == '.')
+				continue;
+			r = add_chardev(ctx, dev, func, de->d_name, ce->d_name);
+			if (r > 0)
+				n++;
+		}
+		closedir(cdir);
+		if (r < 0)
+			break;
+	}
+	closedir(dir);
+	return r < 0 ? r : n;
+}
+
+void pcidev_node_list(const struct dralet_device *dev, char *buf, size_t size)
+{
+	size_t o = 0;
+
+	if (size)
+		buf[0] = '\0';
+	for (size_t i = 0; i < dralet_device_n_nodes(dev) && o + 1 < size; i++) {
+		int n = snprintf(buf + o, size - o, "%s%s", o ? "," : "",
+				 dralet_device_node(dev, i)->path);
+		if (n < 0 || (size_t)n >= size - o) {
+			buf[o] = '\0';	/* do not cut a path in half */
+			break;
+		}
+		o += (size_t)n;
+	}
 }
 
 int pcidev_edit_device_nodes(struct dralet_edits *edits, const struct dralet_device *dev)

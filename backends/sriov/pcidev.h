@@ -60,6 +60,19 @@ int pcidev_misc_node(struct dralet_backend_ctx *ctx, const char *misc_name, cons
 int pcidev_device_add_vfio(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 			   const struct hal_pci_func *func);
 
+/*
+ * Adds the character devices a driver created below @func in a class glue
+ * directory (<function>/<class>/<name>/dev, node /dev/<DEVNAME of its
+ * uevent, else name>): /dev/hailo0, /dev/xdma0_user ..., whatever the class.
+ * The vfio cdev (vfio-dev/) is left out. Returns the number added or -errno.
+ */
+int pcidev_device_add_chardevs(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+			       const struct hal_pci_func *func);
+
+/* "/dev/a,/dev/b": the device's nodes as one value (for an environment
+ * variable); "" without nodes. */
+void pcidev_node_list(const struct dralet_device *dev, char *buf, size_t size);
+
 /* Adds every device node of @dev to @edits. */
 int pcidev_edit_device_nodes(struct dralet_edits *edits, const struct dralet_device *dev);
 

@@ -37,6 +37,10 @@ static char *build_tree(void)
 	t_pci(d, "pci0000:00", "0000:00:1c.0", 0x8086, 0xa0bc, 0x060400, "pcieport");
 	t_pci(d, RP, HAILO, 0x1e60, 0x2864, 0x120000, "hailo");
 	t_write(d, RP, HAILO, "numa_node", "-1");
+	/* the driver's own class: /dev/hailo0 */
+	t_write(d, RP, HAILO, "hailo_chardev/hailo0/uevent", "MAJOR=501\nMINOR=0\nDEVNAME=hailo0");
+	t_write(d, RP, HAILO, "hailo_chardev/hailo0/dev", "501:0");
+	t_node(d, "hailo0");
 
 	t_pci(d, "pci0000:e0", "0000:e0:01.0", 0x8086, 0x352a, 0x060400, "pcieport");
 	t_pci(d, QRP, QAT, 0x8086, 0x4940, 0x0b4000, "4xxx");
@@ -82,7 +86,8 @@ static void test_accel_devices(void **state)
 
 	struct dralet_device *hailo = harness_device(&h, "accel-0000-02-00-0");
 	assert_non_null(hailo);
-	assert_int_equal(dralet_device_n_nodes(hailo), 0);
+	assert_int_equal(dralet_device_n_nodes(hailo), 1);
+	assert_true(t_dev_node(hailo, "/dev/hailo0"));
 	assert_int_equal(attr_bool(hailo, "vfioCapable"), 0);	/* no IOMMU group */
 	assert_int_equal(attr_int(hailo, "numaNode", -7), -7);
 
@@ -127,6 +132,15 @@ static void test_accel_prepare(void **state)
 	assert_string_equal(t_env(&t, "DRALET_ACCEL_0000_00_0B_0_PCI_ADDRESS"), NPU);
 	assert_string_equal(t_env(&t, "DRALET_ACCEL_0000_00_0B_0_ACCEL_NODE"), "/dev/accel/accel0");
 	assert_string_equal(t_env(&t, "DRALET_ACCEL_0000_00_0B_0_DRIVER"), "intel_vpu");
+	t_req_clear(&t);
+
+	struct dralet_device *hailo = harness_device(&h, "accel-0000-02-00-0");
+	t_req_init(&t, NULL);
+	assert_int_equal(backend_accel.prepare(&h.ctx, hailo, &t.req), 0);
+	n = t_edit_node(&t, "/dev/hailo0");
+	assert_non_null(n);
+	assert_int_equal(n->major, 501);
+	assert_string_equal(t_env(&t, "DRALET_ACCEL_0000_02_00_0_DEVICE_NODES"), "/dev/hailo0");
 	t_req_clear(&t);
 
 	struct dralet_device *v1 = harness_device(&h, "accel-0000-e1-00-2");

@@ -138,6 +138,11 @@ static void add_generic(const char *d)
 	t_write(d, R4, ALTERA, "fpga_region/region3/compat_id", "c0ffee00c0ffee00c0ffee00c0ffee00");
 	t_syslink(d, "class/fpga_region/region3", "devices/" R4 "/" ALTERA "/fpga_region/region3");
 	t_pci(d, R4, RAW, 0x10ee, 0x903f, 0x058000, "xdma");
+	t_write(d, R4, RAW, "xdma/xdma0_user/dev", "505:0");
+	t_write(d, R4, RAW, "xdma/xdma0_user/uevent", "MAJOR=505\nMINOR=0\nDEVNAME=xdma0_user");
+	t_write(d, R4, RAW, "xdma/xdma0_h2c_0/dev", "505:1");
+	t_node(d, "xdma0_user");
+	t_node(d, "xdma0_h2c_0");
 }
 
 static char *build_tree(void)
@@ -398,6 +403,9 @@ static void test_generic_fpga(void **state)
 	assert_non_null(raw);
 	assert_string_equal(attr_string(raw, "framework"), "raw");
 	assert_string_equal(attr_string(raw, "driver"), "xdma");
+	assert_true(t_dev_node(raw, "/dev/xdma0_user"));
+	assert_true(t_dev_node(raw, "/dev/xdma0_h2c_0"));
+	assert_int_equal(dralet_device_n_nodes(raw), 2);
 
 	t_req_init(&t, "{\"apiVersion\":\"fpga.dralet.dev/v1alpha1\",\"kind\":\"FpgaConfig\","
 		       "\"requireInterfaceID\":\"c0ffee00c0ffee00c0ffee00c0ffee00\"}");
