@@ -75,6 +75,9 @@ $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: proto/%.proto
 	@mkdir -p $(dir $@)
 	$(Q)protoc-c --proto_path=proto --c_out=$(BUILD)/gen $<
 
+# Generated sources are not intermediate files: keep them between builds.
+.SECONDARY: $(PROTO_C) $(PROTO_H)
+
 $(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
 	$(Q)$(CC) $(filter-out -Wshadow -Wmissing-prototypes,$(ALL_CFLAGS)) -c $< -o $@
 
