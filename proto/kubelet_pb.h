@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Short names for the protobuf-c code generated from proto/*.proto (into
+ * Short names for the protobuf-c code generated from the .proto files (into
  * $(BUILD)/gen, never committed) plus the gRPC method paths the kubelet
  * calls. Generated names follow the proto package
  * (K8s__Io__Kubelet__Pkg__Apis__Dra__V1__Device); use these instead.

@@ -56,12 +56,29 @@ int grpc_call_submit_error(struct grpc_call *call, int status, const char *messa
 		MAKE_NV(":status", "200"),
 		MAKE_NV("content-type", "application/grpc"),
 	};
-	size_t n = 2 + build_status_nv(nv + 2, status_buf, status, encoded);
+	size_t n;
 	int r;
 
-	r = nghttp2_submit_response(session, call->stream_id, nv, n, NULL);
-	free(encoded);
 	call->response_submitted = true;
+	if (call->remote_closed) {
+		/* Trailers-Only: one HEADERS frame with END_STREAM. */
+		n = 2 + build_status_nv(nv + 2, status_buf, status, encoded);
+		r = nghttp2_submit_response(session, call->stream_id, nv, n, NULL);
+	} else {
+		/*
+		 * The client is still sending: headers, then trailers, then the
+		 * caller's RST_STREAM(NO_ERROR). Not Trailers-Only, because gRPC
+		 * C-core clients (grpcio 1.51) turn a RST_STREAM after
+		 * Trailers-Only into INTERNAL.
+		 */
+		r = nghttp2_submit_headers(session, NGHTTP2_FLAG_NONE, call->stream_id, NULL, nv,
+					   2, NULL);
+		if (r == 0) {
+			n = build_status_nv(nv, status_buf, status, encoded);
+			r = nghttp2_submit_trailer(session, call->stream_id, nv, n);
+		}
+	}
+	free(encoded);
 	return r ? -ENOMEM : 0;
 }
 

@@ -133,10 +133,8 @@ static void conn_reject_http(struct grpc_conn *conn, struct grpc_call *call, con
 	};
 
 	call->rejected = true;
+	call->rst_after_response = !call->remote_closed;
 	nghttp2_submit_response(conn->session, call->stream_id, nv, 1, NULL);
-	if (!call->remote_closed)
-		nghttp2_submit_rst_stream(conn->session, NGHTTP2_FLAG_NONE, call->stream_id,
-					  NGHTTP2_NO_ERROR);
 }
 
 void grpc_conn_reject(struct grpc_conn *conn, struct grpc_call *call, enum grpc_status status,
@@ -150,15 +148,13 @@ void grpc_conn_reject(struct grpc_conn *conn, struct grpc_call *call, enum grpc_
 	call->request = NULL;
 	conn->rx_bytes -= call->rx_bytes;
 	call->rx_bytes = 0;
-	if (grpc_call_submit_error(call, (int)status, message) < 0) {
+	/* Early server closure: once the response is out, RST_STREAM(NO_ERROR)
+	 * tells the client to stop sending (PROTOCOL-HTTP2.md). nghttp2 drops
+	 * frames queued behind a RST_STREAM, so it is sent from on_frame_send. */
+	call->rst_after_response = !call->remote_closed;
+	if (grpc_call_submit_error(call, (int)status, message) < 0)
 		nghttp2_submit_rst_stream(conn->session, NGHTTP2_FLAG_NONE, call->stream_id,
 					  NGHTTP2_INTERNAL_ERROR);
-		return;
-	}
-	/* Early server closure: let the client stop sending (PROTOCOL-HTTP2). */
-	if (!call->remote_closed)
-		nghttp2_submit_rst_stream(conn->session, NGHTTP2_FLAG_NONE, call->stream_id,
-					  NGHTTP2_NO_ERROR);
 }
 
 static void call_deadline_fired(uv_timer_t *handle)
@@ -439,6 +435,23 @@ static int on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, v
 	return 0;
 }
 
+static int on_frame_send(nghttp2_session *session, const nghttp2_frame *frame, void *user_data)
+{
+	struct grpc_call *call;
+
+	(void)user_data;
+	if (frame->hd.type != NGHTTP2_HEADERS || !(frame->hd.flags & NGHTTP2_FLAG_END_STREAM))
+		return 0;
+	call = stream_call(session, frame->hd.stream_id);
+	if (call && call->rst_after_response &&
+	    !nghttp2_session_get_stream_remote_close(session, frame->hd.stream_id)) {
+		call->rst_after_response = false;
+		nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, frame->hd.stream_id,
+					  NGHTTP2_NO_ERROR);
+	}
+	return 0;
+}
+
 static int on_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t error_code,
 			   void *user_data)
 {
@@ -482,6 +495,7 @@ int grpc_conn_new(struct grpc_server *srv, const struct grpc_conn_io *io, void *
 	nghttp2_session_callbacks_set_on_header_callback(cbs, on_header);
 	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, on_data_chunk_recv);
 	nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, on_frame_recv);
+	nghttp2_session_callbacks_set_on_frame_send_callback(cbs, on_frame_send);
 	nghttp2_session_callbacks_set_on_stream_close_callback(cbs, on_stream_close);
 	/* Bound the work one peer can cause; PING ACKs stay automatic. */
 	nghttp2_option_set_max_continuations(opt, 8);

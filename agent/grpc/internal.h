@@ -84,6 +84,7 @@ struct grpc_call {
 	bool have_request;
 	size_t rx_bytes;		/* request bytes counted against the connection */
 	bool rejected;			/* the transport answered already; ignore input */
+	bool rst_after_response;	/* RST_STREAM(NO_ERROR) once the response is sent */
 	bool remote_closed;		/* END_STREAM received */
 	bool dispatched;		/* the handler owns a reference */
 	bool replied;			/* grpc_call_reply done */

@@ -103,6 +103,19 @@ const struct grpc_method *grpc_server_find_method(const struct grpc_server *srv,
 	return NULL;
 }
 
+bool grpc_server_serves(const struct grpc_server *srv, const char *service)
+{
+	size_t len = strlen(service);
+
+	for (size_t i = 0; i < srv->n_methods; i++) {
+		const char *p = srv->methods[i].path;
+
+		if (!strncmp(p + 1, service, len) && p[1 + len] == '/')
+			return true;
+	}
+	return false;
+}
+
 const char *grpc_server_path(const struct grpc_server *srv)
 {
 	return srv->path;

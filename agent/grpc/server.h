@@ -93,6 +93,9 @@ int grpc_server_listen(struct grpc_server *srv, const char *path);
 /* The socket path given to grpc_server_listen, or NULL. */
 const char *grpc_server_path(const struct grpc_server *srv);
 
+/* True when a method of @service ("pkg.Service") is registered (health checks). */
+bool grpc_server_serves(const struct grpc_server *srv, const char *service);
+
 /* Open connections (for metrics and tests). */
 unsigned grpc_server_n_connections(const struct grpc_server *srv);
 
