@@ -49,6 +49,8 @@ bool grpc_conn_blocked(const struct grpc_conn *conn)
 	return conn->blocked;
 }
 
+static void conn_flush(struct grpc_conn *conn, bool unblock);
+
 /* ---- call bookkeeping ---- */
 
 static void call_timer_closed(uv_handle_t *handle)
@@ -121,7 +123,7 @@ void grpc_conn_kick(struct grpc_conn *conn)
 	if (conn->depth > 0)
 		conn->need_flush = true;
 	else
-		grpc_conn_flush(conn);
+		conn_flush(conn, false);
 }
 
 /* A plain HTTP answer (415, 405) for requests that are not gRPC at all. */
@@ -575,13 +577,17 @@ static void conn_finish(struct grpc_conn *conn)
 	conn->io->finished(conn->io_data);
 }
 
-void grpc_conn_flush(struct grpc_conn *conn)
+/* Produces output unless the transport said stop (only it unblocks). */
+static void conn_flush(struct grpc_conn *conn, bool unblock)
 {
 	bool fatal = false;
 
 	if (conn->finished || conn->freeing)
 		return;
-	conn->blocked = false;
+	if (unblock)
+		conn->blocked = false;
+	if (conn->blocked)
+		return;
 	conn->depth++;
 	do {
 		conn->need_flush = false;
@@ -607,6 +613,11 @@ void grpc_conn_flush(struct grpc_conn *conn)
 		conn_finish(conn);
 }
 
+void grpc_conn_flush(struct grpc_conn *conn)
+{
+	conn_flush(conn, true);
+}
+
 int grpc_conn_recv(struct grpc_conn *conn, const uint8_t *data, size_t len)
 {
 	ssize_t n;
@@ -617,7 +628,7 @@ int grpc_conn_recv(struct grpc_conn *conn, const uint8_t *data, size_t len)
 	n = nghttp2_session_mem_recv(conn->session, data, len);
 	conn->depth--;
 	/* Send what nghttp2 queued (a GOAWAY after a protocol error, answers). */
-	grpc_conn_flush(conn);
+	conn_flush(conn, false);
 	return n < 0 ? (int)n : 0;
 }
 

@@ -173,6 +173,8 @@ int grpc_deframer_feed(struct grpc_deframer *d, const uint8_t *data, size_t len,
 					return r;
 				continue;
 			}
+			if (len == 0)
+				break;
 		}
 		/* Whole message in this chunk and nothing buffered: no copy. */
 		if (d->msg_have == 0 && len >= d->msg_len) {

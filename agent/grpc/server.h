@@ -12,6 +12,9 @@
  * are served meanwhile. grpc_call_cancelled() is the one function a worker
  * thread may call.
  *
+ * The process must ignore SIGPIPE (signal(SIGPIPE, SIG_IGN)): libuv writes
+ * to sockets with write(2), and a client may vanish at any time.
+ *
  * Call lifecycle (the one rule): a handler receives a call and must end it
  * exactly once with grpc_call_reply(), even when it was cancelled (the client
  * went away, the deadline passed, the server is closing). Cancellation is

@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -421,6 +422,7 @@ int main(int argc, char **argv)
 	struct grpc_server *dra;
 	int c, r;
 
+	signal(SIGPIPE, SIG_IGN);
 	grpc_server_default_limits(&limits);
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
