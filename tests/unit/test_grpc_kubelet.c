@@ -245,7 +245,7 @@ static void do_call(struct fixture *f, void *arg)
 	if (j->err == 0) {
 		j->status = res.status;
 		snprintf(j->message, sizeof(j->message), "%s", res.message ? res.message : "");
-		if (res.response_len <= sizeof(j->resp)) {
+		if (res.response && res.response_len <= sizeof(j->resp)) {
 			memcpy(j->resp, res.response, res.response_len);
 			j->resp_len = res.response_len;
 		}
