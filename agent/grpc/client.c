@@ -472,6 +472,11 @@ int grpc_client_invoke(struct grpc_client *c, const struct grpc_client_call_opts
 		r = s.callback_error;
 		goto out;
 	}
+	/* A server cancels at the deadline; report that as the client would
+	 * have (PROTOCOL-HTTP2.md, Client Cancellation). */
+	if (!timed_out && s.grpc_status < 0 && s.rst_code == NGHTTP2_CANCEL && deadline >= 0 &&
+	    now_ms() >= deadline)
+		timed_out = true;
 	finish_status(&s, timed_out);
 	*ret = res;
 out:
