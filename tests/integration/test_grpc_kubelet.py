@@ -333,7 +333,7 @@ class Shutdown(Base):
         t = threading.Thread(target=slow)
         t.start()
         time.sleep(0.1)
-        self.server.proc.send_signal(15)
+        self.server.terminate()
         time.sleep(0.1)
         # the sockets go at once, so the kubelet deregisters; new dials fail
         self.assertFalse(os.path.exists(self.server.reg_socket))

@@ -88,6 +88,7 @@ class TestServer:
         self.plugins_dir = self.tmp / "plugins"
         self.log_path = self.tmp / "server.log"
         self.proc = None
+        self.terminated = False
         self.reg_socket = self.dra_socket = None
 
     def start(self):
@@ -112,10 +113,15 @@ class TestServer:
             self.log.flush()
         return self.log_path.read_text()
 
+    def terminate(self):
+        """SIGTERM once (a second one may kill a server that is closing)."""
+        if not self.terminated and self.proc.poll() is None:
+            self.terminated = True
+            self.proc.send_signal(signal.SIGTERM)
+
     def stop(self, timeout=10):
         """SIGTERM, wait; returns the exit status."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
+        self.terminate()
         try:
             rc = self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
