@@ -96,8 +96,10 @@ class TestServer:
         if not binary.exists():
             raise RuntimeError("%s is missing (make check-integration builds it)" % binary)
         self.log = open(self.log_path, "w")
+        # e.g. DRALET_TEST_WRAPPER="valgrind --error-exitcode=9 --leak-check=full"
+        wrapper = os.environ.get("DRALET_TEST_WRAPPER", "").split()
         self.proc = subprocess.Popen(
-            [str(binary), "--driver", self.driver, "--registry-dir", str(self.registry_dir),
+            wrapper + [str(binary), "--driver", self.driver, "--registry-dir", str(self.registry_dir),
              "--plugins-dir", str(self.plugins_dir)] + self.args,
             stdout=subprocess.PIPE, stderr=self.log, text=True)
         ready, _, _ = select.select([self.proc.stdout], [], [], 10)
