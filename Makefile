@@ -47,7 +47,7 @@ WARNINGS := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-protot
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS := $(shell pkg-config --libs $(PKGS)) -ldl -lpthread
 ALL_CFLAGS := -std=gnu11 $(WARNINGS) $(CFLAGS) $(SANFLAGS) -fPIC \
-	-Iinclude -I. -I$(BUILD)/gen $(PKG_CFLAGS) -DDRALET_VERSION='"$(VERSION)"' -MMD -MP
+	-D_GNU_SOURCE -Iinclude -I. -I$(BUILD)/gen $(PKG_CFLAGS) -DDRALET_VERSION='"$(VERSION)"' -MMD -MP
 # The binary exports the SDK so that backend shared objects can call it.
 ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS) -Wl,--export-dynamic-symbol='dralet_*' -Wl,--as-needed
 
@@ -100,7 +100,7 @@ $(BUILD)/dralet: $(MAIN_OBJ) $(BUILD)/libdralet.a
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libdralet.a $(TEST_SUPPORT_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  TEST    $@")
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(TEST_SUPPORT_OBJ) $(ALL_LDFLAGS) \
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -Itests/unit/support -o $@ $< $(TEST_SUPPORT_OBJ) $(ALL_LDFLAGS) \
 		-Wl,--whole-archive $(BUILD)/libdralet.a -Wl,--no-whole-archive \
 		$(PKG_LIBS) $(shell pkg-config --libs $(TEST_PKGS))
 
@@ -109,6 +109,17 @@ $(BUILD)/tests/integration/%: tests/integration/%.c $(BUILD)/libdralet.a
 	@$(if $(Q),echo "  PROG    $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(ALL_LDFLAGS) \
 		-Wl,--whole-archive $(BUILD)/libdralet.a -Wl,--no-whole-archive $(PKG_LIBS)
+
+# tests named *_umockdev run under umockdev-wrapper and link libumockdev
+$(BUILD)/tests/%_umockdev: tests/unit/%_umockdev.c $(BUILD)/libdralet.a $(TEST_SUPPORT_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  TEST    $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags umockdev-1.0) -Itests/unit \
+		-Itests/unit/support -o $@ $< $(TEST_SUPPORT_OBJ) $(ALL_LDFLAGS) \
+		-Wl,--whole-archive $(BUILD)/libdralet.a -Wl,--no-whole-archive \
+		$(PKG_LIBS) $(shell pkg-config --libs $(TEST_PKGS) umockdev-1.0)
+
+.SECONDARY: $(TEST_SUPPORT_OBJ)
 
 .SECONDEXPANSION:
 $(BUILD)/tests/lib/%.so: $$(wildcard tests/lib/%/*.c) $$(wildcard tests/lib/%/*.h)
