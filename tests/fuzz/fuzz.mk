@@ -16,14 +16,15 @@ FUZZ_BUILD ?= build-fuzz
 FCC ?= clang-14
 Q := $(if $(V),,@)
 
-# The library's packages, as the top Makefile lists them.
+# The library's packages, as the top Makefile lists them (keep the flags in step with
+# its ALL_CFLAGS).
 PKGS := $(shell sed -n 's/^PKGS := //p' Makefile)
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS := $(shell pkg-config --libs $(PKGS)) -ldl -lpthread
 
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 CFLAGS_FUZZ := -std=gnu11 -O1 -g $(SAN) -fsanitize=fuzzer-no-link -Wall -Wextra \
-	-Wno-unused-parameter -Iinclude -I. -I$(FUZZ_BUILD)/gen $(PKG_CFLAGS) \
+	-Wno-unused-parameter -D_GNU_SOURCE -Iinclude -I. -I$(FUZZ_BUILD)/gen $(PKG_CFLAGS) \
 	-DDRALET_VERSION='"fuzz"' -MMD -MP
 
 PROTOS := $(wildcard proto/*.proto)
