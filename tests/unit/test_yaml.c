@@ -102,6 +102,47 @@ static void test_emit_round_trip(void **state)
 	free(buf);
 }
 
+static void test_emit_hard_cases(void **state)
+{
+	char longkey[1500], *buf = NULL, err[256];
+	size_t len = 0;
+	struct json_object *in = json_object_new_object(), *out = NULL;
+	FILE *f;
+
+	(void)state;
+	memset(longkey, 'k', sizeof(longkey) - 1);
+	longkey[sizeof(longkey) - 1] = '\0';
+	json_object_object_add(in, longkey, json_object_new_int(1));
+	json_object_object_add(in, "sep", json_object_new_string("a\xe2\x80\xa8" "b\xc2\x85" "c"));
+	json_object_object_add(in, "ctl", json_object_new_string("\x01\t\"\\"));
+	f = open_memstream(&buf, &len);
+	assert_int_equal(yaml_emit(in, f), 0);
+	fclose(f);
+	assert_int_equal(yaml_load_buffer(buf, len, &out, err, sizeof(err)), 0);
+	assert_true(json_object_equal(in, out));
+	json_object_put(in);
+	json_object_put(out);
+	free(buf);
+}
+
+static void test_alias_limits(void **state)
+{
+	struct json_object *o = NULL;
+	char err[256];
+	const char *cycle = "k: &x {a: *x}\n";
+	/* each level multiplies by 10: 10^7 expanded nodes */
+	const char *laughs = "a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
+			     "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\n"
+			     "e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\n"
+			     "g: [*f,*f,*f,*f,*f,*f,*f,*f,*f,*f]\n";
+
+	(void)state;
+	assert_int_equal(yaml_load_buffer(cycle, strlen(cycle), &o, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "recursive alias"));
+	assert_int_equal(yaml_load_buffer(laughs, strlen(laughs), &o, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "too large"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -109,6 +150,8 @@ int main(void)
 		cmocka_unit_test(test_anchors_and_json),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_emit_round_trip),
+		cmocka_unit_test(test_emit_hard_cases),
+		cmocka_unit_test(test_alias_limits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
