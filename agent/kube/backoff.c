@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Retry timing: exponential backoff with jitter, Retry-After. */
-#define _GNU_SOURCE
 #include <ctype.h>
 #include <stdbool.h>
 #include <errno.h>

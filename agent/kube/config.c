@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* In-cluster and kubeconfig settings for the apiserver client. */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <libgen.h>
 #include <stdarg.h>

@@ -6,9 +6,14 @@
 #include <string.h>
 
 #include "agent/slices/build.h"
-#include "agent/slices/validate.h"
+#include "agent/device_json.h"
+#include "agent/sdk/k8s_names.h"
 
-#define SLICE_DEVICES_MAX_WITH_TAINTS 64	/* 1.35 limit; harmless on 1.34 */
+#define SLICE_DEVICES_MAX 128		/* ResourceSliceMaxDevices */
+#define SLICE_DEVICES_MAX_WITH_TAINTS 64	/* the 1.35 limit; harmless on 1.34 */
+#define SLICE_ATTRS_AND_CAPS_MAX 32	/* ResourceSliceMaxAttributesAndCapacitiesPerDevice */
+#define SLICE_VALUE_MAX 64		/* DeviceAttributeMaxValueLength */
+#define SLICE_POOL_NAME_MAX 253		/* PoolNameMaxLength */
 
 struct build_ctx {
 	slice_warn_fn warn;
@@ -49,7 +54,7 @@ static int cmp_strings(const void *a, const void *b)
 /* Why @a cannot be published, or NULL when it can. */
 static const char *attr_problem(const struct dralet_attr *a)
 {
-	if (!valid_qualified_name(a->name))
+	if (!k8s_valid_qualified_name(a->name))
 		return "invalid attribute name (want a C identifier of at most 32 characters, "
 		       "optionally prefixed by a DNS domain and '/')";
 	switch (a->type) {
@@ -63,44 +68,11 @@ static const char *attr_problem(const struct dralet_attr *a)
 			return "string value longer than 64 characters";
 		return NULL;
 	case DRALET_ATTR_VERSION:
-		if (!valid_semver(a->string_value))
+		if (!k8s_valid_semver(a->string_value))
 			return "version is not semantic versioning 2.0.0 (or longer than 64 characters)";
 		return NULL;
 	}
 	return "unknown attribute type";
-}
-
-static struct json_object *attr_value(const struct dralet_attr *a)
-{
-	struct json_object *v = json_object_new_object();
-	if (!v)
-		return NULL;
-	struct json_object *inner = NULL;
-	const char *key = NULL;
-	switch (a->type) {
-	case DRALET_ATTR_INT:
-		key = "int";
-		inner = json_object_new_int64(a->int_value);
-		break;
-	case DRALET_ATTR_BOOL:
-		key = "bool";
-		inner = json_object_new_boolean(a->bool_value);
-		break;
-	case DRALET_ATTR_STRING:
-		key = "string";
-		inner = json_object_new_string(a->string_value);
-		break;
-	case DRALET_ATTR_VERSION:
-		key = "version";
-		inner = json_object_new_string(a->string_value);
-		break;
-	}
-	if (!inner || json_object_object_add(v, key, inner) < 0) {
-		json_object_put(inner);
-		json_object_put(v);
-		return NULL;
-	}
-	return v;
 }
 
 /* Adds @val under @key; on failure puts @val. Returns 0 or -ENOMEM. */
@@ -158,10 +130,10 @@ static int device_json(const struct build_ctx *ctx, const struct slice_device_in
 	for (size_t i = 0; i < n_caps; i++) {
 		const struct dralet_capacity *c = &dev->caps[i];
 		const char *problem = NULL;
-		if (!valid_qualified_name(c->name))
+		if (!k8s_valid_qualified_name(c->name))
 			problem = "invalid capacity name (want a C identifier of at most 32 "
 				  "characters, optionally prefixed by a DNS domain and '/')";
-		else if (!valid_quantity(c->quantity))
+		else if (!k8s_valid_quantity(c->quantity))
 			problem = "capacity value is not a Kubernetes quantity";
 		else if (seen_before(cap_names, kept_caps, c->name))
 			problem = "duplicate capacity name";
@@ -204,7 +176,7 @@ static int device_json(const struct build_ctx *ctx, const struct slice_device_in
 			for (size_t k = 0; k < kept_attrs && !a; k++)
 				if (!strcmp(attrs[k]->name, attr_names[i]))
 					a = attrs[k];
-			if (obj_add(map, attr_names[i], attr_value(a)) < 0)
+			if (obj_add(map, attr_names[i], device_attr_value_json(a)) < 0)
 				goto out;
 		}
 	}
@@ -295,8 +267,8 @@ int slice_build(const char *driver, const char *node_name, const char *node_uid,
 	struct build_ctx ctx = { .warn = warn_fn, .userdata = userdata };
 	if (!opts)
 		opts = &defaults;
-	if (!valid_driver_name(driver) || !valid_dns_subdomain(node_name) ||
-	    !valid_pool_name(node_name))
+	if (!k8s_valid_driver_name(driver) ||
+	    !k8s_valid_dns_subdomain(node_name, SLICE_POOL_NAME_MAX))
 		return -EINVAL;
 	if (n_devs && !devs)
 		return -EINVAL;
@@ -311,7 +283,7 @@ int slice_build(const char *driver, const char *node_name, const char *node_uid,
 		goto out;
 
 	for (size_t i = 0; i < n_devs; i++) {
-		if (!devs[i].name || !valid_dns_label(devs[i].name)) {
+		if (!devs[i].name || !k8s_valid_dns_label(devs[i].name)) {
 			warn(&ctx, &devs[i], NULL,
 			     "invalid device name (want a DNS label: lower-case alphanumerics and "
 			     "'-', at most 63 characters); device not published");
