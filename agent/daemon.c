@@ -154,10 +154,8 @@ static int start_driver(struct daemon *d, struct daemon_driver *dd)
 		log_error("driver %s: cannot add the DRA methods: %s", dd->name, strerror(-r));
 		return r;
 	}
-	log_info("driver %s: %zu device(s); registration socket %s, DRA socket %s, checkpoint "
-		 "%s/%s, CDI specs in %s", dd->name, dd->n_devices,
-		 kubelet_endpoint_registration_socket(dd->ep), kubelet_endpoint_dra_socket(dd->ep),
-		 dd->state_dir, CHECKPOINT_FILE_NAME, o->cdi_dir);
+	log_info("driver %s: %zu device(s), checkpoint %s/%s, CDI specs in %s", dd->name,
+		 dd->n_devices, dd->state_dir, CHECKPOINT_FILE_NAME, o->cdi_dir);
 
 	/* The ResourceSlices of the driver: the store converges in the background. */
 	r = slices_build(d->inv, dd->name, o->node_name, NULL, &o->slice_opts, &slices);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Test backend for the claims integration and crash tests (built by
- * claims_kubelet.py with the SDK headers, loaded with --backend-dir).
+ * Test backend for the claims integration and crash tests
+ * (tests/integration/test_claims*.py, test_crash*.py): built by make
+ * test-libs into $(BUILD)/tests/lib/claimsfake.so and loaded with
+ * --backend-dir.
  *
  * It claims the made-up PCI function 1234:d7a0 and models "hardware state"
  * as files: preparing device D for claim U writes <stateDir>/D containing U
