@@ -265,9 +265,10 @@ class Node:
             time.sleep(0.05)
         raise AssertionError("dralet did not open its sockets:\n" + self.read_log())
 
-    def stop(self):
+    def stop(self, signal_sent=False):
         p = self.proc_handle
-        p.send_signal(signal.SIGTERM)
+        if not signal_sent:
+            p.send_signal(signal.SIGTERM)
         rc = p.wait(timeout=30)
         self.log.close()
         assert rc == 0, "dralet exited with %s:\n%s" % (rc, self.read_log())

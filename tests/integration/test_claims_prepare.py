@@ -7,6 +7,7 @@ idempotent and concurrent calls, v1beta1, multi-device rollback, unprepare,
 CDI specs checked against the schema, a call whose deadline passes, and a
 clean SIGTERM. Prints prepare latencies."""
 import os
+import signal
 import statistics
 import sys
 import threading
@@ -207,8 +208,19 @@ def check(node):
     assert node.checkpoint_claims() == {}
     assert all(e == "" for e in kl.unprepare(claims).values())
 
+    # SIGTERM while a prepare runs: the call still gets its answer, the claim is
+    # recorded, then the sockets go and the daemon exits 0
+    node.put_claim("term", uid(80), [("gpu", 5)],
+                   config=[{"source": "FromClaim", "opaque": {"driver": ck.DRIVER,
+                                                             "parameters": {"sleepMs": 1000}}}])
+    fut = kl.prepare_future([("ns", "term", uid(80))])
+    time.sleep(0.3)
+    node.proc_handle.send_signal(signal.SIGTERM)
+    res = fut.result()
+    assert res.claims[uid(80)].error == "", res
+    assert node.checkpoint_claims()[uid(80)]["state"] == "PrepareCompleted"
     kl.close()
-    node.stop()
+    node.stop(signal_sent=True)
     print("claims prepare/unprepare: ok")
 
 
