@@ -128,6 +128,7 @@ static int start_driver(struct daemon *d, struct daemon_driver *dd)
 		.pool = o->node_name,
 		.cdi_dir = o->cdi_dir,
 		.boot_id = d->boot_id,
+		.wait_for_lock = o->pod_uid && *o->pod_uid,
 	};
 	struct json_object *slices = NULL;
 	int r;
@@ -223,6 +224,8 @@ int daemon_run(const struct daemon_options *o)
 	for (size_t i = 0; i < d.n_drivers; i++) {
 		d.drivers[i].d = &d;
 		d.drivers[i].name = inventory_driver(d.inv, i);
+	}
+	for (size_t i = 0; i < d.n_drivers; i++) {
 		if (start_driver(&d, &d.drivers[i]) < 0) {
 			status = 1;
 			break;

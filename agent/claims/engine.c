@@ -8,11 +8,14 @@
 #include "agent/claims/engine_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <dralet/device.h>
 
@@ -529,6 +532,8 @@ void claims_engine_free(struct claims_engine *e)
 		free(q);
 	}
 	claims_state_free(e->state);
+	if (e->lock_fd >= 0)
+		close(e->lock_fd);	/* releases the flock */
 	free(e->driver);
 	free(e->pool);
 	free(e->vendor);
@@ -536,6 +541,44 @@ void claims_engine_free(struct claims_engine *e)
 	free(e->cdi_dir);
 	free(e->boot_id);
 	free(e);
+}
+
+/* One agent per driver checkpoint: an flock held for the engine's life. */
+static int take_lock(struct claims_engine *e, bool wait)
+{
+	char path[4096];
+	int r;
+
+	if (snprintf(path, sizeof(path), "%s/checkpoint.lock", e->state_dir) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	e->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (e->lock_fd < 0) {
+		r = -errno;
+		log_error("driver %s: cannot open %s: %s", e->driver, path, strerror(-r));
+		return r;
+	}
+	if (flock(e->lock_fd, LOCK_EX | LOCK_NB) == 0)
+		return 0;
+	if (errno != EWOULDBLOCK) {
+		r = -errno;
+		log_error("driver %s: cannot lock %s: %s", e->driver, path, strerror(-r));
+		return r;
+	}
+	if (!wait) {
+		log_error("driver %s: another dralet holds %s; two agents must not share a "
+			  "driver's checkpoint (a rolling update needs --pod-uid)", e->driver, path);
+		return -EBUSY;
+	}
+	log_warn("driver %s: another dralet holds %s (the previous instance of a rolling "
+		 "update?); waiting for it to exit", e->driver, path);
+	while (flock(e->lock_fd, LOCK_EX) < 0)
+		if (errno != EINTR) {
+			r = -errno;
+			log_error("driver %s: cannot lock %s: %s", e->driver, path, strerror(-r));
+			return r;
+		}
+	log_info("driver %s: got %s", e->driver, path);
+	return 0;
 }
 
 int claims_engine_new(const struct claims_engine_config *cfg, struct claims_engine **ret_engine,
@@ -555,6 +598,7 @@ int claims_engine_new(const struct claims_engine_config *cfg, struct claims_engi
 	}
 	if (!(e = calloc(1, sizeof(*e))))
 		return -ENOMEM;
+	e->lock_fd = -1;
 	e->loop = cfg->loop;
 	e->store = cfg->store;
 	e->driver = strdup(cfg->driver);
@@ -585,6 +629,10 @@ int claims_engine_new(const struct claims_engine_config *cfg, struct claims_engi
 	    (r = atomic_file_mkdirs(e->cdi_dir, 0755)) < 0) {
 		log_error("driver %s: cannot create %s or %s: %s", e->driver, e->state_dir,
 			  e->cdi_dir, strerror(-r));
+		claims_engine_free(e);
+		return r;
+	}
+	if ((r = take_lock(e, cfg->wait_for_lock)) < 0) {
 		claims_engine_free(e);
 		return r;
 	}

@@ -44,6 +44,10 @@ struct claims_engine_config {
 	const char *state_dir;		/* <plugins-dir>/<driver>: checkpoint.json */
 	const char *cdi_dir;		/* where CDI specs go (/var/run/cdi) */
 	const char *boot_id;		/* the node's boot ID, "" when unknown */
+	/* Another process holding the driver's checkpoint (checkpoint.lock):
+	 * false: fail with -EBUSY; true: wait for it (a rolling update's new
+	 * instance waits for the old one to exit). */
+	bool wait_for_lock;
 };
 
 /* What one start did with the checkpoint (logged by the engine as well). */
@@ -54,7 +58,9 @@ struct claims_recovery_stats {
 };
 
 /*
- * Creates the engine: creates the state and CDI directories, loads the
+ * Creates the engine: creates the state and CDI directories, takes the
+ * driver's checkpoint lock (flock on <state_dir>/checkpoint.lock, held for
+ * the engine's life, so two agents never share a checkpoint), loads the
  * checkpoint and recovers (docs/claims.md, "Recovery"), which may call
  * backends and write files, so call it before serving. A corrupt checkpoint
  * is moved aside with a loud error and the engine starts empty. @ret_stats

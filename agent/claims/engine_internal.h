@@ -41,6 +41,7 @@ struct claims_engine {
 	struct engine_device *devices;	/* sorted by name */
 	size_t n_devices;
 	struct claims_state *state;
+	int lock_fd;			/* flock on checkpoint.lock, -1 when not held */
 	struct uid_queue *queues;	/* loop only */
 	unsigned calls_in_flight;	/* loop only */
 	bool shutting_down;

@@ -163,8 +163,8 @@ class Node:
         self.protos = Protos(self.tmp)
         self.proc_handle = None
         self.log_path = os.path.join(self.tmp, "dralet.log")
-        self.dra_socket = os.path.join(self.plugins, DRIVER, "dra.sock")
-        self.reg_socket = os.path.join(self.registry, DRIVER + "-reg.sock")
+        self.pod_uid = None
+        self.use_pod_uid(None)
 
     def add_function(self, i):
         addr = "0000:00:%02x.0" % (0x0a + i)
@@ -232,6 +232,16 @@ class Node:
 
     # ---- the daemon ----
 
+    def use_pod_uid(self, pod_uid):
+        """Rolling-update socket names (--pod-uid) for the next start; None: off."""
+        self.pod_uid = pod_uid
+        if pod_uid:
+            self.dra_socket = os.path.join(self.plugins, DRIVER, "dra-%s.sock" % pod_uid)
+            self.reg_socket = os.path.join(self.registry, "%s-%s-reg.sock" % (DRIVER, pod_uid))
+        else:
+            self.dra_socket = os.path.join(self.plugins, DRIVER, "dra.sock")
+            self.reg_socket = os.path.join(self.registry, DRIVER + "-reg.sock")
+
     def start(self, env=None, wait=True):
         e = dict(os.environ)
         e.update(env or {})
@@ -241,7 +251,8 @@ class Node:
             [self.dralet, "run", "--sysfs-root", self.sys, "--dev-root", self.dev,
              "--proc-root", self.proc, "--config", self.config, "--backend-dir", self.backends,
              "--store", self.store, "--registry-dir", self.registry, "--plugins-dir",
-             self.plugins, "--cdi-dir", self.cdi, "--node-name", NODE],
+             self.plugins, "--cdi-dir", self.cdi, "--node-name", NODE] +
+            (["--pod-uid", self.pod_uid] if self.pod_uid else []),
             stdout=self.log, stderr=subprocess.STDOUT, env=e)
         if wait:
             self.wait_ready()

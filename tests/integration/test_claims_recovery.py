@@ -89,6 +89,39 @@ def check(node):
     assert res[uid(1)] == first[uid(1)], res
     kl.close()
     node.stop()
+
+    # one agent per checkpoint: a second plain agent is refused; with --pod-uid
+    # (rolling update) the new instance waits for the old one to exit
+    node.start()
+    old, old_log = node.proc_handle, node.log
+    second = node.start(wait=False)
+    assert node.wait_exit() == 1
+    assert "another dralet holds" in node.read_log()
+    node.proc_handle, node.log = old, old_log
+    node.stop()
+    node.use_pod_uid("pod-a")
+    node.start()
+    old, old_log = node.proc_handle, node.log
+    node.use_pod_uid("pod-b")
+    node.start(wait=False)
+    new, new_log = node.proc_handle, node.log
+    import time
+    deadline = time.time() + 10
+    while "waiting for it to exit" not in node.read_log() and time.time() < deadline:
+        time.sleep(0.05)
+    assert "waiting for it to exit" in node.read_log()
+    assert not os.path.exists(node.dra_socket)
+    node.proc_handle, node.log = old, old_log
+    node.use_pod_uid("pod-a")
+    node.stop()
+    node.proc_handle, node.log = new, new_log
+    node.use_pod_uid("pod-b")
+    node.wait_ready()
+    kl = node.kubelet()
+    assert kl.prepare([("ns", "a", uid(1))])[uid(1)] == first[uid(1)]
+    kl.close()
+    node.stop()
+    del second
     print("recovery: ok")
 
 

@@ -845,6 +845,20 @@ static void test_corrupt_checkpoint(void **state)
 	}
 }
 
+static void test_one_agent_per_checkpoint(void **state)
+{
+	struct env *x = *state;
+	struct claims_engine *first = x->e;
+
+	/* a second engine on the same state directory is refused while the first lives */
+	x->e = NULL;
+	assert_int_equal(open_engine(x, BOOT), -EBUSY);
+	assert_null(x->e);
+	x->e = first;
+	close_engine(x);
+	assert_int_equal(open_engine(x, BOOT), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -858,6 +872,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_shutdown_refuses, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recovery, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt_checkpoint, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_one_agent_per_checkpoint, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
