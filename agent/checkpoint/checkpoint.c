@@ -653,6 +653,15 @@ static struct ckpt_claim *decode_claim(struct json_object *o, size_t idx, struct
 	return c;
 }
 
+/* True when the @len bytes at @p are all JSON white space. */
+static bool only_space(const char *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r' && p[i] != '\n')
+			return false;
+	return true;
+}
+
 int checkpoint_decode(const char *text, size_t len, struct checkpoint **ret_ck, char *err,
 		      size_t errlen)
 {
@@ -665,10 +674,15 @@ int checkpoint_decode(const char *text, size_t len, struct checkpoint **ret_ck, 
 
 	if (!tok)
 		return -ENOMEM;
+	if (len > INT32_MAX) {
+		json_tokener_free(tok);
+		snprintf(err, errlen, "too large");
+		return -EBADMSG;
+	}
 	file = json_tokener_parse_ex(tok, text, (int)len);
 	if (!file || json_tokener_get_error(tok) != json_tokener_success ||
-	    json_tokener_get_parse_end(tok) + strspn(text + json_tokener_get_parse_end(tok),
-						      " \t\r\n") < len ||
+	    !only_space(text + json_tokener_get_parse_end(tok),
+			len - json_tokener_get_parse_end(tok)) ||
 	    !json_object_is_type(file, json_type_object)) {
 		json_tokener_free(tok);
 		json_object_put(file);
