@@ -219,6 +219,12 @@ int daemon_run(const struct daemon_options *o)
 		status = 1;
 		goto out;
 	}
+	/* before any socket exists: a SIGTERM must always mean a clean stop */
+	uv_signal_init(&d.loop, &d.sigterm);
+	uv_signal_init(&d.loop, &d.sigint);
+	d.sigterm.data = d.sigint.data = &d;
+	uv_signal_start(&d.sigterm, on_signal, SIGTERM);
+	uv_signal_start(&d.sigint, on_signal, SIGINT);
 	if (!d.n_drivers)
 		log_warn("no device and no enabled backend: nothing to register; waiting for a signal");
 	for (size_t i = 0; i < d.n_drivers; i++) {
@@ -231,11 +237,6 @@ int daemon_run(const struct daemon_options *o)
 			break;
 		}
 	}
-	uv_signal_init(&d.loop, &d.sigterm);
-	uv_signal_init(&d.loop, &d.sigint);
-	d.sigterm.data = d.sigint.data = &d;
-	uv_signal_start(&d.sigterm, on_signal, SIGTERM);
-	uv_signal_start(&d.sigint, on_signal, SIGINT);
 	if (status)
 		stop(&d);
 	else
