@@ -104,6 +104,12 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libdralet.a $(TEST_SUPPORT_OBJ)
 		-Wl,--whole-archive $(BUILD)/libdralet.a -Wl,--no-whole-archive \
 		$(PKG_LIBS) $(shell pkg-config --libs $(TEST_PKGS))
 
+$(BUILD)/tests/integration/%: tests/integration/%.c $(BUILD)/libdralet.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  PROG    $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(ALL_LDFLAGS) \
+		-Wl,--whole-archive $(BUILD)/libdralet.a -Wl,--no-whole-archive $(PKG_LIBS)
+
 # tests named *_umockdev run under umockdev-wrapper and link libumockdev
 $(BUILD)/tests/%_umockdev: tests/unit/%_umockdev.c $(BUILD)/libdralet.a $(TEST_SUPPORT_OBJ)
 	@mkdir -p $(dir $@)
@@ -114,12 +120,6 @@ $(BUILD)/tests/%_umockdev: tests/unit/%_umockdev.c $(BUILD)/libdralet.a $(TEST_S
 		$(PKG_LIBS) $(shell pkg-config --libs $(TEST_PKGS) umockdev-1.0)
 
 .SECONDARY: $(TEST_SUPPORT_OBJ)
-
-$(BUILD)/tests/integration/%: tests/integration/%.c $(BUILD)/libdralet.a
-	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  PROG    $@")
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(ALL_LDFLAGS) \
-		-Wl,--whole-archive $(BUILD)/libdralet.a -Wl,--no-whole-archive $(PKG_LIBS)
 
 .SECONDEXPANSION:
 $(BUILD)/tests/lib/%.so: $$(wildcard tests/lib/%/*.c) $$(wildcard tests/lib/%/*.h)

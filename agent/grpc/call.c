@@ -59,25 +59,11 @@ int grpc_call_submit_error(struct grpc_call *call, int status, const char *messa
 	size_t n;
 	int r;
 
+	/* Trailers-Only: one HEADERS frame with END_STREAM. When the client is
+	 * still sending, grpc_conn_reject() follows it with RST_STREAM(NO_ERROR). */
 	call->response_submitted = true;
-	if (call->remote_closed) {
-		/* Trailers-Only: one HEADERS frame with END_STREAM. */
-		n = 2 + build_status_nv(nv + 2, status_buf, status, encoded);
-		r = nghttp2_submit_response(session, call->stream_id, nv, n, NULL);
-	} else {
-		/*
-		 * The client is still sending: headers, then trailers, then the
-		 * caller's RST_STREAM(NO_ERROR). Not Trailers-Only, because gRPC
-		 * C-core clients (grpcio 1.51) turn a RST_STREAM after
-		 * Trailers-Only into INTERNAL.
-		 */
-		r = nghttp2_submit_headers(session, NGHTTP2_FLAG_NONE, call->stream_id, NULL, nv,
-					   2, NULL);
-		if (r == 0) {
-			n = build_status_nv(nv, status_buf, status, encoded);
-			r = nghttp2_submit_trailer(session, call->stream_id, nv, n);
-		}
-	}
+	n = 2 + build_status_nv(nv + 2, status_buf, status, encoded);
+	r = nghttp2_submit_response(session, call->stream_id, nv, n, NULL);
 	free(encoded);
 	return r ? -ENOMEM : 0;
 }
@@ -95,7 +81,8 @@ ssize_t grpc_call_read_data(nghttp2_session *session, int32_t stream_id, uint8_t
 		call->data_deferred = true;
 		return NGHTTP2_ERR_DEFERRED;
 	}
-	memcpy(buf, call->out + call->out_off, n);
+	if (n > 0)
+		memcpy(buf, call->out + call->out_off, n);
 	call->out_off += n;
 	if (call->out_off == call->out_len) {
 		call->out_off = call->out_len = 0;

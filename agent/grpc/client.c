@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -279,8 +280,14 @@ int grpc_client_connect(const char *path, int timeout_ms, struct grpc_client **r
 		free(c);
 		return r;
 	}
+	if (timeout_ms > 0) {
+		/* A full listen backlog blocks connect(2); bound that wait too. */
+		struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
+
+		setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	}
 	if (connect(c->fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
-		r = -errno;
+		r = errno == EAGAIN || errno == EINPROGRESS ? -ETIMEDOUT : -errno;
 		goto fail;
 	}
 	if (nghttp2_session_callbacks_new(&cbs)) {
@@ -472,6 +479,11 @@ int grpc_client_invoke(struct grpc_client *c, const struct grpc_client_call_opts
 		r = s.callback_error;
 		goto out;
 	}
+	/* A server cancels at the deadline; report that as the client would
+	 * have (PROTOCOL-HTTP2.md, Client Cancellation). */
+	if (!timed_out && s.grpc_status < 0 && s.rst_code == NGHTTP2_CANCEL && deadline >= 0 &&
+	    now_ms() >= deadline)
+		timed_out = true;
 	finish_status(&s, timed_out);
 	*ret = res;
 out:

@@ -321,6 +321,8 @@ static void call_headers_done(struct grpc_conn *conn, struct grpc_call *call)
 	if (call->has_deadline) {
 		uint64_t ms = call->deadline_ms;
 
+		/* Fresh time: never expire before the client's own deadline. */
+		uv_update_time(conn->srv->loop);
 		call->deadline_ms = uv_now(conn->srv->loop) + ms;
 		if (call_start_deadline(conn, call, ms) < 0)
 			grpc_conn_reject(conn, call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");

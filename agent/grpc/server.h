@@ -21,6 +21,30 @@
  * reported through the optional grpc_call_on_cancel() callback; replying to a
  * cancelled call sends nothing and returns -ECANCELED, but still releases the
  * call. The call pointer is invalid after grpc_call_reply().
+ *
+ * Example: a unary method answered from a worker thread.
+ *
+ *	struct job { uv_work_t work; struct grpc_call *call; ... };
+ *
+ *	static void on_prepare(struct grpc_call *call, const uint8_t *req, size_t len,
+ *			       void *userdata)
+ *	{
+ *		struct job *j = calloc(1, sizeof(*j));
+ *		j->call = call;			// unpack @req now: it is borrowed
+ *		j->work.data = j;
+ *		uv_queue_work(loop, &j->work, run_on_worker, after_work);
+ *	}
+ *	static void after_work(uv_work_t *work, int status)	// loop thread
+ *	{
+ *		struct job *j = work->data;
+ *		grpc_call_reply(j->call, GRPC_STATUS_OK, packed, packed_len, NULL);
+ *		free(j);
+ *	}
+ *	...
+ *	grpc_server_add_method(srv, KUBELET_PATH_V1_PREPARE, GRPC_UNARY, on_prepare, ctx);
+ *
+ * run_on_worker may poll grpc_call_cancelled(j->call) to give up early; it
+ * still ends in after_work's grpc_call_reply().
  */
 #ifndef DRALET_GRPC_SERVER_H
 #define DRALET_GRPC_SERVER_H

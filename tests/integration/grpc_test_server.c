@@ -235,17 +235,17 @@ static void on_stream(struct grpc_call *call, const uint8_t *req, size_t len, vo
 
 static void on_stats(struct grpc_call *call, const uint8_t *req, size_t len, void *ud)
 {
+	struct grpc_server **dra = ud;
 	char buf[256];
 	int n;
 
 	(void)req;
 	(void)len;
-	(void)ud;
 	n = snprintf(buf, sizeof(buf),
 		     "{\"cancelled\": %u, \"deadline\": %u, \"unavailable\": %u, \"served\": %u, "
-		     "\"registered\": %u, \"rejected\": %u}",
+		     "\"registered\": %u, \"rejected\": %u, \"connections\": %u}",
 		     stats.cancelled, stats.deadline, stats.unavailable, stats.served,
-		     stats.registered, stats.rejected);
+		     stats.registered, stats.rejected, grpc_server_n_connections(*dra));
 	grpc_call_reply(call, GRPC_STATUS_OK, buf, (size_t)n, NULL);
 }
 
@@ -454,7 +454,7 @@ int main(int argc, char **argv)
 	grpc_server_add_method(dra, "/dralet.test.Test/Hang", GRPC_UNARY, on_hang, NULL);
 	grpc_server_add_method(dra, "/dralet.test.Test/Stream", GRPC_SERVER_STREAMING, on_stream,
 			       &app.loop);
-	grpc_server_add_method(dra, "/dralet.test.Test/Stats", GRPC_UNARY, on_stats, NULL);
+	grpc_server_add_method(dra, "/dralet.test.Test/Stats", GRPC_UNARY, on_stats, &dra);
 	grpc_server_add_method(dra, KUBELET_PATH_V1_PREPARE, GRPC_UNARY, on_prepare, NULL);
 	grpc_server_add_method(dra, KUBELET_PATH_V1_UNPREPARE, GRPC_UNARY, on_unprepare, NULL);
 	grpc_server_add_method(dra, KUBELET_PATH_V1BETA1_PREPARE, GRPC_UNARY, on_prepare, NULL);
