@@ -47,7 +47,7 @@ WARNINGS := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-protot
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS := $(shell pkg-config --libs $(PKGS)) -ldl -lpthread
 ALL_CFLAGS := -std=gnu11 $(WARNINGS) $(CFLAGS) $(SANFLAGS) -fPIC \
-	-Iinclude -I. -I$(BUILD)/gen $(PKG_CFLAGS) -DDRALET_VERSION='"$(VERSION)"' -MMD -MP
+	-D_GNU_SOURCE -Iinclude -I. -I$(BUILD)/gen $(PKG_CFLAGS) -DDRALET_VERSION='"$(VERSION)"' -MMD -MP
 # The binary exports the SDK so that backend shared objects can call it.
 ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS) -Wl,--export-dynamic-symbol='dralet_*' -Wl,--as-needed
 
@@ -94,7 +94,7 @@ $(BUILD)/dralet: $(MAIN_OBJ) $(BUILD)/libdralet.a
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libdralet.a $(TEST_SUPPORT_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  TEST    $@")
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(TEST_SUPPORT_OBJ) $(ALL_LDFLAGS) \
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -Itests/unit/support -o $@ $< $(TEST_SUPPORT_OBJ) $(ALL_LDFLAGS) \
 		-Wl,--whole-archive $(BUILD)/libdralet.a -Wl,--no-whole-archive \
 		$(PKG_LIBS) $(shell pkg-config --libs $(TEST_PKGS))
 

@@ -11,14 +11,16 @@
 #include <dralet/backend.h>
 
 struct config;
+struct hal_roots;
+struct hal_scan;
 struct registry;
-struct roots;
 struct inventory;
 
 /* Warnings (bad sysfs files, rejected attributes, skipped unsafe functions)
- * are logged by inventory_discover itself, once, with their context. */
-int inventory_discover(const struct roots *roots, const struct config *cfg,
-		       struct registry *reg, struct inventory **ret_inv);
+ * are logged by inventory_discover itself, once, with their context. The
+ * inventory borrows @roots, @cfg and @reg: they must outlive it. */
+int inventory_discover(const struct hal_roots *roots, const struct config *cfg,
+		       const struct registry *reg, struct inventory **ret_inv);
 void inventory_free(struct inventory *inv);
 
 /* DRA driver names with at least one device or enabled backend, sorted. */
@@ -40,5 +42,8 @@ const struct dralet_backend *inventory_backend_of(const struct inventory *inv,
 						  const struct dralet_device *dev);
 struct dralet_backend_ctx *inventory_ctx_of(const struct inventory *inv,
 					    const struct dralet_device *dev);
+
+/* The HAL scan the inventory was built from (every PCI function). */
+const struct hal_scan *inventory_scan(const struct inventory *inv);
 
 #endif

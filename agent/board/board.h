@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Simulated boards: a YAML description of one server model (boards/*.yaml,
+ * Simulated boards: a YAML description of one server model (a file in boards/,
  * format in docs/boards.md) turned into a sysfs/dev/proc tree that libpci,
  * libudev (under umockdev) and the HAL read exactly like a real node.
  */

@@ -75,9 +75,11 @@ struct dralet_capacity {
  * ':' and '.' turned into '-' ("gpu-0000-3b-00-0"), followed by "-<suffix>"
  * when @suffix is given (suffix characters outside [a-z0-9] become '-').
  * The device starts with the attributes every PCI-backed device carries:
- * resource.kubernetes.io/pcieRoot and pciBusID, and in the driver's domain
- * numaNode, pcieSwitch, iommuGroup, vendorID, deviceID, productName (from the
- * PCI name database; a backend may overwrite it), driver, pciAddress.
+ * resource.kubernetes.io/pcieRoot, pciBusID and numaNode, and in the driver's
+ * domain numaNode, pcieSwitch (address of the nearest switch upstream port),
+ * iommuGroup, vendorID, deviceID ("0x10de"), productName (from the PCI name
+ * database; a backend may overwrite it), pcieGeneration and pcieLinkWidth —
+ * each only when known.
  * @func may be NULL for devices without a PCI parent (then @suffix is required
  * and the name is "<kind>-<suffix>").
  * On success *ret_dev points to the device, owned by the probe's list.

@@ -62,8 +62,10 @@ struct hal_ibdev {
 	struct hal_devnode uverbs;
 };
 
-struct hal_drmdev {
-	const char *name;	/* "card0", "renderD128" */
+/* A class device that is just a character node: DRM "card0"/"renderD128",
+ * compute accelerator "accel0". */
+struct hal_classdev {
+	const char *name;
 	struct hal_devnode node;
 };
 
@@ -175,7 +177,9 @@ struct hal_pci_func {
 	size_t n_ib;
 	const struct hal_ibdev *ib;
 	size_t n_drm;
-	const struct hal_drmdev *drm;
+	const struct hal_classdev *drm;		/* class/drm: cardN, renderDN */
+	size_t n_accel;
+	const struct hal_classdev *accel;	/* class/accel: accelN (/dev/accel/accelN) */
 	size_t n_fpga_managers;
 	const struct hal_fpga_manager *fpga_managers;
 	size_t n_fpga_regions;

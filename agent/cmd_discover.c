@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* dralet discover: the node's accelerators in the uniform device model. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "agent/commands.h"
+#include "agent/device_json.h"
+#include "agent/inventory.h"
+#include "agent/setup.h"
+#include "agent/yaml_emit.h"
+
+enum { OPT_OUTPUT = OPT_FIRST_COMMAND_OPTION, OPT_HELP };
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: dralet discover [--board FILE | --sysfs-root DIR --dev-root DIR "
+		"--proc-root DIR]\n"
+		"                       [--config FILE] [-o table|json|yaml]\n\n"
+		"Lists every device the enabled backends find on the node.\n\n"
+		"  -o, --output FORMAT   table (default), json or yaml; json/yaml give\n"
+		"                        {\"devices\": [...]} with attributes and capacity in\n"
+		"                        the resource.k8s.io/v1 Device form\n"
+		SETUP_OPTIONS_HELP);
+}
+
+static const char *attr_text(const struct dralet_device *dev, const char *name, char *buf,
+			     size_t size)
+{
+	const struct dralet_attr *a = dralet_device_find_attr(dev, name);
+
+	if (!a)
+		return "-";
+	if (a->type == DRALET_ATTR_INT)
+		snprintf(buf, size, "%lld", (long long)a->int_value);
+	else if (a->type == DRALET_ATTR_BOOL)
+		snprintf(buf, size, "%s", a->bool_value ? "true" : "false");
+	else
+		snprintf(buf, size, "%s", a->string_value);
+	return buf;
+}
+
+static void print_table(const struct inventory *inv)
+{
+	static const char *const health[] = { "Unknown", "Healthy", "Unhealthy" };
+	char model[80], numa[24], root[32];
+
+	printf("%-40s %-18s %-8s %-34s %-4s %-12s %s\n", "NAME", "DRIVER", "KIND", "MODEL",
+	       "NUMA", "PCIEROOT", "HEALTH");
+	for (size_t i = 0; i < inventory_n_all(inv); i++) {
+		const struct dralet_device *d = inventory_all(inv, i);
+		printf("%-40s %-18s %-8s %-34.34s %-4s %-12s %s\n", dralet_device_name(d),
+		       dralet_device_driver(d), dralet_device_kind(d),
+		       attr_text(d, "productName", model, sizeof(model)),
+		       attr_text(d, "numaNode", numa, sizeof(numa)),
+		       attr_text(d, DRALET_ATTR_PCIE_ROOT, root, sizeof(root)),
+		       health[dralet_device_health(d)]);
+	}
+}
+
+static struct json_object *devices_json(const struct inventory *inv)
+{
+	struct json_object *root = json_object_new_object();
+	struct json_object *list = json_object_new_array();
+
+	for (size_t i = 0; i < inventory_n_all(inv); i++)
+		json_object_array_add(list, device_to_json(inventory_all(inv, i), true));
+	json_object_object_add(root, "devices", list);
+	return root;
+}
+
+int cmd_discover(int argc, char **argv)
+{
+	static const struct option options[] = {
+		SETUP_LONG_OPTIONS,
+		{ "output", required_argument, NULL, OPT_OUTPUT },
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct setup_options so = { 0 };
+	const char *output = "table";
+	struct inventory *inv;
+	struct setup s;
+	int opt, r;
+
+	while ((opt = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
+		r = setup_option(&so, opt, optarg);
+		if (r < 0)
+			return 2;
+		if (r > 0)
+			continue;
+		switch (opt) {
+		case 'o':
+		case OPT_OUTPUT:
+			output = optarg;
+			break;
+		case 'h':
+		case OPT_HELP:
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc || (strcmp(output, "table") && strcmp(output, "json") &&
+			      strcmp(output, "yaml"))) {
+		usage(stderr);
+		return 2;
+	}
+	if (setup_init(&so, &s) < 0)
+		return 1;
+	r = inventory_discover(&s.roots, s.cfg, s.reg, &inv);
+	if (r < 0) {
+		setup_teardown(&s);
+		return 1;
+	}
+	if (!strcmp(output, "table")) {
+		print_table(inv);
+	} else {
+		struct json_object *j = devices_json(inv);
+		if (!strcmp(output, "json"))
+			printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
+									 JSON_C_TO_STRING_SPACED |
+									 JSON_C_TO_STRING_NOSLASHESCAPE));
+		else
+			yaml_emit(j, stdout);
+		json_object_put(j);
+	}
+	r = fflush(stdout) == 0 ? 0 : 1;
+	inventory_free(inv);
+	setup_teardown(&s);
+	return r;
+}

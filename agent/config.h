@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The agent's YAML configuration (--config FILE). Every key is checked; an
+ * unknown key is an error naming it, so typos never pass silently. Without a
+ * file every in-tree backend is enabled under its default driver name.
+ *
+ *   backends:                     # per backend, by name
+ *     nvidia:
+ *       enabled: true             # default true
+ *       driver: gpu.dralet.dev    # DRA driver name (default: the backend's)
+ *       options:                  # backend-specific strings
+ *         nvmlLibrary: /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1
+ *   publishUnsafeDevices: false   # also publish the default-route NIC and
+ *                                 # controllers holding mounted filesystems
+ *   pciIDs: /usr/share/misc/pci.ids   # name database (default: libpci's)
+ */
+#ifndef DRALET_CONFIG_H
+#define DRALET_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <json-c/json.h>
+
+struct config_backend {
+	const char *name;
+	bool enabled;
+	const char *driver;		/* NULL: the backend's default */
+	struct json_object *options;	/* object of strings, or NULL */
+};
+
+struct config {
+	struct config_backend *backends;
+	size_t n_backends;
+	bool publish_unsafe;
+	const char *pci_ids;		/* NULL: libpci default */
+	struct json_object *root;	/* owns every string above */
+};
+
+/* Loads @path (NULL: defaults). On error returns -errno/-EINVAL with the
+ * file, the key and the problem in @err. */
+int config_load(const char *path, struct config **ret_cfg, char *err, size_t errlen);
+void config_free(struct config *cfg);
+
+/* The settings of backend @name, or NULL when the file does not mention it
+ * (enabled, default driver, no options). */
+const struct config_backend *config_backend(const struct config *cfg, const char *name);
+
+#endif

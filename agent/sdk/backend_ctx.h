@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The agent's side of struct dralet_backend_ctx: one per enabled backend
+ * instance, created by the inventory. Private to agent/.
+ */
+#ifndef DRALET_BACKEND_CTX_H
+#define DRALET_BACKEND_CTX_H
+
+#include <json-c/json.h>
+#include <dralet/backend.h>
+
+struct hal_roots;
+struct hal_scan;
+
+/* Devices created by the probe that is running (owned by the sink). */
+struct device_sink {
+	struct dralet_device **items;
+	size_t n, cap;
+};
+
+struct dralet_backend_ctx {
+	const struct dralet_backend *backend;
+	const char *driver;		/* owned by the config */
+	struct json_object *options;	/* borrowed: object of string values, may be NULL */
+	void *state;			/* from the backend's init */
+	const struct hal_roots *roots;	/* borrowed */
+	const struct hal_scan *scan;	/* borrowed, set during a discovery */
+	struct device_sink *sink;	/* set while probe runs */
+	char error[512];		/* message of the last failed operation */
+	unsigned warnings;		/* warnings recorded so far */
+};
+
+/* Frees every device in the sink (calling the backend's remove op and the
+ * private data destructor) and the sink's array. */
+void device_sink_clear(struct device_sink *sink, struct dralet_backend_ctx *ctx);
+
+/* Frees one device (remove op + private destructor). */
+void dralet_device_free(struct dralet_backend_ctx *ctx, struct dralet_device *dev);
+
+/* The context a device was created with. */
+struct dralet_backend_ctx *dralet_device_ctx(const struct dralet_device *dev);
+
+#endif

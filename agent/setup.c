@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "agent/setup.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "agent/board/board.h"
+#include "agent/config.h"
+#include "agent/log.h"
+#include "backends/registry.h"
+
+int setup_option(struct setup_options *o, int opt, const char *arg)
+{
+	switch (opt) {
+	case OPT_BOARD: o->board = arg; return 1;
+	case OPT_SYSFS_ROOT: o->sysfs_root = arg; return 1;
+	case OPT_DEV_ROOT: o->dev_root = arg; return 1;
+	case OPT_PROC_ROOT: o->proc_root = arg; return 1;
+	case OPT_CONFIG: o->config = arg; return 1;
+	case OPT_BACKEND_DIR: o->backend_dir = arg; return 1;
+	case OPT_LOG_FORMAT:
+		if (strcmp(arg, "text") && strcmp(arg, "json")) {
+			fprintf(stderr, "dralet: --log-format must be text or json\n");
+			return -EINVAL;
+		}
+		o->log_json = !strcmp(arg, "json");
+		return 1;
+	case OPT_VERBOSITY: {
+		char *end;
+		long v = strtol(arg, &end, 10);
+		if (*end || v < 0 || v > 10) {
+			fprintf(stderr, "dralet: --v must be a number from 0 to 10\n");
+			return -EINVAL;
+		}
+		o->verbosity = (int)v;
+		return 1;
+	}
+	}
+	return 0;
+}
+
+static void on_registry_error(void *userdata, const char *message)
+{
+	(void)userdata;
+	log_error("%s", message);
+}
+
+/* A root must be a directory we can open; say which one is not. */
+static int check_root(const char *flag, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0) {
+		fprintf(stderr, "dralet: %s %s: %s\n", flag, path, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "dralet: %s %s: not a directory\n", flag, path);
+		return -ENOTDIR;
+	}
+	return 0;
+}
+
+int setup_init(const struct setup_options *o, struct setup *s)
+{
+	char err[1024];
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	log_setup(o->verbosity, o->log_json);
+	if (o->board && (o->sysfs_root || o->dev_root || o->proc_root)) {
+		fprintf(stderr, "dralet: --board and --sysfs-root/--dev-root/--proc-root exclude "
+				"each other\n");
+		return -EINVAL;
+	}
+	if (o->board) {
+		r = board_materialize_temp(o->board, &s->board_dir, err, sizeof(err));
+		if (r < 0) {
+			fprintf(stderr, "dralet: %s\n", err);
+			return r;
+		}
+		char *sys, *dev, *proc;
+		if (asprintf(&sys, "%s/sys", s->board_dir) < 0 ||
+		    asprintf(&dev, "%s/dev", s->board_dir) < 0 ||
+		    asprintf(&proc, "%s/proc", s->board_dir) < 0) {
+			setup_teardown(s);
+			return -ENOMEM;
+		}
+		s->roots = (struct hal_roots){ sys, dev, proc };
+	} else {
+		s->roots.sys = strdup(o->sysfs_root ? o->sysfs_root : "/sys");
+		s->roots.dev = strdup(o->dev_root ? o->dev_root : "/dev");
+		s->roots.proc = strdup(o->proc_root ? o->proc_root : "/proc");
+		if (!s->roots.sys || !s->roots.dev || !s->roots.proc) {
+			setup_teardown(s);
+			return -ENOMEM;
+		}
+	}
+	if ((r = check_root("--sysfs-root", s->roots.sys)) < 0 ||
+	    (r = check_root("--dev-root", s->roots.dev)) < 0 ||
+	    (r = check_root("--proc-root", s->roots.proc)) < 0) {
+		setup_teardown(s);
+		return r;
+	}
+	r = config_load(o->config, &s->cfg, err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "dralet: config %s\n", err);
+		setup_teardown(s);
+		return r;
+	}
+	r = registry_new(o->backend_dir, on_registry_error, NULL, &s->reg);
+	if (r < 0) {
+		setup_teardown(s);
+		return r;
+	}
+	for (size_t i = 0; i < s->cfg->n_backends; i++)
+		if (!registry_find(s->reg, s->cfg->backends[i].name)) {
+			fprintf(stderr, "dralet: config %s: backends.%s: no such backend\n", o->config,
+				s->cfg->backends[i].name);
+			setup_teardown(s);
+			return -EINVAL;
+		}
+	return 0;
+}
+
+void setup_teardown(struct setup *s)
+{
+	registry_free(s->reg);
+	config_free(s->cfg);
+	if (s->board_dir) {
+		board_remove_tree(s->board_dir);
+		free(s->board_dir);
+	}
+	free((char *)s->roots.sys);
+	free((char *)s->roots.dev);
+	free((char *)s->roots.proc);
+	memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * PCI enumeration: the function list comes from bus/pci/devices (validated
+ * entry by entry, so one bad entry cannot abort the scan the way libpci's
+ * own bus scan would), and each function's identity, class, revision,
+ * subsystem, NUMA node and names come from libpci with the sysfs access
+ * method forced and sysfs.path taken from the root.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <pci/pci.h>
+
+#include "hal/scan_internal.h"
+
+/*
+ * libpci reports errors through callbacks without a context pointer and
+ * declares the error callback as never returning, so the only way to keep a
+ * broken file from exiting the process is a longjmp back into the scan. The
+ * jump buffer and the scan being reported on are per thread for that reason.
+ */
+static _Thread_local jmp_buf *pci_error_jump;
+static _Thread_local struct hal_scan_private *pci_warn_scan;
+
+static void pci_on_error(char *msg, ...) __attribute__((noreturn));
+static void pci_on_error(char *msg, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, msg);
+	vsnprintf(buf, sizeof(buf), msg, ap);
+	va_end(ap);
+	if (pci_warn_scan)
+		scan_warn(pci_warn_scan, "libpci: %s", buf);
+	if (pci_error_jump)
+		longjmp(*pci_error_jump, 1);
+	abort();	/* unreachable: libpci is only called inside a guarded region */
+}
+
+static void pci_on_warning(char *msg, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, msg);
+	vsnprintf(buf, sizeof(buf), msg, ap);
+	va_end(ap);
+	if (pci_warn_scan)
+		scan_warn(pci_warn_scan, "libpci: %s", buf);
+}
+
+static void pci_on_debug(char *msg, ...)
+{
+	(void)msg;
+}
+
+struct entry {
+	char address[24];
+	const char *path;	/* below the sysfs root, in the arena */
+};
+
+static int compare_entries(const void *a, const void *b)
+{
+	return strcmp(((const struct entry *)a)->address, ((const struct entry *)b)->address);
+}
+
+/* Lists bus/pci/devices. Returns the number of entries (*ret_entries
+ * malloc'd) or -errno when the directory exists but cannot be read. */
+static int list_functions(struct hal_scan_private *s, struct entry **ret_entries)
+{
+	struct entry *entries = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	DIR *dir;
+	int fd = openat(s->sys_fd, "bus/pci/devices", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0) {
+		if (errno == ENOENT) {
+			scan_warn(s, "%s/bus/pci/devices: does not exist; no PCI functions",
+				  s->roots.sys);
+			*ret_entries = NULL;
+			return 0;
+		}
+		return -errno;
+	}
+	dir = fdopendir(fd);
+	if (!dir) {
+		int r = -errno;
+		close(fd);
+		return r;
+	}
+	while ((de = readdir(dir))) {
+		char target[4096], path[4096];
+		unsigned d, b, v, f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (!hal_parse_address(de->d_name, &d, &b, &v, &f)) {
+			scan_warn(s, "%s/bus/pci/devices/%s: not a PCI address; entry skipped",
+				  s->roots.sys, de->d_name);
+			continue;
+		}
+		if (sysfs_readlink(dirfd(dir), de->d_name, target, sizeof(target)) < 0 ||
+		    sysfs_resolve_link("bus/pci/devices", target, path, sizeof(path)) < 0 ||
+		    strncmp(path, "devices/pci", 11) ||
+		    strcmp(path_basename(path), de->d_name)) {
+			scan_warn(s, "%s/bus/pci/devices/%s: not a link into devices/pci*; entry skipped",
+				  s->roots.sys, de->d_name);
+			continue;
+		}
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			struct entry *grown = realloc(entries, cap * sizeof(*entries));
+			if (!grown) {
+				free(entries);
+				closedir(dir);
+				return -ENOMEM;
+			}
+			entries = grown;
+		}
+		for (size_t i = 0; de->d_name[i]; i++)
+			entries[n].address[i] = (char)((de->d_name[i] >= 'A' && de->d_name[i] <= 'F')
+						       ? de->d_name[i] + 32 : de->d_name[i]);
+		entries[n].address[strlen(de->d_name)] = '\0';
+		entries[n].path = arena_strdup(s->arena, path);
+		if (!entries[n].path) {
+			free(entries);
+			closedir(dir);
+			return -ENOMEM;
+		}
+		n++;
+	}
+	closedir(dir);
+	if (n)
+		qsort(entries, n, sizeof(*entries), compare_entries);
+	*ret_entries = entries;
+	return (int)n;
+}
+
+/* libpci reads missing identity files as a fatal error and garbage as 0:
+ * check them first so a broken function is skipped with a clear warning. */
+static bool identity_readable(struct hal_scan_private *s, const struct entry *e)
+{
+	static const char *const files[] = { "vendor", "device", "class" };
+	char path[4200];
+	uint64_t v;
+
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/%s", e->path, files[i]);
+		int r = sysfs_read_u64(s->sys_fd, path, 16, &v);
+		if (r < 0 || v > (i < 2 ? 0xffffu : 0xffffffu)) {
+			scan_warn(s, "%s/%s: %s; function skipped", s->roots.sys, path,
+				  r == -ENOENT ? "missing" : r < 0 ? strerror(-r) : "out of range");
+			return false;
+		}
+	}
+	return true;
+}
+
+static const char *lookup_name(struct hal_scan_private *s, struct pci_access *pacc, int flags,
+			       unsigned vendor, unsigned device)
+{
+	char buf[256];
+	const char *name = pci_lookup_name(pacc, buf, sizeof(buf), flags | PCI_LOOKUP_NO_NUMBERS,
+					   vendor, device);
+	return name ? arena_strdup(s->arena, name) : NULL;
+}
+
+static void fill_function(struct hal_scan_private *s, struct pci_access *pacc,
+			  const struct entry *e, struct hal_pci_func *f, struct pci_dev *d)
+{
+	memcpy(f->address, e->address, sizeof(f->address));
+	hal_parse_address(e->address, &f->domain, &f->bus, &f->dev, &f->fn);
+	f->sysfs_path = e->path;
+	f->vendor_id = d->vendor_id;
+	f->device_id = d->device_id;
+	f->subsystem_vendor_id = d->subsys_vendor_id;
+	f->subsystem_device_id = d->subsys_id;
+	f->class_code = ((uint32_t)d->device_class << 8) | d->prog_if;
+	f->revision = d->rev_id;
+	f->numa_node = d->numa_node < 0 ? -1 : d->numa_node;
+	f->iommu_group = -1;
+	f->vf_index = -1;
+	if (!s->opts->no_names) {
+		f->vendor_name = lookup_name(s, pacc, PCI_LOOKUP_VENDOR, f->vendor_id, 0);
+		f->device_name = lookup_name(s, pacc, PCI_LOOKUP_DEVICE, f->vendor_id, f->device_id);
+	}
+}
+
+/* Fills s->funcs from the entries through libpci; returns how many were
+ * kept. Kept apart so that nothing else lives across its setjmp points. */
+static __attribute__((noinline)) size_t fill_all(struct hal_scan_private *s,
+						 struct pci_access *pacc,
+						 const struct entry *entries, size_t n)
+{
+	jmp_buf jump;
+	volatile size_t kept = 0;
+
+	pci_error_jump = &jump;
+	if (setjmp(jump)) {
+		scan_warn(s, "%s: libpci could not be initialised", s->roots.sys);
+		pci_error_jump = NULL;
+		return 0;
+	}
+	pci_init(pacc);
+
+	for (volatile size_t i = 0; i < n; i++) {
+		struct pci_dev *volatile d = NULL;
+		unsigned dom, bus, dev, fn;
+
+		if (!identity_readable(s, &entries[i]))
+			continue;
+		if (setjmp(jump)) {
+			scan_warn(s, "%s/%s: libpci could not read it; function skipped", s->roots.sys,
+				  entries[i].path);
+			if (d)
+				pci_free_dev(d);
+			continue;
+		}
+		hal_parse_address(entries[i].address, &dom, &bus, &dev, &fn);
+		d = pci_get_dev(pacc, (int)dom, (int)bus, (int)dev, (int)fn);
+		pci_fill_info(d, PCI_FILL_IDENT | PCI_FILL_CLASS | PCI_FILL_CLASS_EXT |
+				 PCI_FILL_SUBSYS | PCI_FILL_NUMA_NODE);
+		fill_function(s, pacc, &entries[i], &s->funcs[kept], d);
+		kept++;
+		pci_free_dev(d);
+	}
+	pci_error_jump = NULL;
+	return kept;
+}
+
+int pci_enumerate(struct hal_scan_private *s)
+{
+	struct entry *entries = NULL;
+	struct pci_access *pacc;
+	char sysfs_path[4096];
+	int n = list_functions(s, &entries);
+
+	if (n <= 0)
+		return n;
+	s->funcs = arena_alloc(s->arena, (size_t)n * sizeof(*s->funcs));
+	pacc = s->funcs ? pci_alloc() : NULL;
+	if (!pacc) {
+		free(entries);
+		return -ENOMEM;
+	}
+	pacc->error = pci_on_error;
+	pacc->warning = pci_on_warning;
+	pacc->debug = pci_on_debug;
+	pacc->method = PCI_ACCESS_SYS_BUS_PCI;
+	hal_root_path(s->roots.sys, "bus/pci", sysfs_path, sizeof(sysfs_path));
+	pci_set_param(pacc, "sysfs.path", sysfs_path);
+	if (s->opts->pci_ids) {
+		pci_set_param(pacc, "hwdb.disable", "1");
+		pci_set_name_list_path(pacc, (char *)s->opts->pci_ids, 0);
+	}
+	pci_warn_scan = s;
+	s->n_funcs = fill_all(s, pacc, entries, (size_t)n);
+	pci_cleanup(pacc);
+	pci_warn_scan = NULL;
+	free(entries);
+	return 0;
+}

@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* One scan of the node: opens the roots and runs the HAL modules in order. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "hal/scan_internal.h"
+
+void scan_warn(struct hal_scan_private *s, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	if (s->n_warnings >= SCAN_MAX_WARNINGS) {
+		s->dropped_warnings++;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (s->n_warnings == s->cap_warnings) {
+		size_t cap = s->cap_warnings ? s->cap_warnings * 2 : 16;
+		const char **w = arena_alloc(s->arena, cap * sizeof(*w));
+		if (!w)
+			return;
+		if (s->n_warnings)
+			memcpy(w, s->warnings, s->n_warnings * sizeof(*w));
+		s->warnings = w;
+		s->cap_warnings = cap;
+	}
+	const char *copy = arena_strdup(s->arena, buf);
+	if (copy)
+		s->warnings[s->n_warnings++] = copy;
+}
+
+void *scan_append(struct hal_scan_private *s, const void **array, size_t *n, size_t size)
+{
+	unsigned char *grown = arena_alloc(s->arena, (*n + 1) * size);
+
+	if (!grown)
+		return NULL;
+	if (*n)
+		memcpy(grown, *array, *n * size);
+	*array = grown;
+	return grown + (*n)++ * size;
+}
+
+static int compare_address(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct hal_pci_func *)elem)->address);
+}
+
+struct hal_pci_func *scan_find(struct hal_scan_private *s, const char *address)
+{
+	if (!s->n_funcs)
+		return NULL;
+	return bsearch(address, s->funcs, s->n_funcs, sizeof(*s->funcs), compare_address);
+}
+
+bool hal_parse_address(const char *s, unsigned *domain, unsigned *bus, unsigned *dev, unsigned *fn)
+{
+	unsigned d, b, v, f;
+	int n = 0;
+
+	if (!s || strlen(s) < 12 || strlen(s) > 16)
+		return false;
+	for (const char *p = s; *p; p++)
+		if (!strchr("0123456789abcdefABCDEF:.", *p))
+			return false;
+	if (sscanf(s, "%x:%2x:%2x.%1u%n", &d, &b, &v, &f, &n) != 4 || s[n] != '\0')
+		return false;
+	/* domain 4+ hex digits, bus/dev 2, fn 1 digit 0-7; device 0-31 */
+	const char *colon = strchr(s, ':');
+	if (colon - s < 4 || colon[3] != ':' || colon[6] != '.' || v > 31 || f > 7)
+		return false;
+	*domain = d;
+	*bus = b;
+	*dev = v;
+	*fn = f;
+	return true;
+}
+
+struct hal_pci_func *scan_owner_of_path(struct hal_scan_private *s, const char *path)
+{
+	const char *end = path + strlen(path);
+
+	while (end > path) {
+		const char *start = end;
+		while (start > path && start[-1] != '/')
+			start--;
+		size_t len = (size_t)(end - start);
+		if (len >= 12 && len < 24) {
+			char comp[24];
+			unsigned d, b, v, f;
+			memcpy(comp, start, len);
+			comp[len] = '\0';
+			if (hal_parse_address(comp, &d, &b, &v, &f)) {
+				struct hal_pci_func *fn = scan_find(s, comp);
+				if (fn)
+					return fn;
+			}
+		}
+		end = start > path ? start - 1 : path;
+	}
+	return NULL;
+}
+
+int hal_root_path(const char *root, const char *relpath, char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "%s/%s", strcmp(root, "/") ? root : "", relpath);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+int hal_devnode_resolve(const struct hal_roots *roots, const char *dev_path, unsigned major,
+			unsigned minor, struct hal_devnode *ret_node)
+{
+	char path[4096], *copy;
+	struct stat st;
+	int r = hal_root_path(roots->dev, dev_path, path, sizeof(path));
+
+	if (r < 0)
+		return r;
+	if (stat(path, &st) < 0) {
+		if (errno != ENOENT && errno != ENOTDIR)
+			return -errno;
+		*ret_node = (struct hal_devnode){ 0 };
+		return 0;
+	}
+	if (snprintf(path, sizeof(path), "/dev/%s", dev_path) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	ret_node->path = copy;
+	if (S_ISCHR(st.st_mode)) {
+		ret_node->major = major(st.st_rdev);
+		ret_node->minor = minor(st.st_rdev);
+	} else {
+		ret_node->major = major;
+		ret_node->minor = minor;
+	}
+	return 0;
+}
+
+void scan_devnode(struct hal_scan_private *s, int class_dirfd, const char *dev_path,
+		  struct hal_devnode *ret)
+{
+	unsigned major = 0, minor = 0;
+	struct hal_devnode node;
+
+	sysfs_read_devnum(class_dirfd, "dev", &major, &minor);
+	if (hal_devnode_resolve(&s->roots, dev_path, major, minor, &node) < 0 || !node.path) {
+		*ret = (struct hal_devnode){ 0 };
+		return;
+	}
+	ret->path = arena_strdup(s->arena, node.path);
+	ret->major = node.major;
+	ret->minor = node.minor;
+	free((char *)node.path);
+}
+
+int hal_char_major(const struct hal_roots *roots, const char *name)
+{
+	char path[4096], line[256];
+	bool chars = false;
+	int found = -ENOENT;
+	FILE *f;
+
+	if (hal_root_path(roots->proc, "devices", path, sizeof(path)) < 0)
+		return -ENAMETOOLONG;
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned major;
+		char drv[200];
+		if (!strncmp(line, "Character devices:", 18)) {
+			chars = true;
+			continue;
+		}
+		if (!strncmp(line, "Block devices:", 14))
+			break;
+		if (chars && sscanf(line, "%u %199s", &major, drv) == 2 && !strcmp(drv, name)) {
+			found = (int)major;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static int open_root(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		close(fd);
+		return -ENOTDIR;
+	}
+	return fd;
+}
+
+int hal_scan(const struct hal_roots *roots, const struct hal_scan_options *opts,
+	     struct hal_scan **ret_scan)
+{
+	static const struct hal_scan_options defaults = { 0 };
+	struct hal_scan_private *s;
+	struct hal_scan *scan;
+	int r;
+
+	s = calloc(1, sizeof(*s));
+	if (!s || !(s->arena = arena_new())) {
+		free(s);
+		return -ENOMEM;
+	}
+	s->opts = opts ? opts : &defaults;
+	s->roots.sys = arena_strdup(s->arena, roots->sys);
+	s->roots.dev = arena_strdup(s->arena, roots->dev);
+	s->roots.proc = arena_strdup(s->arena, roots->proc);
+	s->sys_fd = s->proc_fd = -1;
+	scan = arena_alloc(s->arena, sizeof(*scan));
+	if (!scan || !s->roots.sys || !s->roots.dev || !s->roots.proc) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	r = s->sys_fd = open_root(roots->sys);
+	if (r < 0)
+		goto fail;
+	/* the proc root is optional for discovery (vendor files, safety checks) */
+	s->proc_fd = open_root(roots->proc);
+	if (s->proc_fd < 0)
+		scan_warn(s, "%s: %s; NVIDIA proc files, boot id and safety checks unavailable",
+			  roots->proc, strerror(-s->proc_fd));
+
+	r = pci_enumerate(s);
+	if (r < 0)
+		goto fail;
+	topology_resolve(s);
+	pci_functions_read(s);
+	class_net_scan(s);
+	class_infiniband_scan(s);
+	class_drm_scan(s);
+	class_fpga_scan(s);
+	safety_mark(s);
+
+	if (s->dropped_warnings)
+		scan_warn(s, "%zu more warnings not shown", s->dropped_warnings);
+	const struct hal_pci_func **list = arena_alloc(s->arena, (s->n_funcs + 1) * sizeof(*list));
+	if (!list) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	for (size_t i = 0; i < s->n_funcs; i++)
+		list[i] = &s->funcs[i];
+	scan->funcs = list;
+	scan->n_funcs = s->n_funcs;
+	scan->warnings = s->warnings;
+	scan->n_warnings = s->n_warnings;
+	scan->priv = s;
+	if (s->sys_fd >= 0)
+		close(s->sys_fd);
+	if (s->proc_fd >= 0)
+		close(s->proc_fd);
+	s->sys_fd = s->proc_fd = -1;
+	*ret_scan = scan;
+	return 0;
+fail:
+	if (s->sys_fd >= 0)
+		close(s->sys_fd);
+	if (s->proc_fd >= 0)
+		close(s->proc_fd);
+	arena_free(s->arena);
+	free(s);
+	return r;
+}
+
+void hal_scan_free(struct hal_scan *scan)
+{
+	struct hal_scan_private *s;
+
+	if (!scan)
+		return;
+	s = scan->priv;
+	arena_free(s->arena);
+	free(s);
+}
+
+const struct hal_pci_func *hal_scan_find(const struct hal_scan *scan, const char *address)
+{
+	return scan_find(scan->priv, address);
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A vendor backend built out of tree against the installed SDK
+ * (pkg-config dralet-backend) and loaded with --backend-dir. It claims the
+ * QEMU "edu" teaching device (1234:11e8) and publishes it with one attribute
+ * of its own and one capacity, which proves the ABI end to end: the ops
+ * table, the match table, and SDK calls back into the dralet binary.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include <dralet/backend.h>
+#include <dralet/device.h>
+
+static const struct dralet_pci_id sample_ids[] = {
+	DRALET_PCI_DEVICE(0x1234, 0x11e8),
+	{ 0, 0, 0, 0 },
+};
+
+static int sample_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
+{
+	struct dralet_device *dev;
+	char rev[8];
+	int r = dralet_device_new(ctx, func, "sample", NULL, &dev);
+
+	if (r < 0)
+		return r;
+	snprintf(rev, sizeof(rev), "%u", func->revision);
+	dralet_device_set_string(dev, "vendorBackend", "sample");
+	dralet_device_set_string(dev, "revision", rev);
+	dralet_device_set_capacity_int(dev, "slots", 4);
+	dralet_device_set_health(dev, DRALET_HEALTH_HEALTHY);
+	return 0;
+}
+
+static const struct dralet_backend sample_backend = {
+	.abi = DRALET_BACKEND_ABI,
+	.name = "sample",
+	.family = "accel",
+	.default_driver = "sample.example.com",
+	.ids = sample_ids,
+	.probe = sample_probe,
+};
+
+DRALET_BACKEND_EXPORT(&sample_backend)

@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* HAL scan on hand-built trees: topology, SR-IOV, class devices, bad input. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "harness.h"
+
+#define ROOT "pci0000:00"
+#define RP ROOT "/0000:00:01.0"
+#define USP RP "/0000:01:00.0"
+#define DSP USP "/0000:02:00.0"
+
+static char *build_tree(void)
+{
+	char *d = tree_new();
+
+	tree_add_pci(d, ROOT, "0000:00:01.0", 0x8086, 0x352a, 0x060400);
+	tree_add_pci(d, RP, "0000:01:00.0", 0x1000, 0xc030, 0x060400);
+	tree_add_pci(d, USP, "0000:02:00.0", 0x1000, 0xc030, 0x060400);
+	tree_add_pci(d, USP, "0000:02:01.0", 0x1000, 0xc030, 0x060400);
+	/* a GPU under the first downstream port */
+	tree_add_pci(d, DSP, "0000:03:00.0", 0x10de, 0x2330, 0x030200);
+	tree_write(d, "sys/devices/" DSP "/0000:03:00.0/numa_node", "1");
+	tree_write(d, "sys/devices/" DSP "/0000:03:00.0/local_cpulist", "56-111");
+	tree_write(d, "sys/devices/" DSP "/0000:03:00.0/current_link_speed", "32.0 GT/s PCIe");
+	tree_write(d, "sys/devices/" DSP "/0000:03:00.0/current_link_width", "16");
+	tree_write(d, "sys/devices/" DSP "/0000:03:00.0/max_link_speed", "8 GT/s");
+	tree_mkdir(d, "sys/bus/pci/drivers/nvidia");
+	tree_link(d, "sys/devices/" DSP "/0000:03:00.0/driver", "../../../../../../bus/pci/drivers/nvidia");
+	tree_mkdir(d, "sys/kernel/iommu_groups/17");
+	tree_link(d, "sys/devices/" DSP "/0000:03:00.0/iommu_group", "../../../../../../kernel/iommu_groups/17");
+	/* a NIC PF with two VFs under the second downstream port */
+	const char *nic = USP "/0000:02:01.0";
+	tree_add_pci(d, nic, "0000:04:00.0", 0x15b3, 0x1021, 0x020000);
+	tree_add_pci(d, nic, "0000:04:00.1", 0x15b3, 0x101e, 0x020000);
+	tree_add_pci(d, nic, "0000:04:00.2", 0x15b3, 0x101e, 0x020000);
+	tree_write(d, "sys/devices/" USP "/0000:02:01.0/0000:04:00.0/sriov_totalvfs", "16");
+	tree_write(d, "sys/devices/" USP "/0000:02:01.0/0000:04:00.0/sriov_numvfs", "2");
+	tree_write(d, "sys/devices/" USP "/0000:02:01.0/0000:04:00.0/sriov_offset", "1");
+	tree_write(d, "sys/devices/" USP "/0000:02:01.0/0000:04:00.0/sriov_stride", "1");
+	tree_write(d, "sys/devices/" USP "/0000:02:01.0/0000:04:00.0/sriov_vf_device", "101e");
+	tree_link(d, "sys/devices/" USP "/0000:02:01.0/0000:04:00.0/virtfn0", "../0000:04:00.1");
+	tree_link(d, "sys/devices/" USP "/0000:02:01.0/0000:04:00.0/virtfn1", "../0000:04:00.2");
+	tree_link(d, "sys/devices/" USP "/0000:02:01.0/0000:04:00.1/physfn", "../0000:04:00.0");
+	tree_link(d, "sys/devices/" USP "/0000:02:01.0/0000:04:00.2/physfn", "../0000:04:00.0");
+	/* its netdev, RDMA device and uverbs node */
+	tree_write(d, "sys/devices/" USP "/0000:02:01.0/0000:04:00.0/net/ens1np0/address", "10:70:fd:00:00:01");
+	tree_write(d, "sys/devices/" USP "/0000:02:01.0/0000:04:00.0/net/ens1np0/operstate", "up");
+	tree_write(d, "sys/devices/" USP "/0000:02:01.0/0000:04:00.0/net/ens1np0/speed", "400000");
+	tree_write(d, "sys/devices/" USP "/0000:02:01.0/0000:04:00.0/net/ens1np0/mtu", "9000");
+	tree_link(d, "sys/class/net/ens1np0", "../../devices/" USP "/0000:02:01.0/0000:04:00.0/net/ens1np0");
+	const char *ib = "sys/devices/" USP "/0000:02:01.0/0000:04:00.0/infiniband/mlx5_0";
+	char p[512];
+	snprintf(p, sizeof(p), "%s/node_guid", ib);
+	tree_write(d, p, "1070:fd03:0000:0001");
+	snprintf(p, sizeof(p), "%s/ports/1/state", ib);
+	tree_write(d, p, "4: ACTIVE");
+	snprintf(p, sizeof(p), "%s/ports/1/link_layer", ib);
+	tree_write(d, p, "Ethernet");
+	snprintf(p, sizeof(p), "%s/ports/1/rate", ib);
+	tree_write(d, p, "400 Gb/sec (4X NDR)");
+	tree_link(d, "sys/class/infiniband/mlx5_0", "../../devices/" USP "/0000:02:01.0/0000:04:00.0/infiniband/mlx5_0");
+	tree_write(d, "sys/devices/" USP "/0000:02:01.0/0000:04:00.0/infiniband_verbs/uverbs0/ibdev", "mlx5_0");
+	tree_write(d, "sys/devices/" USP "/0000:02:01.0/0000:04:00.0/infiniband_verbs/uverbs0/dev", "231:192");
+	tree_link(d, "sys/class/infiniband_verbs/uverbs0", "../../devices/" USP "/0000:02:01.0/0000:04:00.0/infiniband_verbs/uverbs0");
+	tree_write(d, "dev/infiniband/uverbs0", "");
+	/* the default route goes through the NIC */
+	tree_write(d, "proc/net/route", "Iface\tDestination\tGateway\nens1np0\t00000000\t0100A8C0\n");
+	return d;
+}
+
+static void test_topology_and_facts(void **state)
+{
+	struct hal_scan *scan;
+	char *d = build_tree();
+	char sys[4096], dev[4096], proc[4096];
+	struct hal_roots roots = { sys, dev, proc };
+	static const struct hal_scan_options opts = { .no_names = true };
+
+	(void)state;
+	snprintf(sys, sizeof(sys), "%s/sys", d);
+	snprintf(dev, sizeof(dev), "%s/dev", d);
+	snprintf(proc, sizeof(proc), "%s/proc", d);
+	assert_int_equal(hal_scan(&roots, &opts, &scan), 0);
+	assert_int_equal(scan->n_funcs, 8);
+
+	const struct hal_pci_func *gpu = hal_scan_find(scan, "0000:03:00.0");
+	assert_non_null(gpu);
+	assert_int_equal(gpu->vendor_id, 0x10de);
+	assert_int_equal(gpu->class_code, 0x030200);
+	assert_string_equal(gpu->pcie_root, "pci0000:00");
+	assert_int_equal(gpu->numa_node, 1);
+	assert_string_equal(gpu->local_cpulist, "56-111");
+	assert_string_equal(gpu->driver, "nvidia");
+	assert_int_equal(gpu->iommu_group, 17);
+	assert_int_equal(gpu->link.current_mts, 32000);
+	assert_int_equal(gpu->link.current_width, 16);
+	assert_int_equal(gpu->link.max_mts, 8000);
+	assert_non_null(gpu->pcie_switch);
+	assert_string_equal(gpu->pcie_switch->address, "0000:01:00.0");
+	assert_string_equal(gpu->parent->address, "0000:02:00.0");
+	assert_int_equal(gpu->parent->port_type, HAL_PCI_SWITCH_DOWNSTREAM);
+	assert_int_equal(hal_scan_find(scan, "0000:00:01.0")->port_type, HAL_PCI_ROOT_PORT);
+	assert_int_equal(hal_scan_find(scan, "0000:01:00.0")->port_type, HAL_PCI_SWITCH_UPSTREAM);
+	assert_null(gpu->unsafe_reason);
+
+	const struct hal_pci_func *pf = hal_scan_find(scan, "0000:04:00.0");
+	assert_non_null(pf->sriov);
+	assert_int_equal(pf->sriov->total_vfs, 16);
+	assert_int_equal(pf->sriov->num_vfs, 2);
+	assert_int_equal(pf->sriov->vf_device_id, 0x101e);
+	const struct hal_pci_func *vf1 = hal_scan_find(scan, "0000:04:00.2");
+	assert_ptr_equal(pf->sriov->vfs[1], vf1);
+	assert_ptr_equal(vf1->physfn, pf);
+	assert_int_equal(vf1->vf_index, 1);
+	assert_string_equal(vf1->pcie_switch->address, "0000:01:00.0");
+
+	assert_int_equal(pf->n_net, 1);
+	assert_string_equal(pf->net[0].ifname, "ens1np0");
+	assert_int_equal(pf->net[0].speed_mbps, 400000);
+	assert_int_equal(pf->net[0].mtu, 9000);
+	assert_true(pf->net[0].default_route);
+	assert_non_null(pf->unsafe_reason);
+	assert_int_equal(pf->n_ib, 1);
+	assert_string_equal(pf->ib[0].name, "mlx5_0");
+	assert_int_equal(pf->ib[0].n_ports, 1);
+	assert_string_equal(pf->ib[0].ports[0].state, "ACTIVE");
+	assert_string_equal(pf->ib[0].ports[0].link_layer, "Ethernet");
+	assert_int_equal(pf->ib[0].ports[0].rate_gbps, 400);
+	assert_string_equal(pf->ib[0].uverbs.path, "/dev/infiniband/uverbs0");
+	assert_int_equal(pf->ib[0].uverbs.major, 231);
+	assert_int_equal(pf->ib[0].uverbs.minor, 192);
+	for (size_t i = 0; i < scan->n_warnings; i++)
+		print_message("unexpected warning: %s\n", scan->warnings[i]);
+	assert_int_equal(scan->n_warnings, 0);
+	hal_scan_free(scan);
+	tree_remove(d);
+}
+
+static void test_bad_input_is_skipped_with_warnings(void **state)
+{
+	struct hal_scan *scan;
+	char *d = build_tree();
+	char sys[4096], dev[4096], proc[4096];
+	struct hal_roots roots = { sys, dev, proc };
+	static const struct hal_scan_options opts = { .no_names = true };
+
+	(void)state;
+	snprintf(sys, sizeof(sys), "%s/sys", d);
+	snprintf(dev, sizeof(dev), "%s/dev", d);
+	snprintf(proc, sizeof(proc), "%s/proc", d);
+	/* garbage entry name, dangling link, missing identity file, garbage values */
+	tree_link(d, "sys/bus/pci/devices/garbage", "../../../devices/nowhere");
+	tree_link(d, "sys/bus/pci/devices/0000:09:00.0", "../../../devices/" ROOT "/0000:09:00.0");
+	tree_add_pci(d, ROOT, "0000:0a:00.0", 0x1234, 0x5678, 0x120000);
+	tree_write(d, "sys/devices/" ROOT "/0000:0a:00.0/vendor", "zzz");
+	tree_write(d, "sys/devices/" DSP "/0000:03:00.0/local_cpulist", "\x01garbage");
+	tree_write(d, "sys/devices/" DSP "/0000:03:00.0/current_link_width", "wide");
+	tree_link(d, "sys/devices/" DSP "/0000:03:00.0/iommu_group", "../../../../../../kernel/iommu_groups/x");
+	tree_link(d, "sys/class/net/broken", "../../devices/" ROOT "/missing/net/broken");
+
+	assert_int_equal(hal_scan(&roots, &opts, &scan), 0);
+	assert_int_equal(scan->n_funcs, 8);
+	const struct hal_pci_func *gpu = hal_scan_find(scan, "0000:03:00.0");
+	assert_null(gpu->local_cpulist);
+	assert_int_equal(gpu->link.current_width, 0);
+	assert_int_equal(gpu->iommu_group, -1);
+	assert_null(hal_scan_find(scan, "0000:0a:00.0"));
+	bool saw_vendor = false, saw_garbage = false;
+	for (size_t i = 0; i < scan->n_warnings; i++) {
+		saw_vendor |= strstr(scan->warnings[i], "0000:0a:00.0/vendor") != NULL;
+		saw_garbage |= strstr(scan->warnings[i], "devices/garbage") != NULL;
+	}
+	assert_true(saw_vendor);
+	assert_true(saw_garbage);
+	assert_true(scan->n_warnings >= 5);
+	hal_scan_free(scan);
+	tree_remove(d);
+}
+
+static void test_unreadable_root_fails(void **state)
+{
+	struct hal_scan *scan;
+	struct hal_roots roots = { "/nonexistent/sys", "/nonexistent/dev", "/nonexistent/proc" };
+
+	(void)state;
+	assert_int_equal(hal_scan(&roots, NULL, &scan), -ENOENT);
+}
+
+static void test_empty_node(void **state)
+{
+	struct hal_scan *scan;
+	char *d = tree_new();
+	char sys[4096], dev[4096], proc[4096];
+	struct hal_roots roots = { sys, dev, proc };
+
+	(void)state;
+	snprintf(sys, sizeof(sys), "%s/sys", d);
+	snprintf(dev, sizeof(dev), "%s/dev", d);
+	snprintf(proc, sizeof(proc), "%s/proc", d);
+	assert_int_equal(hal_scan(&roots, NULL, &scan), 0);
+	assert_int_equal(scan->n_funcs, 0);
+	hal_scan_free(scan);
+	tree_remove(d);
+}
+
+static void test_ten_thousand_entries(void **state)
+{
+	struct hal_scan *scan;
+	char *d = tree_new();
+	char sys[4096], dev[4096], proc[4096], name[64];
+	struct hal_roots roots = { sys, dev, proc };
+	static const struct hal_scan_options opts = { .no_names = true };
+
+	(void)state;
+	snprintf(sys, sizeof(sys), "%s/sys", d);
+	snprintf(dev, sizeof(dev), "%s/dev", d);
+	snprintf(proc, sizeof(proc), "%s/proc", d);
+	/* 10,000 class/net entries that lead nowhere useful, plus one real function */
+	tree_add_pci(d, ROOT, "0000:00:02.0", 0x8086, 0x1572, 0x020000);
+	for (int i = 0; i < 10000; i++) {
+		snprintf(name, sizeof(name), "sys/class/net/veth%d", i);
+		char target[96];
+		snprintf(target, sizeof(target), "../../devices/virtual/net/veth%d", i);
+		tree_link(d, name, target);
+		snprintf(name, sizeof(name), "sys/devices/virtual/net/veth%d", i);
+		tree_mkdir(d, name);
+	}
+	assert_int_equal(hal_scan(&roots, &opts, &scan), 0);
+	assert_int_equal(scan->n_funcs, 1);
+	assert_int_equal(scan->funcs[0]->n_net, 0);
+	hal_scan_free(scan);
+	tree_remove(d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_topology_and_facts),
+		cmocka_unit_test(test_bad_input_is_skipped_with_warnings),
+		cmocka_unit_test(test_unreadable_root_fails),
+		cmocka_unit_test(test_empty_node),
+		cmocka_unit_test(test_ten_thousand_entries),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
