@@ -130,9 +130,10 @@ vm_initramfs() {
     cp "$VM_LIB_DIR/init" "$root/init"
     cp "$VM_LIB_DIR/guest.sh" "$root/lib/vm/guest.sh"
     chmod 0755 "$root/init"
-    (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$out.tmp"
+    # Written aside and renamed, so a concurrent run never reads half an archive.
+    (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$root.cpio"
     rm -rf "$root"
-    mv "$out.tmp" "$out"
+    mv "$root.cpio" "$out"
     echo "$out"
 }
 
