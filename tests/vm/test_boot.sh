@@ -14,6 +14,7 @@ cat >"$guest" <<'GUEST'
 # Facts as "name value" lines; the host compares them.
 pf=/sys/bus/pci/devices/0000:23:00.0
 echo "nvme.numa $(cat $pf/numa_node)"
+echo "nvme.cpus $(cat $pf/local_cpulist)"
 echo "nvme.path $(realpath $pf)"
 echo "nvme.driver $(basename "$(readlink $pf/driver)")"
 echo "nvme.totalvfs $(cat $pf/sriov_totalvfs)"
@@ -21,6 +22,7 @@ echo "nvme.numvfs $(cat $pf/sriov_numvfs)"
 echo "nvme.iommu $(basename "$(readlink $pf/iommu_group)")"
 echo "usp.class $(cat /sys/bus/pci/devices/0000:21:00.0/class)"
 echo "rxe.parent $(cat /sys/class/infiniband/rxe0/parent)"
+echo "rxe.state $(cat /sys/class/infiniband/rxe0/ports/1/state)"
 echo "eth0.device $(basename "$(readlink -f /sys/class/net/eth0/device)")"
 echo "gpu.device $(basename "$(readlink -f /sys/class/drm/card0/device)")"
 echo "gpu.driver $(basename "$(readlink /sys/bus/pci/devices/0000:00:01.0/driver)")"
@@ -40,12 +42,14 @@ expect() {
     [ "$got" = "$2" ] || { echo "FAIL: $1 is '$got', expected '$2'"; fail=1; }
 }
 expect nvme.numa 1
+expect nvme.cpus 1
 expect nvme.path /sys/devices/pci0000:20/0000:20:00.0/0000:21:00.0/0000:22:00.0/0000:23:00.0
 expect nvme.driver nvme
 expect nvme.totalvfs 4
 expect nvme.numvfs 0
 expect usp.class 0x060400
 expect rxe.parent eth0
+expect rxe.state "4: ACTIVE"
 expect eth0.device 0000:00:02.0
 expect gpu.device 0000:00:01.0
 expect gpu.driver virtio-pci
