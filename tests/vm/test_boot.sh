@@ -3,7 +3,6 @@
 # sysfs shows what the discover test relies on (NUMA node, root complex, switch, SR-IOV,
 # soft-RoCE, DRM), and dralet runs with its libraries inside.
 set -u
-VM_LIB_SELF=$0
 . "$(dirname "$0")/lib.sh"
 vm_require
 

@@ -3,7 +3,6 @@
 # second root complex (NUMA node 1), soft-RoCE rxe0 over the e1000e NIC and the virtio
 # GPU, as tests/vm/README.md describes them; check_discover.py judges the JSON.
 set -u
-VM_LIB_SELF=$0
 . "$(dirname "$0")/lib.sh"
 vm_require
 

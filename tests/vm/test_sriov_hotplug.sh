@@ -4,7 +4,6 @@
 # binds to vfio-pci through driver_override, and QMP device_del (sent while the guest
 # waits at a mark) hot-unplugs the PF through pciehp.
 set -u
-VM_LIB_SELF=$0
 . "$(dirname "$0")/lib.sh"
 vm_require
 
