@@ -98,6 +98,17 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libdralet.a $(TEST_SUPPORT_OBJ)
 		-Wl,--whole-archive $(BUILD)/libdralet.a -Wl,--no-whole-archive \
 		$(PKG_LIBS) $(shell pkg-config --libs $(TEST_PKGS))
 
+# tests named *_umockdev run under umockdev-wrapper and link libumockdev
+$(BUILD)/tests/%_umockdev: tests/unit/%_umockdev.c $(BUILD)/libdralet.a $(TEST_SUPPORT_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  TEST    $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags umockdev-1.0) -Itests/unit \
+		-Itests/unit/support -o $@ $< $(TEST_SUPPORT_OBJ) $(ALL_LDFLAGS) \
+		-Wl,--whole-archive $(BUILD)/libdralet.a -Wl,--no-whole-archive \
+		$(PKG_LIBS) $(shell pkg-config --libs $(TEST_PKGS) umockdev-1.0)
+
+.SECONDARY: $(TEST_SUPPORT_OBJ)
+
 .SECONDEXPANSION:
 $(BUILD)/tests/lib/%.so: $$(wildcard tests/lib/%/*.c) $$(wildcard tests/lib/%/*.h)
 	@mkdir -p $(dir $@)

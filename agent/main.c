@@ -14,6 +14,7 @@ struct command {
 static const struct command commands[] = {
 	{ "discover", cmd_discover, "list the node's accelerators in the uniform device model" },
 	{ "board", cmd_board, "simulated boards: materialize a board file into a sysfs/dev/proc tree" },
+	{ "pci", cmd_pci, "every PCI function, its topology, and what discovery did with it" },
 };
 
 static void usage(FILE *out)
