@@ -1,7 +1,11 @@
 #!/usr/bin/python3
 """Checks `dralet discover -o json` from the VM against the emulated topology.
 
-   check_discover.py DISCOVER.json
+   check_discover.py OUTPUT
+
+OUTPUT is the discover JSON, optionally followed by a line "---" and `dralet pci -o json`
+from the same boot: a missing device is then reported with what discovery did with its
+function (the "note" of dralet pci, e.g. "no backend claims it").
 
 The expected addresses are those of tests/vm/README.md. Attribute names without a domain
 belong to the driver's domain, which may also be spelled out ("<domain>/numaNode"), so a
@@ -17,6 +21,7 @@ NIC = "0000:00:02.0"
 GPU = "0000:00:01.0"
 
 failures = []
+pci_notes = {}
 
 
 def fail(msg):
@@ -41,6 +46,12 @@ def strings(dev):
     return out
 
 
+def missing(what, address, found):
+    note = pci_notes.get(address)
+    fail("expected one device for %s %s, found %d%s" % (
+        what, address, found, " (dralet pci: %s)" % note if note else ""))
+
+
 def expect_attr(dev, name, want):
     got = attr(dev, name)
     if got != want:
@@ -55,7 +66,11 @@ def describe(devices):
 
 def main():
     with open(sys.argv[1]) as f:
-        doc = json.load(f)
+        parts = f.read().split("\n---\n")
+    doc = json.loads(parts[0])
+    if len(parts) > 1:
+        for func in json.loads(parts[1]).get("functions", []):
+            pci_notes[func.get("address")] = func.get("note") or "owned by %s" % func.get("backend")
     devices = doc.get("devices")
     if not isinstance(devices, list):
         fail("no \"devices\" list in the output")
@@ -66,7 +81,7 @@ def main():
     # The SR-IOV NVMe PF behind the switch on the second root complex (NUMA node 1).
     pfs = [d for d in devices if d.get("pciAddress") == NVME_PF]
     if len(pfs) != 1:
-        fail("expected one device for the NVMe PF %s, found %d" % (NVME_PF, len(pfs)))
+        missing("the NVMe PF", NVME_PF, len(pfs))
     for pf in pfs:
         expect_attr(pf, "numaNode", 1)
         expect_attr(pf, "resource.kubernetes.io/pcieRoot", PCIE_ROOT)
@@ -83,7 +98,7 @@ def main():
     # Soft-RoCE rxe0 over eth0: its PCI parent is the e1000e function of the netdev.
     rdma = [d for d in devices if "rxe0" in strings(d)]
     if len(rdma) != 1:
-        fail("expected one device naming the RDMA device rxe0, found %d" % len(rdma))
+        missing("the RDMA device rxe0 on", NIC, len(rdma))
     for d in rdma:
         if d.get("pciAddress") != NIC:
             fail("%s: pciAddress is %r, expected the e1000e function %s (rxe0's netdev eth0 "
@@ -95,7 +110,7 @@ def main():
     # The virtio GPU on the first root complex.
     gpus = [d for d in devices if d.get("pciAddress") == GPU]
     if len(gpus) != 1:
-        fail("expected one device for the virtio GPU %s, found %d" % (GPU, len(gpus)))
+        missing("the virtio GPU", GPU, len(gpus))
     for g in gpus:
         expect_attr(g, "resource.kubernetes.io/pcieRoot", "pci0000:00")
         expect_attr(g, "vendorID", "0x1af4")
