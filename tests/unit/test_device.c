@@ -51,6 +51,7 @@ static void test_name_and_common_attributes(void **state)
 	assert_int_equal(attr_int(d, "resource.kubernetes.io/numaNode", -1), 1);
 	assert_int_equal(attr_int(d, "iommuGroup", -1), 40);
 	assert_string_equal(attr_string(d, "pcieSwitch"), "0000:01:00.0");
+	assert_string_equal(attr_string(d, "dralet.dev/pcieSwitch"), "0000:01:00.0");
 	assert_string_equal(attr_string(d, "vendorID"), "0x10de");
 	assert_string_equal(attr_string(d, "deviceID"), "0x2330");
 	assert_string_equal(attr_string(d, "productName"), "GH100 [H100 SXM5 80GB]");
