@@ -56,7 +56,7 @@ vm_qemu_args() {
 -nodefaults -no-user-config -display none -no-reboot
 -device intel-iommu,intremap=on
 -device virtio-gpu-pci,id=gpu0,bus=pcie.0,addr=0x1
--netdev user,id=net0,restrict=on
+-netdev user,id=net0,restrict=on,ipv6=off
 -device e1000e,id=nic0,netdev=net0,bus=pcie.0,addr=0x2,mac=52:54:00:12:34:56
 -device pxb-pcie,id=pxb1,bus_nr=0x20,numa_node=1,bus=pcie.0,addr=0x3
 -device pcie-root-port,id=rp1,bus=pxb1,chassis=1,slot=1,addr=0x0

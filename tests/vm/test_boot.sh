@@ -22,6 +22,7 @@ echo "nvme.iommu $(basename "$(readlink $pf/iommu_group)")"
 echo "usp.class $(cat /sys/bus/pci/devices/0000:21:00.0/class)"
 echo "rxe.parent $(cat /sys/class/infiniband/rxe0/parent)"
 echo "rxe.state $(cat /sys/class/infiniband/rxe0/ports/1/state)"
+echo "routes.default $( (ip route show default; ip -6 route show default) | wc -l)"
 echo "eth0.device $(basename "$(readlink -f /sys/class/net/eth0/device)")"
 echo "gpu.device $(basename "$(readlink -f /sys/class/drm/card0/device)")"
 echo "gpu.driver $(basename "$(readlink /sys/bus/pci/devices/0000:00:01.0/driver)")"
@@ -49,6 +50,7 @@ expect nvme.numvfs 0
 expect usp.class 0x060400
 expect rxe.parent eth0
 expect rxe.state "4: ACTIVE"
+expect routes.default 0
 expect eth0.device 0000:00:02.0
 expect gpu.device 0000:00:01.0
 expect gpu.driver virtio-pci
