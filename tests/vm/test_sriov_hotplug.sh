@@ -10,7 +10,6 @@ vm_require
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/dralet-vm-sriov.XXXXXX")
 vm_test_cleanup() { rm -rf "$tmp"; }
 cat >"$tmp/guest.sh" <<'GUEST'
-. /lib/vm/guest.sh
 pf=/sys/bus/pci/devices/0000:23:00.0
 # QEMU's NVMe VFs are offline until NVMe virtualization management assigns them
 # resources: nvme would bind each and drop it half a second later. Keep them unbound.
