@@ -108,28 +108,20 @@ static struct json_object *sriov_pfs_json(const struct inventory *inv)
  */
 static void print_devices_json(const struct inventory *inv)
 {
-	size_t n = inventory_n_all(inv);
+	static struct json_writer w;	/* 64 KiB buffer: not on the stack */
 	struct json_object *pfs = sriov_pfs_json(inv);
 	const char *pfs_text = json_object_to_json_string_ext(pfs, JSON_C_TO_STRING_PRETTY |
 							      JSON_C_TO_STRING_SPACED |
 							      JSON_C_TO_STRING_NOSLASHESCAPE);
 
-	fputs(n ? "{\n  \"devices\": [\n" : "{\n  \"devices\": [\n  ],\n", stdout);
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *d = device_to_json(inventory_all(inv, i), true);
-		const char *text = json_object_to_json_string_ext(d, JSON_C_TO_STRING_PRETTY |
-								     JSON_C_TO_STRING_SPACED |
-								     JSON_C_TO_STRING_NOSLASHESCAPE);
-		fputs("    ", stdout);
-		for (const char *p = text; *p; p++) {
-			putchar(*p);
-			if (*p == '\n')
-				fputs("    ", stdout);
-		}
-		fputs(i + 1 < n ? ",\n" : "\n  ],\n", stdout);
-		json_object_put(d);
-	}
-	fputs("  \"sriovPhysicalFunctions\": ", stdout);
+	fputs("{\n  \"devices\": [", stdout);
+	jw_init(&w, stdout, 2);
+	w.depth = 1;	/* inside the "devices" array */
+	for (size_t i = 0; i < inventory_n_all(inv); i++)
+		device_write_json(&w, inventory_all(inv, i), true);
+	jw_flush(&w);
+	fputs(inventory_n_all(inv) ? "\n  ],\n  \"sriovPhysicalFunctions\": "
+				   : "],\n  \"sriovPhysicalFunctions\": ", stdout);
 	for (const char *p = pfs_text; *p; p++) {
 		putchar(*p);
 		if (*p == '\n')
