@@ -88,6 +88,7 @@ struct drv {
 	enum phase phase;
 	size_t outstanding;
 	bool failed, conflict, rejected;
+	bool progress;			/* a write of this round succeeded */
 	uint32_t retry_after_ms;
 	bool have_retry_after;
 	struct backoff sync_backoff;
@@ -179,6 +180,11 @@ static bool rv_older(const char *a, const char *b)
 		return false;
 	unsigned long long x = strtoull(a, &ea, 10), y = strtoull(b, &eb, 10);
 	return *a && *b && !*ea && !*eb && x < y;
+}
+
+static bool rv_equal(const char *a, const char *b)
+{
+	return a && b && !strcmp(a, b);
 }
 
 static int start(struct store_api *s, const char *method, const char *path, const char *body,
@@ -630,7 +636,7 @@ static void drv_sync_now(struct drv *d)
 	}
 	d->sync_running = true;
 	d->sync_again = false;
-	d->failed = d->conflict = d->have_retry_after = false;
+	d->failed = d->conflict = d->have_retry_after = d->progress = false;
 	d->retry_after_ms = 0;
 	d->phase = PHASE_DELETE;
 	s->stats.syncs++;
@@ -679,6 +685,10 @@ static void drv_finish_round(struct drv *d)
 		return;
 	}
 	if (d->failed) {
+		/* A round that got something written talks to a working server: retry
+		 * soon. Only rounds without progress back off further. */
+		if (d->progress)
+			backoff_reset(&d->sync_backoff);
 		uint32_t delay = backoff_with_retry_after(backoff_next(&d->sync_backoff, rnd(s)),
 							  d->have_retry_after, d->retry_after_ms,
 							  RETRY_AFTER_CAP_MS);
@@ -739,7 +749,11 @@ static void op_done(void *ud, const struct kube_response *resp)
 		if (resp->status == 200 || resp->status == 201) {
 			struct json_object *stored = kube_json_parse(resp->body, resp->body_len);
 			if (stored && jstr(stored, "metadata", "name")) {
-				cache_put(d, stored);
+				/* Cache what we wrote unless the watch is already past it: then
+				 * the watch told the truth (maybe a deletion) before our answer. */
+				if (!rv_older(jstr(stored, "metadata", "resourceVersion"), d->rv) &&
+				    !rv_equal(jstr(stored, "metadata", "resourceVersion"), d->rv))
+					cache_put(d, stored);
 				note_dropped(d, sop->object, stored);
 				if (sop->type == SLICE_OP_UPDATE)
 					s->stats.updates++;
@@ -755,6 +769,8 @@ static void op_done(void *ud, const struct kube_response *resp)
 		}
 		break;
 	}
+	if (ok)
+		d->progress = true;
 	if (!ok) {
 		char why[1024];
 		describe_failure(resp, why, sizeof(why));

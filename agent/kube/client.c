@@ -565,7 +565,6 @@ int kube_request_start(struct kube_client *c, const struct kube_request_opts *o,
 	curl_easy_setopt(e, CURLOPT_USERAGENT, "dralet/" DRALET_VERSION);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "https");
 	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
-	curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
 	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
 			 (long)(r->timeout_ms < CONNECT_TIMEOUT_MS ? r->timeout_ms : CONNECT_TIMEOUT_MS));

@@ -18,8 +18,10 @@ Every written slice is validated (validate.py: the strict schema in ../shared an
 limits); a bad one gets 422 with causes like the real server. Alpha fields of disabled feature
 gates are dropped silently, like the real server.
 
-Faults (control endpoint): a rate of 500s, 409s on writes, 429s with Retry-After, dropped
-connections, delays, an expiring (rotating) token.
+Faults (control endpoint or set_faults()): rate500, rate409 (updates, deletes), rate429 with
+retryAfter, dropRate (connection closed without an answer), watchDropRate (a watch cut after a few
+events), delayMs, reject (422 for every write), verbs (which verbs the faults hit); an expiring
+token: rotate_token() writes a new one, the old one gets 401.
 
 Control interface: plain HTTP on a second loopback port:
   GET  /counts            request counters      POST /reset-counts
@@ -76,7 +78,8 @@ def make_certs(d):
     def run(*args):
         subprocess.run(['openssl'] + list(args), check=True, capture_output=True)
     ca_key, ca = os.path.join(d, 'ca.key'), os.path.join(d, 'ca.crt')
-    run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', ca_key, '-out', ca,
+    ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1']  # fast handshakes
+    run('req', '-x509', *ec, '-nodes', '-keyout', ca_key, '-out', ca,
         '-days', '2', '-subj', '/CN=dralet-test-ca')
     ext = os.path.join(d, 'san.ext')
     with open(ext, 'w') as f:
@@ -84,7 +87,7 @@ def make_certs(d):
     for who, subj, extra in (('server', '/CN=localhost', ['-extfile', ext]),
                              ('client', '/CN=system:node:test/O=system:nodes', [])):
         key, csr, crt = (os.path.join(d, '%s.%s' % (who, x)) for x in ('key', 'csr', 'crt'))
-        run('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', csr, '-subj', subj)
+        run('req', *ec, '-nodes', '-keyout', key, '-out', csr, '-subj', subj)
         run('x509', '-req', '-in', csr, '-CA', ca, '-CAkey', ca_key, '-CAcreateserial',
             '-out', crt, '-days', '2', *extra)
     return ca
@@ -198,6 +201,12 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, fmt, *args):  # quiet; the control log has the requests
         pass
 
+    def setup(self):
+        # Headers and body go out in separate writes: without TCP_NODELAY, Nagle's
+        # algorithm and the client's delayed ACK add 40 ms to every answer.
+        self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        super().setup()
+
     @property
     def st(self):
         return self.server.state
@@ -249,6 +258,12 @@ class Handler(BaseHTTPRequestHandler):
         if not f or verb not in f.get('verbs', ['get', 'list', 'watch', 'create', 'update',
                                                 'delete', 'deletecollection']):
             return False
+        if f.get('reject') and verb in ('create', 'update'):
+            with self.st.lock:
+                self.st.count('fault_422')
+            self.invalid('', [{'reason': 'FieldValueInvalid', 'field': 'spec.devices[0].name',
+                               'message': 'Invalid value: injected rejection'}])
+            return True
         rng = self.st.rng
         with self.st.lock:
             roll = rng.random()
@@ -690,6 +705,7 @@ class ApiServer:
                                    'metadata': {'name': n, 'uid': str(uuid.uuid4()),
                                                 'resourceVersion': '1'}}
         self.ca = make_certs(dir)
+        validate.schema_errors({}, 'ResourceSlice')  # compile the schema before the first write
 
     def token(self):
         return self._token
