@@ -39,6 +39,7 @@ enum {
 	OPT_FOLLOW,
 	OPT_TIMEOUT,
 	OPT_STATS,
+	OPT_DEBOUNCE,
 };
 
 static void usage(FILE *out)
@@ -63,6 +64,7 @@ static void usage(FILE *out)
 		"  --follow              keep publishing until SIGINT/SIGTERM\n"
 		"  --timeout SECONDS     --publish without --follow gives up after this (default 60)\n"
 		"  --stats               print request counters as JSON on stderr at exit\n"
+		"  --debounce MS         quiet time that merges bursts of changes (default 100)\n"
 		SETUP_OPTIONS_HELP);
 }
 
@@ -340,6 +342,7 @@ int cmd_slices(int argc, char **argv)
 		{ "follow", no_argument, NULL, OPT_FOLLOW },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "stats", no_argument, NULL, OPT_STATS },
+		{ "debounce", required_argument, NULL, OPT_DEBOUNCE },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct run rn;
@@ -377,6 +380,16 @@ int cmd_slices(int argc, char **argv)
 				return 2;
 			}
 			rn.timeout_s = (unsigned)v;
+			break;
+		}
+		case OPT_DEBOUNCE: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || v <= 0 || v > 60000) {
+				fprintf(stderr, "dralet: --debounce must be 1 to 60000 ms\n");
+				return 2;
+			}
+			rn.store_opts.debounce_ms = (uint32_t)v;
 			break;
 		}
 		case 'h':

@@ -546,8 +546,10 @@ static void drv_want_sync(struct drv *d, bool immediate)
 	if (!d->pending_since)
 		d->pending_since = now;
 	uint64_t delay = immediate ? 0 : s->debounce_ms;
-	if (now + delay > d->pending_since + DEBOUNCE_MAX_MS)
-		delay = d->pending_since + DEBOUNCE_MAX_MS > now ? d->pending_since + DEBOUNCE_MAX_MS - now : 0;
+	/* A burst that never pauses still gets published after a while. */
+	uint64_t max_wait = s->debounce_ms * 10u > DEBOUNCE_MAX_MS ? s->debounce_ms * 10u : DEBOUNCE_MAX_MS;
+	if (now + delay > d->pending_since + max_wait)
+		delay = d->pending_since + max_wait > now ? d->pending_since + max_wait - now : 0;
 	uv_timer_start(&d->sync_timer, on_sync_timer, delay, 0);
 }
 

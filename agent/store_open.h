@@ -36,7 +36,8 @@ struct store_options {
 	const char *kube_context;	/* kubeconfig context (NULL: current) */
 	const char *service_account_dir;	/* in-cluster files (NULL: the standard) */
 	const char *node_name;		/* required: pool name, field selectors */
-	uint32_t debounce_ms;		/* quiet time that merges bursts (0: 100 ms) */
+	uint32_t debounce_ms;		/* quiet time that merges bursts (0: 100 ms); a
+					 * burst waits at most 10 times that (>= 1 s) */
 	store_synced_cb on_synced;	/* optional */
 	void *userdata;
 };

@@ -686,6 +686,16 @@ class ControlHandler(BaseHTTPRequestHandler):
         self.reply({'ok': True})
 
 
+class QuietServer(ThreadingHTTPServer):
+    """Clients going away mid-answer (a cancelled watch, a dropped connection) are normal."""
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        if isinstance(sys.exc_info()[1], (OSError, ssl.SSLError)):
+            return
+        super().handle_error(request, client_address)
+
+
 class ApiServer:
     """The test apiserver. dir: state directory (certificates, token, kubeconfigs)."""
 
@@ -723,7 +733,7 @@ class ApiServer:
                             os.path.join(self.dir, 'server.key'))
         ctx.load_verify_locations(self.ca)
         ctx.verify_mode = ssl.CERT_OPTIONAL
-        self.httpd = ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+        self.httpd = QuietServer(('127.0.0.1', 0), Handler)
         self.httpd.daemon_threads = True
         self.httpd.state = self.state
         self.httpd.token = self.token
@@ -732,7 +742,7 @@ class ApiServer:
         self.httpd.split_events = self.split_events
         self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True)
         self.port = self.httpd.server_address[1]
-        self.control = ThreadingHTTPServer(('127.0.0.1', 0), ControlHandler)
+        self.control = QuietServer(('127.0.0.1', 0), ControlHandler)
         self.control.daemon_threads = True
         self.control.api = self
         self.control_port = self.control.server_address[1]
