@@ -7,6 +7,7 @@
 #include "agent/inventory.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,8 +23,15 @@ struct instance {
 	bool initialised;
 };
 
+struct function_fate {
+	const struct instance *owner;
+	const char *note;	/* static, or in notes[] */
+	char failure[96];
+};
+
 struct inventory {
 	struct hal_scan *scan;
+	struct function_fate *fates;	/* parallel to scan->funcs */
 	struct instance *inst;		/* one per enabled backend, in registry order */
 	size_t n_inst;
 	const char **drivers;		/* sorted, unique */
@@ -56,8 +64,12 @@ static void assign_and_probe(struct inventory *inv, const struct config *cfg)
 		struct instance *best = NULL;
 		int best_score = 0;
 
-		if (is_bridge(f))
+		struct function_fate *fate = &inv->fates[i];
+
+		if (is_bridge(f)) {
+			fate->note = "bridge";
 			continue;
+		}
 		for (size_t j = 0; j < inv->n_inst; j++) {
 			int s = inv->inst[j].initialised ? score(&inv->inst[j], f) : 0;
 			if (s > best_score) {
@@ -65,19 +77,32 @@ static void assign_and_probe(struct inventory *inv, const struct config *cfg)
 				best = &inv->inst[j];
 			}
 		}
-		if (!best)
+		if (!best) {
+			fate->note = "no backend claims it";
 			continue;
+		}
+		fate->owner = best;
 		if (f->unsafe_reason && !cfg->publish_unsafe) {
+			snprintf(fate->failure, sizeof(fate->failure), "unsafe: it %s",
+				 f->unsafe_reason);
+			fate->note = fate->failure;
 			log_info("%s not published: it %s (set publishUnsafeDevices to override)",
 				 f->address, f->unsafe_reason);
 			continue;
 		}
+		size_t before = best->devices.n;
 		best->ctx.sink = &best->devices;
 		int r = best->ctx.backend->probe(&best->ctx, f);
 		best->ctx.sink = NULL;
-		if (r < 0)
+		if (r < 0) {
 			log_warn("backend %s: probing %s failed: %s", best->ctx.backend->name,
 				 f->address, strerror(-r));
+			snprintf(fate->failure, sizeof(fate->failure), "probe failed: %s",
+				 strerror(-r));
+			fate->note = fate->failure;
+		} else if (best->devices.n == before) {
+			fate->note = "owned without devices of its own";
+		}
 	}
 }
 
@@ -148,6 +173,11 @@ int inventory_discover(const struct hal_roots *roots, const struct config *cfg,
 	}
 	for (size_t i = 0; i < inv->scan->n_warnings; i++)
 		log_warn("%s", inv->scan->warnings[i]);
+	inv->fates = calloc(inv->scan->n_funcs + 1, sizeof(*inv->fates));
+	if (!inv->fates) {
+		inventory_free(inv);
+		return -ENOMEM;
+	}
 
 	inv->inst = calloc(registry_count(reg) + 1, sizeof(*inv->inst));
 	if (!inv->inst) {
@@ -196,6 +226,7 @@ void inventory_free(struct inventory *inv)
 			in->ctx.backend->fini(in->ctx.state);
 	}
 	free(inv->inst);
+	free(inv->fates);
 	free(inv->all);
 	free(inv->drivers);
 	hal_scan_free(inv->scan);
@@ -289,3 +320,13 @@ struct dralet_backend_ctx *inventory_ctx_of(const struct inventory *inv,
 }
 
 const struct hal_scan *inventory_scan(const struct inventory *inv) { return inv->scan; }
+
+const char *inventory_function_owner(const struct inventory *inv, size_t i,
+				     const char **ret_note)
+{
+	if (i >= inv->scan->n_funcs)
+		return NULL;
+	if (ret_note)
+		*ret_note = inv->fates[i].note;
+	return inv->fates[i].owner ? inv->fates[i].owner->ctx.backend->name : NULL;
+}

@@ -43,6 +43,13 @@ const struct dralet_backend *inventory_backend_of(const struct inventory *inv,
 struct dralet_backend_ctx *inventory_ctx_of(const struct inventory *inv,
 					    const struct dralet_device *dev);
 
+/* What discovery did with function @i of inventory_scan(): the backend that
+ * owns it (NULL: none) and, when it yielded no devices, why ("bridge", "no
+ * backend", "unsafe: ...", "probe failed: ..."; NULL when it did). Strings
+ * live as long as the inventory. */
+const char *inventory_function_owner(const struct inventory *inv, size_t i,
+				     const char **ret_note);
+
 /* The HAL scan the inventory was built from (every PCI function). */
 const struct hal_scan *inventory_scan(const struct inventory *inv);
 

@@ -2,6 +2,7 @@
 #include "agent/yaml_emit.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "agent/yaml_load.h"
@@ -23,19 +24,71 @@ static int plain_safe(const char *s)
 	return ok;
 }
 
-static void scalar(FILE *out, struct json_object *v)
+/*
+ * A YAML double-quoted scalar: escapes quotes, backslashes, control
+ * characters, and the Unicode characters YAML reads as line breaks or byte
+ * order marks (U+0085, U+2028, U+2029, U+FEFF). Returns a malloc'd string.
+ */
+static char *quote(const char *s)
 {
-	if (json_object_is_type(v, json_type_string) && plain_safe(json_object_get_string(v)))
-		fputs(json_object_get_string(v), out);
-	else
-		fputs(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
-							 JSON_C_TO_STRING_NOSLASHESCAPE), out);
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	if (!f)
+		return NULL;
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\x%02x", *p);
+		else if (p[0] == 0xc2 && p[1] == 0x85)
+			fputs("\\N", f), p++;
+		else if (p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9))
+			fputs(p[2] == 0xa8 ? "\\L" : "\\P", f), p += 2;
+		else if (p[0] == 0xef && p[1] == 0xbb && p[2] == 0xbf)
+			fputs("\\ufeff", f), p += 2;
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+	fclose(f);
+	return out;
 }
 
-static void key(FILE *out, const char *k)
+/* The scalar's text: plain when safe, double-quoted strings otherwise, JSON
+ * for numbers, booleans and null. Returns a malloc'd string. */
+static char *scalar_text(struct json_object *v)
+{
+	if (json_object_is_type(v, json_type_string)) {
+		const char *s = json_object_get_string(v);
+		return plain_safe(s) ? strdup(s) : quote(s);
+	}
+	return strdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
+}
+
+static void scalar(FILE *out, struct json_object *v)
+{
+	char *text = scalar_text(v);
+
+	if (text)
+		fputs(text, out);
+	free(text);
+}
+
+/* YAML limits implicit keys to 1024 characters; longer keys use the
+ * explicit "? key" form. */
+static void key(FILE *out, const char *k, int indent)
 {
 	struct json_object *s = json_object_new_string(k);
-	scalar(out, s);
+	char *text = scalar_text(s);
+
+	if (text && strlen(text) > 1000)
+		fprintf(out, "? %s\n%*s", text, indent, "");
+	else if (text)
+		fputs(text, out);
+	free(text);
 	json_object_put(s);
 	fputc(':', out);
 }
@@ -56,7 +109,7 @@ static void emit_object(FILE *out, struct json_object *v, int indent, int inline
 		if (!(first && inline_first))
 			fprintf(out, "%*s", indent, "");
 		first = 0;
-		key(out, k);
+		key(out, k, indent);
 		if (is_collection(val)) {
 			fputc('\n', out);
 			emit(out, val, json_object_is_type(val, json_type_array) ? indent : indent + 2, 0);

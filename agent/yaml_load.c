@@ -14,10 +14,14 @@
 #define YAML_MAX_DEPTH 256
 #define YAML_MAX_ANCHORS 1024
 #define YAML_MAX_FILE (64u << 20)
+/* Aliases share objects, but whoever walks the result (the emitter, a
+ * validator) sees them expanded: bound the expanded size ("billion laughs"). */
+#define YAML_MAX_EXPANDED_NODES 1000000u
 
 struct anchor {
 	char *name;
 	struct json_object *obj;
+	size_t nodes;		/* expanded node count; 0 while still being built */
 };
 
 struct loader {
@@ -27,6 +31,7 @@ struct loader {
 	char *err;
 	size_t errlen;
 	unsigned depth;
+	size_t nodes;		/* expanded nodes so far */
 };
 
 static int fail(struct loader *l, const yaml_mark_t *mark, const char *what)
@@ -117,6 +122,8 @@ static struct json_object *scalar(const yaml_event_t *ev)
 	return json_object_new_string_len(v, (int)len);
 }
 
+/* Records an anchor; its expanded size is set by complete() once the node is
+ * done, so an alias to a node still being built (a cycle) is refused. */
 static int remember(struct loader *l, const yaml_event_t *ev, const yaml_char_t *anchor,
 		    struct json_object *obj)
 {
@@ -127,8 +134,28 @@ static int remember(struct loader *l, const yaml_event_t *ev, const yaml_char_t 
 	l->anchors[l->n_anchors].name = strdup((const char *)anchor);
 	if (!l->anchors[l->n_anchors].name)
 		return -ENOMEM;
+	l->anchors[l->n_anchors].nodes = 0;
 	l->anchors[l->n_anchors++].obj = json_object_get(obj);
 	return 0;
+}
+
+static void complete(struct loader *l, const yaml_char_t *anchor, size_t nodes_before)
+{
+	if (!anchor)
+		return;
+	for (size_t i = l->n_anchors; i-- > 0;)
+		if (!strcmp(l->anchors[i].name, (const char *)anchor) && !l->anchors[i].nodes) {
+			l->anchors[i].nodes = l->nodes - nodes_before;
+			return;
+		}
+}
+
+static int count_node(struct loader *l, const yaml_mark_t *mark, size_t n)
+{
+	l->nodes += n;
+	return l->nodes > YAML_MAX_EXPANDED_NODES ? fail(l, mark, "document too large "
+							   "(aliases expand to too many nodes)")
+						  : 0;
 }
 
 static int parse_node(struct loader *l, yaml_event_t *ev, struct json_object **ret);
@@ -221,15 +248,25 @@ static int parse_mapping(struct loader *l, yaml_event_t *start, struct json_obje
 
 static int parse_node(struct loader *l, yaml_event_t *ev, struct json_object **ret)
 {
+	size_t before = l->nodes;
 	int r;
 
 	switch (ev->type) {
 	case YAML_SCALAR_EVENT:
+		if ((r = count_node(l, &ev->start_mark, 1)) < 0)
+			return r;
 		*ret = scalar(ev);
-		return remember(l, ev, ev->data.scalar.anchor, *ret);
+		r = remember(l, ev, ev->data.scalar.anchor, *ret);
+		complete(l, ev->data.scalar.anchor, before);
+		return r;
 	case YAML_ALIAS_EVENT:
-		for (size_t i = 0; i < l->n_anchors; i++)
+		/* the latest anchor of that name counts, as in YAML */
+		for (size_t i = l->n_anchors; i-- > 0;)
 			if (!strcmp(l->anchors[i].name, (const char *)ev->data.alias.anchor)) {
+				if (!l->anchors[i].nodes)
+					return fail(l, &ev->start_mark, "recursive alias");
+				if ((r = count_node(l, &ev->start_mark, l->anchors[i].nodes)) < 0)
+					return r;
 				*ret = json_object_get(l->anchors[i].obj);
 				return 0;
 			}
@@ -238,8 +275,17 @@ static int parse_node(struct loader *l, yaml_event_t *ev, struct json_object **r
 	case YAML_MAPPING_START_EVENT:
 		if (++l->depth > YAML_MAX_DEPTH)
 			return fail(l, &ev->start_mark, "nesting too deep");
-		r = ev->type == YAML_SEQUENCE_START_EVENT ? parse_sequence(l, ev, ret)
-							  : parse_mapping(l, ev, ret);
+		if ((r = count_node(l, &ev->start_mark, 1)) < 0)
+			return r;
+		if (ev->type == YAML_SEQUENCE_START_EVENT) {
+			r = parse_sequence(l, ev, ret);
+			if (r == 0)
+				complete(l, ev->data.sequence_start.anchor, before);
+		} else {
+			r = parse_mapping(l, ev, ret);
+			if (r == 0)
+				complete(l, ev->data.mapping_start.anchor, before);
+		}
 		l->depth--;
 		return r;
 	default:

@@ -120,8 +120,8 @@ next:
 	}
 }
 
-int registry_new(const char *backend_dir, registry_error_fn on_error, void *userdata,
-		 struct registry **ret_reg)
+int registry_new_with(const struct dralet_backend *const *builtin, const char *backend_dir,
+		      registry_error_fn on_error, void *userdata, struct registry **ret_reg)
 {
 	struct registry *reg = calloc(1, sizeof(*reg));
 
@@ -129,11 +129,17 @@ int registry_new(const char *backend_dir, registry_error_fn on_error, void *user
 		return -ENOMEM;
 	if (backend_dir)
 		load_dir(reg, backend_dir, on_error, userdata);
-	for (size_t i = 0; registry_builtin[i]; i++)
-		if (usable(reg, registry_builtin[i], "in-tree", on_error, userdata))
-			reg->list[reg->n++] = registry_builtin[i];
+	for (size_t i = 0; builtin[i]; i++)
+		if (usable(reg, builtin[i], "in-tree", on_error, userdata))
+			reg->list[reg->n++] = builtin[i];
 	*ret_reg = reg;
 	return 0;
+}
+
+int registry_new(const char *backend_dir, registry_error_fn on_error, void *userdata,
+		 struct registry **ret_reg)
+{
+	return registry_new_with(registry_builtin, backend_dir, on_error, userdata, ret_reg);
 }
 
 void registry_free(struct registry *reg)

@@ -20,6 +20,9 @@ typedef void (*registry_error_fn)(void *userdata, const char *message);
  * reported through @on_error and skipped. */
 int registry_new(const char *backend_dir, registry_error_fn on_error, void *userdata,
 		 struct registry **ret_reg);
+/* Same with another in-tree list (NULL-terminated): for tests and tools. */
+int registry_new_with(const struct dralet_backend *const *builtin, const char *backend_dir,
+		      registry_error_fn on_error, void *userdata, struct registry **ret_reg);
 void registry_free(struct registry *reg);
 
 size_t registry_count(const struct registry *reg);

@@ -39,6 +39,9 @@ void class_for_each(struct hal_scan_private *s, const char *class_dir,
 		char target[4096], path[4096];
 		if (de->d_name[0] == '.' || !wanted(de->d_name, prefixes))
 			continue;
+		/* class directories also hold plain files (infiniband_verbs/abi_version) */
+		if (de->d_type != DT_LNK && de->d_type != DT_UNKNOWN)
+			continue;
 		if (sysfs_readlink(dirfd(dir), de->d_name, target, sizeof(target)) < 0 ||
 		    sysfs_resolve_link(class_dir, target, path, sizeof(path)) < 0 ||
 		    strncmp(path, "devices/", 8)) {

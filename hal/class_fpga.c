@@ -168,15 +168,17 @@ static const char *read_in_prefixed_dir(struct hal_scan_private *s, int dirfd_,
 	return found;
 }
 
-/* First line of a file holding one UUID per line. */
-static const char *first_line(struct hal_scan_private *s, int fd, const char *name)
+/* First or last line of a file holding one UUID per line. */
+static const char *uuid_line(struct hal_scan_private *s, int fd, const char *name, bool last)
 {
-	char buf[512];
+	char buf[512], *line = buf;
 
 	if (sysfs_read(fd, name, buf, sizeof(buf)) <= 0)
 		return NULL;
-	buf[strcspn(buf, "\n ")] = '\0';
-	return buf[0] ? arena_strdup(s->arena, buf) : NULL;
+	if (last && strrchr(buf, '\n'))
+		line = strrchr(buf, '\n') + 1;
+	line[strcspn(line, "\n ")] = '\0';
+	return line[0] ? arena_strdup(s->arena, line) : NULL;
 }
 
 /* Vendors whose cards run XRT shells (Xilinx, Advantech, AWS, Arista). */
@@ -206,8 +208,10 @@ static void read_xrt(struct hal_scan_private *s, struct hal_pci_func *f)
 		x->vbnv = read_in_prefixed_dir(s, fd, "rom.", "VBNV");
 		x->timestamp = read_in_prefixed_dir(s, fd, "rom.", "timestamp");
 		x->xclbin_uuid = read_string(s, fd, "xclbinuuid");
-		x->interface_uuid = first_line(s, fd, "interface_uuids");
-		x->logic_uuid = first_line(s, fd, "logic_uuids");
+		/* two-stage shells list the base (BLP) first and the shell (PLP) last;
+		 * a user image must match the shell's */
+		x->interface_uuid = uuid_line(s, fd, "interface_uuids", true);
+		x->logic_uuid = uuid_line(s, fd, "logic_uuids", false);
 		x->serial = read_in_prefixed_dir(s, fd, "xmc.", "serial_num");
 		f->xrt = x;
 	}

@@ -99,8 +99,10 @@ static void add_pci_attributes(struct dralet_device *dev, const struct hal_pci_f
 		dralet_device_set_int(dev, DRALET_ATTR_NUMA_NODE, f->numa_node);
 		dralet_device_set_int(dev, "numaNode", f->numa_node);
 	}
-	if (f->pcie_switch)
+	if (f->pcie_switch) {
+		dralet_device_set_string(dev, DRALET_ATTR_PCIE_SWITCH, f->pcie_switch->address);
 		dralet_device_set_string(dev, "pcieSwitch", f->pcie_switch->address);
+	}
 	if (f->iommu_group >= 0)
 		dralet_device_set_int(dev, "iommuGroup", f->iommu_group);
 	snprintf(id, sizeof(id), "0x%04x", f->vendor_id);

@@ -173,7 +173,9 @@ int dralet_read_pci_file(const struct dralet_backend_ctx *ctx, const struct hal_
 int dralet_root_path(const struct dralet_backend_ctx *ctx, enum dralet_root root,
 		     const char *relpath, char *buf, size_t size);
 /* Resolves a device node: stats "<dev root>/<path below /dev>" and, when it is
- * not a character device (simulated trees), falls back to @major/@minor. */
+ * not a character device (simulated trees), falls back to @major/@minor.
+ * ret_node->path is NULL when the node does not exist, else a malloc'd string
+ * ("/dev/nvidia0") the caller frees. */
 int dralet_devnode(const struct dralet_backend_ctx *ctx, const char *dev_path,
 		   unsigned major, unsigned minor, struct hal_devnode *ret_node);
 /* The major number of a character driver in <proc>/devices ("nvidia-frontend"). */

@@ -38,6 +38,10 @@ extern "C" {
 #define DRALET_ATTR_PCIE_ROOT "resource.kubernetes.io/pcieRoot"
 #define DRALET_ATTR_PCI_BUS_ID "resource.kubernetes.io/pciBusID"
 #define DRALET_ATTR_NUMA_NODE "resource.kubernetes.io/numaNode"
+/* The nearest PCIe switch in a domain every dralet driver shares, so a claim
+ * can align devices of different drivers (a GPU and a NIC) on one switch with
+ * matchAttribute; pcieRoot is coarser (one host bridge, many switches). */
+#define DRALET_ATTR_PCIE_SWITCH "dralet.dev/pcieSwitch"
 
 struct dralet_backend_ctx;
 struct dralet_device;
@@ -75,8 +79,9 @@ struct dralet_capacity {
  * ':' and '.' turned into '-' ("gpu-0000-3b-00-0"), followed by "-<suffix>"
  * when @suffix is given (suffix characters outside [a-z0-9] become '-').
  * The device starts with the attributes every PCI-backed device carries:
- * resource.kubernetes.io/pcieRoot, pciBusID and numaNode, and in the driver's
- * domain numaNode, pcieSwitch (address of the nearest switch upstream port),
+ * resource.kubernetes.io/pcieRoot, pciBusID and numaNode, dralet.dev/pcieSwitch
+ * (address of the nearest switch upstream port, shared by all dralet drivers),
+ * and in the driver's domain numaNode, pcieSwitch (the same address),
  * iommuGroup, vendorID, deviceID ("0x10de"), productName (from the PCI name
  * database; a backend may overwrite it), pcieGeneration and pcieLinkWidth —
  * each only when known.

@@ -108,7 +108,8 @@ struct hal_xrt {
 	const char *vbnv;	/* shell name, "xilinx_u55c_gen3x16_xdma_base_3" */
 	const char *timestamp;	/* shell timestamp */
 	const char *xclbin_uuid;	/* user PF: loaded user image */
-	const char *interface_uuid;	/* mgmt PF: first of interface_uuids */
+	const char *interface_uuid;	/* mgmt PF: last of interface_uuids (the shell's,
+					 * which a user image must match) */
 	const char *logic_uuid;	/* mgmt PF: first of logic_uuids */
 	const char *serial;	/* board serial number */
 };

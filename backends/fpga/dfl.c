@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * dfl: Intel Device Feature List FPGA cards (linux-devices.md 5.2): PAC
+ * Arria 10, D5005, N3000, N6000/N6001, integrated Xeon FPGAs, Silicom
+ * N501x. The FME (one per card, on the PF) is management; every port is an
+ * accelerator function unit (AFU) slot and becomes one device named
+ * fpga-<function>-port<N>. With SR-IOV the ports move to the VFs, which carry
+ * the FME's facts from their PF.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/fpga/fpga.h"
+#include "backends/sriov/pcidev.h"
+
+/* dfl-pci's ID table (linux-devices.md 1.5). */
+static const struct dralet_pci_id dfl_ids[] = {
+	DRALET_PCI_DEVICE(0x8086, 0x09c4), DRALET_PCI_DEVICE(0x8086, 0x09c5),	/* PAC A10 */
+	DRALET_PCI_DEVICE(0x8086, 0x0b2b), DRALET_PCI_DEVICE(0x8086, 0x0b2c),	/* D5005 */
+	DRALET_PCI_DEVICE(0x8086, 0x0b30),					/* N3000 */
+	DRALET_PCI_DEVICE(0x8086, 0xbcbd), DRALET_PCI_DEVICE(0x8086, 0xbcbf),	/* integrated */
+	DRALET_PCI_DEVICE(0x8086, 0xbcc0), DRALET_PCI_DEVICE(0x8086, 0xbcc1),
+	DRALET_PCI_DEVICE(0x8086, 0xbcce), DRALET_PCI_DEVICE(0x8086, 0xbccf),	/* OFS */
+	DRALET_PCI_DEVICE(0x1c2c, 0x1000), DRALET_PCI_DEVICE(0x1c2c, 0x1001),	/* N501x */
+	{ 0, 0, 0, 0 },
+};
+
+/* Card names for productName (linux-devices.md 1.5; Debian's PCI databases
+ * lack most of them). OFS cards share one id and differ by subsystem. */
+static const struct {
+	uint16_t vendor, device, subsystem;	/* subsystem 0: any */
+	const char *product;
+} dfl_products[] = {
+	{ 0x8086, 0x09c4, 0, "Intel PAC Arria 10 GX" }, { 0x8086, 0x09c5, 0, "Intel PAC Arria 10 GX" },
+	{ 0x8086, 0x0b2b, 0, "Intel PAC D5005" },       { 0x8086, 0x0b2c, 0, "Intel PAC D5005" },
+	{ 0x8086, 0x0b30, 0, "Intel PAC N3000" },
+	{ 0x8086, 0xbcce, 0x1770, "Intel N6000" },      { 0x8086, 0xbccf, 0x1770, "Intel N6000" },
+	{ 0x8086, 0xbcce, 0x1771, "Intel N6001" },      { 0x8086, 0xbccf, 0x1771, "Intel N6001" },
+	{ 0x8086, 0xbcce, 0x17d4, "Intel C6100" },      { 0x8086, 0xbccf, 0x17d4, "Intel C6100" },
+	{ 0x8086, 0xbcce, 0x138d, "Intel D5005 (OFS)" },
+	{ 0x8086, 0xbccf, 0x138d, "Intel D5005 (OFS)" },
+	{ 0x1c2c, 0x1000, 0, "Silicom N5010" },         { 0x1c2c, 0x1001, 0, "Silicom N5011" },
+};
+
+static const char *dfl_product(const struct hal_pci_func *f)
+{
+	for (size_t i = 0; i < sizeof(dfl_products) / sizeof(dfl_products[0]); i++)
+		if (dfl_products[i].vendor == f->vendor_id && dfl_products[i].device == f->device_id &&
+		    (!dfl_products[i].subsystem || dfl_products[i].subsystem == f->subsystem_device_id))
+			return dfl_products[i].product;
+	return NULL;
+}
+
+/* What a port device needs later (scan pointers stay valid while it lives). */
+struct dfl_port_ref {
+	const struct hal_pci_func *func;
+	size_t port;			/* index in func->dfl_ports */
+	const struct hal_pci_func *fme_func;	/* the function holding the FME */
+};
+
+static int dfl_match(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
+{
+	(void)ctx;
+	if ((func->class_code >> 16) == 0x06)
+		return 0;
+	if (func->n_dfl_fmes || func->n_dfl_ports || (func->driver && !strcmp(func->driver, "dfl-pci")))
+		return FPGA_VENDOR_SCORE;
+	for (const struct dralet_pci_id *id = dfl_ids; id->vendor; id++)
+		if (id->vendor == func->vendor_id && id->device == func->device_id)
+			return FPGA_VENDOR_SCORE;
+	return 0;
+}
+
+static const struct hal_pci_func *fme_function(const struct hal_pci_func *func)
+{
+	if (func->n_dfl_fmes)
+		return func;
+	if (func->physfn && func->physfn->n_dfl_fmes)
+		return func->physfn;
+	return NULL;
+}
+
+static const struct hal_dfl_fme *fme_of(const struct hal_pci_func *fme_func)
+{
+	return fme_func ? &fme_func->dfl_fmes[0] : NULL;
+}
+
+/* The card's interface ID: the FME's PR region compat_id, else the compat_id
+ * of a region of the function or its PF. */
+static const char *region_compat_id(const struct hal_pci_func *f)
+{
+	for (size_t i = 0; f && i < f->n_fpga_regions; i++)
+		if (f->fpga_regions[i].compat_id)
+			return f->fpga_regions[i].compat_id;
+	return NULL;
+}
+
+static const char *interface_id(const struct hal_pci_func *func, const struct hal_pci_func *fme_func)
+{
+	const struct hal_dfl_fme *fme = fme_of(fme_func);
+
+	if (fme && fme->interface_id)
+		return fme->interface_id;
+	return region_compat_id(fme_func ? fme_func : func);
+}
+
+/* The port's AFU ID now (bus/platform/devices/dfl-port.N/afu_id). */
+static const char *afu_id_now(struct dralet_backend_ctx *ctx, const struct hal_dfl_port *port,
+			      char *buf, size_t size)
+{
+	char rel[96];
+
+	snprintf(rel, sizeof(rel), "bus/platform/devices/%s/afu_id", port->name);
+	if (dralet_read_file(ctx, DRALET_ROOT_SYS, rel, buf, size) > 0)
+		return buf;
+	return port->afu_id;
+}
+
+static int health_now(struct dralet_backend_ctx *ctx, const struct dfl_port_ref *ref)
+{
+	const struct hal_dfl_port *port = &ref->func->dfl_ports[ref->port];
+	const char *iface = interface_id(ref->func, ref->fme_func);
+	char driver[64], afu[80];
+	const char *afu_now = afu_id_now(ctx, port, afu, sizeof(afu));
+	int health = DRALET_HEALTH_HEALTHY;
+
+	if (pcidev_driver_now(ctx, ref->func, driver, sizeof(driver)) <= 0)
+		return DRALET_HEALTH_UNHEALTHY;
+	if (ref->func->physfn && !pcidev_present(ctx, ref->func->physfn))
+		return DRALET_HEALTH_UNHEALTHY;
+	/* all-f IDs: the FPGA firmware crashed (Intel's FPGA plugin rule) */
+	if ((afu_now && fpga_id_all_f(afu_now)) || (iface && fpga_id_all_f(iface)))
+		return DRALET_HEALTH_UNHEALTHY;
+	health = fpga_health_worst(health, fpga_managers_health(ctx, ref->func));
+	if (ref->fme_func && ref->fme_func != ref->func)
+		health = fpga_health_worst(health, fpga_managers_health(ctx, ref->fme_func));
+	return health;
+}
+
+static void add_attributes(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+			   const struct dfl_port_ref *ref)
+{
+	const struct hal_pci_func *func = ref->func;
+	const struct hal_dfl_port *port = &func->dfl_ports[ref->port];
+	const struct hal_dfl_fme *fme = fme_of(ref->fme_func);
+
+	dralet_device_set_string(dev, "framework", "dfl");
+	if (dfl_product(func))
+		dralet_device_set_string(dev, "productName", dfl_product(func));
+	dralet_device_set_string(dev, "portDevice", port->name);
+	if (port->id >= 0)
+		dralet_device_set_int(dev, "portID", port->id);
+	if (port->afu_id && !fpga_id_all_zero(port->afu_id))
+		fpga_set_id_attr(ctx, dev, "afuID", port->afu_id);
+	fpga_set_id_attr(ctx, dev, "interfaceID", interface_id(func, ref->fme_func));
+	fpga_set_id_attr(ctx, dev, "regionCompatID", region_compat_id(func));
+	if (fme) {
+		fpga_set_id_attr(ctx, dev, "bitstreamID", fme->bitstream_id);
+		fpga_set_id_attr(ctx, dev, "bitstreamMetadata", fme->bitstream_metadata);
+		if (fme->socket_id >= 0)
+			dralet_device_set_int(dev, "socketID", fme->socket_id);
+		dralet_device_set_string(dev, "fmeDevice", fme->name);
+	}
+	if (func->driver)
+		dralet_device_set_string(dev, "driver", func->driver);
+	dralet_device_set_bool(dev, "isVF", func->physfn != NULL);
+	if (func->physfn)
+		dralet_device_set_string(dev, "pfPciAddress", func->physfn->address);
+}
+
+static int probe_port(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func, size_t i,
+		      const struct hal_pci_func *fme_func)
+{
+	const struct hal_dfl_port *port = &func->dfl_ports[i];
+	struct dfl_port_ref *ref;
+	struct dralet_device *dev;
+	char suffix[24];
+	int r;
+
+	snprintf(suffix, sizeof(suffix), "port%d", port->id >= 0 ? port->id : (int)i);
+	r = dralet_device_new(ctx, func, "fpga", suffix, &dev);
+	if (r < 0)
+		return r;
+	ref = malloc(sizeof(*ref));
+	if (!ref)
+		return -ENOMEM;
+	*ref = (struct dfl_port_ref){ func, i, fme_func };
+	dralet_device_set_private(dev, ref, free);
+	add_attributes(ctx, dev, ref);
+	if (port->node.path)
+		r = dralet_device_add_node(dev, &port->node);
+	else
+		dralet_ctx_warn(ctx, "device %s: /dev/%s does not exist", dralet_device_name(dev),
+				port->name);
+	if (r >= 0)
+		r = pcidev_device_add_vfio(ctx, dev, func);
+	dralet_device_set_health(dev, health_now(ctx, ref));
+	return r < 0 ? r : 0;
+}
+
+static int dfl_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
+{
+	const struct hal_pci_func *fme_func = fme_function(func);
+	int r = 0;
+
+	if (!func->n_dfl_ports && !func->n_dfl_fmes && !(func->sriov && func->sriov->num_vfs))
+		dralet_ctx_warn(ctx, "%s: DFL card without FME or ports (is dfl-pci loaded?); "
+				"not published", func->address);
+	if (func->n_dfl_fmes > 1)
+		dralet_ctx_warn(ctx, "%s has %zu FMEs; using %s", func->address, func->n_dfl_fmes,
+				func->dfl_fmes[0].name);
+	for (size_t i = 0; r >= 0 && i < func->n_dfl_ports; i++) {
+		r = probe_port(ctx, func, i, fme_func);
+		if (r == -EEXIST) {
+			dralet_ctx_warn(ctx, "%s: two ports with id %d; %s skipped", func->address,
+					func->dfl_ports[i].id, func->dfl_ports[i].name);
+			r = 0;
+		}
+	}
+	return r;
+}
+
+static int dfl_health(struct dralet_backend_ctx *ctx, struct dralet_device *dev)
+{
+	return health_now(ctx, dralet_device_private(dev));
+}
+
+static int fme_node(struct dralet_backend_ctx *ctx, const struct hal_dfl_fme *fme,
+		    struct hal_devnode *ret)
+{
+	*ret = (struct hal_devnode){ 0 };
+	if (!fme || !fme->node.path)
+		return -ENOENT;
+	return dralet_devnode(ctx, fme->node.path, fme->node.major, fme->node.minor, ret);
+}
+
+static int dfl_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+		       struct dralet_prepare_req *req)
+{
+	const struct dfl_port_ref *ref = dralet_device_private(dev);
+	const struct hal_pci_func *func = ref->func;
+	const struct hal_dfl_port *port = &func->dfl_ports[ref->port];
+	const struct hal_dfl_fme *fme = fme_of(ref->fme_func);
+	struct dralet_edits *e = req->edits;
+	struct hal_devnode fnode = { 0 };
+	struct fpga_config cfg;
+	char driver[64], what[96], afu[80], norm[40];
+	const char *afu_now = afu_id_now(ctx, port, afu, sizeof(afu));
+	const char *iface = interface_id(func, ref->fme_func);
+	int r = pcidev_driver_now(ctx, func, driver, sizeof(driver));
+
+	snprintf(what, sizeof(what), "DFL port %s of %s", port->name, func->address);
+	if (r <= 0) {
+		dralet_ctx_error(ctx, "%s: the function is %s", what,
+				 r == -ENODEV ? "gone" : "not bound to a driver");
+		return r < 0 ? r : -ENODEV;
+	}
+	if (!port->node.path) {
+		dralet_ctx_error(ctx, "%s: /dev/%s does not exist", what, port->name);
+		return -ENODEV;
+	}
+	bool have_fme = fme_node(ctx, fme, &fnode) == 0 && fnode.path;
+	struct fpga_identity id = {
+		.what = what,
+		.shell = NULL,
+		.interface_id = iface,
+		.afu_id = afu_now,
+		.has_management = have_fme,
+	};
+	r = fpga_config_check(ctx, req->config, &id, &cfg);
+	if (r < 0)
+		goto out;
+	r = dralet_edits_add_node(e, &port->node, NULL);
+	if (r >= 0 && cfg.management_access)
+		r = dralet_edits_add_node(e, &fnode, NULL);
+	if (r >= 0)
+		r = pcidev_env(e, dev, "PCI_ADDRESS", func->address);
+	if (r >= 0)
+		r = pcidev_env(e, dev, "PORT_NODE", port->node.path);
+	if (r >= 0 && port->id >= 0)
+		r = pcidev_env_int(e, dev, "PORT_ID", port->id);
+	if (r >= 0 && afu_now && fpga_id_normalize(afu_now, norm, sizeof(norm)))
+		r = pcidev_env(e, dev, "AFU_ID", norm);
+	if (r >= 0 && iface && fpga_id_normalize(iface, norm, sizeof(norm)))
+		r = pcidev_env(e, dev, "INTERFACE_ID", norm);
+	if (r >= 0 && cfg.management_access)
+		r = pcidev_env(e, dev, "FME_NODE", fnode.path);
+	if (r >= 0)
+		r = pcidev_undo_record(req->undo, func, driver);
+	if (r < 0)
+		dralet_ctx_error(ctx, "%s: preparing the container edits failed: %s", what,
+				 strerror(-r));
+out:
+	free((char *)fnode.path);
+	return r < 0 ? r : 0;
+}
+
+const struct dralet_backend backend_dfl = {
+	.abi = DRALET_BACKEND_ABI,
+	.name = "dfl",
+	.family = "fpga",
+	.default_driver = FPGA_DRIVER,
+	.match = dfl_match,
+	.probe = dfl_probe,
+	.validate_config = fpga_validate_config,
+	.prepare = dfl_prepare,
+	.unprepare = fpga_unprepare,
+	.health = dfl_health,
+};

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The FPGA family (DRA driver fpga.dralet.dev), kind "fpga":
+ *   xrt          AMD/Xilinx Alveo (XRT shells): one device per card, named
+ *                after the user PF; the management PF is claimed, yields none
+ *   dfl          Intel DFL cards: one device per port (AFU slot); the FME is
+ *                management
+ *   fpga-region  any other function with fpga_manager/fpga_region class
+ *                devices, and Xilinx/Altera functions of FPGA-like classes
+ * plus the helpers they share: ID checks, fpga_manager health, FpgaConfig.
+ */
+#ifndef DRALET_BACKENDS_FPGA_H
+#define DRALET_BACKENDS_FPGA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <dralet/backend.h>
+#include <dralet/prepare.h>
+
+#define FPGA_DRIVER "fpga.dralet.dev"
+#define FPGA_API_VERSION "fpga.dralet.dev/v1alpha1"
+
+/* xrt and dfl match device ids and their own sysfs markers (30); the generic
+ * backend scores a function with FPGA class devices just above a
+ * vendor+class match (25), and Xilinx/Altera functions of FPGA-like classes
+ * as one (20). All beat the accel backend (10) for class 0x12 cards. */
+#define FPGA_VENDOR_SCORE DRALET_SCORE_DEVICE
+#define FPGA_REGION_SCORE (DRALET_SCORE_VENDOR_CLASS + 5)
+#define FPGA_RAW_SCORE DRALET_SCORE_VENDOR_CLASS
+
+extern const struct dralet_backend backend_xrt;
+extern const struct dralet_backend backend_dfl;
+extern const struct dralet_backend backend_fpga_region;
+
+/* ---- IDs (UUIDs, interface/AFU IDs): hex digits with optional dashes ---- */
+
+/* Copies @id lower-case without dashes or a "0x" prefix into @out (33+
+ * bytes). Returns false when it is not 1-32 hex digits. */
+bool fpga_id_normalize(const char *id, char *out, size_t size);
+/* All 'f': what a crashed FPGA firmware reports (Intel's plugin). */
+bool fpga_id_all_f(const char *id);
+/* All '0': nothing loaded (XRT's xclbinuuid without an xclbin). */
+bool fpga_id_all_zero(const char *id);
+/* Sets attribute @name to @id when it is a well-formed ID; a malformed one
+ * is a warning naming @dev and @what. */
+void fpga_set_id_attr(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+		      const char *name, const char *id);
+
+/* ---- health ---- */
+
+/*
+ * Health of the fpga_managers of @func now (class/fpga_manager/<name>/state
+ * and status re-read; the scan's facts as fallback): a status line or an
+ * error/"power off" state is UNHEALTHY; "operating" and "unknown" (what the
+ * DFL FME manager always reports) are HEALTHY; a state in the middle of
+ * programming is UNKNOWN. HEALTHY when @func has no manager.
+ */
+int fpga_managers_health(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func);
+/* The worse of two enum dralet_health values (UNHEALTHY > UNKNOWN > HEALTHY). */
+int fpga_health_worst(int a, int b);
+
+/* ---- FpgaConfig (fpga_config.c) ---- */
+
+struct fpga_config {
+	char require_shell[128];
+	char require_interface_id[40];	/* normalised */
+	char require_afu_id[40];	/* normalised */
+	bool management_access;
+};
+
+/* Parses and validates @text (NULL: empty). A "bitstream" field fails:
+ * programming is not supported yet. -EINVAL / -EOPNOTSUPP with @err. */
+int fpga_config_parse(const char *text, struct fpga_config *ret, char *err, size_t errlen);
+
+int fpga_validate_config(struct dralet_backend_ctx *ctx, const char *config);
+
+/* What a card offers, to check a config against at prepare. */
+struct fpga_identity {
+	const char *what;		/* "Alveo 0000:3b:00.1", for messages */
+	const char *shell;		/* NULL: the card has no shell name */
+	const char *interface_id;
+	const char *afu_id;		/* DFL AFU ID, or XRT's loaded xclbin UUID */
+	bool has_management;		/* a management node exists to hand out */
+};
+
+/* Parses @config and checks it against @id: -EINVAL with a message in the
+ * context when a requirement does not hold. */
+int fpga_config_check(struct dralet_backend_ctx *ctx, const char *config,
+		      const struct fpga_identity *id, struct fpga_config *ret);
+
+/* Nothing to undo: prepare changes nothing on the card. */
+int fpga_unprepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+		   const struct dralet_claim_ref *claim, const struct dralet_undo *undo);
+
+#endif

@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * xrt: AMD/Xilinx Alveo cards running XRT shells (linux-devices.md 5.3).
+ * A card has a management PF (function 0, xclmgmt, /dev/xclmgmt<instance>)
+ * and a user PF (function 1, xocl, DRM nodes). Both are claimed; the card is
+ * ONE device named after the user PF. Golden (factory) images run no shell:
+ * they are claimed so nothing else publishes them, and skipped with a
+ * warning until programming a shell is supported.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/fpga/fpga.h"
+#include "backends/sriov/pcidev.h"
+
+enum xrt_role { XRT_NONE, XRT_MGMT, XRT_USER, XRT_GOLDEN };
+
+struct alveo_id {
+	uint16_t device;
+	enum xrt_role role;
+	const char *product;
+};
+
+/* linux-devices.md 1.5 (udev hwdb, XRT driver tables). */
+static const struct alveo_id alveo_ids[] = {
+	{ 0x5000, XRT_MGMT, "Alveo U200" },  { 0x5001, XRT_USER, "Alveo U200" },
+	{ 0x5004, XRT_MGMT, "Alveo U250" },  { 0x5005, XRT_USER, "Alveo U250" },
+	{ 0x500c, XRT_MGMT, "Alveo U280" },  { 0x500d, XRT_USER, "Alveo U280" },
+	{ 0x5020, XRT_MGMT, "Alveo U50" },   { 0x5021, XRT_USER, "Alveo U50" },
+	{ 0x505c, XRT_MGMT, "Alveo U55C" },  { 0x505d, XRT_USER, "Alveo U55C" },
+	{ 0xd000, XRT_GOLDEN, "Alveo U200" }, { 0xd004, XRT_GOLDEN, "Alveo U250" },
+	{ 0xd00c, XRT_GOLDEN, "Alveo U280" }, { 0xd020, XRT_GOLDEN, "Alveo U50" },
+};
+
+/* Vendors whose cards run XRT shells: Xilinx, Advantech, AWS, Arista. */
+static bool xrt_vendor(uint16_t vendor)
+{
+	return vendor == 0x10ee || vendor == 0x13fe || vendor == 0x1d0f || vendor == 0x3475;
+}
+
+static const struct alveo_id *alveo_lookup(const struct hal_pci_func *f)
+{
+	if (f->vendor_id != 0x10ee)
+		return NULL;
+	for (size_t i = 0; i < sizeof(alveo_ids) / sizeof(alveo_ids[0]); i++)
+		if (alveo_ids[i].device == f->device_id)
+			return &alveo_ids[i];
+	return NULL;
+}
+
+static enum xrt_role role_of(const struct hal_pci_func *f)
+{
+	const struct alveo_id *id = alveo_lookup(f);
+
+	if (f->vendor_id == 0x10ee && (f->device_id & 0xff00) == 0xd000)
+		return XRT_GOLDEN;	/* 10ee:d0xx factory images */
+	if (f->xrt && f->xrt->user_pf)
+		return XRT_USER;
+	if (f->xrt && f->xrt->mgmt_pf)
+		return XRT_MGMT;
+	return id ? id->role : XRT_NONE;
+}
+
+static int xrt_match(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
+{
+	(void)ctx;
+	if (!xrt_vendor(func->vendor_id) || (func->class_code >> 16) == 0x06)
+		return 0;
+	return role_of(func) != XRT_NONE ? FPGA_VENDOR_SCORE : 0;
+}
+
+/* The management PF in the user PF's slot (function 0 on 2018.3+ shells). */
+static const struct hal_pci_func *find_mgmt(struct dralet_backend_ctx *ctx,
+					    const struct hal_pci_func *user)
+{
+	char address[32];
+
+	for (unsigned fn = 0; fn < 8; fn++) {
+		const struct hal_pci_func *f;
+		if (fn == user->fn)
+			continue;
+		snprintf(address, sizeof(address), "%04x:%02x:%02x.%u", user->domain, user->bus,
+			 user->dev, fn);
+		f = dralet_ctx_find_pci(ctx, address);
+		if (f && role_of(f) == XRT_MGMT)
+			return f;
+	}
+	return NULL;
+}
+
+/* A shell fact from the user PF, else from the management PF. */
+#define XRT_FACT(user, mgmt, field)                                              \
+	((user)->xrt && (user)->xrt->field ? (user)->xrt->field                  \
+	 : (mgmt) && (mgmt)->xrt ? (mgmt)->xrt->field : NULL)
+
+/*
+ * The interface UUID a user xclbin must match: the LAST line of
+ * interface_uuids (base/BLP first, then the shell/PLP of a two-stage
+ * platform; linux-devices.md 5.3). The HAL keeps only the first line, so the
+ * file is re-read here; the HAL's value is the fallback.
+ */
+static const char *interface_uuid(struct dralet_backend_ctx *ctx, const struct hal_pci_func *user,
+				  const struct hal_pci_func *mgmt, char *buf, size_t size)
+{
+	const struct hal_pci_func *holders[] = { mgmt, user };
+	char text[512];
+
+	for (size_t i = 0; i < 2; i++) {
+		char *last = NULL, *save = NULL;
+		if (!holders[i] ||
+		    dralet_read_pci_file(ctx, holders[i], "interface_uuids", text, sizeof(text)) <= 0)
+			continue;
+		for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			line[strcspn(line, " \t\r")] = '\0';
+			if (*line)
+				last = line;
+		}
+		if (last) {
+			snprintf(buf, size, "%s", last);
+			return buf;
+		}
+	}
+	return XRT_FACT(user, mgmt, interface_uuid);
+}
+
+/* "xilinx_u55c_gen3x16_xdma_base_3" -> "Alveo U55C" for cards missing from
+ * the table. */
+static bool product_from_shell(const char *vbnv, char *buf, size_t size)
+{
+	const char *p;
+	size_t o;
+
+	if (!vbnv || strncmp(vbnv, "xilinx_u", 8))
+		return false;
+	p = vbnv + 7;
+	o = (size_t)snprintf(buf, size, "Alveo ");
+	for (; *p && *p != '_' && o + 1 < size; p++)
+		buf[o++] = (char)toupper((unsigned char)*p);
+	buf[o] = '\0';
+	return true;
+}
+
+static int health_now(struct dralet_backend_ctx *ctx, const struct hal_pci_func *user,
+		      const struct hal_pci_func *mgmt)
+{
+	char driver[64];
+	int health = DRALET_HEALTH_HEALTHY;
+	char ibuf[80];
+	const char *logic = XRT_FACT(user, mgmt, logic_uuid);
+	const char *iface = interface_uuid(ctx, user, mgmt, ibuf, sizeof(ibuf));
+
+	if (pcidev_driver_now(ctx, user, driver, sizeof(driver)) <= 0)
+		return DRALET_HEALTH_UNHEALTHY;
+	if (mgmt && pcidev_driver_now(ctx, mgmt, driver, sizeof(driver)) <= 0)
+		return DRALET_HEALTH_UNHEALTHY;
+	if ((logic && fpga_id_all_f(logic)) || (iface && fpga_id_all_f(iface)))
+		return DRALET_HEALTH_UNHEALTHY;	/* the shell's firmware crashed */
+	health = fpga_health_worst(health, fpga_managers_health(ctx, user));
+	if (mgmt)
+		health = fpga_health_worst(health, fpga_managers_health(ctx, mgmt));
+	return health;
+}
+
+static void add_attributes(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+			   const struct hal_pci_func *user, const struct hal_pci_func *mgmt)
+{
+	const struct alveo_id *id = alveo_lookup(user);
+	const char *vbnv = XRT_FACT(user, mgmt, vbnv);
+	const char *ts = XRT_FACT(user, mgmt, timestamp);
+	const char *serial = XRT_FACT(user, mgmt, serial);
+	const char *xclbin = user->xrt ? user->xrt->xclbin_uuid : NULL;
+	char product[48], ibuf[80], *end;
+
+	dralet_device_set_string(dev, "framework", "xrt");
+	if (id)
+		dralet_device_set_string(dev, "productName", id->product);
+	else if (product_from_shell(vbnv, product, sizeof(product)))
+		dralet_device_set_string(dev, "productName", product);
+	if (vbnv)
+		dralet_device_set_string(dev, "shell", vbnv);
+	if (ts) {
+		long long v = strtoll(ts, &end, 0);
+		if (end != ts && !*end && v >= 0)
+			dralet_device_set_int(dev, "shellTimestamp", v);
+		else
+			dralet_ctx_warn(ctx, "device %s: shell timestamp \"%.40s\" is not a number",
+					dralet_device_name(dev), ts);
+	}
+	fpga_set_id_attr(ctx, dev, "logicUUID", XRT_FACT(user, mgmt, logic_uuid));
+	fpga_set_id_attr(ctx, dev, "interfaceUUID",
+			 interface_uuid(ctx, user, mgmt, ibuf, sizeof(ibuf)));
+	if (xclbin && !fpga_id_all_zero(xclbin))
+		fpga_set_id_attr(ctx, dev, "xclbinUUID", xclbin);
+	if (serial)
+		dralet_device_set_string(dev, "serial", serial);
+	dralet_device_set_string(dev, "userPciAddress", user->address);
+	if (mgmt)
+		dralet_device_set_string(dev, "mgmtPciAddress", mgmt->address);
+	if (user->driver)
+		dralet_device_set_string(dev, "driver", user->driver);
+}
+
+static int xrt_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
+{
+	const struct hal_pci_func *mgmt;
+	struct dralet_device *dev;
+	int r = 0;
+
+	switch (role_of(func)) {
+	case XRT_GOLDEN:
+		dralet_ctx_warn(ctx, "%s runs the golden (factory) image: no shell to run "
+				"workloads on; flash a shell with xbmgmt (not published)",
+				func->address);
+		return 0;
+	case XRT_MGMT:
+		return 0;	/* published through its user PF */
+	case XRT_USER:
+		break;
+	case XRT_NONE:
+		return 0;
+	}
+	mgmt = find_mgmt(ctx, func);
+	r = dralet_device_new(ctx, func, "fpga", NULL, &dev);
+	if (r < 0)
+		return r;
+	add_attributes(ctx, dev, func, mgmt);
+	dralet_device_set_private(dev, (void *)mgmt, NULL);
+	for (size_t i = 0; r >= 0 && i < func->n_drm; i++)
+		if (func->drm[i].node.path)
+			r = dralet_device_add_node(dev, &func->drm[i].node);
+	if (r >= 0)
+		r = pcidev_device_add_vfio(ctx, dev, func);
+	if (r >= 0 && !pcidev_is_vfio(func) && func->driver && !func->n_drm)
+		dralet_ctx_warn(ctx, "device %s: user PF bound to %s has no DRM render node",
+				dralet_device_name(dev), func->driver);
+	dralet_device_set_health(dev, health_now(ctx, func, mgmt));
+	return r < 0 ? r : 0;
+}
+
+static int xrt_health(struct dralet_backend_ctx *ctx, struct dralet_device *dev)
+{
+	return health_now(ctx, dralet_device_pci(dev), dralet_device_private(dev));
+}
+
+/* /dev/xclmgmt<instance>: numbers from <mgmt PF>/xrt/xclmgmt<N>/dev, else the
+ * "xclmgmt" major with the instance as minor (older xclmgmt). */
+static int mgmt_node(struct dralet_backend_ctx *ctx, const struct hal_pci_func *mgmt,
+		     struct hal_devnode *ret)
+{
+	char name[48], rel[80], buf[32];
+	unsigned major = 0, minor = 0;
+	int r, instance = mgmt && mgmt->xrt ? mgmt->xrt->instance : -1;
+
+	*ret = (struct hal_devnode){ 0 };
+	if (instance < 0)
+		return -ENOENT;
+	snprintf(name, sizeof(name), "xclmgmt%d", instance);
+	snprintf(rel, sizeof(rel), "xrt/%s/dev", name);
+	if (dralet_read_pci_file(ctx, mgmt, rel, buf, sizeof(buf)) > 0 &&
+	    sscanf(buf, "%u:%u", &major, &minor) == 2) {
+		/* numbers from sysfs */
+	} else if ((r = dralet_char_major(ctx, "xclmgmt")) > 0) {
+		major = (unsigned)r;
+		minor = (unsigned)instance;
+	}
+	r = dralet_devnode(ctx, name, major, minor, ret);
+	if (r < 0)
+		return r;
+	return ret->path ? 0 : -ENOENT;
+}
+
+static int xrt_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+		       struct dralet_prepare_req *req)
+{
+	const struct hal_pci_func *user = dralet_device_pci(dev);
+	const struct hal_pci_func *mgmt = dralet_device_private(dev);
+	struct dralet_edits *e = req->edits;
+	struct hal_devnode mnode = { 0 };
+	struct fpga_config cfg;
+	char driver[64], what[64], norm_iface[40] = "", norm_xclbin[40] = "", ibuf[80];
+	const char *iface = interface_uuid(ctx, user, mgmt, ibuf, sizeof(ibuf));
+	const char *xclbin = user->xrt ? user->xrt->xclbin_uuid : NULL;
+	int r = pcidev_driver_now(ctx, user, driver, sizeof(driver));
+
+	snprintf(what, sizeof(what), "Alveo %s", user->address);
+	if (r <= 0) {
+		dralet_ctx_error(ctx, "%s: the user PF is %s", what,
+				 r == -ENODEV ? "gone" : "not bound to a driver");
+		return r < 0 ? r : -ENODEV;
+	}
+	if (!strcmp(driver, "vfio-pci") != pcidev_is_vfio(user)) {
+		dralet_ctx_error(ctx, "%s moved from driver %s to %s since discovery; it is "
+				 "prepared after the next discovery", what,
+				 user->driver ? user->driver : "none", driver);
+		return -EAGAIN;
+	}
+	bool have_mgmt = mgmt_node(ctx, mgmt, &mnode) == 0;
+	struct fpga_identity id = {
+		.what = what,
+		.shell = XRT_FACT(user, mgmt, vbnv),
+		.interface_id = iface,
+		.afu_id = xclbin && !fpga_id_all_zero(xclbin) ? xclbin : NULL,
+		.has_management = have_mgmt,
+	};
+	r = fpga_config_check(ctx, req->config, &id, &cfg);
+	if (r < 0)
+		goto out;
+	if (pcidev_is_vfio(user))
+		r = pcidev_edit_vfio(ctx, e, dev, user);
+	else
+		r = pcidev_edit_device_nodes(e, dev);
+	if (r >= 0 && cfg.management_access)
+		r = dralet_edits_add_node(e, &mnode, NULL);
+	if (r >= 0)
+		r = pcidev_env(e, dev, "PCI_ADDRESS", user->address);
+	if (r >= 0 && mgmt)
+		r = pcidev_env(e, dev, "MGMT_PCI_ADDRESS", mgmt->address);
+	if (r >= 0)
+		r = pcidev_env(e, dev, "SHELL", id.shell);
+	if (r >= 0 && iface && fpga_id_normalize(iface, norm_iface, sizeof(norm_iface)))
+		r = pcidev_env(e, dev, "INTERFACE_UUID", norm_iface);
+	if (r >= 0 && id.afu_id && fpga_id_normalize(id.afu_id, norm_xclbin, sizeof(norm_xclbin)))
+		r = pcidev_env(e, dev, "XCLBIN_UUID", norm_xclbin);
+	if (r >= 0 && cfg.management_access)
+		r = pcidev_env(e, dev, "MGMT_NODE", mnode.path);
+	if (r >= 0)
+		r = pcidev_undo_record(req->undo, user, driver);
+	if (r < 0 && r != -ENODEV)
+		dralet_ctx_error(ctx, "%s: preparing the container edits failed: %s", what,
+				 strerror(-r));
+out:
+	free((char *)mnode.path);
+	return r < 0 ? r : 0;
+}
+
+const struct dralet_backend backend_xrt = {
+	.abi = DRALET_BACKEND_ABI,
+	.name = "xrt",
+	.family = "fpga",
+	.default_driver = FPGA_DRIVER,
+	.match = xrt_match,
+	.probe = xrt_probe,
+	.validate_config = fpga_validate_config,
+	.prepare = xrt_prepare,
+	.unprepare = fpga_unprepare,
+	.health = xrt_health,
+};

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The drm backend: any display-class function (0x03xx) with a DRM card that
+ * no vendor backend took: BMC VGA (ASPEED ast), virtio-gpu, nouveau, radeon,
+ * simpledrm-less framebuffers ... One device of kind "gpu" with its card and
+ * render nodes. Lowest score (class only), so vendor backends win.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "backends/gpu/gpu_backends.h"
+#include "backends/gpu/gpu.h"
+
+static int drm_match(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f)
+{
+	(void)ctx;
+	if (hal_pci_class(f) != 0x03)
+		return 0;
+	for (size_t i = 0; i < f->n_drm; i++)
+		if (!strncmp(f->drm[i].name, "card", 4))
+			return DRALET_SCORE_CLASS;
+	return 0;	/* no DRM card: nothing a container could open */
+}
+
+static int drm_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f)
+{
+	struct dralet_device *dev;
+	uint64_t boot_vga;
+	int r;
+
+	if ((r = dralet_device_new(ctx, f, "gpu", NULL, &dev)) < 0)
+		return r;
+	if (!gpu_info_attach(dev, GPU_TYPE_FULL))
+		return -ENOMEM;
+	gpu_set_common(dev, "gpu");
+	if (f->driver)
+		dralet_device_set_string(dev, "driver", f->driver);
+	if (gpu_read_pci_u64(ctx, f, "boot_vga", &boot_vga))
+		dralet_device_set_bool(dev, "bootVGA", boot_vga == 1);
+	gpu_set_defaults(dev);
+	gpu_add_drm_nodes(ctx, dev, f);
+	dralet_device_set_health(dev, DRALET_HEALTH_HEALTHY);
+	return 0;
+}
+
+static const struct dralet_pci_id drm_ids[] = {
+	DRALET_PCI_CLASS(0x030000, 0xff0000),
+	{ 0, 0, 0, 0 },
+};
+
+const struct dralet_backend gpu_drm_backend = {
+	.abi = DRALET_BACKEND_ABI,
+	.name = "drm",
+	.family = "gpu",
+	.default_driver = GPU_DRIVER_DEFAULT,
+	.ids = drm_ids,
+	.match = drm_match,
+	.probe = drm_probe,
+	.validate_config = gpu_validate_config_no_sharing,
+	.prepare = gpu_prepare_plain,
+	.unprepare = gpu_unprepare_plain,
+	.health = gpu_health_pci,
+};

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What the GPU family's backends (nvidia, amdgpu, intel-gpu, drm) share:
+ * device private data, the opaque configuration (GpuConfig/MigDeviceConfig),
+ * container-edit helpers, the health check every GPU gets, and the seam that
+ * runs an external tool. Private to backends/gpu.
+ *
+ * Nothing here logs: problems go to dralet_ctx_warn (discovery) or
+ * dralet_ctx_error (prepare, validate) and are returned as -errno.
+ */
+#ifndef DRALET_BACKENDS_GPU_H
+#define DRALET_BACKENDS_GPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dralet/backend.h>
+#include <dralet/prepare.h>
+
+#define GPU_DRIVER_DEFAULT "gpu.dralet.dev"
+#define GPU_API_VERSION "gpu.dralet.dev/v1alpha1"
+#define GPU_UUID_MAX 96
+
+/* The DRM major (Documentation/admin-guide/devices.txt). */
+#define GPU_DRM_MAJOR 226
+
+/* ---- device private data (one per published device, owned by it) ---- */
+
+enum gpu_type {
+	GPU_TYPE_FULL = 0,	/* a whole GPU */
+	GPU_TYPE_MIG,		/* an NVIDIA MIG device (GPU + compute instance) */
+	GPU_TYPE_PARTITION,	/* an AMD compute partition */
+};
+
+struct gpu_info {
+	enum gpu_type type;
+	char uuid[GPU_UUID_MAX];	/* "GPU-..." / "MIG-..."; "" when unknown */
+	char parent_uuid[GPU_UUID_MAX];	/* MIG: the GPU's uuid */
+	char profile[48];		/* MIG: "1g.10gb"; AMD partition: "cpx_nps1" */
+	int minor;			/* NVIDIA /dev/nvidia<minor>; -1 unknown */
+	int index;			/* NVML index / partition index; -1 unknown */
+	unsigned gi, ci;		/* MIG: GPU and compute instance ids */
+	bool caps_known;		/* MIG: the GI/CI capability nodes were found */
+};
+
+/* Allocates a zeroed gpu_info (minor and index -1) and attaches it to @dev
+ * as private data (freed with the device). NULL on ENOMEM. */
+struct gpu_info *gpu_info_attach(struct dralet_device *dev, enum gpu_type type);
+/* The gpu_info of @dev, or NULL (devices of other backends, NULL @dev). */
+const struct gpu_info *gpu_info_of(const struct dralet_device *dev);
+
+/* ---- opaque configuration ---- */
+
+enum gpu_config_kind {
+	GPU_CONFIG_NONE = 0,	/* no parameters given */
+	GPU_CONFIG_GPU,		/* kind GpuConfig */
+	GPU_CONFIG_MIG,		/* kind MigDeviceConfig */
+};
+
+/* Time-slice intervals as nvidia-smi compute-policy --set-timeslice numbers. */
+enum gpu_timeslice {
+	GPU_TIMESLICE_NONE = -1,	/* no time-slicing requested */
+	GPU_TIMESLICE_DEFAULT = 0,
+	GPU_TIMESLICE_SHORT = 1,
+	GPU_TIMESLICE_MEDIUM = 2,
+	GPU_TIMESLICE_LONG = 3,
+};
+
+struct gpu_config {
+	enum gpu_config_kind kind;
+	bool sharing;			/* a sharing block was given */
+	enum gpu_timeslice timeslice;	/* interval when sharing is TimeSlicing */
+	bool interval_given;		/* timeSlicingConfig.interval was present */
+};
+
+/*
+ * Parses and strictly validates opaque parameters (JSON object text, NULL or
+ * "" for none): apiVersion gpu.dralet.dev/v1alpha1 (or "<driver>/v1alpha1"),
+ * kind GpuConfig or MigDeviceConfig, optional sharing {strategy TimeSlicing,
+ * timeSlicingConfig {interval Default|Short|Medium|Long}}. Any unknown field,
+ * wrong type or value is -EINVAL with the reason in dralet_ctx_error().
+ */
+int gpu_config_parse(struct dralet_backend_ctx *ctx, const char *text, struct gpu_config *ret);
+const char *gpu_timeslice_name(enum gpu_timeslice t);
+
+/* validate_config of the backends that cannot time-slice (amdgpu,
+ * intel-gpu, drm): a valid GpuConfig without sharing passes, sharing is
+ * "not supported by this device". */
+int gpu_validate_config_no_sharing(struct dralet_backend_ctx *ctx, const char *config);
+
+/* ---- discovery helpers ---- */
+
+/* Adds the function's DRM card and render nodes to @dev and sets the int
+ * attributes cardIndex and renderIndex from their names. */
+void gpu_add_drm_nodes(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+		       const struct hal_pci_func *func);
+/* Resolves "/dev/<dev_path>" (numbers @major:@minor where the tree has no
+ * character device) and adds it to @dev. With @required_missing_ok false a
+ * missing node is a warning. Returns 0 when added, -ENOENT when absent. */
+int gpu_add_node(struct dralet_backend_ctx *ctx, struct dralet_device *dev, const char *dev_path,
+		 int major, unsigned minor, bool warn_missing);
+/* Reads a sysfs file of @func as a trimmed string; false when absent, empty
+ * or not printable text (garbage vendor files). */
+bool gpu_read_pci_text(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+		       const char *name, char *buf, size_t size);
+/* Reads an unsigned decimal (or 0x hex) number from a sysfs file of @func. */
+bool gpu_read_pci_u64(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+		      const char *name, uint64_t *ret);
+/* Parses an unsigned decimal or 0x-hex number that fills all of @s. */
+bool gpu_parse_u64(const char *s, uint64_t *ret);
+/* True when @s is non-empty printable ASCII (what an attribute may carry). */
+bool gpu_text_ok(const char *s);
+/* Sets the "type" attribute every GPU device carries. */
+void gpu_set_common(struct dralet_device *dev, const char *type);
+/* Gives @dev the keys every device of the family carries, so that a CEL
+ * selector naming them never fails with "no such key" (which aborts the whole
+ * allocation): capacity memory ("0" when unknown) and attribute migProfile
+ * ("" on anything but a MIG device). Call after the device's own facts. */
+void gpu_set_defaults(struct dralet_device *dev);
+
+/* ---- prepare helpers ---- */
+
+/* Builds the env name "DRALET_<DEVICE NAME>_<field>" (device name upper-case,
+ * '-' -> '_'): unique per device, so several GPUs in one container never
+ * collide. */
+int gpu_env_name(const struct dralet_device *dev, const char *field, char *buf, size_t size);
+/* Adds DRALET_<DEV>_<field>=value. */
+int gpu_env(struct dralet_device *dev, struct dralet_edits *edits, const char *field,
+	    const char *value);
+/* Adds every device node of @dev (fails with a clear error when @dev has
+ * none) and the env vars every GPU gets: _DEVICE, _PCI_ADDRESS, _CLAIM_UID,
+ * _REQUEST, and _UUID/_MINOR/_INDEX/_PROFILE when known. */
+int gpu_prepare_common(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+		       struct dralet_prepare_req *req);
+/* prepare of the backends without vendor-specific work. */
+int gpu_prepare_plain(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+		      struct dralet_prepare_req *req);
+/* unprepare of those backends: nothing to undo. */
+int gpu_unprepare_plain(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+			const struct dralet_claim_ref *claim, const struct dralet_undo *undo);
+
+/* ---- health ---- */
+
+/* Healthy while the PCI function of @dev still exists and the driver bound at
+ * discovery is still bound; Unhealthy otherwise. */
+int gpu_health_pci(struct dralet_backend_ctx *ctx, struct dralet_device *dev);
+
+/* ---- running an external tool (nvidia-smi) ---- */
+
+/*
+ * Runs @argv[0] (an absolute path) with @argv, stdin from /dev/null, and
+ * collects up to @out_size-1 bytes of its combined stdout/stderr into @out.
+ * Kills it after @timeout_ms. Returns the exit status (0..255), -ETIMEDOUT,
+ * -ENOENT/-EACCES when it cannot be started, or another -errno.
+ */
+int gpu_run_tool(char *const argv[], int timeout_ms, char *out, size_t out_size);
+
+/* True when @path names an executable regular file. */
+bool gpu_executable(const char *path);
+
+#endif

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The nvidia backend's internals: its state (NVML handle, driver versions,
+ * device majors, MIG capability minors, driver roots), the /proc/driver/nvidia
+ * readers, MIG device creation, driver library lookup and prepare.
+ * Private to backends/gpu.
+ */
+#ifndef DRALET_BACKENDS_GPU_NVIDIA_H
+#define DRALET_BACKENDS_GPU_NVIDIA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "backends/gpu/gpu.h"
+#include "backends/gpu/nvml.h"
+
+#define NVIDIA_DEFAULT_MAJOR 195	/* nvidia-frontend, fixed by the driver */
+#define NVIDIA_CTL_MINOR 255
+#define NVIDIA_NVML_DEFAULT "libnvidia-ml.so.1"
+#define NVIDIA_TOOL_TIMEOUT_MS 30000
+
+/* One line of proc/driver/nvidia-caps/mig-minors: "gpu0/gi1/ci0/access 22". */
+struct nvidia_cap_minor {
+	unsigned gpu, gi;
+	int ci;			/* -1: the GPU instance's own access capability */
+	unsigned minor;
+};
+
+struct nvidia_state {
+	bool nvml_tried;		/* NVML is opened at the first probe */
+	struct nvml *nvml;		/* NULL: no NVML facts */
+	char proc_driver_version[64];	/* from proc/driver/nvidia/version */
+	char nvml_driver_version[NVML_VERSION_BUFFER];
+	char cuda_version[16];		/* "12.4"; "" unknown */
+	int major;			/* nvidia-frontend */
+	int uvm_major;			/* -1 unknown */
+	int caps_major;			/* -1 unknown */
+	struct nvidia_cap_minor *caps;
+	size_t n_caps;
+	char driver_root[4096];		/* where dralet reads driver files */
+	char host_driver_root[4096];	/* the same tree as the runtime sees it */
+	bool warned_ctl, warned_uvm;	/* say a missing shared node once */
+};
+
+/* Facts of /proc/driver/nvidia/gpus/<address>/information. */
+struct nvidia_proc_gpu {
+	bool found;
+	char model[128];
+	char uuid[GPU_UUID_MAX];
+	char vbios[64];
+	int minor;		/* -1 unknown */
+	bool excluded;
+};
+
+/* The driver version: NVML's when known, else the proc file's ("" none). */
+const char *nvidia_driver_version(const struct nvidia_state *st);
+
+/* ---- nvidia_proc.c ---- */
+/* Reads the information file of @address; -ENOENT when absent. Garbage
+ * values are warnings and stay unknown. */
+int nvidia_proc_gpu_read(struct dralet_backend_ctx *ctx, const char *address,
+			 struct nvidia_proc_gpu *ret);
+/* "NVRM version: ... 550.54.15 ..." -> "550.54.15". */
+int nvidia_proc_driver_version(struct dralet_backend_ctx *ctx, char *buf, size_t size);
+/* Parses proc/driver/nvidia-caps/mig-minors into st->caps. */
+int nvidia_proc_cap_minors(struct dralet_backend_ctx *ctx, struct nvidia_state *st);
+/* The minor of gpu<gpu>/gi<gi>[/ci<ci>]/access, or -ENOENT. */
+int nvidia_cap_minor(const struct nvidia_state *st, unsigned gpu, unsigned gi, int ci);
+/* True when proc/driver/nvidia/capabilities/gpu<minor>/mig has GPU
+ * instances (the GPU is in MIG mode with instances configured). */
+bool nvidia_proc_has_gpu_instances(struct dralet_backend_ctx *ctx, int minor);
+
+/* ---- nvidia.c ---- */
+/* The nodes every NVIDIA device needs: /dev/nvidia<minor>, nvidiactl,
+ * nvidia-uvm, nvidia-uvm-tools. */
+void nvidia_add_nodes(struct dralet_backend_ctx *ctx, struct nvidia_state *st,
+		      struct dralet_device *dev, int minor);
+/* Sets the identity attributes a MIG device shares with its GPU. */
+struct nvidia_gpu_facts {
+	char uuid[GPU_UUID_MAX];
+	char name[128];
+	const char *brand;		/* static string or NULL */
+	const char *architecture;	/* static string or NULL */
+	char compute_capability[32];	/* "9.0" or "" */
+	int minor, index;		/* -1 unknown */
+	unsigned long long memory;	/* bytes, 0 unknown */
+};
+void nvidia_set_identity(struct dralet_backend_ctx *ctx, struct nvidia_state *st,
+			 struct dralet_device *dev, const struct nvidia_gpu_facts *g);
+
+/* ---- nvidia_mig.c ---- */
+/* Publishes the MIG devices of the GPU @handle (MIG mode on). Returns the
+ * number published or -errno. */
+int nvidia_probe_mig(struct dralet_backend_ctx *ctx, struct nvidia_state *st,
+		     const struct hal_pci_func *func, nvml_device handle,
+		     const struct nvidia_gpu_facts *gpu);
+
+/* ---- nvidia_libs.c ---- */
+/* Fills st->driver_root and st->host_driver_root from the options. */
+void nvidia_roots_init(struct dralet_backend_ctx *ctx, struct nvidia_state *st);
+/* Bind-mounts the driver's user-space libraries and tools found below the
+ * driver root (read-only); what is absent is skipped. */
+int nvidia_add_driver_mounts(struct dralet_backend_ctx *ctx, const struct nvidia_state *st,
+			     struct dralet_edits *edits);
+/* The nvidia-smi to run: option nvidiaSmi, else looked up below the driver
+ * root. Returns false (and the path tried in @buf) when there is none. */
+bool nvidia_smi_path(struct dralet_backend_ctx *ctx, const struct nvidia_state *st, char *buf,
+		     size_t size);
+
+/* ---- nvidia_prepare.c ---- */
+int nvidia_validate_config(struct dralet_backend_ctx *ctx, const char *config);
+int nvidia_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+		   struct dralet_prepare_req *req);
+int nvidia_unprepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+		     const struct dralet_claim_ref *claim, const struct dralet_undo *undo);
+int nvidia_health(struct dralet_backend_ctx *ctx, struct dralet_device *dev);
+
+#endif

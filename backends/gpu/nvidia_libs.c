@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The NVIDIA driver's user-space half (libcuda, libnvidia-ml ... and
+ * nvidia-smi) as read-only bind mounts, and where to find nvidia-smi.
+ *
+ * Two roots, because dralet may run in a container that sees the host's
+ * filesystem somewhere else than the container runtime does:
+ *   driverRoot      where dralet looks for the files (default: the directory
+ *                   holding the proc root: "/" on a node, "/host" with
+ *                   --proc-root /host/proc, the tree of a simulated board);
+ *   hostDriverRoot  the same tree as the container runtime sees it, used in
+ *                   the mounts' host paths (default "/").
+ * Libraries are found as <lib dir>/<name>.so.<driver version> in the usual
+ * Debian and RHEL directories and mounted at the same path in the container,
+ * once more at their soname ("libcuda.so.1") so that the loader finds them
+ * without an ldconfig hook. What is not there is skipped.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "backends/gpu/nvidia.h"
+
+static const char *const lib_dirs[] = {
+	"usr/lib/x86_64-linux-gnu", "usr/lib/aarch64-linux-gnu", "usr/lib64", "usr/lib",
+	"lib/x86_64-linux-gnu", "lib/aarch64-linux-gnu", "lib64", "lib", NULL,
+};
+
+static const char *const bin_dirs[] = { "usr/bin", "usr/sbin", "bin", "sbin", NULL };
+
+/* library stem and soname suffix (NULL: the versioned name is the soname) */
+static const struct {
+	const char *stem, *soname;
+} driver_libs[] = {
+	{ "libcuda", "1" },
+	{ "libnvidia-ml", "1" },
+	{ "libnvidia-ptxjitcompiler", "1" },
+	{ "libnvidia-nvvm", "4" },
+	{ "libcudadebugger", "1" },
+	{ "libnvidia-opencl", "1" },
+	{ "libnvidia-allocator", "1" },
+	{ "libnvidia-cfg", "1" },
+	{ "libnvidia-gpucomp", NULL },
+	{ "libnvidia-pkcs11-openssl3", NULL },
+};
+
+static const char *const driver_tools[] = { "nvidia-smi", "nvidia-debugdump", NULL };
+
+/* "<root>/<rel>" without a doubled slash. */
+static int join(const char *root, const char *rel, char *buf, size_t size)
+{
+	size_t n = strlen(root);
+	int r = snprintf(buf, size, "%.*s/%s", (int)(n && root[n - 1] == '/' ? n - 1 : n), root, rel);
+	return r < 0 || (size_t)r >= size ? -ENAMETOOLONG : 0;
+}
+
+void nvidia_roots_init(struct dralet_backend_ctx *ctx, struct nvidia_state *st)
+{
+	const char *root = dralet_ctx_option(ctx, "driverRoot");
+	const char *host = dralet_ctx_option(ctx, "hostDriverRoot");
+	char probe[4096];
+
+	snprintf(st->host_driver_root, sizeof(st->host_driver_root), "%s",
+		 host && host[0] == '/' ? host : "/");
+	if (host && host[0] != '/')
+		dralet_ctx_warn(ctx, "option hostDriverRoot \"%s\" is not absolute; using /", host);
+	if (root && root[0] == '/') {
+		snprintf(st->driver_root, sizeof(st->driver_root), "%s", root);
+		return;
+	}
+	if (root)
+		dralet_ctx_warn(ctx, "option driverRoot \"%s\" is not absolute; ignored", root);
+	/* the parent of the proc root: "<proc root>/x" minus "/proc/x" */
+	if (dralet_root_path(ctx, DRALET_ROOT_PROC, "x", probe, sizeof(probe)) == 0) {
+		char *slash;
+		probe[strlen(probe) - 2] = '\0';	/* drop "/x" */
+		slash = strrchr(probe, '/');
+		if (slash && slash != probe)
+			*slash = '\0';
+		else
+			snprintf(probe, sizeof(probe), "/");
+		snprintf(st->driver_root, sizeof(st->driver_root), "%s", probe[0] ? probe : "/");
+	} else {
+		snprintf(st->driver_root, sizeof(st->driver_root), "/");
+	}
+}
+
+static bool regular_file(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Mounts <dir>/<name> found below the driver root; 1 when found. */
+static int mount_one(const struct nvidia_state *st, struct dralet_edits *edits, const char *dir,
+		     const char *name, const char *also_as)
+{
+	char rel[512], local[4096], host[4096], container[600];
+	int r;
+
+	if (snprintf(rel, sizeof(rel), "%s/%s", dir, name) >= (int)sizeof(rel) ||
+	    join(st->driver_root, rel, local, sizeof(local)) < 0 || !regular_file(local))
+		return 0;
+	if ((r = join(st->host_driver_root, rel, host, sizeof(host))) < 0)
+		return r;
+	snprintf(container, sizeof(container), "/%s", rel);
+	if ((r = dralet_edits_add_mount(edits, host, container, "ro,nosuid,nodev,bind")) < 0)
+		return r;
+	if (also_as) {
+		snprintf(container, sizeof(container), "/%s/%s", dir, also_as);
+		if ((r = dralet_edits_add_mount(edits, host, container, "ro,nosuid,nodev,bind")) < 0)
+			return r;
+	}
+	return 1;
+}
+
+int nvidia_add_driver_mounts(struct dralet_backend_ctx *ctx, const struct nvidia_state *st,
+			     struct dralet_edits *edits)
+{
+	const char *version = nvidia_driver_version(st);
+	char name[128], soname[128];
+	int r;
+
+	(void)ctx;
+	if (version[0]) {
+		for (size_t i = 0; i < sizeof(driver_libs) / sizeof(*driver_libs); i++) {
+			snprintf(name, sizeof(name), "%s.so.%s", driver_libs[i].stem, version);
+			if (driver_libs[i].soname)
+				snprintf(soname, sizeof(soname), "%s.so.%s", driver_libs[i].stem,
+					 driver_libs[i].soname);
+			for (size_t d = 0; lib_dirs[d]; d++) {
+				r = mount_one(st, edits, lib_dirs[d], name,
+					      driver_libs[i].soname ? soname : NULL);
+				if (r < 0)
+					return r;
+				if (r > 0)
+					break;	/* the first directory that has it */
+			}
+		}
+	}
+	for (size_t t = 0; driver_tools[t]; t++)
+		for (size_t d = 0; bin_dirs[d]; d++) {
+			r = mount_one(st, edits, bin_dirs[d], driver_tools[t], NULL);
+			if (r < 0)
+				return r;
+			if (r > 0)
+				break;
+		}
+	return 0;
+}
+
+bool nvidia_smi_path(struct dralet_backend_ctx *ctx, const struct nvidia_state *st, char *buf,
+		     size_t size)
+{
+	const char *opt = dralet_ctx_option(ctx, "nvidiaSmi");
+	char rel[64];
+
+	if (opt) {
+		snprintf(buf, size, "%s", opt);
+		return gpu_executable(buf);
+	}
+	for (size_t d = 0; bin_dirs[d]; d++) {
+		snprintf(rel, sizeof(rel), "%s/nvidia-smi", bin_dirs[d]);
+		if (join(st->driver_root, rel, buf, size) == 0 && gpu_executable(buf))
+			return true;
+	}
+	join(st->driver_root, "usr/bin/nvidia-smi", buf, size);
+	return false;
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* NVML through dlopen (nvml.h). */
+#include "backends/gpu/nvml.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Looks up @versioned first (may be NULL), then @plain. */
+static void *sym(void *lib, const char *versioned, const char *plain)
+{
+	void *p = versioned ? dlsym(lib, versioned) : NULL;
+	return p ? p : dlsym(lib, plain);
+}
+
+/* dlsym returns an object pointer; POSIX guarantees it converts to a
+ * function pointer, which memcpy does without aliasing tricks. */
+#define LOAD(field, versioned, plain)                                   \
+	do {                                                            \
+		void *p_ = sym(n->lib, versioned, plain);               \
+		_Static_assert(sizeof(p_) == sizeof(n->field), #field); \
+		memcpy(&n->field, &p_, sizeof(p_));                     \
+	} while (0)
+
+int nvml_open(const char *path, struct nvml **ret, char *err, size_t errlen)
+{
+	struct nvml *n = calloc(1, sizeof(*n));
+	int r;
+
+	if (!n)
+		return -ENOMEM;
+	n->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!n->lib) {
+		const char *e = dlerror();
+		snprintf(err, errlen, "%s", e ? e : "cannot be loaded");
+		free(n);
+		return -ENOENT;
+	}
+	LOAD(init, "nvmlInit_v2", "nvmlInit");
+	LOAD(shutdown, NULL, "nvmlShutdown");
+	LOAD(error_string, NULL, "nvmlErrorString");
+	LOAD(system_driver_version, NULL, "nvmlSystemGetDriverVersion");
+	LOAD(system_cuda_version, "nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion");
+	LOAD(by_pci_bus_id, "nvmlDeviceGetHandleByPciBusId_v2", "nvmlDeviceGetHandleByPciBusId");
+	LOAD(uuid, NULL, "nvmlDeviceGetUUID");
+	LOAD(name, NULL, "nvmlDeviceGetName");
+	LOAD(brand, NULL, "nvmlDeviceGetBrand");
+	LOAD(architecture, NULL, "nvmlDeviceGetArchitecture");
+	LOAD(compute_capability, NULL, "nvmlDeviceGetCudaComputeCapability");
+	LOAD(memory, NULL, "nvmlDeviceGetMemoryInfo");
+	LOAD(minor, NULL, "nvmlDeviceGetMinorNumber");
+	LOAD(index, NULL, "nvmlDeviceGetIndex");
+	LOAD(mig_mode, NULL, "nvmlDeviceGetMigMode");
+	LOAD(max_mig_devices, NULL, "nvmlDeviceGetMaxMigDeviceCount");
+	LOAD(mig_device_by_index, NULL, "nvmlDeviceGetMigDeviceHandleByIndex");
+	LOAD(gpu_instance_id, NULL, "nvmlDeviceGetGpuInstanceId");
+	LOAD(compute_instance_id, NULL, "nvmlDeviceGetComputeInstanceId");
+	LOAD(attributes, "nvmlDeviceGetAttributes_v2", "nvmlDeviceGetAttributes");
+	LOAD(gpu_instance_by_id, NULL, "nvmlDeviceGetGpuInstanceById");
+	LOAD(gpu_instance_info, NULL, "nvmlGpuInstanceGetInfo");
+	LOAD(gi_profile_v2, NULL, "nvmlDeviceGetGpuInstanceProfileInfoV");
+	LOAD(gi_profile_v1, NULL, "nvmlDeviceGetGpuInstanceProfileInfo");
+	LOAD(retired_pages_pending, NULL, "nvmlDeviceGetRetiredPagesPendingStatus");
+	LOAD(remapped_rows, NULL, "nvmlDeviceGetRemappedRows");
+	if (!n->init || !n->shutdown || !n->by_pci_bus_id) {
+		snprintf(err, errlen, "%s lacks nvmlInit, nvmlShutdown or "
+				      "nvmlDeviceGetHandleByPciBusId", path);
+		dlclose(n->lib);
+		free(n);
+		return -ENOSYS;
+	}
+	r = n->init();
+	if (r != NVML_OK) {
+		snprintf(err, errlen, "nvmlInit failed: %s", nvml_error(n, r));
+		dlclose(n->lib);
+		free(n);
+		return -EIO;
+	}
+	*ret = n;
+	return 0;
+}
+
+void nvml_close(struct nvml *n)
+{
+	if (!n)
+		return;
+	n->shutdown();
+	dlclose(n->lib);
+	free(n);
+}
+
+const char *nvml_error(const struct nvml *n, int ret)
+{
+	static const char *const fixed[] = {
+		[NVML_ERR_NOT_SUPPORTED] = "Not Supported",
+		[NVML_ERR_NOT_FOUND] = "Not Found",
+		[NVML_ERR_GPU_IS_LOST] = "GPU is lost",
+	};
+	const char *s = n && n->error_string ? n->error_string(ret) : NULL;
+
+	if (s)
+		return s;
+	if (ret >= 0 && (size_t)ret < sizeof(fixed) / sizeof(fixed[0]) && fixed[ret])
+		return fixed[ret];
+	return "NVML error";
+}

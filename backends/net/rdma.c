@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * rdma: PCI functions with an RDMA device (class/infiniband): ConnectX and
+ * other HCAs/RNICs, their RDMA-capable VFs, and NICs carrying a soft-RoCE
+ * (rxe) or siw device over their netdev. One device of kind "rdma" per
+ * function, named after the function.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/net/net.h"
+#include "backends/net/rdma_nodes.h"
+#include "backends/sriov/pcidev.h"
+#include "backends/sriov/vf.h"
+
+static int rdma_match(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
+{
+	(void)ctx;
+	return func->n_ib ? RDMA_SCORE : 0;
+}
+
+/* The netdev of the RDMA device: the one its RoCE GID or soft-RoCE parent
+ * names, else the function's first. */
+static const struct hal_netdev *rdma_netdev(const struct hal_pci_func *func,
+					    const struct hal_ibdev *ib)
+{
+	for (size_t i = 0; ib->netdev && i < func->n_net; i++)
+		if (!strcmp(func->net[i].ifname, ib->netdev))
+			return &func->net[i];
+	return func->n_net ? &func->net[0] : NULL;
+}
+
+static void add_attributes(struct dralet_device *dev, const struct hal_pci_func *func,
+			   const struct hal_ibdev *ib)
+{
+	const struct hal_ib_port *port = ib->n_ports ? &ib->ports[0] : NULL;
+	const struct hal_netdev *net = rdma_netdev(func, ib);
+
+	dralet_device_set_string(dev, "ibDevice", ib->name);
+	if (ib->node_guid)
+		dralet_device_set_string(dev, "nodeGUID", ib->node_guid);
+	if (ib->fw_ver)
+		dralet_device_set_string(dev, "firmware", ib->fw_ver);
+	if (ib->node_type)
+		dralet_device_set_string(dev, "nodeType", ib->node_type);
+	dralet_device_set_bool(dev, "softRoCE", ib->software);
+	dralet_device_set_int(dev, "ports", (int64_t)ib->n_ports);
+	if (port && port->link_layer)
+		dralet_device_set_string(dev, "linkLayer", port->link_layer);
+	if (port && port->state)
+		dralet_device_set_string(dev, "portState", port->state);
+	if (port && port->rate)
+		dralet_device_set_string(dev, "rate", port->rate);
+	if (port && port->rate_gbps)
+		dralet_device_set_int(dev, "rateGbps", port->rate_gbps);
+	if (net) {
+		dralet_device_set_string(dev, "ifName", net->ifname);
+		if (net->mac)
+			dralet_device_set_string(dev, "mac", net->mac);
+		if (net->mtu > 0)
+			dralet_device_set_int(dev, "mtu", net->mtu);
+		if (net->speed_mbps > 0)
+			dralet_device_set_int(dev, "speedMbps", net->speed_mbps);
+	}
+	if (func->driver)
+		dralet_device_set_string(dev, "driver", func->driver);
+	dralet_device_set_bool(dev, "isVF", func->physfn != NULL);
+	if (func->sriov)
+		dralet_device_set_int(dev, "sriovVfs", func->sriov->num_vfs);
+	if (func->physfn) {
+		dralet_device_set_string(dev, "pfPciAddress", func->physfn->address);
+		if (func->physfn->n_net)
+			dralet_device_set_string(dev, "pfName", func->physfn->net[0].ifname);
+		if (func->vf_index >= 0)
+			dralet_device_set_int(dev, "vfID", func->vf_index);
+	}
+}
+
+static int health_now(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+		      const struct hal_ibdev *ib)
+{
+	char driver[64];
+
+	if (pcidev_driver_now(ctx, func, driver, sizeof(driver)) <= 0)
+		return DRALET_HEALTH_UNHEALTHY;	/* gone or unbound: the ibdev is gone too */
+	if (func->physfn && !pcidev_present(ctx, func->physfn))
+		return DRALET_HEALTH_UNHEALTHY;
+	return rdma_ports_health(ctx, ib);
+}
+
+static int rdma_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
+{
+	const struct hal_ibdev *ib = rdma_primary_ibdev(func);
+	struct dralet_device *dev;
+	int r;
+
+	if (!ib)
+		return 0;
+	if (func->n_ib > 1)
+		dralet_ctx_warn(ctx, "%s has %zu RDMA devices; publishing %s", func->address,
+				func->n_ib, ib->name);
+	r = dralet_device_new(ctx, func, "rdma", NULL, &dev);
+	if (r < 0)
+		return r;
+	add_attributes(dev, func, ib);
+	r = rdma_device_add_nodes(ctx, dev, ib);
+	dralet_device_set_health(dev, health_now(ctx, func, ib));
+	return r;
+}
+
+static int rdma_health(struct dralet_backend_ctx *ctx, struct dralet_device *dev)
+{
+	const struct hal_pci_func *func = dralet_device_pci(dev);
+	const struct hal_ibdev *ib = rdma_primary_ibdev(func);
+
+	return ib ? health_now(ctx, func, ib) : DRALET_HEALTH_UNHEALTHY;
+}
+
+static int rdma_validate_config(struct dralet_backend_ctx *ctx, const char *config)
+{
+	/* RDMA devices take no settings of their own; an RDMA-capable VF takes
+	 * the VfConfig of net.dralet.dev like any VF. */
+	return vf_validate_config(ctx, config, NET_API_VERSION);
+}
+
+static int rdma_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+			struct dralet_prepare_req *req)
+{
+	const struct hal_pci_func *func = dralet_device_pci(dev);
+	const struct hal_ibdev *ib = rdma_primary_ibdev(func);
+	const struct hal_netdev *net = ib ? rdma_netdev(func, ib) : NULL;
+	struct dralet_edits *e = req->edits;
+	struct hal_devnode cm = { 0 };
+	char driver[64];
+	int r = pcidev_driver_now(ctx, func, driver, sizeof(driver));
+
+	if (r <= 0 || !ib) {
+		dralet_ctx_error(ctx, "%s is %s; its RDMA device is gone", func->address,
+				 r == -ENODEV ? "gone" : "not bound to a driver");
+		return r < 0 ? r : -ENODEV;
+	}
+	r = vf_config_apply_check(ctx, func, req->config, NET_API_VERSION, driver);
+	if (r < 0)
+		return r;
+	if (!ib->uverbs.path) {
+		dralet_ctx_error(ctx, "%s: %s has no /dev/infiniband/uverbs node (is ib_uverbs "
+				 "loaded?)", func->address, ib->name);
+		return -ENODEV;
+	}
+	r = pcidev_edit_device_nodes(e, dev);
+	/* rdma_cm may have been loaded since discovery */
+	if (r >= 0)
+		r = rdma_cm_node(ctx, &cm);
+	if (r >= 0 && cm.path)
+		r = dralet_edits_add_node(e, &cm, NULL);
+	else if (r >= 0)
+		dralet_ctx_warn(ctx, "%s: /dev/infiniband/rdma_cm does not exist (rdma_ucm not "
+				"loaded?); RDMA CM applications will fail", dralet_device_name(dev));
+	free((char *)cm.path);
+	if (r >= 0)
+		r = pcidev_env(e, dev, "PCI_ADDRESS", func->address);
+	if (r >= 0)
+		r = pcidev_env(e, dev, "RDMA_DEVICE", ib->name);
+	if (r >= 0 && net)
+		r = pcidev_env(e, dev, "NETDEV", net->ifname);
+	if (r >= 0 && ib->n_ports && ib->ports[0].link_layer)
+		r = pcidev_env(e, dev, "LINK_LAYER", ib->ports[0].link_layer);
+	if (r >= 0)
+		r = pcidev_undo_record(req->undo, func, driver);
+	if (r < 0)
+		dralet_ctx_error(ctx, "%s: preparing the container edits failed: %s",
+				 func->address, strerror(-r));
+	return r < 0 ? r : 0;
+}
+
+const struct dralet_backend backend_rdma = {
+	.abi = DRALET_BACKEND_ABI,
+	.name = "rdma",
+	.family = "net",
+	.default_driver = NET_DRIVER,
+	.match = rdma_match,
+	.probe = rdma_probe,
+	.validate_config = rdma_validate_config,
+	.prepare = rdma_prepare,
+	.unprepare = vf_unprepare,
+	.health = rdma_health,
+};

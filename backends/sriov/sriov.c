@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The sriov backend: VFs of the PFs the "pfs" option selects. */
+#include "backends/sriov/sriov.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/sriov/selector.h"
+#include "backends/sriov/vf.h"
+
+struct sriov_state {
+	struct sriov_selector *sel;
+	size_t n;
+	const char *resource_name;	/* option "resourceName", owned by the config */
+};
+
+/* A Multus/SR-IOV device plugin style resource name ("intel.com/sriov_net"). */
+static bool valid_resource_name(const char *s)
+{
+	if (!*s || strlen(s) > 64)
+		return false;
+	for (; *s; s++)
+		if (!(isalnum((unsigned char)*s) || strchr("._/-", *s)))
+			return false;
+	return true;
+}
+
+static void sriov_fini(void *state)
+{
+	struct sriov_state *s = state;
+
+	if (s)
+		free(s->sel);
+	free(s);
+}
+
+static int sriov_init(struct dralet_backend_ctx *ctx, void **ret_state)
+{
+	struct sriov_state *s = calloc(1, sizeof(*s));
+	char err[256];
+	int r;
+
+	if (!s)
+		return -ENOMEM;
+	r = sriov_selectors_parse(dralet_ctx_option(ctx, "pfs"), &s->sel, &s->n, err,
+				  sizeof(err));
+	if (r < 0) {
+		if (r == -EINVAL)
+			dralet_ctx_error(ctx, "%s", err);
+		free(s);
+		return r;
+	}
+	s->resource_name = dralet_ctx_option(ctx, "resourceName");
+	if (s->resource_name && !valid_resource_name(s->resource_name)) {
+		dralet_ctx_error(ctx, "resourceName \"%.80s\" must be 1-64 characters of "
+				 "letters, digits, '.', '_', '/' and '-'", s->resource_name);
+		free(s->sel);
+		free(s);
+		return -EINVAL;
+	}
+	*ret_state = s;
+	return 0;
+}
+
+static int sriov_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
+{
+	const struct sriov_state *s = dralet_ctx_state(ctx);
+	struct dralet_device *dev;
+	int r = vf_probe_device(ctx, func, &dev);
+
+	if (dev && s && s->resource_name)
+		dralet_device_set_string(dev, "k8s.cni.cncf.io/resourceName", s->resource_name);
+	return r;
+}
+
+static int sriov_match(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
+{
+	const struct sriov_state *s = dralet_ctx_state(ctx);
+
+	return s && sriov_selectors_match_vf(s->sel, s->n, func) ? SRIOV_SCORE : 0;
+}
+
+static int sriov_validate_config(struct dralet_backend_ctx *ctx, const char *config)
+{
+	return vf_validate_config(ctx, config, SRIOV_API_VERSION);
+}
+
+static int sriov_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+			 struct dralet_prepare_req *req)
+{
+	return vf_prepare(ctx, dev, req, SRIOV_API_VERSION);
+}
+
+const struct dralet_backend backend_sriov = {
+	.abi = DRALET_BACKEND_ABI,
+	.name = "sriov",
+	.family = "sriov",
+	.default_driver = SRIOV_DRIVER,
+	.match = sriov_match,
+	.init = sriov_init,
+	.fini = sriov_fini,
+	.probe = sriov_probe,
+	.validate_config = sriov_validate_config,
+	.prepare = sriov_prepare,
+	.unprepare = vf_unprepare,
+	.health = vf_health,
+};

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * SR-IOV VF settings (MAC, VLAN, trust, spoof check, link state, rate) through
+ * rtnetlink on the PF (libnl-route): RTM_SETLINK with IFLA_VFINFO_LIST /
+ * IFLA_VF_INFO (linux-devices.md 2.3). Building the message is separate
+ * from sending it so the messages are unit-tested without a NIC.
+ */
+#ifndef DRALET_HAL_VF_NETLINK_H
+#define DRALET_HAL_VF_NETLINK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct nl_msg;
+
+enum hal_vf_link_state {
+	HAL_VF_LINK_AUTO = 0,
+	HAL_VF_LINK_ENABLE = 1,
+	HAL_VF_LINK_DISABLE = 2,
+};
+
+/* What to change; fields marked unset are left alone. */
+struct hal_vf_settings {
+	bool has_mac;
+	uint8_t mac[6];
+	bool has_vlan;
+	unsigned vlan;		/* 0..4095, 0 = no VLAN */
+	unsigned qos;		/* 0..7 */
+	int trust;		/* -1 unset, 0 off, 1 on */
+	int spoof_check;	/* -1 unset, 0 off, 1 on */
+	int link_state;		/* -1 unset, else enum hal_vf_link_state */
+	bool has_rate;
+	unsigned min_tx_mbps, max_tx_mbps;	/* 0 = no limit */
+};
+
+#define HAL_VF_SETTINGS_INIT { .trust = -1, .spoof_check = -1, .link_state = -1 }
+
+/* Parses "aa:bb:cc:dd:ee:ff" into @mac; -EINVAL unless it is a unicast MAC. */
+int hal_vf_parse_mac(const char *text, uint8_t mac[6]);
+/* Checks ranges (VLAN, QoS, rate order); -EINVAL with nothing changed. */
+int hal_vf_settings_valid(const struct hal_vf_settings *s);
+
+/* Builds the RTM_SETLINK request for VF @vf of the PF with @pf_ifindex.
+ * *ret_msg is freed with nlmsg_free(). */
+int hal_vf_build_request(int pf_ifindex, unsigned vf, const struct hal_vf_settings *s,
+			 struct nl_msg **ret_msg);
+
+/* Sends it in the current network namespace and waits for the kernel's ACK.
+ * Returns 0 or the kernel's -errno (-EOPNOTSUPP when the PF driver does not
+ * support a setting). */
+int hal_vf_apply(int pf_ifindex, unsigned vf, const struct hal_vf_settings *s);
+
+#endif

@@ -1,0 +1,666 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A fake libnvidia-ml for tests and simulated boards: exports the NVML entry
+ * points dralet's nvidia backend calls, with the NVML C ABI (signatures and
+ * structure layouts declared here), and answers from the JSON file named by
+ * the environment variable FAKE_NVML_DATA, read at nvmlInit:
+ *
+ *   {"driverVersion":"550.54.15","cudaDriverVersion":12040,
+ *    "devices":[{"pciBusId":"0000:18:00.0","index":0,"minor":0,"uuid":"GPU-...",
+ *      "name":"NVIDIA H100 80GB HBM3","brand":"NVIDIA","architecture":"Hopper",
+ *      "cudaComputeCapability":"9.0","memoryTotalBytes":85520809984,
+ *      "migMode":{"current":1,"pending":1},
+ *      "migDevices":[{"uuid":"MIG-...","profile":"1g.10gb","giProfileId":0,
+ *        "ciProfileId":0,"gi":9,"ci":0,"placementStart":0,"placementSize":1,
+ *        "memoryBytes":10200547328,"multiprocessors":16,"copyEngines":1,
+ *        "decoders":1,"encoders":0,"jpegEngines":1,"ofaEngines":0,
+ *        "giAccessMinor":21,"ciAccessMinor":22}]}]}
+ *
+ * Test-only extras: top-level "initError" (nvmlInit returns it); per device
+ * "lost" (every call returns GPU_IS_LOST), "retiredPagesPending",
+ * "remappedRowsFailure" (bools). A device without "migMode" is not MIG
+ * capable. Without FAKE_NVML_DATA, nvmlInit fails with DRIVER_NOT_LOADED.
+ *
+ * Library state is process-global, as NVML's own is.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+enum {
+	OK = 0, ERR_UNINITIALIZED = 1, ERR_INVALID_ARGUMENT = 2, ERR_NOT_SUPPORTED = 3,
+	ERR_NOT_FOUND = 6, ERR_INSUFFICIENT_SIZE = 7, ERR_DRIVER_NOT_LOADED = 9,
+	ERR_GPU_IS_LOST = 15, ERR_ARGUMENT_VERSION_MISMATCH = 25, ERR_UNKNOWN = 999,
+};
+
+enum tag { TAG_GPU = 0x67707521, TAG_MIG = 0x6d696721, TAG_GI = 0x67692121 };
+
+struct fake_gpu;
+
+struct fake_gi {
+	enum tag tag;
+	struct fake_mig *mig;
+};
+
+struct fake_mig {
+	enum tag tag;
+	struct fake_gpu *parent;
+	struct fake_gi gi_handle;
+	const char *uuid, *profile;
+	unsigned gi_profile_id, gi, ci, start, size;
+	unsigned long long memory;
+	unsigned mp, ce, dec, enc, jpeg, ofa;
+	unsigned gi_slices, ci_slices;
+	char gi_name[48];	/* profile without its "Nc." compute part */
+};
+
+struct fake_gpu {
+	enum tag tag;
+	unsigned domain, bus, dev, fn;
+	const char *uuid, *name;
+	unsigned brand, arch, index, minor;
+	int cc_major, cc_minor;
+	unsigned long long memory;
+	int mig_current, mig_pending;	/* -1: not MIG capable */
+	int lost, retired_pending, remap_failure;
+	struct fake_mig *migs;
+	size_t n_migs;
+};
+
+struct nvml_memory { unsigned long long total, free, used; };
+struct nvml_attributes {
+	unsigned mp, ce, dec, enc, jpeg, ofa, gi_slices, ci_slices;
+	unsigned long long memory_mib;
+};
+struct nvml_gi_info {
+	void *device;
+	unsigned id, profile_id, start, size;
+};
+struct nvml_gi_profile_v1 {
+	unsigned id, p2p, slices, instances, mp, ce, dec, enc, jpeg, ofa;
+	unsigned long long memory_mib;
+};
+struct nvml_gi_profile_v2 {
+	unsigned version, id, p2p, slices, instances, mp, ce, dec, enc, jpeg, ofa;
+	unsigned long long memory_mib;
+	char name[96];
+};
+
+static struct json_object *data;
+static struct fake_gpu *gpus;
+static size_t n_gpus;
+static int initialized;
+static char driver_version[80];
+static int cuda_version;
+
+static const char *const brands[] = {
+	"Unknown", "Quadro", "Tesla", "NVS", "GRID", "GeForce", "TITAN", "NVIDIA vApps",
+	"NVIDIA vPC", "NVIDIA vCS", "NVIDIA vWS", "NVIDIA Cloud Gaming", "Quadro RTX",
+	"NVIDIA RTX", "NVIDIA", "GeForce RTX", "TITAN RTX",
+};
+static const char *const archs[] = {
+	"", "", "Kepler", "Maxwell", "Pascal", "Volta", "Turing", "Ampere", "Ada", "Hopper",
+	"Blackwell",
+};
+
+static struct json_object *get(struct json_object *o, const char *key)
+{
+	struct json_object *v = NULL;
+	return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+static const char *str(struct json_object *o, const char *key, const char *def)
+{
+	struct json_object *v = get(o, key);
+	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : def;
+}
+
+static long long num(struct json_object *o, const char *key, long long def)
+{
+	struct json_object *v = get(o, key);
+	return v && (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double))
+		       ? json_object_get_int64(v) : def;
+}
+
+static int flag(struct json_object *o, const char *key)
+{
+	struct json_object *v = get(o, key);
+	return v && json_object_get_boolean(v);
+}
+
+static unsigned lookup(const char *const *names, size_t n, const char *name, unsigned def)
+{
+	for (size_t i = 0; name && i < n; i++)
+		if (names[i][0] && !strcasecmp(names[i], name))
+			return (unsigned)i;
+	return def;
+}
+
+static void parse_mig(struct fake_gpu *g, struct fake_mig *m, struct json_object *o)
+{
+	const char *gi_part;
+	unsigned ci = 0, gi = 0;
+
+	m->tag = TAG_MIG;
+	m->parent = g;
+	m->gi_handle.tag = TAG_GI;
+	m->gi_handle.mig = m;
+	m->uuid = str(o, "uuid", "MIG-00000000-0000-0000-0000-000000000000");
+	m->profile = str(o, "profile", "1g.10gb");
+	m->gi_profile_id = (unsigned)num(o, "giProfileId", 0);
+	m->gi = (unsigned)num(o, "gi", 0);
+	m->ci = (unsigned)num(o, "ci", 0);
+	m->start = (unsigned)num(o, "placementStart", 0);
+	m->size = (unsigned)num(o, "placementSize", 1);
+	m->memory = (unsigned long long)num(o, "memoryBytes", 0);
+	m->mp = (unsigned)num(o, "multiprocessors", 0);
+	m->ce = (unsigned)num(o, "copyEngines", 0);
+	m->dec = (unsigned)num(o, "decoders", 0);
+	m->enc = (unsigned)num(o, "encoders", 0);
+	m->jpeg = (unsigned)num(o, "jpegEngines", 0);
+	m->ofa = (unsigned)num(o, "ofaEngines", 0);
+	/* "1c.2g.20gb": compute slices 1 of a 2-slice GPU instance */
+	gi_part = m->profile;
+	int used = 0;
+	if (sscanf(m->profile, "%u%n", &ci, &used) == 1 && !strncmp(m->profile + used, "c.", 2))
+		gi_part = m->profile + used + 2;
+	else
+		ci = 0;
+	sscanf(gi_part, "%ug", &gi);
+	snprintf(m->gi_name, sizeof(m->gi_name), "%s", gi_part);
+	m->gi_slices = gi;
+	m->ci_slices = ci ? ci : gi;
+}
+
+static int load(void)
+{
+	const char *path = getenv("FAKE_NVML_DATA");
+	struct json_object *devs, *mm;
+
+	if (!path || !(data = json_object_from_file(path)))
+		return ERR_DRIVER_NOT_LOADED;
+	if (num(data, "initError", 0)) {
+		int e = (int)num(data, "initError", 0);
+		json_object_put(data);
+		data = NULL;
+		return e;
+	}
+	snprintf(driver_version, sizeof(driver_version), "%s", str(data, "driverVersion", ""));
+	cuda_version = (int)num(data, "cudaDriverVersion", 0);
+	devs = get(data, "devices");
+	n_gpus = devs && json_object_is_type(devs, json_type_array) ? json_object_array_length(devs)
+								     : 0;
+	gpus = calloc(n_gpus ? n_gpus : 1, sizeof(*gpus));
+	if (!gpus)
+		return ERR_UNKNOWN;
+	for (size_t i = 0; i < n_gpus; i++) {
+		struct json_object *o = json_object_array_get_idx(devs, i), *migs;
+		struct fake_gpu *g = &gpus[i];
+
+		g->tag = TAG_GPU;
+		sscanf(str(o, "pciBusId", ""), "%x:%x:%x.%x", &g->domain, &g->bus, &g->dev, &g->fn);
+		g->uuid = str(o, "uuid", "");
+		g->name = str(o, "name", "NVIDIA Fake GPU");
+		g->brand = lookup(brands, sizeof(brands) / sizeof(*brands), str(o, "brand", NULL), 0);
+		g->arch = lookup(archs, sizeof(archs) / sizeof(*archs), str(o, "architecture", NULL),
+				 0xffffffffu);
+		g->index = (unsigned)num(o, "index", (long long)i);
+		g->minor = (unsigned)num(o, "minor", (long long)i);
+		if (sscanf(str(o, "cudaComputeCapability", ""), "%d.%d", &g->cc_major, &g->cc_minor) != 2)
+			g->cc_major = g->cc_minor = -1;
+		g->memory = (unsigned long long)num(o, "memoryTotalBytes", 0);
+		mm = get(o, "migMode");
+		g->mig_current = mm ? (int)num(mm, "current", 0) : -1;
+		g->mig_pending = mm ? (int)num(mm, "pending", g->mig_current) : -1;
+		g->lost = flag(o, "lost");
+		g->retired_pending = flag(o, "retiredPagesPending");
+		g->remap_failure = flag(o, "remappedRowsFailure");
+		migs = get(o, "migDevices");
+		g->n_migs = migs && json_object_is_type(migs, json_type_array)
+				    ? json_object_array_length(migs) : 0;
+		g->migs = calloc(g->n_migs ? g->n_migs : 1, sizeof(*g->migs));
+		if (!g->migs)
+			return ERR_UNKNOWN;
+		for (size_t m = 0; m < g->n_migs; m++)
+			parse_mig(g, &g->migs[m], json_object_array_get_idx(migs, m));
+	}
+	return OK;
+}
+
+static void unload(void)
+{
+	for (size_t i = 0; i < n_gpus; i++)
+		free(gpus[i].migs);
+	free(gpus);
+	gpus = NULL;
+	n_gpus = 0;
+	json_object_put(data);
+	data = NULL;
+}
+
+/* Resolves a device handle: a GPU, or a MIG device (with *mig set). */
+static int device(void *h, struct fake_gpu **g, struct fake_mig **mig)
+{
+	if (!initialized)
+		return ERR_UNINITIALIZED;
+	if (!h)
+		return ERR_INVALID_ARGUMENT;
+	*mig = NULL;
+	if (*(enum tag *)h == TAG_MIG) {
+		*mig = h;
+		*g = (*mig)->parent;
+	} else if (*(enum tag *)h == TAG_GPU) {
+		*g = h;
+	} else {
+		return ERR_INVALID_ARGUMENT;
+	}
+	return (*g)->lost ? ERR_GPU_IS_LOST : OK;
+}
+
+#define DEVICE(h)                                        \
+	struct fake_gpu *g;                              \
+	struct fake_mig *mig;                            \
+	int r_ = device((h), &g, &mig);                  \
+	if (r_ != OK)                                    \
+		return r_;                               \
+	(void)mig
+
+static int copy_out(const char *s, char *buf, unsigned len)
+{
+	if (!buf)
+		return ERR_INVALID_ARGUMENT;
+	if (strlen(s) + 1 > len)
+		return ERR_INSUFFICIENT_SIZE;
+	memcpy(buf, s, strlen(s) + 1);
+	return OK;
+}
+
+EXPORT int nvmlInit_v2(void);
+EXPORT int nvmlInit_v2(void)
+{
+	int r;
+
+	if (initialized++)
+		return OK;
+	r = load();
+	if (r != OK) {
+		unload();
+		initialized = 0;
+	}
+	return r;
+}
+
+EXPORT int nvmlInit(void);
+EXPORT int nvmlInit(void) { return nvmlInit_v2(); }
+
+EXPORT int nvmlShutdown(void);
+EXPORT int nvmlShutdown(void)
+{
+	if (!initialized)
+		return ERR_UNINITIALIZED;
+	if (--initialized == 0)
+		unload();
+	return OK;
+}
+
+EXPORT const char *nvmlErrorString(int r);
+EXPORT const char *nvmlErrorString(int r)
+{
+	switch (r) {
+	case OK: return "Success";
+	case ERR_UNINITIALIZED: return "Uninitialized";
+	case ERR_INVALID_ARGUMENT: return "Invalid Argument";
+	case ERR_NOT_SUPPORTED: return "Not Supported";
+	case ERR_NOT_FOUND: return "Not Found";
+	case ERR_INSUFFICIENT_SIZE: return "Insufficient Size";
+	case ERR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
+	case ERR_GPU_IS_LOST: return "GPU is lost";
+	default: return "Unknown Error";
+	}
+}
+
+EXPORT int nvmlSystemGetDriverVersion(char *buf, unsigned len);
+EXPORT int nvmlSystemGetDriverVersion(char *buf, unsigned len)
+{
+	return initialized ? copy_out(driver_version, buf, len) : ERR_UNINITIALIZED;
+}
+
+EXPORT int nvmlSystemGetCudaDriverVersion_v2(int *v);
+EXPORT int nvmlSystemGetCudaDriverVersion_v2(int *v)
+{
+	if (!initialized)
+		return ERR_UNINITIALIZED;
+	if (!cuda_version)
+		return ERR_NOT_SUPPORTED;
+	*v = cuda_version;
+	return OK;
+}
+
+EXPORT int nvmlSystemGetCudaDriverVersion(int *v);
+EXPORT int nvmlSystemGetCudaDriverVersion(int *v) { return nvmlSystemGetCudaDriverVersion_v2(v); }
+
+EXPORT int nvmlDeviceGetCount_v2(unsigned *count);
+EXPORT int nvmlDeviceGetCount_v2(unsigned *count)
+{
+	if (!initialized)
+		return ERR_UNINITIALIZED;
+	*count = (unsigned)n_gpus;
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetHandleByIndex_v2(unsigned i, void **h);
+EXPORT int nvmlDeviceGetHandleByIndex_v2(unsigned i, void **h)
+{
+	if (!initialized)
+		return ERR_UNINITIALIZED;
+	for (size_t k = 0; k < n_gpus; k++)
+		if (gpus[k].index == i) {
+			*h = &gpus[k];
+			return OK;
+		}
+	return ERR_INVALID_ARGUMENT;
+}
+
+EXPORT int nvmlDeviceGetHandleByPciBusId_v2(const char *id, void **h);
+EXPORT int nvmlDeviceGetHandleByPciBusId_v2(const char *id, void **h)
+{
+	unsigned d, b, s, f;
+
+	if (!initialized)
+		return ERR_UNINITIALIZED;
+	if (!id || !h || sscanf(id, "%x:%x:%x.%x", &d, &b, &s, &f) != 4)
+		return ERR_INVALID_ARGUMENT;
+	for (size_t k = 0; k < n_gpus; k++)
+		if (gpus[k].domain == d && gpus[k].bus == b && gpus[k].dev == s && gpus[k].fn == f) {
+			*h = &gpus[k];
+			return gpus[k].lost ? ERR_GPU_IS_LOST : OK;
+		}
+	return ERR_NOT_FOUND;
+}
+
+EXPORT int nvmlDeviceGetHandleByPciBusId(const char *id, void **h);
+EXPORT int nvmlDeviceGetHandleByPciBusId(const char *id, void **h)
+{
+	return nvmlDeviceGetHandleByPciBusId_v2(id, h);
+}
+
+EXPORT int nvmlDeviceGetHandleByUUID(const char *uuid, void **h);
+EXPORT int nvmlDeviceGetHandleByUUID(const char *uuid, void **h)
+{
+	if (!initialized)
+		return ERR_UNINITIALIZED;
+	for (size_t k = 0; uuid && k < n_gpus; k++) {
+		if (!strcmp(gpus[k].uuid, uuid)) {
+			*h = &gpus[k];
+			return OK;
+		}
+		for (size_t m = 0; m < gpus[k].n_migs; m++)
+			if (!strcmp(gpus[k].migs[m].uuid, uuid)) {
+				*h = &gpus[k].migs[m];
+				return OK;
+			}
+	}
+	return ERR_NOT_FOUND;
+}
+
+EXPORT int nvmlDeviceGetUUID(void *h, char *buf, unsigned len);
+EXPORT int nvmlDeviceGetUUID(void *h, char *buf, unsigned len)
+{
+	DEVICE(h);
+	return copy_out(mig ? mig->uuid : g->uuid, buf, len);
+}
+
+EXPORT int nvmlDeviceGetName(void *h, char *buf, unsigned len);
+EXPORT int nvmlDeviceGetName(void *h, char *buf, unsigned len)
+{
+	char name[160];
+
+	DEVICE(h);
+	if (mig)
+		snprintf(name, sizeof(name), "%s MIG %s", g->name, mig->profile);
+	else
+		snprintf(name, sizeof(name), "%s", g->name);
+	return copy_out(name, buf, len);
+}
+
+EXPORT int nvmlDeviceGetBrand(void *h, unsigned *brand);
+EXPORT int nvmlDeviceGetBrand(void *h, unsigned *brand)
+{
+	DEVICE(h);
+	*brand = g->brand;
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetArchitecture(void *h, unsigned *arch);
+EXPORT int nvmlDeviceGetArchitecture(void *h, unsigned *arch)
+{
+	DEVICE(h);
+	*arch = g->arch;
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetCudaComputeCapability(void *h, int *major, int *minor);
+EXPORT int nvmlDeviceGetCudaComputeCapability(void *h, int *major, int *minor)
+{
+	DEVICE(h);
+	if (g->cc_major < 0)
+		return ERR_NOT_SUPPORTED;
+	*major = g->cc_major;
+	*minor = g->cc_minor;
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetMemoryInfo(void *h, struct nvml_memory *m);
+EXPORT int nvmlDeviceGetMemoryInfo(void *h, struct nvml_memory *m)
+{
+	DEVICE(h);
+	m->total = mig ? mig->memory : g->memory;
+	m->used = 0;
+	m->free = m->total;
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetMinorNumber(void *h, unsigned *minor);
+EXPORT int nvmlDeviceGetMinorNumber(void *h, unsigned *minor)
+{
+	DEVICE(h);
+	if (mig)
+		return ERR_NOT_SUPPORTED;
+	*minor = g->minor;
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetIndex(void *h, unsigned *index);
+EXPORT int nvmlDeviceGetIndex(void *h, unsigned *index)
+{
+	DEVICE(h);
+	*index = g->index;
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetMigMode(void *h, unsigned *current, unsigned *pending);
+EXPORT int nvmlDeviceGetMigMode(void *h, unsigned *current, unsigned *pending)
+{
+	DEVICE(h);
+	if (mig || g->mig_current < 0)
+		return ERR_NOT_SUPPORTED;
+	*current = (unsigned)g->mig_current;
+	*pending = (unsigned)g->mig_pending;
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetMaxMigDeviceCount(void *h, unsigned *count);
+EXPORT int nvmlDeviceGetMaxMigDeviceCount(void *h, unsigned *count)
+{
+	DEVICE(h);
+	if (mig || g->mig_current < 0)
+		return ERR_NOT_SUPPORTED;
+	*count = g->n_migs > 7 ? (unsigned)g->n_migs : 7;
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetMigDeviceHandleByIndex(void *h, unsigned i, void **out);
+EXPORT int nvmlDeviceGetMigDeviceHandleByIndex(void *h, unsigned i, void **out)
+{
+	DEVICE(h);
+	if (mig || g->mig_current != 1)
+		return ERR_NOT_SUPPORTED;
+	if (i >= g->n_migs)
+		return ERR_NOT_FOUND;
+	*out = &g->migs[i];
+	return OK;
+}
+
+EXPORT int nvmlDeviceIsMigDeviceHandle(void *h, unsigned *is_mig);
+EXPORT int nvmlDeviceIsMigDeviceHandle(void *h, unsigned *is_mig)
+{
+	DEVICE(h);
+	*is_mig = mig != NULL;
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetDeviceHandleFromMigDeviceHandle(void *h, void **parent);
+EXPORT int nvmlDeviceGetDeviceHandleFromMigDeviceHandle(void *h, void **parent)
+{
+	DEVICE(h);
+	if (!mig)
+		return ERR_INVALID_ARGUMENT;
+	*parent = g;
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetGpuInstanceId(void *h, unsigned *id);
+EXPORT int nvmlDeviceGetGpuInstanceId(void *h, unsigned *id)
+{
+	DEVICE(h);
+	if (!mig)
+		return ERR_NOT_SUPPORTED;
+	*id = mig->gi;
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetComputeInstanceId(void *h, unsigned *id);
+EXPORT int nvmlDeviceGetComputeInstanceId(void *h, unsigned *id)
+{
+	DEVICE(h);
+	if (!mig)
+		return ERR_NOT_SUPPORTED;
+	*id = mig->ci;
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetAttributes_v2(void *h, struct nvml_attributes *a);
+EXPORT int nvmlDeviceGetAttributes_v2(void *h, struct nvml_attributes *a)
+{
+	DEVICE(h);
+	if (!mig)
+		return ERR_NOT_SUPPORTED;	/* like NVML: MIG device handles only */
+	*a = (struct nvml_attributes){ mig->mp, mig->ce, mig->dec, mig->enc, mig->jpeg, mig->ofa,
+				       mig->gi_slices, mig->ci_slices, mig->memory >> 20 };
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetGpuInstanceById(void *h, unsigned id, void **gi);
+EXPORT int nvmlDeviceGetGpuInstanceById(void *h, unsigned id, void **gi)
+{
+	DEVICE(h);
+	if (mig)
+		return ERR_INVALID_ARGUMENT;
+	for (size_t m = 0; m < g->n_migs; m++)
+		if (g->migs[m].gi == id) {
+			*gi = &g->migs[m].gi_handle;
+			return OK;
+		}
+	return ERR_NOT_FOUND;
+}
+
+EXPORT int nvmlGpuInstanceGetInfo(void *gi, struct nvml_gi_info *info);
+EXPORT int nvmlGpuInstanceGetInfo(void *gi, struct nvml_gi_info *info)
+{
+	struct fake_gi *h = gi;
+
+	if (!initialized)
+		return ERR_UNINITIALIZED;
+	if (!h || h->tag != TAG_GI)
+		return ERR_INVALID_ARGUMENT;
+	*info = (struct nvml_gi_info){ h->mig->parent, h->mig->gi, h->mig->gi_profile_id,
+				       h->mig->start, h->mig->size };
+	return OK;
+}
+
+/* The profile of index @p as the GPU's MIG devices show it. */
+static const struct fake_mig *profile(struct fake_gpu *g, unsigned p)
+{
+	for (size_t m = 0; m < g->n_migs; m++)
+		if (g->migs[m].gi_profile_id == p)
+			return &g->migs[m];
+	return NULL;
+}
+
+EXPORT int nvmlDeviceGetGpuInstanceProfileInfo(void *h, unsigned p, struct nvml_gi_profile_v1 *i);
+EXPORT int nvmlDeviceGetGpuInstanceProfileInfo(void *h, unsigned p, struct nvml_gi_profile_v1 *i)
+{
+	const struct fake_mig *m;
+
+	DEVICE(h);
+	if (mig || g->mig_current < 0)
+		return ERR_NOT_SUPPORTED;
+	if (!(m = profile(g, p)))
+		return ERR_NOT_SUPPORTED;
+	*i = (struct nvml_gi_profile_v1){ p, 0, m->gi_slices, 7 / (m->gi_slices ? m->gi_slices : 1),
+					  m->mp, m->ce, m->dec, m->enc, m->jpeg, m->ofa,
+					  m->memory >> 20 };
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetGpuInstanceProfileInfoV(void *h, unsigned p, struct nvml_gi_profile_v2 *i);
+EXPORT int nvmlDeviceGetGpuInstanceProfileInfoV(void *h, unsigned p, struct nvml_gi_profile_v2 *i)
+{
+	const unsigned want = (unsigned)sizeof(struct nvml_gi_profile_v2) | (2u << 24);
+	const struct fake_mig *m;
+
+	DEVICE(h);
+	if (i->version != want)
+		return ERR_ARGUMENT_VERSION_MISMATCH;
+	if (mig || g->mig_current < 0)
+		return ERR_NOT_SUPPORTED;
+	if (!(m = profile(g, p)))
+		return ERR_NOT_SUPPORTED;
+	i->id = p;
+	i->p2p = 0;
+	i->slices = m->gi_slices;
+	i->instances = 7 / (m->gi_slices ? m->gi_slices : 1);
+	i->mp = m->mp;
+	i->ce = m->ce;
+	i->dec = m->dec;
+	i->enc = m->enc;
+	i->jpeg = m->jpeg;
+	i->ofa = m->ofa;
+	i->memory_mib = m->memory >> 20;
+	snprintf(i->name, sizeof(i->name), "MIG %s", m->gi_name);
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetRetiredPagesPendingStatus(void *h, unsigned *pending);
+EXPORT int nvmlDeviceGetRetiredPagesPendingStatus(void *h, unsigned *pending)
+{
+	DEVICE(h);
+	*pending = (unsigned)g->retired_pending;
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetRemappedRows(void *h, unsigned *corr, unsigned *unc, unsigned *pending,
+				     unsigned *failure);
+EXPORT int nvmlDeviceGetRemappedRows(void *h, unsigned *corr, unsigned *unc, unsigned *pending,
+				     unsigned *failure)
+{
+	DEVICE(h);
+	*corr = *unc = *pending = 0;
+	*failure = (unsigned)g->remap_failure;
+	return OK;
+}

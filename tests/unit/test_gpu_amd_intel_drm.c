@@ -1,0 +1,385 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * amdgpu, intel-gpu and drm backends on hand-built trees: MI300X whole and
+ * CPX-partitioned (KFD topology), Intel Data Center GPU Max on xe and an
+ * integrated i915 GPU, an ASPEED BMC VGA; ownership scores, garbage files,
+ * prepare edits and health.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "test_gpu_util.h"
+#include "backends/gpu/gpu_backends.h"
+
+#define RP ROOT0 "/0000:00:01.0"
+#define AMD "0000:c1:00.0"
+#define XE "0000:3a:00.0"
+#define IGPU "0000:00:02.0"
+#define BMC "0000:02:00.0"
+#define BMC_BRIDGE ROOT0 "/0000:00:1c.0/0000:01:00.0"
+
+static void kfd_node(const char *d, unsigned node, unsigned location, unsigned render,
+		     unsigned simds, unsigned long long mem)
+{
+	char rel[256], text[1024];
+
+	snprintf(rel, sizeof(rel), "sys/class/kfd/kfd/topology/nodes/%u/properties", node);
+	snprintf(text, sizeof(text),
+		 "cpu_cores_count 0\nsimd_count %u\nmem_banks_count 1\nsimd_per_cu 4\n"
+		 "gfx_target_version 90402\nvendor_id 4098\ndevice_id 29857\nlocation_id %u\n"
+		 "domain 0\ndrm_render_minor %u\nlocal_mem_size %llu\nnum_xcc %u\n",
+		 simds, location, render, mem, simds / 152);
+	tree_write(d, rel, text);
+}
+
+static char *build_tree(bool cpx)
+{
+	char *d = tree_new();
+	const unsigned loc = 0xc1 << 8;
+
+	tree_add_pci(d, ROOT0, "0000:00:01.0", 0x1022, 0x14ab, 0x060400);
+	/* AMD Instinct MI300X: a processing accelerator (class 0x12) */
+	gpu_tree_add(d, RP, AMD, 0x1002, 0x74a1, 0x120000, "amdgpu", 1);
+	gpu_tree_file(d, RP, AMD, "product_name", "AMD Instinct MI300X OAM");
+	gpu_tree_file(d, RP, AMD, "unique_id", "5a3b7e1c9d0f2468");
+	gpu_tree_file(d, RP, AMD, "serial_number", "692251001124");
+	gpu_tree_file(d, RP, AMD, "mem_info_vram_total", "206158430208");
+	gpu_tree_file(d, RP, AMD, "current_compute_partition", cpx ? "CPX" : "SPX");
+	gpu_tree_file(d, RP, AMD, "available_compute_partition", "SPX, DPX, QPX, CPX");
+	gpu_tree_file(d, RP, AMD, "current_memory_partition", "NPS1");
+	gpu_tree_drm(d, RP, AMD, "card1", 1);
+	gpu_tree_drm(d, RP, AMD, "renderD128", 128);
+	tree_write(d, "sys/module/amdgpu/version", "6.7.0");
+	tree_write(d, "sys/module/amdgpu/srcversion", "4E2F5C0D7A7A2B4E9D1C0A3");
+	tree_write(d, "proc/devices", "Character devices:\n226 drm\n235 kfd\n");
+	tree_write(d, "dev/kfd", "");
+	/* KFD: the CPU node 0, then the GPU or its 8 partitions */
+	tree_write(d, "sys/class/kfd/kfd/topology/nodes/0/properties",
+		   "cpu_cores_count 96\nsimd_count 0\nlocation_id 0\ndomain 0\n");
+	if (!cpx) {
+		kfd_node(d, 1, loc, 128, 1216, 206158430208ull);
+	} else {
+		for (unsigned i = 0; i < 8; i++) {
+			char rel[64];
+			/* the partitions' own render nodes come from amdgpu_xcp devices */
+			kfd_node(d, 8 - i, loc, 128 + i, 152, 25769803776ull);
+			snprintf(rel, sizeof(rel), "dev/dri/renderD%u", 128 + i);
+			tree_write(d, rel, "");
+		}
+	}
+	/* Intel Data Center GPU Max 1550 on xe, with two tiles of HBM */
+	gpu_tree_add(d, ROOT0, XE, 0x8086, 0x0bd5, 0x038000, "xe", 0);
+	gpu_tree_file(d, ROOT0, XE, "tile0/physical_vram_size_bytes", "68719476736");
+	gpu_tree_file(d, ROOT0, XE, "tile1/physical_vram_size_bytes", "68719476736");
+	gpu_tree_file(d, ROOT0, XE, "sriov_totalvfs", "63");
+	gpu_tree_file(d, ROOT0, XE, "sriov_numvfs", "0");
+	gpu_tree_drm(d, ROOT0, XE, "card2", 2);
+	gpu_tree_drm(d, ROOT0, XE, "renderD130", 130);
+	/* an integrated GPU on i915: no local memory */
+	gpu_tree_add(d, ROOT0, IGPU, 0x8086, 0x4680, 0x030000, "i915", -1);
+	gpu_tree_drm(d, ROOT0, IGPU, "card0", 0);
+	gpu_tree_drm(d, ROOT0, IGPU, "renderD129", 129);
+	/* the BMC's VGA behind its bridge: ASPEED AST2600 on ast */
+	tree_add_pci(d, ROOT0, "0000:00:1c.0", 0x8086, 0x7ab8, 0x060400);
+	tree_add_pci(d, ROOT0 "/0000:00:1c.0", "0000:01:00.0", 0x1a03, 0x1150, 0x060400);
+	gpu_tree_add(d, BMC_BRIDGE, BMC, 0x1a03, 0x2000, 0x030000, "ast", -1);
+	gpu_tree_file(d, BMC_BRIDGE, BMC, "boot_vga", "1");
+	gpu_tree_drm(d, BMC_BRIDGE, BMC, "card3", 3);
+	return d;
+}
+
+static void assert_node(const struct dralet_device *dev, const char *path, unsigned major,
+			unsigned minor)
+{
+	int i = node_index(dev, path);
+
+	if (i < 0)
+		fail_msg("device %s has no node %s", dralet_device_name(dev), path);
+	assert_int_equal(dralet_device_node(dev, (size_t)i)->major, major);
+	assert_int_equal(dralet_device_node(dev, (size_t)i)->minor, minor);
+}
+
+static void test_ownership(void **state)
+{
+	struct harness h;
+	char *d = build_tree(false);
+
+	(void)state;
+	assert_int_equal(harness_init(&h, &gpu_drm_backend, d, NULL), 0);
+	const struct { const char *address; int nvidia, amd, intel, drm; } want[] = {
+		{ AMD, 0, DRALET_SCORE_VENDOR_CLASS, 0, 0 },	/* class 0x12: not display */
+		{ XE, 0, 0, DRALET_SCORE_VENDOR_CLASS, DRALET_SCORE_CLASS },
+		{ IGPU, 0, 0, DRALET_SCORE_VENDOR_CLASS, DRALET_SCORE_CLASS },
+		{ BMC, 0, 0, 0, DRALET_SCORE_CLASS },
+		{ "0000:01:00.0", 0, 0, 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++) {
+		const struct hal_pci_func *f = hal_scan_find(h.scan, want[i].address);
+		assert_non_null(f);
+		assert_int_equal(gpu_nvidia_backend.match(&h.ctx, f), want[i].nvidia);
+		assert_int_equal(gpu_amdgpu_backend.match(&h.ctx, f), want[i].amd);
+		assert_int_equal(gpu_intel_backend.match(&h.ctx, f), want[i].intel);
+		assert_int_equal(gpu_drm_backend.match(&h.ctx, f), want[i].drm);
+	}
+	harness_fini(&h);
+	tree_remove(d);
+}
+
+static void test_amd_whole_gpu(void **state)
+{
+	struct harness h;
+	char *d = build_tree(false);
+
+	(void)state;
+	assert_int_equal(harness_init(&h, &gpu_amdgpu_backend, d, NULL), 0);
+	assert_int_equal(harness_probe_all(&h), 0);
+	assert_int_equal(h.sink.n, 1);
+	struct dralet_device *g = harness_device(&h, "gpu-0000-c1-00-0");
+	assert_non_null(g);
+	assert_string_equal(attr_string(g, "type"), "amdgpu");
+	assert_string_equal(attr_string(g, "productName"), "AMD Instinct MI300X OAM");
+	assert_string_equal(attr_string(g, "uniqueID"), "5a3b7e1c9d0f2468");
+	assert_string_equal(attr_string(g, "serialNumber"), "692251001124");
+	assert_string_equal(attr_string(g, "driverVersion"), "6.7.0");
+	assert_string_equal(attr_string(g, "driverVersionFull"), "6.7.0");
+	assert_string_equal(attr_string(g, "driverSrcVersion"), "4E2F5C0D7A7A2B4E9D1C0A3");
+	assert_string_equal(attr_string(g, "partitionProfile"), "spx_nps1");
+	assert_string_equal(attr_string(g, "computePartition"), "spx");
+	assert_string_equal(attr_string(g, "memoryPartition"), "nps1");
+	assert_string_equal(attr_string(g, "gfxVersion"), "gfx942");
+	assert_string_equal(attr_string(g, "deviceID"), "0x74a1");
+	assert_int_equal(attr_int(g, "cardIndex", -1), 1);
+	assert_int_equal(attr_int(g, "renderIndex", -1), 128);
+	assert_int_equal(attr_int(g, DRALET_ATTR_NUMA_NODE, -1), 1);
+	assert_string_equal(capacity(g, "memory"), "192Gi");
+	assert_string_equal(capacity(g, "computeUnits"), "304");
+	assert_string_equal(capacity(g, "simdUnits"), "1216");
+	assert_node(g, "/dev/dri/card1", 226, 1);
+	assert_node(g, "/dev/dri/renderD128", 226, 128);
+	assert_node(g, "/dev/kfd", 235, 0);
+	assert_int_equal(dralet_device_n_nodes(g), 3);
+	assert_int_equal(gpu_amdgpu_backend.health(&h.ctx, g), DRALET_HEALTH_HEALTHY);
+	harness_fini(&h);
+	tree_remove(d);
+}
+
+static void test_amd_cpx_partitions(void **state)
+{
+	struct harness h;
+	char *d = build_tree(true);
+
+	(void)state;
+	assert_int_equal(harness_init(&h, &gpu_amdgpu_backend, d, NULL), 0);
+	assert_int_equal(harness_probe_all(&h), 0);
+	assert_int_equal(h.sink.n, 8);
+	assert_null(harness_device(&h, "gpu-0000-c1-00-0"));
+	for (unsigned i = 0; i < 8; i++) {
+		char name[64], render[32];
+		snprintf(name, sizeof(name), "partition-0000-c1-00-0-cpx-%u", i);
+		struct dralet_device *p = harness_device(&h, name);
+		if (!p)
+			fail_msg("no device %s", name);
+		assert_string_equal(dralet_device_kind(p), "partition");
+		assert_string_equal(attr_string(p, "type"), "amdgpu-partition");
+		assert_string_equal(attr_string(p, "partitionProfile"), "cpx_nps1");
+		assert_int_equal(attr_int(p, "partitionIndex", -1), i);
+		assert_int_equal(attr_int(p, "renderIndex", -1), 128 + i);
+		/* partitions share the parent's PCI identity: same-parent selection */
+		assert_string_equal(attr_string(p, DRALET_ATTR_PCI_BUS_ID), AMD);
+		assert_string_equal(capacity(p, "memory"), "24Gi");
+		assert_string_equal(capacity(p, "computeUnits"), "38");
+		snprintf(render, sizeof(render), "/dev/dri/renderD%u", 128 + i);
+		assert_node(p, render, 226, 128 + i);
+		assert_node(p, "/dev/kfd", 235, 0);
+	}
+	harness_fini(&h);
+	tree_remove(d);
+}
+
+static void test_amd_garbage_files(void **state)
+{
+	struct harness h;
+	struct capture c;
+	char *d = build_tree(false), *log;
+
+	(void)state;
+	gpu_tree_file(d, RP, AMD, "mem_info_vram_total", "lots");
+	gpu_tree_file(d, RP, AMD, "product_name", "\x01\x02\x03");
+	gpu_tree_file(d, RP, AMD, "current_compute_partition", "S P X!");
+	tree_write(d, "sys/class/kfd/kfd/topology/nodes/1/properties", "garbage\n\xff\xfe\n");
+	tree_write(d, "sys/class/kfd/kfd/topology/nodes/zz/properties", "simd_count 4\n");
+	capture_begin(&c);
+	assert_int_equal(harness_init(&h, &gpu_amdgpu_backend, d, NULL), 0);
+	assert_int_equal(harness_probe_all(&h), 0);
+	log = capture_end(&c);
+	assert_non_null(strstr(log, "mem_info_vram_total is not a number"));
+	assert_non_null(strstr(log, "product_name is not text"));
+	struct dralet_device *g = harness_device(&h, "gpu-0000-c1-00-0");
+	assert_non_null(g);
+	assert_string_equal(capacity(g, "memory"), "0");	/* unknown */
+	assert_null(attr_string(g, "partitionProfile"));
+	assert_null(capacity(g, "computeUnits"));
+	harness_fini(&h);
+	free(log);
+	tree_remove(d);
+}
+
+static void test_intel(void **state)
+{
+	struct harness h;
+	char *d = build_tree(false);
+
+	(void)state;
+	assert_int_equal(harness_init(&h, &gpu_intel_backend, d, NULL), 0);
+	assert_int_equal(harness_probe_all(&h), 0);
+	assert_int_equal(h.sink.n, 2);
+	struct dralet_device *g = harness_device(&h, "gpu-0000-3a-00-0");
+	assert_non_null(g);
+	assert_string_equal(attr_string(g, "type"), "gpu");
+	assert_string_equal(attr_string(g, "driver"), "xe");
+	assert_string_equal(attr_string(g, "pciId"), "0x0bd5");
+	assert_string_equal(attr_string(g, "family"), "Data Center GPU Max");
+	assert_true(attr_bool(g, "sriov", false));
+	assert_string_equal(capacity(g, "memory"), "128Gi");
+	assert_string_equal(capacity(g, "millicores"), "1k");
+	assert_int_equal(attr_int(g, "cardIndex", -1), 2);
+	assert_int_equal(attr_int(g, "renderIndex", -1), 130);
+	assert_node(g, "/dev/dri/card2", 226, 2);
+	assert_node(g, "/dev/dri/renderD130", 226, 130);
+
+	struct dralet_device *i = harness_device(&h, "gpu-0000-00-02-0");
+	assert_non_null(i);
+	assert_string_equal(attr_string(i, "driver"), "i915");
+	assert_false(attr_bool(i, "sriov", true));
+	assert_null(attr_string(i, "family"));
+	assert_string_equal(capacity(i, "memory"), "0");	/* unknown */
+	assert_int_equal(dralet_device_n_nodes(i), 2);
+	harness_fini(&h);
+	tree_remove(d);
+}
+
+static void test_generic_drm_aspeed(void **state)
+{
+	struct harness h;
+	char *d = build_tree(false);
+
+	(void)state;
+	assert_int_equal(harness_init(&h, &gpu_drm_backend, d, NULL), 0);
+	struct dralet_device *g = NULL;
+	h.ctx.sink = &h.sink;
+	assert_int_equal(harness_probe(&h, hal_scan_find(h.scan, BMC)), 0);
+	g = harness_device(&h, "gpu-0000-02-00-0");
+	assert_non_null(g);
+	assert_string_equal(attr_string(g, "type"), "gpu");
+	assert_string_equal(attr_string(g, "driver"), "ast");
+	assert_true(attr_bool(g, "bootVGA", false));
+	assert_string_equal(attr_string(g, "vendorID"), "0x1a03");
+	assert_int_equal(attr_int(g, "cardIndex", -1), 3);
+	assert_null(dralet_device_find_attr(g, "renderIndex"));
+	assert_node(g, "/dev/dri/card3", 226, 3);
+	assert_int_equal(dralet_device_n_nodes(g), 1);
+	/* scenario selectors on memory and migProfile never hit a missing key */
+	assert_string_equal(capacity(g, "memory"), "0");
+	assert_string_equal(attr_string(g, "migProfile"), "");
+	harness_fini(&h);
+	tree_remove(d);
+}
+
+static void test_prepare_and_health(void **state)
+{
+	struct harness h;
+	struct dralet_edits e = { 0 };
+	struct dralet_undo u = { 0 };
+	struct dralet_prepare_req req = {
+		.claim = { "c0ffee00-0000-4000-8000-000000000002", "ml", "mi300" },
+		.request = "gpus",
+		.edits = &e,
+		.undo = &u,
+	};
+	char *d = build_tree(true), rel[512];
+
+	(void)state;
+	assert_int_equal(harness_init(&h, &gpu_amdgpu_backend, d, NULL), 0);
+	assert_int_equal(harness_probe_all(&h), 0);
+	struct dralet_device *p3 = harness_device(&h, "partition-0000-c1-00-0-cpx-3");
+	struct dralet_device *p4 = harness_device(&h, "partition-0000-c1-00-0-cpx-4");
+	assert_int_equal(gpu_amdgpu_backend.prepare(&h.ctx, p3, &req), 0);
+	assert_int_equal(gpu_amdgpu_backend.prepare(&h.ctx, p4, &req), 0);
+	assert_non_null(edit_node(&e, "/dev/dri/renderD131"));
+	assert_non_null(edit_node(&e, "/dev/dri/renderD132"));
+	assert_int_equal(edit_node(&e, "/dev/kfd")->node.major, 235);
+	assert_int_equal(e.n_nodes, 3);
+	assert_string_equal(edit_env(&e, "DRALET_PARTITION_0000_C1_00_0_CPX_3_INDEX"), "3");
+	assert_string_equal(edit_env(&e, "DRALET_PARTITION_0000_C1_00_0_CPX_4_PROFILE"), "cpx_nps1");
+	assert_string_equal(edit_env(&e, "DRALET_PARTITION_0000_C1_00_0_CPX_4_PCI_ADDRESS"), AMD);
+	assert_int_equal(gpu_amdgpu_backend.unprepare(&h.ctx, p3, &req.claim, &u), 0);
+
+	req.config = "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\","
+		     "\"sharing\":{\"strategy\":\"TimeSlicing\"}}";
+	assert_int_equal(gpu_amdgpu_backend.prepare(&h.ctx, p3, &req), -EOPNOTSUPP);
+	assert_non_null(strstr(h.ctx.error, "not supported by this device"));
+	req.admin_access = true;	/* watching the device changes nothing: allowed */
+	assert_int_equal(gpu_amdgpu_backend.prepare(&h.ctx, p3, &req), 0);
+
+	/* health: the driver unbound, then the function removed */
+	assert_int_equal(gpu_amdgpu_backend.health(&h.ctx, p3), DRALET_HEALTH_HEALTHY);
+	snprintf(rel, sizeof(rel), "%s/sys/devices/" RP "/" AMD "/driver", d);
+	assert_int_equal(unlink(rel), 0);
+	assert_int_equal(gpu_amdgpu_backend.health(&h.ctx, p3), DRALET_HEALTH_UNHEALTHY);
+	tree_link(d, "sys/devices/" RP "/" AMD "/driver", "../../../bus/pci/drivers/vfio-pci");
+	tree_mkdir(d, "sys/bus/pci/drivers/vfio-pci");
+	assert_int_equal(gpu_amdgpu_backend.health(&h.ctx, p3), DRALET_HEALTH_UNHEALTHY);
+	snprintf(rel, sizeof(rel), "%s/sys/devices/" RP "/" AMD "/vendor", d);
+	assert_int_equal(unlink(rel), 0);
+	assert_int_equal(gpu_amdgpu_backend.health(&h.ctx, p4), DRALET_HEALTH_UNHEALTHY);
+	edits_clear(&e);
+	undo_clear(&u);
+	harness_fini(&h);
+	tree_remove(d);
+}
+
+static void test_device_without_nodes_cannot_be_prepared(void **state)
+{
+	struct harness h;
+	struct dralet_edits e = { 0 };
+	struct dralet_undo u = { 0 };
+	struct dralet_prepare_req req = { .edits = &e, .undo = &u };
+	char *d = tree_new(), path[512];
+
+	(void)state;
+	gpu_tree_add(d, ROOT0, "0000:05:00.0", 0x1234, 0x1111, 0x030000, "bochs-drm", -1);
+	gpu_tree_drm(d, ROOT0, "0000:05:00.0", "card0", 0);
+	snprintf(path, sizeof(path), "%s/dev/dri/card0", d);
+	unlink(path);	/* udev never created the node */
+	assert_int_equal(harness_init(&h, &gpu_drm_backend, d, NULL), 0);
+	assert_int_equal(harness_probe_all(&h), 0);
+	struct dralet_device *g = harness_device(&h, "gpu-0000-05-00-0");
+	assert_non_null(g);
+	assert_int_equal(gpu_drm_backend.prepare(&h.ctx, g, &req), -ENODEV);
+	assert_non_null(strstr(h.ctx.error, "has no device nodes"));
+	edits_clear(&e);
+	undo_clear(&u);
+	harness_fini(&h);
+	tree_remove(d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ownership),
+		cmocka_unit_test(test_amd_whole_gpu),
+		cmocka_unit_test(test_amd_cpx_partitions),
+		cmocka_unit_test(test_amd_garbage_files),
+		cmocka_unit_test(test_intel),
+		cmocka_unit_test(test_generic_drm_aspeed),
+		cmocka_unit_test(test_prepare_and_health),
+		cmocka_unit_test(test_device_without_nodes_cannot_be_prepared),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

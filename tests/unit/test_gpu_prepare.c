@@ -1,0 +1,528 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * GPU prepare/unprepare and opaque config: container edits (nodes, env,
+ * driver library mounts), strict GpuConfig/MigDeviceConfig validation,
+ * time-slicing through a fake nvidia-smi that logs its arguments, the
+ * tool-absent and tool-failure errors, adminAccess, unprepare from the undo
+ * state alone, and "not supported" on backends that cannot time-slice.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <cmocka.h>
+
+#include "test_gpu_util.h"
+#include "backends/gpu/gpu.h"
+#include "backends/gpu/gpu_backends.h"
+
+#define GPU0 "0000:18:00.0"
+#define GPU1 "0000:2a:00.0"
+#define UUID0 "GPU-11111111-2222-3333-4444-555555555555"
+#define UUID1 "GPU-66666666-7777-8888-9999-000000000000"
+#define MIGUUID "MIG-aaaaaaaa-0000-0000-0000-000000000001"
+#define LIBDIR "usr/lib/x86_64-linux-gnu"
+
+static const char nvml_json[] =
+	"{\"driverVersion\":\"550.54.15\",\"cudaDriverVersion\":12040,\"devices\":["
+	"{\"pciBusId\":\"0000:18:00.0\",\"index\":0,\"minor\":0,\"uuid\":\"" UUID0 "\","
+	"\"name\":\"NVIDIA A100-SXM4-80GB\",\"brand\":\"NVIDIA\",\"architecture\":\"Ampere\","
+	"\"cudaComputeCapability\":\"8.0\",\"memoryTotalBytes\":85899345920},"
+	"{\"pciBusId\":\"0000:2a:00.0\",\"index\":1,\"minor\":1,\"uuid\":\"" UUID1 "\","
+	"\"name\":\"NVIDIA A100-SXM4-80GB\",\"brand\":\"NVIDIA\",\"architecture\":\"Ampere\","
+	"\"cudaComputeCapability\":\"8.0\",\"memoryTotalBytes\":85899345920,"
+	"\"migMode\":{\"current\":1,\"pending\":1},\"migDevices\":["
+	"{\"uuid\":\"" MIGUUID "\",\"profile\":\"1g.10gb\",\"giProfileId\":0,\"ciProfileId\":0,"
+	"\"gi\":9,\"ci\":0,\"placementStart\":6,\"placementSize\":1,\"memoryBytes\":10334765056,"
+	"\"multiprocessors\":14,\"copyEngines\":1,\"decoders\":0,\"encoders\":0,"
+	"\"jpegEngines\":0,\"ofaEngines\":0}]}]}";
+
+/* A logging nvidia-smi: appends its arguments to <tree>/smi.log and exits
+ * with the code in <tree>/smi.exit (0 when absent). */
+static void write_fake_smi(const char *d, const char *rel)
+{
+	char text[2048], path[4096];
+
+	snprintf(text, sizeof(text),
+		 "#!/bin/sh\necho \"$*\" >> '%s/smi.log'\n"
+		 "if [ -f '%s/smi.exit' ]; then echo 'Unable to set the time-slice: Insufficient "
+		 "Permissions'; exit $(cat '%s/smi.exit'); fi\nexit 0\n", d, d, d);
+	tree_write(d, rel, text);
+	snprintf(path, sizeof(path), "%s/%s", d, rel);
+	chmod(path, 0755);
+}
+
+static char *build_tree(void)
+{
+	char *d = tree_new();
+
+	gpu_tree_add(d, ROOT0, GPU0, 0x10de, 0x20b2, 0x030200, "nvidia", 0);
+	gpu_tree_add(d, ROOT0, GPU1, 0x10de, 0x20b2, 0x030200, "nvidia", 1);
+	tree_write(d, "proc/devices", "Character devices:\n195 nvidia-frontend\n"
+				      "235 nvidia-caps\n236 nvidia-uvm\n");
+	tree_write(d, "proc/driver/nvidia/version",
+		   "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.15  Release "
+		   "Build  (dvs-builder@U16-I3-B03-4-3)  Tue Mar  5 22:15:33 UTC 2024\n");
+	tree_write(d, "proc/driver/nvidia/gpus/" GPU0 "/information",
+		   "Model: \t\t NVIDIA A100-SXM4-80GB\nGPU UUID: \t\t " UUID0 "\nDevice Minor: \t 0\n");
+	tree_write(d, "proc/driver/nvidia/gpus/" GPU1 "/information",
+		   "Model: \t\t NVIDIA A100-SXM4-80GB\nGPU UUID: \t\t " UUID1 "\nDevice Minor: \t 1\n");
+	tree_write(d, "proc/driver/nvidia-caps/mig-minors",
+		   "config 1\nmonitor 2\ngpu1/gi9/access 138\ngpu1/gi9/ci0/access 139\n");
+	static const char *const nodes[] = {
+		"dev/nvidia0", "dev/nvidia1", "dev/nvidiactl", "dev/nvidia-uvm", "dev/nvidia-uvm-tools",
+		"dev/nvidia-caps/nvidia-cap138", "dev/nvidia-caps/nvidia-cap139", NULL,
+	};
+	for (size_t i = 0; nodes[i]; i++)
+		tree_write(d, nodes[i], "");
+	/* the driver's user-space half below the tree (the default driver root) */
+	tree_write(d, LIBDIR "/libcuda.so.550.54.15", "ELF");
+	tree_write(d, LIBDIR "/libnvidia-ml.so.550.54.15", "ELF");
+	tree_write(d, LIBDIR "/libnvidia-nvvm.so.550.54.15", "ELF");
+	tree_write(d, LIBDIR "/libnvidia-gpucomp.so.550.54.15", "ELF");
+	tree_write(d, LIBDIR "/libcuda.so.535.104.05", "an older driver's, never mounted");
+	write_fake_smi(d, "usr/bin/nvidia-smi");
+	tree_write(d, "nvml.json", nvml_json);
+	return d;
+}
+
+struct prep {
+	struct harness h;
+	struct dralet_edits edits;
+	struct dralet_undo undo;
+	struct dralet_prepare_req req;
+	char *dir;
+};
+
+static void prep_setup(struct prep *p, const char *extra_options)
+{
+	char data[4096], *so = build_path("tests/lib/fake-nvml.so"), *opts;
+
+	memset(p, 0, sizeof(*p));
+	p->dir = build_tree();
+	snprintf(data, sizeof(data), "%s/nvml.json", p->dir);
+	setenv("FAKE_NVML_DATA", data, 1);
+	assert_true(asprintf(&opts, "{\"nvmlLibrary\":\"%s\"%s%s}", so,
+			     extra_options ? "," : "", extra_options ? extra_options : "") > 0);
+	assert_int_equal(harness_init(&p->h, &gpu_nvidia_backend, p->dir, opts), 0);
+	assert_int_equal(harness_probe_all(&p->h), 0);
+	free(opts);
+	free(so);
+	p->req.claim = (struct dralet_claim_ref){ "7f1c2b3a-0000-4000-8000-000000000001", "team-a",
+						  "gpu-claim" };
+	p->req.request = "gpu";
+	p->req.edits = &p->edits;
+	p->req.undo = &p->undo;
+}
+
+static void prep_teardown(struct prep *p)
+{
+	edits_clear(&p->edits);
+	undo_clear(&p->undo);
+	harness_fini(&p->h);
+	tree_remove(p->dir);
+}
+
+static char *read_log(const char *d)
+{
+	char path[4096];
+	FILE *f;
+	char *buf = calloc(1, 4096);
+
+	snprintf(path, sizeof(path), "%s/smi.log", d);
+	if ((f = fopen(path, "r"))) {
+		(void)!fread(buf, 1, 4095, f);
+		fclose(f);
+	}
+	return buf;
+}
+
+static int prepare(struct prep *p, const char *device, const char *config)
+{
+	struct dralet_device *dev = harness_device(&p->h, device);
+
+	assert_non_null(dev);
+	p->req.config = config;
+	p->h.ctx.error[0] = '\0';
+	return gpu_nvidia_backend.prepare(&p->h.ctx, dev, &p->req);
+}
+
+static void test_prepare_full_gpu_edits(void **state)
+{
+	struct prep p;
+
+	(void)state;
+	prep_setup(&p, NULL);
+	assert_int_equal(prepare(&p, "gpu-0000-18-00-0", NULL), 0);
+	const struct edits_node *n = edit_node(&p.edits, "/dev/nvidia0");
+	assert_non_null(n);
+	assert_int_equal(n->node.major, 195);
+	assert_int_equal(n->node.minor, 0);
+	assert_null(n->permissions);	/* default rwm */
+	assert_non_null(edit_node(&p.edits, "/dev/nvidiactl"));
+	assert_int_equal(edit_node(&p.edits, "/dev/nvidia-uvm")->node.major, 236);
+	assert_int_equal(edit_node(&p.edits, "/dev/nvidia-uvm-tools")->node.minor, 1);
+	assert_int_equal(p.edits.n_nodes, 4);
+	assert_string_equal(edit_env(&p.edits, "DRALET_GPU_0000_18_00_0_UUID"), UUID0);
+	assert_string_equal(edit_env(&p.edits, "DRALET_GPU_0000_18_00_0_PCI_ADDRESS"), GPU0);
+	assert_string_equal(edit_env(&p.edits, "DRALET_GPU_0000_18_00_0_MINOR"), "0");
+	assert_string_equal(edit_env(&p.edits, "DRALET_GPU_0000_18_00_0_INDEX"), "0");
+	assert_string_equal(edit_env(&p.edits, "DRALET_GPU_0000_18_00_0_DEVICE"), "gpu-0000-18-00-0");
+	assert_string_equal(edit_env(&p.edits, "DRALET_GPU_0000_18_00_0_CLAIM_UID"),
+			    "7f1c2b3a-0000-4000-8000-000000000001");
+	assert_string_equal(edit_env(&p.edits, "DRALET_GPU_0000_18_00_0_REQUEST"), "gpu");
+	assert_string_equal(edit_env(&p.edits, "NVIDIA_VISIBLE_DEVICES"), "void");
+	assert_null(edit_env(&p.edits, "DRALET_GPU_0000_18_00_0_TIMESLICE"));
+	/* driver libraries at their path and at their soname; absent ones skipped */
+	const struct edits_mount *m = edit_mount(&p.edits, "/" LIBDIR "/libcuda.so.550.54.15");
+	assert_non_null(m);
+	assert_string_equal(m->host_path, "/" LIBDIR "/libcuda.so.550.54.15");
+	assert_string_equal(m->options, "ro,nosuid,nodev,bind");
+	m = edit_mount(&p.edits, "/" LIBDIR "/libcuda.so.1");
+	assert_non_null(m);
+	assert_string_equal(m->host_path, "/" LIBDIR "/libcuda.so.550.54.15");
+	assert_non_null(edit_mount(&p.edits, "/" LIBDIR "/libnvidia-ml.so.1"));
+	assert_non_null(edit_mount(&p.edits, "/" LIBDIR "/libnvidia-nvvm.so.4"));
+	assert_non_null(edit_mount(&p.edits, "/" LIBDIR "/libnvidia-gpucomp.so.550.54.15"));
+	assert_null(edit_mount(&p.edits, "/" LIBDIR "/libnvidia-ptxjitcompiler.so.1"));
+	assert_null(edit_mount(&p.edits, "/" LIBDIR "/libcuda.so.535.104.05"));
+	assert_non_null(edit_mount(&p.edits, "/usr/bin/nvidia-smi"));
+	assert_int_equal(p.edits.n_mounts, 8);
+	assert_int_equal(p.undo.n, 0);	/* nothing changed on the host */
+	prep_teardown(&p);
+}
+
+static void test_host_driver_root_option(void **state)
+{
+	struct prep p;
+
+	(void)state;
+	prep_setup(&p, "\"hostDriverRoot\":\"/run/nvidia/driver\"");
+	assert_int_equal(prepare(&p, "gpu-0000-18-00-0", NULL), 0);
+	const struct edits_mount *m = edit_mount(&p.edits, "/" LIBDIR "/libcuda.so.1");
+	assert_non_null(m);
+	assert_string_equal(m->host_path, "/run/nvidia/driver/" LIBDIR "/libcuda.so.550.54.15");
+	prep_teardown(&p);
+}
+
+static void test_two_gpus_in_one_container_do_not_collide(void **state)
+{
+	struct prep p;
+
+	(void)state;
+	prep_setup(&p, NULL);
+	assert_int_equal(prepare(&p, "gpu-0000-18-00-0", NULL), 0);
+	assert_int_equal(prepare(&p, "mig-0000-2a-00-0-1g-10gb-6", NULL), 0);
+	assert_string_equal(edit_env(&p.edits, "DRALET_GPU_0000_18_00_0_UUID"), UUID0);
+	assert_string_equal(edit_env(&p.edits, "DRALET_MIG_0000_2A_00_0_1G_10GB_6_UUID"), MIGUUID);
+	assert_string_equal(edit_env(&p.edits, "DRALET_MIG_0000_2A_00_0_1G_10GB_6_PROFILE"),
+			    "1g.10gb");
+	assert_string_equal(edit_env(&p.edits, "DRALET_MIG_0000_2A_00_0_1G_10GB_6_MINOR"), "1");
+	/* MIG: the GPU's node and both capability nodes */
+	assert_non_null(edit_node(&p.edits, "/dev/nvidia1"));
+	assert_int_equal(edit_node(&p.edits, "/dev/nvidia-caps/nvidia-cap138")->node.major, 235);
+	assert_int_equal(edit_node(&p.edits, "/dev/nvidia-caps/nvidia-cap139")->node.minor, 139);
+	prep_teardown(&p);
+}
+
+static void test_time_slicing_and_unprepare(void **state)
+{
+	struct prep p;
+	char *log;
+	const char *config = "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\","
+			     "\"sharing\":{\"strategy\":\"TimeSlicing\","
+			     "\"timeSlicingConfig\":{\"interval\":\"Long\"}}}";
+
+	(void)state;
+	prep_setup(&p, NULL);
+	assert_int_equal(gpu_nvidia_backend.validate_config(&p.h.ctx, config), 0);
+	assert_int_equal(prepare(&p, "gpu-0000-18-00-0", config), 0);
+	log = read_log(p.dir);
+	assert_string_equal(log, "compute-policy --set-timeslice=3 -i " UUID0 "\n");
+	free(log);
+	assert_string_equal(edit_env(&p.edits, "DRALET_GPU_0000_18_00_0_TIMESLICE"), "Long");
+	assert_string_equal(dralet_undo_get(&p.undo, "nvidia.timeslice.uuid"), UUID0);
+
+	/* unprepare in a new process: a fresh backend state, the undo state only */
+	struct harness h2;
+	assert_int_equal(harness_init(&h2, &gpu_nvidia_backend, p.dir, "{\"nvmlLibrary\":\"/x\"}"), 0);
+	assert_int_equal(gpu_nvidia_backend.unprepare(&h2.ctx, NULL, &p.req.claim, &p.undo), 0);
+	log = read_log(p.dir);
+	assert_string_equal(log, "compute-policy --set-timeslice=3 -i " UUID0 "\n"
+				 "compute-policy --set-timeslice=0 -i " UUID0 "\n");
+	free(log);
+	/* and again: idempotent */
+	assert_int_equal(gpu_nvidia_backend.unprepare(&h2.ctx, NULL, &p.req.claim, &p.undo), 0);
+	harness_fini(&h2);
+	prep_teardown(&p);
+}
+
+static void test_time_slicing_default_interval(void **state)
+{
+	struct prep p;
+	char *log;
+
+	(void)state;
+	prep_setup(&p, NULL);
+	assert_int_equal(prepare(&p, "gpu-0000-18-00-0",
+				 "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\","
+				 "\"sharing\":{\"strategy\":\"TimeSlicing\"}}"),
+			 0);
+	log = read_log(p.dir);
+	assert_string_equal(log, "compute-policy --set-timeslice=0 -i " UUID0 "\n");
+	free(log);
+	prep_teardown(&p);
+}
+
+static void test_time_slicing_tool_absent(void **state)
+{
+	struct prep p;
+	const char *config = "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\","
+			     "\"sharing\":{\"strategy\":\"TimeSlicing\","
+			     "\"timeSlicingConfig\":{\"interval\":\"Short\"}}}";
+
+	(void)state;
+	prep_setup(&p, "\"nvidiaSmi\":\"/nonexistent/nvidia-smi\"");
+	assert_int_equal(prepare(&p, "gpu-0000-18-00-0", config), -ENOENT);
+	assert_non_null(strstr(p.h.ctx.error, "time-slicing needs nvidia-smi"));
+	assert_non_null(strstr(p.h.ctx.error, "/nonexistent/nvidia-smi"));
+	prep_teardown(&p);
+
+	/* and without the option, when the driver root has none */
+	prep_setup(&p, NULL);
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/usr/bin/nvidia-smi", p.dir);
+	unlink(path);
+	assert_int_equal(prepare(&p, "gpu-0000-18-00-0", config), -ENOENT);
+	assert_non_null(strstr(p.h.ctx.error, "nvidia-smi"));
+	prep_teardown(&p);
+}
+
+static void test_time_slicing_tool_fails(void **state)
+{
+	struct prep p;
+
+	(void)state;
+	prep_setup(&p, NULL);
+	tree_write(p.dir, "smi.exit", "4");
+	assert_int_equal(prepare(&p, "gpu-0000-18-00-0",
+				 "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\","
+				 "\"sharing\":{\"strategy\":\"TimeSlicing\"}}"),
+			 -EIO);
+	assert_non_null(strstr(p.h.ctx.error, "exit 4"));
+	assert_non_null(strstr(p.h.ctx.error, "Insufficient Permissions"));
+	/* the undo state was kept: unprepare still resets */
+	assert_string_equal(dralet_undo_get(&p.undo, "nvidia.timeslice.uuid"), UUID0);
+	prep_teardown(&p);
+}
+
+static void test_time_slicing_option_tool(void **state)
+{
+	struct prep p;
+	char opt[4096], *log;
+
+	(void)state;
+	char *d = tree_new();
+	write_fake_smi(d, "opt/nvidia-smi");
+	snprintf(opt, sizeof(opt), "\"nvidiaSmi\":\"%s/opt/nvidia-smi\"", d);
+	prep_setup(&p, opt);
+	assert_int_equal(prepare(&p, "gpu-0000-18-00-0",
+				 "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\","
+				 "\"sharing\":{\"strategy\":\"TimeSlicing\","
+				 "\"timeSlicingConfig\":{\"interval\":\"Medium\"}}}"),
+			 0);
+	log = read_log(d);
+	assert_string_equal(log, "compute-policy --set-timeslice=2 -i " UUID0 "\n");
+	free(log);
+	log = read_log(p.dir);
+	assert_string_equal(log, "");	/* the driver root's one was not used */
+	free(log);
+	prep_teardown(&p);
+	tree_remove(d);
+}
+
+static void test_admin_access_changes_nothing(void **state)
+{
+	struct prep p;
+	char *log;
+
+	(void)state;
+	prep_setup(&p, NULL);
+	p.req.admin_access = true;
+	assert_int_equal(prepare(&p, "gpu-0000-18-00-0",
+				 "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\","
+				 "\"sharing\":{\"strategy\":\"TimeSlicing\"}}"),
+			 0);
+	log = read_log(p.dir);
+	assert_string_equal(log, "");
+	free(log);
+	assert_non_null(edit_node(&p.edits, "/dev/nvidia0"));
+	assert_int_equal(p.undo.n, 0);
+	prep_teardown(&p);
+}
+
+static void test_mig_configs(void **state)
+{
+	struct prep p;
+	char *log;
+
+	(void)state;
+	prep_setup(&p, NULL);
+	assert_int_equal(prepare(&p, "mig-0000-2a-00-0-1g-10gb-6",
+				 "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\"}"),
+			 -EINVAL);
+	assert_non_null(strstr(p.h.ctx.error, "use kind MigDeviceConfig"));
+	assert_int_equal(prepare(&p, "gpu-0000-18-00-0",
+				 "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\","
+				 "\"kind\":\"MigDeviceConfig\"}"),
+			 -EINVAL);
+	assert_non_null(strstr(p.h.ctx.error, "use kind GpuConfig"));
+	assert_int_equal(prepare(&p, "mig-0000-2a-00-0-1g-10gb-6",
+				 "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\","
+				 "\"kind\":\"MigDeviceConfig\",\"sharing\":{\"strategy\":\"TimeSlicing\"}}"),
+			 0);
+	log = read_log(p.dir);
+	assert_string_equal(log, "");	/* MIG devices time-slice anyway */
+	free(log);
+	prep_teardown(&p);
+}
+
+static void test_config_validation(void **state)
+{
+	static const struct {
+		const char *config, *message;
+	} bad[] = {
+		{ "[]", "not a JSON object" },
+		{ "{\"apiVersion\":", "not a JSON object" },
+		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\"} x",
+		  "not a JSON object" },
+		{ "{\"kind\":\"GpuConfig\"}", "\"apiVersion\" is required" },
+		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\"}", "\"kind\" is required" },
+		{ "{\"apiVersion\":\"resource.nvidia.com/v1beta1\",\"kind\":\"GpuConfig\"}",
+		  "apiVersion \"resource.nvidia.com/v1beta1\"" },
+		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GPUConfig\"}",
+		  "unknown kind \"GPUConfig\"" },
+		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\",\"sharin\":{}}",
+		  "unknown field \"sharin\"" },
+		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\",\"sharing\":"
+		  "{\"strategy\":\"TimeSlicing\",\"mps\":{}}}",
+		  "unknown field \"sharing.mps\"" },
+		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\",\"sharing\":"
+		  "{\"strategy\":\"TimeSlicing\",\"timeSlicingConfig\":{\"interval\":\"Forever\"}}}",
+		  "unknown time-slice interval \"Forever\"" },
+		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\",\"sharing\":"
+		  "{\"strategy\":\"TimeSlicing\",\"timeSlicingConfig\":{\"interval\":1}}}",
+		  "\"sharing.timeSlicingConfig.interval\" must be a string" },
+		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\",\"sharing\":"
+		  "{\"strategy\":\"TimeSlicing\",\"timeSlicingConfig\":{\"intervall\":\"Long\"}}}",
+		  "unknown field \"sharing.timeSlicingConfig.intervall\"" },
+		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\",\"sharing\":"
+		  "{\"strategy\":\"MPS\"}}", "\"MPS\" is not supported" },
+		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\",\"sharing\":"
+		  "{\"strategy\":\"Exclusive\"}}", "unknown sharing strategy" },
+		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\",\"sharing\":"
+		  "{}}", "\"sharing.strategy\" is required" },
+		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\",\"sharing\":"
+		  "\"TimeSlicing\"}", "\"sharing\" must be an object" },
+		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"MigDeviceConfig\","
+		  "\"sharing\":{\"strategy\":\"TimeSlicing\",\"timeSlicingConfig\":{\"interval\":"
+		  "\"Long\"}}}", "not supported for MIG devices" },
+	};
+	static const char *const good[] = {
+		NULL,
+		"",
+		"{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\"}",
+		"{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\",\"sharing\":null}",
+		"{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\",\"sharing\":"
+		"{\"strategy\":\"TimeSlicing\",\"timeSlicingConfig\":{\"interval\":\"Default\"}}}",
+		"{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"MigDeviceConfig\","
+		"\"sharing\":{\"strategy\":\"TimeSlicing\"}}",
+	};
+	struct harness h;
+
+	(void)state;
+	assert_int_equal(harness_init(&h, &gpu_nvidia_backend, NULL, "{\"nvmlLibrary\":\"/x\"}"), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		h.ctx.error[0] = '\0';
+		int r = gpu_nvidia_backend.validate_config(&h.ctx, bad[i].config);
+		if (r != -EINVAL || !strstr(h.ctx.error, bad[i].message))
+			fail_msg("config %s: got %d \"%s\", want \"%s\"", bad[i].config, r,
+				 h.ctx.error, bad[i].message);
+	}
+	for (size_t i = 0; i < sizeof(good) / sizeof(*good); i++)
+		if (gpu_nvidia_backend.validate_config(&h.ctx, good[i]) != 0)
+			fail_msg("config %s rejected: %s", good[i] ? good[i] : "(null)", h.ctx.error);
+	/* an operator who renamed the driver may use its own group */
+	h.ctx.driver = "gpu.nvidia.com";
+	assert_int_equal(gpu_nvidia_backend.validate_config(
+				 &h.ctx, "{\"apiVersion\":\"gpu.nvidia.com/v1alpha1\",\"kind\":\"GpuConfig\"}"),
+			 0);
+	harness_fini(&h);
+}
+
+static void test_no_time_slicing_elsewhere(void **state)
+{
+	const struct dralet_backend *const backends[] = { &gpu_amdgpu_backend, &gpu_intel_backend,
+							   &gpu_drm_backend };
+	const char *ts = "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\","
+			 "\"sharing\":{\"strategy\":\"TimeSlicing\"}}";
+
+	(void)state;
+	for (size_t i = 0; i < 3; i++) {
+		struct harness h;
+		assert_int_equal(harness_init(&h, backends[i], NULL, NULL), 0);
+		assert_int_equal(backends[i]->validate_config(&h.ctx, ts), -EOPNOTSUPP);
+		assert_non_null(strstr(h.ctx.error, "not supported by this device"));
+		assert_int_equal(backends[i]->validate_config(
+					 &h.ctx, "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\","
+						 "\"kind\":\"GpuConfig\"}"),
+				 0);
+		assert_int_equal(backends[i]->validate_config(
+					 &h.ctx, "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\","
+						 "\"kind\":\"MigDeviceConfig\"}"),
+				 -EINVAL);
+		assert_int_equal(backends[i]->validate_config(&h.ctx, "{\"kind\":1}"), -EINVAL);
+		harness_fini(&h);
+	}
+}
+
+static void test_run_tool_timeout(void **state)
+{
+	char *d = tree_new(), path[4096], out[64];
+
+	(void)state;
+	tree_write(d, "slow.sh", "#!/bin/sh\nexec sleep 5\n");
+	snprintf(path, sizeof(path), "%s/slow.sh", d);
+	chmod(path, 0755);
+	char *argv[] = { path, NULL };
+	assert_int_equal(gpu_run_tool(argv, 200, out, sizeof(out)), -ETIMEDOUT);
+	char *none[] = { "/nonexistent/tool", NULL };
+	assert_int_equal(gpu_run_tool(none, 200, out, sizeof(out)), -ENOENT);
+	char *relative[] = { "nvidia-smi", NULL };
+	assert_int_equal(gpu_run_tool(relative, 200, out, sizeof(out)), -EINVAL);
+	tree_remove(d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_prepare_full_gpu_edits),
+		cmocka_unit_test(test_host_driver_root_option),
+		cmocka_unit_test(test_two_gpus_in_one_container_do_not_collide),
+		cmocka_unit_test(test_time_slicing_and_unprepare),
+		cmocka_unit_test(test_time_slicing_default_interval),
+		cmocka_unit_test(test_time_slicing_tool_absent),
+		cmocka_unit_test(test_time_slicing_tool_fails),
+		cmocka_unit_test(test_time_slicing_option_tool),
+		cmocka_unit_test(test_admin_access_changes_nothing),
+		cmocka_unit_test(test_mig_configs),
+		cmocka_unit_test(test_config_validation),
+		cmocka_unit_test(test_no_time_slicing_elsewhere),
+		cmocka_unit_test(test_run_tool_timeout),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
