@@ -92,8 +92,15 @@ static int build_desired(struct run *rn, const char *node_uid, struct json_objec
 	if (rn->devices_file) {
 		struct json_object *doc = NULL;
 		char err[512];
-		r = yaml_load_file(rn->devices_file, &doc, err, sizeof(err));
-		if (r < 0) {
+		size_t len = strlen(rn->devices_file);
+		if (len > 5 && !strcmp(rn->devices_file + len - 5, ".json")) {
+			/* json-c directly: many times faster than the YAML loader */
+			doc = json_object_from_file(rn->devices_file);
+			if (!doc) {
+				log_error("%s: %s", rn->devices_file, json_util_get_last_err());
+				return -EINVAL;
+			}
+		} else if ((r = yaml_load_file(rn->devices_file, &doc, err, sizeof(err))) < 0) {
 			log_error("%s: %s", rn->devices_file, r == -EINVAL ? err : strerror(-r));
 			return r;
 		}

@@ -577,7 +577,7 @@ static void drv_end_round(struct drv *d)
 static void drv_sync_now(struct drv *d)
 {
 	struct store_api *s = d->s;
-	struct json_object *existing = NULL, *desired = NULL;
+	struct json_object *existing = NULL;
 	if (d->sync_running || !d->desired || d->rejected || d->stalled)
 		return;
 	if (!s->node_uid || !d->listed)
@@ -588,21 +588,17 @@ static void drv_sync_now(struct drv *d)
 		(void)name;
 		json_object_array_add(existing, json_object_get(obj));
 	}
-	if (json_object_deep_copy(d->desired, &desired, NULL) < 0) {
-		json_object_put(existing);
-		drv_want_sync(d, false);
-		return;
-	}
-	for (size_t i = 0; i < json_object_array_length(desired); i++) {
-		struct json_object *meta = NULL, *sl = json_object_array_get_idx(desired, i);
-		if (json_object_object_get_ex(sl, "metadata", &meta) &&
+	struct slice_plan *plan = NULL;
+	int r = slice_plan_compute(existing, d->desired, s->node_name, s->dropped_gates, &plan);
+	json_object_put(existing);
+	/* New slices are owned by the Node (the daemon may not know its UID). */
+	for (size_t i = 0; r == 0 && i < plan->n_ops; i++) {
+		struct json_object *meta = NULL, *op = plan->ops[i].object;
+		if (plan->ops[i].type == SLICE_OP_CREATE &&
+		    json_object_object_get_ex(op, "metadata", &meta) &&
 		    !json_object_object_get_ex(meta, "ownerReferences", NULL))
 			json_object_object_add(meta, "ownerReferences", owner_ref(s->node_name, s->node_uid));
 	}
-	struct slice_plan *plan = NULL;
-	int r = slice_plan_compute(existing, desired, s->node_name, s->dropped_gates, &plan);
-	json_object_put(existing);
-	json_object_put(desired);
 	if (r < 0) {
 		log_error("apiserver: cannot plan the slices of %s: %s", d->driver, strerror(-r));
 		return;
@@ -923,17 +919,14 @@ static struct drv *drv_find(struct store_api *s, const char *driver, bool create
 static int api_publish(struct store *st, const char *driver, struct json_object *slices)
 {
 	struct store_api *s = to_api(st);
-	struct json_object *copy = NULL;
 	if (!driver || !slices || !json_object_is_type(slices, json_type_array) || s->destroying)
 		return -EINVAL;
 	struct drv *d = drv_find(s, driver, true);
 	if (!d)
 		return -ENOMEM;
-	if (json_object_deep_copy(slices, &copy, NULL) < 0)
-		return -ENOMEM;
 	bool first = !d->desired;
 	json_object_put(d->desired);
-	d->desired = copy;
+	d->desired = json_object_get(slices);	/* kept, never modified (see store_open.h) */
 	d->rejected = false;
 	d->stalled = false;
 	d->unconverged = 0;

@@ -15,6 +15,8 @@
  *       slices_build(inv, driver, node, NULL, &slice_opts, &slices);
  *       st->ops->publish(st, driver, slices); json_object_put(slices);
  *   ... a driver that went away: publish(st, driver, <empty array>)
+ *   (the store keeps a reference to the array until the next publish of that
+ *   driver: do not modify it after publishing; build a new one instead)
  *   st->ops->destroy(st);  then let the loop run until its handles close.
  */
 #ifndef DRALET_STORE_OPEN_H

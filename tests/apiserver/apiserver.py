@@ -69,6 +69,11 @@ GATE_FIELDS = {
 }
 
 
+def clone(o):
+    """A deep copy of a JSON document (several times faster than copy.deepcopy)."""
+    return json.loads(json.dumps(o))
+
+
 def now_rfc3339():
     return datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
 
@@ -116,7 +121,11 @@ class State:
         return str(self.rv)
 
     def emit(self, typ, obj):
-        self.events.append((int(obj['metadata']['resourceVersion']), typ, copy.deepcopy(obj)))
+        """Records an event, serialized once: every watcher sends the same text."""
+        keys = {'metadata': {'name': obj['metadata'].get('name')},
+                'spec': {'driver': obj['spec'].get('driver'),
+                         'nodeName': obj['spec'].get('nodeName')}}
+        self.events.append((int(obj['metadata']['resourceVersion']), typ, json.dumps(obj), keys))
         self.lock.notify_all()
 
     def count(self, key):
@@ -148,7 +157,7 @@ class State:
             spec = obj['spec']
             if spec.get('nodeName') == node and (driver is None or spec.get('driver') == driver):
                 del self.slices[name]
-                obj = copy.deepcopy(obj)
+                obj = clone(obj)
                 obj['metadata']['resourceVersion'] = self.next_rv()
                 self.emit('DELETED', obj)
                 gone.append(obj)
@@ -212,7 +221,10 @@ class Handler(BaseHTTPRequestHandler):
         return self.server.state
 
     def send_json(self, code, obj, headers=None):
-        body = json.dumps(obj).encode()
+        self.send_text(code, json.dumps(obj), headers)
+
+    def send_text(self, code, text, headers=None):
+        body = text.encode()
         self.send_response(code)
         self.send_header('Content-Type', 'application/json')
         self.send_header('Content-Length', str(len(body)))
@@ -226,7 +238,8 @@ class Handler(BaseHTTPRequestHandler):
         with self.st.lock:
             self.st.count('status_%d' % code)
             self.st.log.append({'method': self.command, 'path': self.path, 'status': code,
-                                'ua': self.headers.get('User-Agent', '')})
+                                'ua': self.headers.get('User-Agent', ''),
+                                't': time.monotonic()})
             del self.st.log[:-2000]
 
     def read_body(self):
@@ -365,7 +378,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_json(404, status(404, 'NotFound',
                                               'resourceclaims.resource.k8s.io "%s" not found'
                                               % name, name=name, kind='resourceclaims'))
-        claim = copy.deepcopy(claim)
+        claim = clone(claim)
         claim['apiVersion'] = 'resource.k8s.io/' + version
         self.send_json(200, claim)
 
@@ -415,19 +428,20 @@ class Handler(BaseHTTPRequestHandler):
                 after, rv = json.loads(base64.b64decode(start))
                 names = [n for n in names if n > after]
             page = names[:limit] if limit else names
-            items = [copy.deepcopy(self.st.slices[n]) for n in page]
-        meta = {'resourceVersion': rv}
-        if limit and len(names) > limit:
-            meta['continue'] = base64.b64encode(json.dumps([page[-1], rv]).encode()).decode()
-        self.send_json(200, {'kind': 'ResourceSliceList', 'apiVersion': 'resource.k8s.io/v1',
-                             'metadata': meta, 'items': items})
+            meta = {'resourceVersion': rv}
+            if limit and len(names) > limit:
+                meta['continue'] = base64.b64encode(json.dumps([page[-1], rv]).encode()).decode()
+            text = json.dumps({'kind': 'ResourceSliceList', 'apiVersion': 'resource.k8s.io/v1',
+                               'metadata': meta, 'items': [self.st.slices[n] for n in page]})
+        self.send_text(200, text)
 
     def chunk(self, data):
         self.wfile.write(b'%x\r\n%s\r\n' % (len(data), data))
         self.wfile.flush()
 
     def send_event(self, typ, obj):
-        data = (json.dumps({'type': typ, 'object': obj}) + '\n').encode()
+        text = obj if isinstance(obj, str) else json.dumps(obj)
+        data = ('{"type": "%s", "object": %s}\n' % (typ, text)).encode()
         # Split some events over several chunks: clients must parse across them.
         if self.server.split_events and len(data) > 8 and self.st.rng.random() < 0.5:
             cut = self.st.rng.randrange(1, len(data) - 1)
@@ -454,7 +468,7 @@ class Handler(BaseHTTPRequestHandler):
         with self.st.lock:
             gen = self.st.watch_generation
             if rv in (None, '', '0'):
-                pending = [('ADDED', copy.deepcopy(o)) for n, o in sorted(self.st.slices.items())
+                pending = [('ADDED', clone(o)) for n, o in sorted(self.st.slices.items())
                            if matches(o, sel)]
                 pos = len(self.st.events)
             elif int(rv) < self.st.compacted:
@@ -492,10 +506,10 @@ class Handler(BaseHTTPRequestHandler):
                     if pos >= len(self.st.events):
                         self.st.lock.wait(0.05)
                     while pos < len(self.st.events):
-                        erv, typ, obj = self.st.events[pos]
+                        erv, typ, text, keys = self.st.events[pos]
                         pos += 1
-                        if matches(obj, sel):
-                            pending.append((typ, copy.deepcopy(obj)))
+                        if matches(keys, sel):
+                            pending.append((typ, text))
                     cur_rv = self.st.rv
                 if (bookmarks and not pending and
                         time.monotonic() - last_bookmark > self.server.bookmark_interval):
@@ -524,7 +538,6 @@ class Handler(BaseHTTPRequestHandler):
     def create(self, obj):
         if not isinstance(obj, dict):
             return self.send_json(400, status(400, 'BadRequest', 'body is not a JSON object'))
-        obj = copy.deepcopy(obj)
         meta = obj.setdefault('metadata', {})
         with self.st.lock:
             if not meta.get('name'):
@@ -551,13 +564,12 @@ class Handler(BaseHTTPRequestHandler):
             self.finish_object(obj)
             self.st.slices[name] = obj
             self.st.emit('ADDED', obj)
-            out = copy.deepcopy(obj)
-        self.send_json(201, out)
+            out = self.st.events[-1][2]
+        self.send_text(201, out)
 
     def update(self, name, obj):
         if not isinstance(obj, dict):
             return self.send_json(400, status(400, 'BadRequest', 'body is not a JSON object'))
-        obj = copy.deepcopy(obj)
         with self.st.lock:
             old = self.st.slices.get(name)
             if old is None:
@@ -579,8 +591,8 @@ class Handler(BaseHTTPRequestHandler):
             self.finish_object(obj, old)
             self.st.slices[name] = obj
             self.st.emit('MODIFIED', obj)
-            out = copy.deepcopy(obj)
-        self.send_json(200, out)
+            out = self.st.events[-1][2]
+        self.send_text(200, out)
 
     def delete(self, name, opts):
         with self.st.lock:
@@ -596,7 +608,7 @@ class Handler(BaseHTTPRequestHandler):
                     409, 'Conflict', 'Operation cannot be fulfilled on resourceslices.resource.'
                     'k8s.io "%s": Precondition failed' % name, name=name))
             del self.st.slices[name]
-            gone = copy.deepcopy(old)
+            gone = clone(old)
             gone['metadata']['resourceVersion'] = self.st.next_rv()
             self.st.emit('DELETED', gone)
         self.send_json(200, gone)
@@ -631,7 +643,7 @@ class ControlHandler(BaseHTTPRequestHandler):
             if path == '/counts':
                 return self.reply(dict(st.counts))
             if path == '/slices':
-                return self.reply(copy.deepcopy(list(st.slices.values())))
+                return self.reply(clone(list(st.slices.values())))
             if path == '/log':
                 return self.reply(list(st.log))
             if path == '/rv':
@@ -671,7 +683,7 @@ class ControlHandler(BaseHTTPRequestHandler):
             elif url.path == '/delete':
                 obj = st.slices.pop(q['name'], None)
                 if obj:
-                    obj = copy.deepcopy(obj)
+                    obj = clone(obj)
                     obj['metadata']['resourceVersion'] = st.next_rv()
                     st.emit('DELETED', obj)
             elif url.path == '/modify':
@@ -689,6 +701,7 @@ class ControlHandler(BaseHTTPRequestHandler):
 class QuietServer(ThreadingHTTPServer):
     """Clients going away mid-answer (a cancelled watch, a dropped connection) are normal."""
     daemon_threads = True
+    request_queue_size = 128   # the default 5 drops parallel connects for a second
 
     def handle_error(self, request, client_address):
         if isinstance(sys.exc_info()[1], (OSError, ssl.SSLError)):
@@ -787,7 +800,7 @@ class ApiServer:
 
     def slices(self, node=None, driver=None):
         with self.state.lock:
-            return [copy.deepcopy(o) for o in self.state.slices.values()
+            return [clone(o) for o in self.state.slices.values()
                     if (node is None or o['spec'].get('nodeName') == node) and
                     (driver is None or o['spec'].get('driver') == driver)]
 

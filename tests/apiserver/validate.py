@@ -40,14 +40,61 @@ def schema_path(kind):
 _validators = {}
 
 
+def _skeleton(o):
+    """The shape of @o: leaves replaced by a value of the same JSON type, equal shapes in
+    arrays merged. The schemas use only type, properties, additionalProperties, required,
+    items and $ref, so @o is valid exactly when its skeleton is, and the skeleton of a
+    slice of 128 similar devices holds one device: validation gets 100 times cheaper."""
+    if isinstance(o, dict):
+        return {k: _skeleton(v) for k, v in o.items()}
+    if isinstance(o, list):
+        out, seen = [], set()
+        for x in o:
+            sk = _skeleton(x)
+            key = json.dumps(sk, sort_keys=True)
+            if key not in seen:
+                seen.add(key)
+                out.append(sk)
+        return out
+    if isinstance(o, bool):
+        return False
+    if isinstance(o, int):
+        return 0
+    if isinstance(o, float):
+        return 0.5
+    if isinstance(o, str):
+        return ''
+    return o
+
+
 def schema_errors(obj, kind='ResourceSlice'):
     import jsonschema
     if kind not in _validators:
         with open(schema_path(kind)) as f:
             schema = json.load(f)
-        _validators[kind] = jsonschema.Draft7Validator(schema)
+        keywords = set()
+
+        def walk(x):
+            if isinstance(x, dict):
+                for k, v in x.items():
+                    if k in ('properties', 'definitions'):
+                        for vv in v.values():
+                            walk(vv)
+                    else:
+                        keywords.add(k)
+                        walk(v)
+            elif isinstance(x, list):
+                for v in x:
+                    walk(v)
+        walk(schema)
+        structural = keywords <= {'$ref', '$schema', 'additionalProperties', 'format', 'items',
+                                  'required', 'type'}
+        _validators[kind] = (jsonschema.Draft7Validator(schema), structural)
+    validator, structural = _validators[kind]
+    if structural and validator.is_valid(_skeleton(obj)):
+        return []
     out = []
-    for e in _validators[kind].iter_errors(obj):
+    for e in validator.iter_errors(obj):
         field = '.'.join(str(p) for p in e.absolute_path)
         out.append({'reason': 'FieldValueInvalid', 'field': field or '<root>',
                     'message': 'schema: ' + e.message[:300]})
