@@ -819,9 +819,16 @@ def main():
     ap.add_argument('--node', action='append', default=[])
     ap.add_argument('--no-v1-claims', action='store_true')
     ap.add_argument('--bookmark-interval', type=float, default=1.0)
+    ap.add_argument('--claims', help='load ResourceClaims from CLAIMS/<namespace>/<name>.json')
     a = ap.parse_args()
     srv = ApiServer(a.dir, nodes=a.node or ['node-1'], serve_v1_claims=not a.no_v1_claims,
                     bookmark_interval=a.bookmark_interval).start()
+    if a.claims:
+        for ns in sorted(os.listdir(a.claims)):
+            for f in sorted(os.listdir(os.path.join(a.claims, ns))):
+                with open(os.path.join(a.claims, ns, f)) as fh:
+                    claim = json.load(fh)
+                srv.state.claims[(claim['metadata']['namespace'], claim['metadata']['name'])] = claim
     ready = {'port': srv.port, 'controlPort': srv.control_port, 'kubeconfig': srv.kubeconfig,
              'kubeconfigCert': srv.kubeconfig_cert, 'ca': srv.ca, 'tokenFile': srv.token_file,
              'pid': os.getpid()}
