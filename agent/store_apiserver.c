@@ -465,8 +465,9 @@ static void watch_done(void *ud, const struct kube_response *resp)
 	bool clean = resp->status == 200 && !resp->error && kube_watch_parser_idle(d->parser);
 	if (d->watch_expired || resp->status == 410) {
 		d->watch_expired = false;
-		/* The first relist right away; a server that keeps expiring us gets a backoff. */
-		if (lasted >= 1000 || events > 0) {
+		/* Relist right away after a watch that ran a while; a server that
+		 * expires every new watch at once gets a backoff. */
+		if (lasted >= 1000) {
 			backoff_reset(&d->watch_backoff);
 			drv_start_list(d);
 		} else {
