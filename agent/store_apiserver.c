@@ -87,7 +87,10 @@ struct drv {
 	struct op_ctx *ops;
 	enum phase phase;
 	size_t outstanding;
-	bool failed, conflict, rejected;
+	bool failed, conflict, rejected;	/* of the round running */
+	uint64_t desired_version;	/* bumped by every publish */
+	uint64_t round_version;		/* the desired_version the running round writes */
+	uint64_t rejected_version;	/* a 422 for this version: wait for the next publish */
 	bool progress;			/* a write of this round succeeded */
 	uint32_t retry_after_ms;
 	bool have_retry_after;
@@ -579,7 +582,8 @@ static void drv_sync_now(struct drv *d)
 {
 	struct store_api *s = d->s;
 	struct json_object *existing = NULL;
-	if (d->sync_running || !d->desired || d->rejected || d->stalled)
+	if (d->sync_running || !d->desired || d->stalled ||
+	    (d->rejected_version && d->rejected_version == d->desired_version))
 		return;
 	if (!s->node_uid || !d->listed)
 		return;	/* node_done / list_done call again */
@@ -635,7 +639,8 @@ static void drv_sync_now(struct drv *d)
 	}
 	d->sync_running = true;
 	d->sync_again = false;
-	d->failed = d->conflict = d->have_retry_after = d->progress = false;
+	d->failed = d->conflict = d->rejected = d->have_retry_after = d->progress = false;
+	d->round_version = d->desired_version;
 	d->retry_after_ms = 0;
 	d->phase = PHASE_DELETE;
 	s->stats.syncs++;
@@ -667,8 +672,14 @@ static void drv_finish_round(struct drv *d)
 	drv_end_round(d);
 	if (s->destroying)
 		return;
-	if (d->rejected)
-		return;	/* logged with the causes; the next publish tries again */
+	if (d->rejected) {
+		/* Logged with the causes. The same content would be refused again: wait
+		 * for the next publish (or write the newer one that came meanwhile). */
+		d->rejected_version = d->round_version;
+		if (d->desired_version != d->round_version)
+			drv_want_sync(d, false);
+		return;
+	}
 	if (d->conflict) {
 		/* Our view was stale: read again (the list triggers the next round). */
 		d->conflicts++;
@@ -928,7 +939,7 @@ static int api_publish(struct store *st, const char *driver, struct json_object 
 	bool first = !d->desired;
 	json_object_put(d->desired);
 	d->desired = json_object_get(slices);	/* kept, never modified (see store_open.h) */
-	d->rejected = false;
+	d->desired_version++;
 	d->stalled = false;
 	d->unconverged = 0;
 	if (!d->listed && !d->list_req && !uv_is_active((uv_handle_t *)&d->watch_timer))
@@ -1149,7 +1160,6 @@ int store_apiserver_new(uv_loop_t *loop, const struct store_options *opts,
 	return 0;
 }
 
-void store_apiserver_get_stats(struct store *st, struct store_stats *ret_stats);
 void store_apiserver_get_stats(struct store *st, struct store_stats *ret_stats)
 {
 	struct store_api *s = to_api(st);

@@ -64,5 +64,8 @@ struct store_stats {
 	uint64_t token_reloads;
 };
 void store_get_stats(struct store *s, struct store_stats *ret_stats);
+/* What store_get_stats dispatches to. */
+void store_file_get_stats(struct store *s, struct store_stats *ret_stats);
+void store_apiserver_get_stats(struct store *s, struct store_stats *ret_stats);
 
 #endif

@@ -122,6 +122,7 @@ static int token_refresh(struct kube_client *c, bool force)
 	buf[n] = '\0';
 	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' ' || buf[n - 1] == '\t'))
 		buf[--n] = '\0';
+	bool first = !c->have_token_st;
 	c->token_st = st;
 	c->have_token_st = true;
 	if (n == 0 || (c->token && !strcmp(c->token, buf))) {
@@ -130,7 +131,8 @@ static int token_refresh(struct kube_client *c, bool force)
 	}
 	secret_free(c->token);
 	c->token = buf;
-	c->stats.token_reloads++;
+	if (!first)
+		c->stats.token_reloads++;
 	return 1;
 }
 
@@ -476,10 +478,9 @@ static void request_finished(struct kube_request *r, CURLcode res)
 			return;
 		}
 	}
-	bool streamed_ok = r->streamed && !error;
-	bool retryable = !streamed_ok && !r->aborted && !r->too_big &&
-			 ((error && status == 0) || status >= 500 || status == 429 ||
-			  (error && !r->streamed));
+	/* Retry what failed before anything reached the caller: no answer, 5xx, 429. */
+	bool retryable = !r->streamed && !r->aborted && !r->too_big &&
+			 (status == 0 || status >= 500 || status == 429);
 	if (retryable && r->retries_left > 0) {
 		r->retries_left--;
 		uint32_t ra = 0;
