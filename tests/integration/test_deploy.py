@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """deploy/: every manifest parses; DeviceClasses validate against the strict schema in
 ../shared/schemas and the API rules; the DaemonSet, RBAC, ServiceAccount and
-ValidatingAdmissionPolicy have the structure kubernetes-api.md 3.3 asks for."""
+ValidatingAdmissionPolicy have the structure kubernetes-api.md 3.3 asks for. The Helm chart
+(deploy/helm/dralet, rendered by helm_render.py) passes the same checks and renders the same
+objects as the plain manifests."""
 import glob
 import os
 import sys
@@ -12,6 +14,7 @@ import yaml
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(TOP, 'tests', 'apiserver'))
+sys.path.insert(0, HERE)
 import validate  # noqa: E402
 
 DRIVERS = ['gpu.dralet.dev', 'fpga.dralet.dev', 'net.dralet.dev', 'sriov.dralet.dev',
@@ -32,12 +35,51 @@ def by_kind(docs, kind):
     return [d for _, d in docs if d['kind'] == kind]
 
 
+def load_chart(values_override=None):
+    import helm_render
+    chart = os.path.join(TOP, 'deploy', 'helm', 'dralet')
+    with open(os.path.join(chart, 'values.yaml')) as f:
+        values = yaml.safe_load(f)
+    with open(os.path.join(chart, 'Chart.yaml')) as f:
+        meta = yaml.safe_load(f)
+    assert meta['apiVersion'] == 'v2' and meta['name'] == 'dralet'
+    values.update(values_override or {})
+    docs = []
+    for path in sorted(glob.glob(os.path.join(chart, 'templates', '*.yaml'))):
+        with open(path) as f:
+            text = helm_render.render(f.read(), values, 'dralet', meta)
+        for d in yaml.safe_load_all(text):
+            if d is not None:
+                docs.append(('helm/' + os.path.basename(path), d))
+    return docs
+
+
 def main():
     if not os.path.exists(validate.schema_path('DeviceClass')):
         print('SKIP: no ../shared/schemas')
         return 77
-    docs = load_all()
-    assert docs, 'no manifests in deploy/'
+    plain = load_all()
+    assert plain, 'no manifests in deploy/'
+    check(plain)
+    chart = load_chart()
+    check(chart)
+
+    def key(d):
+        return (d['kind'], d['metadata']['name'])
+    same = {key(d): d for _, d in plain if d['kind'] not in ('Namespace', 'ConfigMap')}
+    rendered = {key(d): d for _, d in chart if d['kind'] != 'ConfigMap'}
+    assert same == rendered, 'the chart and deploy/*.yaml differ: %s' % sorted(
+        set(k for k in same if same[k] != rendered.get(k)) | (set(rendered) - set(same)))
+    # switches: no admission policy, other device classes
+    chart = load_chart({'validatingAdmissionPolicy': {'enabled': False},
+                        'deviceClasses': ['gpu.dralet.dev']})
+    kinds = [d['kind'] for _, d in chart]
+    assert 'ValidatingAdmissionPolicy' not in kinds and kinds.count('DeviceClass') == 1, kinds
+    print('deploy: %d manifests and the Helm chart checked' % len(plain))
+    return 0
+
+
+def check(docs):
     for f, d in docs:
         for k in ('apiVersion', 'kind', 'metadata'):
             assert k in d, '%s: %s lacks %s' % (f, d.get('kind'), k)
@@ -55,6 +97,10 @@ def main():
         expr = c['spec']['selectors'][0]['cel']['expression']
         assert expr == "device.driver == '%s'" % c['metadata']['name'], expr
     assert sorted(c['metadata']['name'] for c in classes) == sorted(DRIVERS)
+    check_rest(docs)
+
+
+def check_rest(docs):
 
     # ServiceAccount, RBAC
     sa = by_kind(docs, 'ServiceAccount')
@@ -135,8 +181,6 @@ def main():
             out = subprocess.run([dralet, 'slices', '--devices', devs, '--config', cfg,
                                   '--node-name', 'n'], capture_output=True, text=True)
             assert out.returncode == 0, out.stderr
-    print('deploy: %d manifests checked' % len(docs))
-    return 0
 
 
 if __name__ == '__main__':
