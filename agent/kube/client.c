@@ -14,6 +14,7 @@
 
 #include "agent/kube/backoff.h"
 #include "agent/kube/client.h"
+#include "agent/kube/curl_loader.h"
 #include "agent/kube/config.h"
 
 #define BODY_MAX (64u << 20)
@@ -712,6 +713,8 @@ int kube_client_new(uv_loop_t *loop, const struct kube_config *cfg, struct kube_
 	    check_readable(cfg->key_file, "client key", err, errlen) < 0)
 		return -EINVAL;
 	if (!curl_ready) {
+		if (curl_loader_load(err, errlen) < 0)
+			return -ELIBACC;
 		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 			snprintf(err, errlen, "libcurl initialisation failed");
 			return -EIO;
