@@ -68,6 +68,7 @@ struct drv {
 
 	/* informer */
 	bool listed;			/* cache is valid, a watch runs or will */
+	bool unwatched;			/* no devices: listed once, not watched */
 	struct json_object *list_acc;	/* pages of a list in progress */
 	char *list_rv;
 	struct kube_request *list_req, *watch_req;
@@ -305,6 +306,11 @@ static void drv_retry_informer(struct drv *d, enum watch_next next, const struct
 	uv_timer_start(&d->watch_timer, on_watch_timer, delay, 0);
 }
 
+static bool drv_wants_watch(const struct drv *d)
+{
+	return !d->desired || json_object_array_length(d->desired) > 0;
+}
+
 static void list_done(void *ud, const struct kube_response *resp)
 {
 	struct drv *d = ud;
@@ -370,7 +376,12 @@ static void list_done(void *ud, const struct kube_response *resp)
 	d->listed = true;
 	log_debug("apiserver: listed %d ResourceSlice(s) of %s at resourceVersion %s",
 		  json_object_object_length(d->cache), d->driver, d->rv ? d->rv : "?");
-	drv_start_watch(d);
+	/* A driver without devices only needs its old slices gone: no watch (and
+	 * no request) until it has devices again; publish() lists again then. */
+	if (drv_wants_watch(d))
+		drv_start_watch(d);
+	else
+		d->unwatched = true;
 	if (d->desired)
 		drv_want_sync(d, true);
 }
@@ -463,6 +474,10 @@ static void watch_done(void *ud, const struct kube_response *resp)
 {
 	struct drv *d = ud;
 	d->watch_req = NULL;
+	if (!drv_wants_watch(d)) {
+		d->unwatched = true;	/* the next publish with devices lists again */
+		return;
+	}
 	uint64_t lasted = uv_now(d->s->loop) - d->watch_started;
 	size_t events = kube_watch_parser_events(d->parser);
 	bool clean = resp->status == 200 && !resp->error && kube_watch_parser_idle(d->parser);
@@ -942,6 +957,10 @@ static int api_publish(struct store *st, const char *driver, struct json_object 
 	d->desired_version++;
 	d->stalled = false;
 	d->unconverged = 0;
+	if (d->unwatched && drv_wants_watch(d)) {
+		d->unwatched = false;
+		d->listed = false;	/* the cache went stale unwatched: read again */
+	}
 	if (!d->listed && !d->list_req && !uv_is_active((uv_handle_t *)&d->watch_timer))
 		drv_start_list(d);
 	drv_want_sync(d, first);

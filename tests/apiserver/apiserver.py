@@ -239,7 +239,8 @@ class Handler(BaseHTTPRequestHandler):
             self.st.count('status_%d' % code)
             self.st.log.append({'method': self.command, 'path': self.path, 'status': code,
                                 'ua': self.headers.get('User-Agent', ''),
-                                't': time.monotonic()})
+                                't': time.monotonic(),
+                                'start': getattr(self, 'started', time.monotonic())})
             del self.st.log[:-2000]
 
     def read_body(self):
@@ -314,6 +315,7 @@ class Handler(BaseHTTPRequestHandler):
     # ---- routing ----
 
     def handle_any(self):
+        self.started = time.monotonic()
         url = urllib.parse.urlsplit(self.path)
         q = dict(urllib.parse.parse_qsl(url.query, keep_blank_values=True))
         parts = [p for p in url.path.split('/') if p]
@@ -753,7 +755,9 @@ class ApiServer:
         self.httpd.serve_v1_claims = self.serve_v1_claims
         self.httpd.bookmark_interval = self.bookmark_interval
         self.httpd.split_events = self.split_events
-        self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True)
+        # handshakes in the connection threads, not one by one in the accepting thread
+        self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True,
+                                            do_handshake_on_connect=False)
         self.port = self.httpd.server_address[1]
         self.control = QuietServer(('127.0.0.1', 0), ControlHandler)
         self.control.daemon_threads = True

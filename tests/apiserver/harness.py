@@ -110,8 +110,9 @@ class Dralet:
                  follow=True, verbosity=4):
         self.srv = srv
         self.logpath = tempfile.mktemp(prefix='dralet-publish-', suffix='.log')
-        args = [dralet_path(), 'slices', '--devices', devices, '--node-name', node, '--publish',
-                '--v', str(verbosity)]
+        args = [dralet_path(), 'slices', '--node-name', node, '--publish', '--v', str(verbosity)]
+        if devices:   # else extra names the input (--board FILE, roots)
+            args += ['--devices', devices]
         if kubeconfig is not False:
             args += ['--kubeconfig', kubeconfig or srv.kubeconfig]
         if follow:

@@ -59,7 +59,18 @@ def main():
         print('checked %d boards; boards/synthetic-1k.yaml not there yet' % len(boards))
         return 0
     expected = check_split('synthetic-1k', slices_of(big))
-    assert sum(len(v) for v in expected.values()) > 1000, {k: len(v) for k, v in expected.items()}
+    # every discovered device is published, in its driver's pool
+    out = subprocess.run([harness.dralet_path(), 'discover', '--board', big, '-o', 'json'],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    discovered = {}
+    for d in json.loads(out.stdout)['devices']:
+        discovered.setdefault(d['driver'], []).append(d['name'])
+    assert {k: sorted(v) for k, v in discovered.items()} == expected
+    out = subprocess.run([harness.dralet_path(), 'pci', '--board', big], capture_output=True,
+                         text=True, timeout=300)
+    functions = [line for line in out.stdout.splitlines() if line[:1].isdigit()]
+    assert len(functions) > 1000, len(functions)
     tmp = tempfile.mkdtemp(prefix='dralet-board-')
     srv = ApiServer(os.path.join(tmp, 'srv')).start()
     try:
