@@ -411,6 +411,49 @@ def test_many_functions_split():
     srv.stop()
 
 
+def test_daemon_publishes_and_repairs():
+    """`dralet run` (the daemon) publishes a board's slices through the apiserver store and
+    repairs a kubelet-style wipe."""
+    import signal
+    import subprocess
+    top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    board = os.path.join(top, 'boards', 'hgx-h100.yaml')
+    if not os.path.exists(board):
+        print('(no boards/hgx-h100.yaml: daemon check skipped)')
+        return
+    out = subprocess.run([harness.dralet_path(), 'slices', '--board', board, '--node-name', NODE,
+                          '-o', 'json'], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    expected = {}
+    for s in json.loads(out.stdout)['items']:
+        expected.setdefault(s['spec']['driver'], []).extend(d['name'] for d in s['spec']['devices'])
+    srv = server()
+    run_dir = tempfile.mkdtemp(dir=TMP)
+    log = open(os.path.join(run_dir, 'daemon.log'), 'w')
+    proc = subprocess.Popen([harness.dralet_path(), 'run', '--board', board, '--node-name', NODE,
+                             '--kubeconfig', srv.kubeconfig,
+                             '--registry-dir', os.path.join(run_dir, 'registry'),
+                             '--plugins-dir', os.path.join(run_dir, 'plugins'),
+                             '--cdi-dir', os.path.join(run_dir, 'cdi')],
+                            stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_for(lambda: converged(srv, NODE, expected), 30, what='the daemon publishing')
+        harness.check_schema(srv.slices())
+        time.sleep(0.3)
+        srv.wipe(NODE)
+        took = wait_for(lambda: converged(srv, NODE, expected), 5, what='the daemon repairing')
+        assert took < 2.0, took
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        rc = proc.wait(30)
+        log.close()
+        srv.stop()
+    with open(os.path.join(run_dir, 'daemon.log')) as f:
+        text = f.read()
+    assert rc == 0, text[-3000:]
+    assert srv.token() not in text
+
+
 def main():
     tests = [v for k, v in sorted(globals().items()) if k.startswith('test_')]
     only = sys.argv[1:]
