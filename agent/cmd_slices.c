@@ -77,7 +77,7 @@ struct run {
 	struct slice_options slice_opts;
 	uv_loop_t loop;
 	struct store *store;
-	struct json_object *published;	/* driver -> desired slices */
+	struct json_object *published;	/* driver -> null: the drivers published */
 	struct json_object *synced;	/* driver -> generation */
 	uv_signal_t sigint, sigterm, sighup;
 	uv_timer_t deadline, stopper;
@@ -85,8 +85,8 @@ struct run {
 	bool stopping;
 };
 
-/* Builds driver -> slices from the devices file or from discovery. */
-static int build_desired(struct run *rn, const char *node_uid, struct json_object **ret)
+/* Builds driver -> slices from the devices file or from discovery into @ret (empty). */
+static int build_desired(struct run *rn, const char *node_uid, struct slice_by_driver *ret)
 {
 	int r;
 	if (rn->devices_file) {
@@ -116,44 +116,47 @@ static int build_desired(struct run *rn, const char *node_uid, struct json_objec
 		setup_teardown(&s);
 		return r;
 	}
-	struct json_object *out = json_object_new_object();
-	for (size_t i = 0; out && i < inventory_n_drivers(inv); i++) {
+	for (size_t i = 0; i < inventory_n_drivers(inv); i++) {
 		const char *driver = inventory_driver(inv, i);
-		struct json_object *slices = NULL;
+		struct slice_list *slices = NULL;
 		r = slices_build(inv, driver, rn->node_name, node_uid, &rn->slice_opts, &slices);
-		if (r < 0) {
+		if (r < 0)
 			log_error("slices of %s on node %s: %s", driver, rn->node_name,
 				  r == -EINVAL ? "invalid driver or node name" : strerror(-r));
-			json_object_put(out);
-			out = NULL;
+		else
+			r = slice_by_driver_add(ret, driver, slices);
+		if (r < 0) {
+			slice_by_driver_clear(ret);
 			break;
 		}
-		json_object_object_add(out, driver, slices);
 	}
 	inventory_free(inv);
 	setup_teardown(&s);
-	if (!out)
-		return r < 0 ? r : -ENOMEM;
-	*ret = out;
-	return 0;
+	return r < 0 ? r : 0;
 }
 
-static int print_list(struct run *rn, struct json_object *by_driver)
+static int print_list(struct run *rn, const struct slice_by_driver *by_driver)
 {
 	struct json_object *list = json_object_new_object(), *items = json_object_new_array();
 	json_object_object_add(list, "apiVersion", json_object_new_string("v1"));
 	json_object_object_add(list, "kind", json_object_new_string("List"));
 	json_object_object_add(list, "items", items);
-	json_object_object_foreach(by_driver, driver, slices) {
+	for (size_t k = 0; k < by_driver->n; k++) {
 		struct slice_plan *plan = NULL;
-		(void)driver;
 		/* What a publish to an empty store creates (pool generation 1). */
-		if (slice_plan_compute(NULL, slices, rn->node_name, 0, &plan) < 0) {
+		if (slice_plan_compute(NULL, by_driver->lists[k], rn->node_name, 0, &plan) < 0) {
 			json_object_put(list);
 			return 1;
 		}
-		for (size_t i = 0; i < plan->n_ops; i++)
-			json_object_array_add(items, json_object_get(plan->ops[i].object));
+		for (size_t i = 0; i < plan->n_ops; i++) {
+			struct json_object *obj = NULL;
+			if (slice_plan_op_object(plan, i, &obj) < 0) {
+				slice_plan_free(plan);
+				json_object_put(list);
+				return 1;
+			}
+			json_object_array_add(items, obj);
+		}
 		slice_plan_free(plan);
 	}
 	if (!strcmp(rn->output, "yaml"))
@@ -202,8 +205,8 @@ static void stop(struct run *rn, int code)
 
 static bool all_synced(struct run *rn)
 {
-	json_object_object_foreach(rn->published, driver, slices) {
-		(void)slices;
+	json_object_object_foreach(rn->published, driver, none) {
+		(void)none;
 		if (!json_object_object_get_ex(rn->synced, driver, NULL))
 			return false;
 	}
@@ -226,23 +229,26 @@ static void on_synced(void *userdata, const char *driver, int64_t generation)
 	}
 }
 
-/* Publishes @by_driver; drivers published before and missing now get []. */
-static int publish_all(struct run *rn, struct json_object *by_driver)
+/* Publishes @by_driver; drivers published before and missing now get none. */
+static int publish_all(struct run *rn, struct slice_by_driver *by_driver)
 {
 	int r = 0;
-	json_object_object_foreach(rn->published, old, old_slices) {
-		(void)old_slices;
-		if (!json_object_object_get_ex(by_driver, old, NULL)) {
-			struct json_object *none = json_object_new_array();
-			json_object_object_add(by_driver, old, none);
-		}
+	json_object_object_foreach(rn->published, old, old_none) {
+		(void)old_none;
+		struct slice_list *none = NULL;
+		if (!slice_by_driver_get(by_driver, old) &&
+		    (slice_list_new(&none) < 0 || slice_by_driver_add(by_driver, old, none) < 0))
+			return -ENOMEM;
 	}
 	json_object_put(rn->synced);
 	rn->synced = json_object_new_object();
 	json_object_put(rn->published);
-	rn->published = json_object_get(by_driver);
-	json_object_object_foreach(by_driver, driver, slices) {
-		int e = rn->store->ops->publish(rn->store, driver, slices);
+	rn->published = json_object_new_object();
+	for (size_t i = 0; i < by_driver->n; i++)
+		json_object_object_add(rn->published, by_driver->drivers[i], NULL);
+	for (size_t i = 0; i < by_driver->n; i++) {
+		const char *driver = by_driver->drivers[i];
+		int e = rn->store->ops->publish(rn->store, driver, by_driver->lists[i]);
 		if (e < 0) {
 			log_error("publishing the slices of %s: %s", driver, strerror(-e));
 			r = e;
@@ -255,12 +261,11 @@ static void on_signal(uv_signal_t *h, int signum)
 {
 	struct run *rn = h->data;
 	if (signum == SIGHUP) {
-		struct json_object *by_driver = NULL;
+		struct slice_by_driver by_driver = { 0 };
 		log_info("SIGHUP: reading the devices again");
-		if (build_desired(rn, rn->node_uid, &by_driver) == 0) {
-			publish_all(rn, by_driver);
-			json_object_put(by_driver);
-		}
+		if (build_desired(rn, rn->node_uid, &by_driver) == 0)
+			publish_all(rn, &by_driver);
+		slice_by_driver_clear(&by_driver);
 		return;
 	}
 	log_info("signal %d: stopping", signum);
@@ -274,7 +279,7 @@ static void on_deadline(uv_timer_t *t)
 	stop(rn, 1);
 }
 
-static int publish_and_wait(struct run *rn, struct json_object *by_driver)
+static int publish_and_wait(struct run *rn, struct slice_by_driver *by_driver)
 {
 	char err[1024];
 	int r;
@@ -309,7 +314,7 @@ static int publish_and_wait(struct run *rn, struct json_object *by_driver)
 		uv_timer_start(&rn->deadline, on_deadline, (uint64_t)rn->timeout_s * 1000u, 0);
 	if (publish_all(rn, by_driver) < 0)
 		stop(rn, 1);
-	else if (json_object_object_length(by_driver) == 0 && !rn->follow)
+	else if (by_driver->n == 0 && !rn->follow)
 		uv_timer_start(&rn->stopper, on_stopper, 0, 0);
 	uv_run(&rn->loop, UV_RUN_DEFAULT);
 	uv_loop_close(&rn->loop);
@@ -427,10 +432,10 @@ int cmd_slices(int argc, char **argv)
 		fprintf(stderr, "dralet: %s: featureGates: want true or false\n", rn.so.config);
 		return 1;
 	}
-	struct json_object *by_driver = NULL;
+	struct slice_by_driver by_driver = { 0 };
 	if (build_desired(&rn, rn.node_uid, &by_driver) < 0)
 		return 1;
-	r = rn.publish ? publish_and_wait(&rn, by_driver) : print_list(&rn, by_driver);
-	json_object_put(by_driver);
+	r = rn.publish ? publish_and_wait(&rn, &by_driver) : print_list(&rn, &by_driver);
+	slice_by_driver_clear(&by_driver);
 	return r;
 }

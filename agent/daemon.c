@@ -130,7 +130,7 @@ static int start_driver(struct daemon *d, struct daemon_driver *dd)
 		.boot_id = d->boot_id,
 		.wait_for_lock = o->pod_uid && *o->pod_uid,
 	};
-	struct json_object *slices = NULL;
+	struct slice_list *slices = NULL;
 	int r;
 
 	dd->n_devices = inventory_n_devices(d->inv, dd->name);
@@ -167,7 +167,7 @@ static int start_driver(struct daemon *d, struct daemon_driver *dd)
 	r = d->store->ops->publish(d->store, dd->name, slices);
 	if (r < 0)
 		log_error("driver %s: cannot publish its ResourceSlices: %s", dd->name, strerror(-r));
-	json_object_put(slices);
+	slice_list_unref(slices);
 	return 0;
 }
 

@@ -12,6 +12,7 @@
 #include <json-c/json.h>
 
 struct store;
+struct slice_list;
 
 /*
  * Result of get_claim: err 0 and @claim (a resource.k8s.io/v1 ResourceClaim;
@@ -26,12 +27,14 @@ struct store_ops {
 	void (*get_claim)(struct store *s, const char *namespace_, const char *name,
 			  store_claim_cb cb, void *userdata);
 	/*
-	 * Makes the published ResourceSlices of @driver equal @slices (a json-c
-	 * array of desired resource.k8s.io/v1 ResourceSlice objects without
-	 * metadata.name; borrowed). Asynchronous: the store converges in the
-	 * background and keeps doing so (repairs deletions) until the next call.
+	 * Makes the published ResourceSlices of @driver equal @slices (desired
+	 * records from slice_build(); borrowed: the store takes its own
+	 * reference and keeps it until the next publish of @driver, so the
+	 * list must not change afterwards). Asynchronous: the store converges
+	 * in the background and keeps doing so (repairs deletions) until the
+	 * next call. -EINVAL without a driver or list.
 	 */
-	int (*publish)(struct store *s, const char *driver, struct json_object *slices);
+	int (*publish)(struct store *s, const char *driver, struct slice_list *slices);
 	void (*destroy)(struct store *s);
 };
 

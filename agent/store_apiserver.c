@@ -32,6 +32,7 @@
 #include "agent/kube/status.h"
 #include "agent/kube/watch.h"
 #include "agent/log.h"
+#include "agent/slices/list_body.h"
 #include "agent/slices/sync.h"
 #include "agent/store_open.h"
 
@@ -50,10 +51,15 @@ struct store_api;
 
 enum phase { PHASE_DELETE, PHASE_UPDATE, PHASE_CREATE, PHASE_DONE };
 
+/* One write of a round. Its body is made when the round is planned (the
+ * records the plan read may change before the write starts). */
 struct op_ctx {
 	struct drv *d;
 	size_t index;
 	struct kube_request *req;
+	char *body;		/* until the request starts; kept to its answer when
+				 * it carries alpha fields (see note_dropped) */
+	bool gated;
 };
 
 enum watch_next { WATCH_NEXT_REWATCH, WATCH_NEXT_RELIST };
@@ -62,14 +68,14 @@ struct drv {
 	struct store_api *s;
 	char *driver;
 	char *selector;			/* escaped field selector */
-	struct json_object *desired;	/* array, owned; NULL before the first publish */
-	struct json_object *cache;	/* name -> slice */
+	struct slice_list *desired;	/* a reference; NULL before the first publish */
+	struct slice_list *cache;	/* published records, one per name */
 	char *rv;			/* last resourceVersion seen */
 
 	/* informer */
 	bool listed;			/* cache is valid, a watch runs or will */
 	bool unwatched;			/* no devices: listed once, not watched */
-	struct json_object *list_acc;	/* pages of a list in progress */
+	struct slice_list *list_acc;	/* pages of a list in progress */
 	char *list_rv;
 	struct kube_request *list_req, *watch_req;
 	struct kube_watch_parser *parser;
@@ -279,11 +285,30 @@ static void node_fetch(struct store_api *s)
 
 /* ---- the informer: list + watch ---- */
 
-static void cache_put(struct drv *d, struct json_object *obj)
+/* Keeps @obj (borrowed) in @list as a record, in place of one of its name. */
+static void cache_put(struct drv *d, struct slice_list *list, struct json_object *obj)
 {
-	const char *name = jstr(obj, "metadata", "name");
-	if (name)
-		json_object_object_add(d->cache, name, json_object_get(obj));
+	struct slice_record *rec = NULL;
+	if (!jstr(obj, "metadata", "name"))
+		return;
+	int r = slice_record_from_json(obj, SLICE_RECORD_PUBLISHED, &rec);
+	if (r == 0)
+		r = slice_list_put(list, rec);
+	if (r < 0)	/* the next list repairs the view */
+		log_warn("apiserver: cannot keep a ResourceSlice of %s: %s", d->driver, strerror(-r));
+}
+
+static const struct slice_record *cache_get(struct drv *d, const char *name)
+{
+	long i = slice_list_find(d->cache, name);
+	return i < 0 ? NULL : d->cache->items[i];
+}
+
+static void cache_del(struct drv *d, const char *name)
+{
+	long i = slice_list_find(d->cache, name);
+	if (i >= 0)
+		slice_list_remove(d->cache, (size_t)i);
 }
 
 static void on_watch_timer(uv_timer_t *t)
@@ -308,44 +333,47 @@ static void drv_retry_informer(struct drv *d, enum watch_next next, const struct
 
 static bool drv_wants_watch(const struct drv *d)
 {
-	return !d->desired || json_object_array_length(d->desired) > 0;
+	return !d->desired || d->desired->n > 0;
+}
+
+/* One item of a list page: parsed alone, kept as a record. */
+static int list_item(void *ud, const char *text, size_t len)
+{
+	struct drv *d = ud;
+	struct json_object *it = kube_json_parse(text, len);
+	if (it) {
+		cache_put(d, d->list_acc, it);
+		json_object_put(it);
+	}
+	return 0;	/* not an object: ignored, like an item without a name */
 }
 
 static void list_done(void *ud, const struct kube_response *resp)
 {
 	struct drv *d = ud;
-	struct json_object *list = NULL, *items = NULL;
+	struct json_object *meta = NULL;
+	int r = -EBADMSG;
 	d->list_req = NULL;
-	if (resp->status == 200)
-		list = kube_json_parse(resp->body, resp->body_len);
-	if (!list || !json_object_object_get_ex(list, "items", &items) ||
-	    !(json_object_is_type(items, json_type_array) || json_object_is_type(items, json_type_null))) {
+	if (resp->status == 200 && (d->list_acc || slice_list_new(&d->list_acc) == 0))
+		r = slice_list_body_scan(resp->body, resp->body_len, list_item, d, &meta);
+	if (r < 0) {
 		char why[512];
 		if (resp->status == 200)
-			snprintf(why, sizeof(why), "answer is not a list");
+			snprintf(why, sizeof(why), "%s", r == -ENOMEM ? "out of memory"
+							       : "answer is not a list");
 		else
 			describe_failure(resp, why, sizeof(why));
-		json_object_put(list);
-		json_object_put(d->list_acc);
+		slice_list_unref(d->list_acc);
 		d->list_acc = NULL;
 		d->s->stats.failures++;
 		log_warn("apiserver: listing the ResourceSlices of %s failed: %s", d->driver, why);
 		drv_retry_informer(d, WATCH_NEXT_RELIST, resp);
 		return;
 	}
-	if (!d->list_acc)
-		d->list_acc = json_object_new_object();
-	for (size_t i = 0; items && json_object_is_type(items, json_type_array) &&
-			   i < json_object_array_length(items); i++) {
-		struct json_object *it = json_object_array_get_idx(items, i);
-		const char *name = jstr(it, "metadata", "name");
-		if (name)
-			json_object_object_add(d->list_acc, name, json_object_get(it));
-	}
-	const char *rv = jstr(list, "metadata", "resourceVersion");
+	const char *rv = jstr(meta, "resourceVersion", NULL);
 	if (rv && !d->list_rv)
 		set_str(&d->list_rv, rv);
-	const char *cont = jstr(list, "metadata", "continue");
+	const char *cont = jstr(meta, "continue", NULL);
 	if (cont && *cont) {
 		char *esc = kube_escape(cont), *path = NULL;
 		if (esc && asprintf(&path, SLICES_PATH "?fieldSelector=%s&limit=500&continue=%s",
@@ -354,28 +382,29 @@ static void list_done(void *ud, const struct kube_response *resp)
 				  &d->list_req) == 0) {
 				free(esc);
 				free(path);
-				json_object_put(list);
+				json_object_put(meta);
 				return;
 			}
 		}
 		free(esc);
 		free(path);
-		json_object_put(list);
-		json_object_put(d->list_acc);
+		json_object_put(meta);
+		slice_list_unref(d->list_acc);
 		d->list_acc = NULL;
 		drv_retry_informer(d, WATCH_NEXT_RELIST, NULL);
 		return;
 	}
-	json_object_put(list);
-	json_object_put(d->cache);
+	json_object_put(meta);
+	slice_list_unref(d->cache);
 	d->cache = d->list_acc;
 	d->list_acc = NULL;
 	free(d->rv);
 	d->rv = d->list_rv;
 	d->list_rv = NULL;
 	d->listed = true;
-	log_debug("apiserver: listed %d ResourceSlice(s) of %s at resourceVersion %s",
-		  json_object_object_length(d->cache), d->driver, d->rv ? d->rv : "?");
+	log_debug("apiserver: listed %zu ResourceSlice(s) of %s at resourceVersion %s (%zu bytes "
+		  "kept)", d->cache->n, d->driver, d->rv ? d->rv : "?",
+		  slice_list_text_bytes(d->cache));
 	/* A driver without devices only needs its old slices gone: no watch (and
 	 * no request) until it has devices again; publish() lists again then. */
 	if (drv_wants_watch(d))
@@ -393,7 +422,7 @@ static void drv_start_list(struct drv *d)
 		return;
 	kube_request_cancel(d->watch_req);
 	d->watch_req = NULL;
-	json_object_put(d->list_acc);
+	slice_list_unref(d->list_acc);
 	d->list_acc = NULL;
 	free(d->list_rv);
 	d->list_rv = NULL;
@@ -432,21 +461,20 @@ static int watch_event(void *ud, const struct kube_watch_event *ev)
 	const char *drv = jstr(ev->object, "spec", "driver"), *node = jstr(ev->object, "spec", "nodeName");
 	if (!name || !drv || !node || strcmp(drv, d->driver) || strcmp(node, d->s->node_name))
 		return 0;
-	struct json_object *cur = NULL;
-	json_object_object_get_ex(d->cache, name, &cur);
-	const char *cur_rv = jstr(cur, "metadata", "resourceVersion");
+	const struct slice_record *cur = cache_get(d, name);
+	const char *cur_rv = cur ? cur->resource_version : NULL;
 	if (cur && rv_older(ev->resource_version, cur_rv))
 		return 0;	/* we already hold a newer version (our own write) */
 	bool echo = cur && cur_rv && ev->resource_version && !strcmp(cur_rv, ev->resource_version);
 	if (ev->type == KUBE_WATCH_DELETED) {
 		if (!cur)
 			return 0;	/* we deleted it ourselves */
-		json_object_object_del(d->cache, name);
+		cache_del(d, name);
 		echo = false;
 	} else {
 		if (echo)
 			return 0;
-		cache_put(d, ev->object);
+		cache_put(d, d->cache, ev->object);
 	}
 	log_debug("apiserver: %s ResourceSlice %s of %s (resourceVersion %s)",
 		  kube_watch_type_name(ev->type), name, d->driver,
@@ -584,41 +612,78 @@ static struct json_object *owner_ref(const char *node, const char *uid)
 	return refs;
 }
 
-static void drv_end_round(struct drv *d)
+static void drv_free_ops(struct drv *d)
 {
+	for (size_t i = 0; d->ops && d->plan && i < d->plan->n_ops; i++)
+		free(d->ops[i].body);
 	free(d->ops);
 	d->ops = NULL;
+}
+
+static void drv_end_round(struct drv *d)
+{
+	drv_free_ops(d);
 	slice_plan_free(d->plan);
 	d->plan = NULL;
 	d->sync_running = false;
 }
 
+static char *delete_body(const char *uid, const char *rv)
+{
+	struct json_object *b = json_object_new_object(), *pre = json_object_new_object();
+	json_object_object_add(b, "kind", json_object_new_string("DeleteOptions"));
+	json_object_object_add(b, "apiVersion", json_object_new_string("v1"));
+	if (uid)
+		json_object_object_add(pre, "uid", json_object_new_string(uid));
+	if (rv)
+		json_object_object_add(pre, "resourceVersion", json_object_new_string(rv));
+	json_object_object_add(b, "preconditions", pre);
+	char *text = strdup(json_object_to_json_string_ext(b, JSON_C_TO_STRING_PLAIN));
+	json_object_put(b);
+	return text;
+}
+
+/* The bodies of every write of @d's plan, one object at a time. */
+static int drv_make_bodies(struct drv *d)
+{
+	struct store_api *s = d->s;
+	for (size_t i = 0; i < d->plan->n_ops; i++) {
+		const struct slice_op *sop = &d->plan->ops[i];
+		struct op_ctx *op = &d->ops[i];
+		struct json_object *obj = NULL, *meta = NULL;
+		*op = (struct op_ctx){ .d = d, .index = i };
+		if (sop->type == SLICE_OP_DELETE) {
+			if (!(op->body = delete_body(sop->uid, sop->resource_version)))
+				return -ENOMEM;
+			continue;
+		}
+		int r = slice_plan_op_object(d->plan, i, &obj);
+		if (r < 0)
+			return r;
+		/* New slices are owned by the Node (the daemon may not know its UID). */
+		if (sop->type == SLICE_OP_CREATE && json_object_object_get_ex(obj, "metadata", &meta) &&
+		    !json_object_object_get_ex(meta, "ownerReferences", NULL))
+			json_object_object_add(meta, "ownerReferences", owner_ref(s->node_name, s->node_uid));
+		op->body = strdup(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN));
+		op->gated = sop->desired->gates != 0;
+		json_object_put(obj);
+		if (!op->body)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static void drv_sync_now(struct drv *d)
 {
 	struct store_api *s = d->s;
-	struct json_object *existing = NULL;
 	if (d->sync_running || !d->desired || d->stalled ||
 	    (d->rejected_version && d->rejected_version == d->desired_version))
 		return;
 	if (!s->node_uid || !d->listed)
 		return;	/* node_done / list_done call again */
 
-	existing = json_object_new_array();
-	json_object_object_foreach(d->cache, name, obj) {
-		(void)name;
-		json_object_array_add(existing, json_object_get(obj));
-	}
 	struct slice_plan *plan = NULL;
-	int r = slice_plan_compute(existing, d->desired, s->node_name, s->dropped_gates, &plan);
-	json_object_put(existing);
-	/* New slices are owned by the Node (the daemon may not know its UID). */
-	for (size_t i = 0; r == 0 && i < plan->n_ops; i++) {
-		struct json_object *meta = NULL, *op = plan->ops[i].object;
-		if (plan->ops[i].type == SLICE_OP_CREATE &&
-		    json_object_object_get_ex(op, "metadata", &meta) &&
-		    !json_object_object_get_ex(meta, "ownerReferences", NULL))
-			json_object_object_add(meta, "ownerReferences", owner_ref(s->node_name, s->node_uid));
-	}
+	int r = slice_plan_compute(d->cache, d->desired, s->node_name, s->dropped_gates, &plan);
 	if (r < 0) {
 		log_error("apiserver: cannot plan the slices of %s: %s", d->driver, strerror(-r));
 		return;
@@ -647,7 +712,9 @@ static void drv_sync_now(struct drv *d)
 	}
 	d->plan = plan;
 	d->ops = calloc(plan->n_ops, sizeof(*d->ops));
-	if (!d->ops) {
+	if (!d->ops || (r = drv_make_bodies(d)) < 0) {
+		log_error("apiserver: cannot write the slices of %s: %s", d->driver,
+			  strerror(d->ops ? -r : ENOMEM));
 		drv_end_round(d);
 		drv_want_sync(d, false);
 		return;
@@ -682,7 +749,7 @@ static void drv_finish_round(struct drv *d)
 	if (ok && wrote)
 		log_info("apiserver: published the ResourceSlices of %s: generation %lld, %zu "
 			 "slice(s) (%zu created, %zu updated, %zu deleted)", d->driver,
-			 (long long)plan->generation, json_object_array_length(d->desired),
+			 (long long)plan->generation, d->desired->n,
 			 plan->n_create, plan->n_update, plan->n_delete);
 	drv_end_round(d);
 	if (s->destroying)
@@ -730,10 +797,13 @@ static void drv_finish_round(struct drv *d)
 	drv_want_sync(d, !d->sync_again);
 }
 
-static void note_dropped(struct drv *d, struct json_object *sent, struct json_object *stored)
+/* @sent_text: the body written, or NULL when it carried no alpha field. */
+static void note_dropped(struct drv *d, const char *sent_text, struct json_object *stored)
 {
 	struct store_api *s = d->s;
-	unsigned gates = slice_dropped_gates(sent, stored) & ~s->dropped_gates;
+	struct json_object *sent = sent_text ? kube_json_parse(sent_text, strlen(sent_text)) : NULL;
+	unsigned gates = sent ? slice_dropped_gates(sent, stored) & ~s->dropped_gates : 0;
+	json_object_put(sent);
 	for (unsigned bit = 1; gates && bit <= SLICE_GATE_ALL; bit <<= 1) {
 		if (!(gates & bit))
 			continue;
@@ -750,19 +820,19 @@ static void op_done(void *ud, const struct kube_response *resp)
 	struct drv *d = op->d;
 	struct store_api *s = d->s;
 	struct slice_op *sop = &d->plan->ops[op->index];
-	const char *name = jstr(sop->object, "metadata", "name");
+	const char *name = sop->name;
 	static const char *const verbs[] = { "deleting", "updating", "creating" };
 	op->req = NULL;
 	bool ok = false;
 	switch (sop->type) {
 	case SLICE_OP_DELETE:
 		if ((resp->status >= 200 && resp->status < 300) || resp->status == 404) {
-			struct json_object *cur = NULL;
-			const char *uid = jstr(sop->object, "metadata", "uid");
-			if (name && json_object_object_get_ex(d->cache, name, &cur)) {
-				const char *cuid = jstr(cur, "metadata", "uid");
+			const struct slice_record *cur = name ? cache_get(d, name) : NULL;
+			const char *uid = sop->uid;
+			if (cur) {
+				const char *cuid = cur->uid;
 				if (!uid || !cuid || !strcmp(uid, cuid))
-					json_object_object_del(d->cache, name);
+					cache_del(d, name);
 			}
 			if (resp->status != 404)
 				s->stats.deletes++;
@@ -778,8 +848,8 @@ static void op_done(void *ud, const struct kube_response *resp)
 				 * the watch told the truth (maybe a deletion) before our answer. */
 				if (!rv_older(jstr(stored, "metadata", "resourceVersion"), d->rv) &&
 				    !rv_equal(jstr(stored, "metadata", "resourceVersion"), d->rv))
-					cache_put(d, stored);
-				note_dropped(d, sop->object, stored);
+					cache_put(d, d->cache, stored);
+				note_dropped(d, op->body, stored);
 				if (sop->type == SLICE_OP_UPDATE)
 					s->stats.updates++;
 				else
@@ -788,12 +858,14 @@ static void op_done(void *ud, const struct kube_response *resp)
 			}
 			json_object_put(stored);
 		} else if (resp->status == 404 && sop->type == SLICE_OP_UPDATE && name) {
-			json_object_object_del(d->cache, name);	/* gone meanwhile: read again */
+			cache_del(d, name);	/* gone meanwhile: read again */
 			d->conflict = true;
 			ok = true;
 		}
 		break;
 	}
+	free(op->body);
+	op->body = NULL;
 	if (ok)
 		d->progress = true;
 	if (!ok) {
@@ -835,22 +907,6 @@ static void op_done(void *ud, const struct kube_response *resp)
 	}
 }
 
-static char *delete_body(struct json_object *obj)
-{
-	const char *uid = jstr(obj, "metadata", "uid"), *rv = jstr(obj, "metadata", "resourceVersion");
-	struct json_object *b = json_object_new_object(), *pre = json_object_new_object();
-	json_object_object_add(b, "kind", json_object_new_string("DeleteOptions"));
-	json_object_object_add(b, "apiVersion", json_object_new_string("v1"));
-	if (uid)
-		json_object_object_add(pre, "uid", json_object_new_string(uid));
-	if (rv)
-		json_object_object_add(pre, "resourceVersion", json_object_new_string(rv));
-	json_object_object_add(b, "preconditions", pre);
-	char *text = strdup(json_object_to_json_string_ext(b, JSON_C_TO_STRING_PLAIN));
-	json_object_put(b);
-	return text;
-}
-
 static void drv_run_phase(struct drv *d)
 {
 	struct store_api *s = d->s;
@@ -862,30 +918,27 @@ static void drv_run_phase(struct drv *d)
 			struct slice_op *sop = &d->plan->ops[i];
 			if (sop->type != types[d->phase])
 				continue;
-			const char *name = jstr(sop->object, "metadata", "name");
-			char *esc = name ? kube_escape(name) : NULL, *path = NULL, *body = NULL;
+			struct op_ctx *op = &d->ops[i];
+			char *esc = sop->name ? kube_escape(sop->name) : NULL, *path = NULL;
 			const char *method;
 			int r = -ENOMEM;
 			if (sop->type == SLICE_OP_CREATE) {
 				method = "POST";
 				path = strdup(SLICES_PATH);
-				body = strdup(json_object_to_json_string_ext(sop->object, JSON_C_TO_STRING_PLAIN));
 			} else {
 				method = sop->type == SLICE_OP_DELETE ? "DELETE" : "PUT";
 				if (esc && asprintf(&path, SLICES_PATH "/%s", esc) < 0)
 					path = NULL;
-				body = sop->type == SLICE_OP_DELETE
-					       ? delete_body(sop->object)
-					       : strdup(json_object_to_json_string_ext(sop->object,
-										       JSON_C_TO_STRING_PLAIN));
 			}
-			d->ops[i] = (struct op_ctx){ .d = d, .index = i };
-			if (path && body)
-				r = start(s, method, path, body, REQUEST_TIMEOUT_MS, 0, NULL, op_done,
-					  &d->ops[i], &d->ops[i].req);
+			if (path && op->body)
+				r = start(s, method, path, op->body, REQUEST_TIMEOUT_MS, 0, NULL, op_done,
+					  op, &op->req);
 			free(esc);
 			free(path);
-			free(body);
+			if (!op->gated) {	/* the client has its own copy */
+				free(op->body);
+				op->body = NULL;
+			}
 			if (r < 0) {
 				log_warn("apiserver: cannot start a request for %s: %s", d->driver,
 					 strerror(-r));
@@ -924,13 +977,13 @@ static struct drv *drv_find(struct store_api *s, const char *driver, bool create
 	d->s = s;
 	d->watch_backoff = (struct backoff)BACKOFF_INIT(BACKOFF_BASE_MS, BACKOFF_MAX_MS);
 	d->sync_backoff = (struct backoff)BACKOFF_INIT(BACKOFF_BASE_MS, BACKOFF_MAX_MS);
-	if (!(d->driver = strdup(driver)) || !(d->cache = json_object_new_object()) ||
+	if (!(d->driver = strdup(driver)) || slice_list_new(&d->cache) < 0 ||
 	    asprintf(&sel, "spec.driver=%s,spec.nodeName=%s", driver, s->node_name) < 0 ||
 	    !(d->selector = kube_escape(sel)) || kube_watch_parser_new(0, &d->parser) < 0) {
 		free(sel);
 		free(d->driver);
 		free(d->selector);
-		json_object_put(d->cache);
+		slice_list_unref(d->cache);
 		free(d);
 		return NULL;
 	}
@@ -943,17 +996,17 @@ static struct drv *drv_find(struct store_api *s, const char *driver, bool create
 	return d;
 }
 
-static int api_publish(struct store *st, const char *driver, struct json_object *slices)
+static int api_publish(struct store *st, const char *driver, struct slice_list *slices)
 {
 	struct store_api *s = to_api(st);
-	if (!driver || !slices || !json_object_is_type(slices, json_type_array) || s->destroying)
+	if (!driver || !slices || s->destroying)
 		return -EINVAL;
 	struct drv *d = drv_find(s, driver, true);
 	if (!d)
 		return -ENOMEM;
 	bool first = !d->desired;
-	json_object_put(d->desired);
-	d->desired = json_object_get(slices);	/* kept, never modified (see store_open.h) */
+	slice_list_unref(d->desired);
+	d->desired = slice_list_ref(slices);	/* kept, never modified (see store_open.h) */
 	d->desired_version++;
 	d->stalled = false;
 	d->unconverged = 0;
@@ -1104,12 +1157,11 @@ static void api_destroy(struct store *st)
 		claim_free(s->claims);
 	for (size_t i = 0; i < s->n_drivers; i++) {
 		struct drv *d = s->drivers[i];
-		free(d->ops);
-		d->ops = NULL;
+		drv_free_ops(d);
 		slice_plan_free(d->plan);
-		json_object_put(d->desired);
-		json_object_put(d->cache);
-		json_object_put(d->list_acc);
+		slice_list_unref(d->desired);
+		slice_list_unref(d->cache);
+		slice_list_unref(d->list_acc);
 		free(d->list_rv);
 		free(d->rv);
 		free(d->driver);

@@ -178,23 +178,27 @@ static const char *str_at(struct json_object *o, const char *a, const char *b)
 	return json_object_get_string(v);
 }
 
-/* The slices of @driver on this node, and the highest resourceVersion of all. */
-static int read_existing(struct store_file *s, const char *driver, struct json_object **ret_arr,
+/* Records of the slices of @driver on this node (one file parsed at a time),
+ * and the highest resourceVersion of all. */
+static int read_existing(struct store_file *s, const char *driver, struct slice_list **ret_list,
 			 uint64_t *ret_max_rv)
 {
 	DIR *dir = opendir(s->slices_dir);
 	if (!dir)
 		return -errno;
-	struct json_object *arr = json_object_new_array();
+	struct slice_list *list = NULL;
 	uint64_t max_rv = 0;
 	struct dirent *de;
-	while (arr && (de = readdir(dir))) {
+	int r = slice_list_new(&list);
+	while (r == 0 && (de = readdir(dir))) {
 		size_t len = strlen(de->d_name);
 		if (len < 6 || strcmp(de->d_name + len - 5, ".json") || de->d_name[0] == '.')
 			continue;
 		char *path = NULL;
-		if (asprintf(&path, "%s/%s", s->slices_dir, de->d_name) < 0)
+		if (asprintf(&path, "%s/%s", s->slices_dir, de->d_name) < 0) {
+			r = -ENOMEM;
 			break;
+		}
 		struct json_object *obj = json_object_from_file(path);
 		free(path);
 		if (!obj)
@@ -203,15 +207,18 @@ static int read_existing(struct store_file *s, const char *driver, struct json_o
 		if (rv && strtoull(rv, NULL, 10) > max_rv)
 			max_rv = strtoull(rv, NULL, 10);
 		const char *d = str_at(obj, "spec", "driver"), *n = str_at(obj, "spec", "nodeName");
-		if (d && n && !strcmp(d, driver) && !strcmp(n, s->node_name))
-			json_object_array_add(arr, obj);
-		else
-			json_object_put(obj);
+		struct slice_record *rec = NULL;
+		if (d && n && !strcmp(d, driver) && !strcmp(n, s->node_name) &&
+		    (r = slice_record_from_json(obj, SLICE_RECORD_PUBLISHED, &rec)) == 0)
+			r = slice_list_append(list, rec);
+		json_object_put(obj);
 	}
 	closedir(dir);
-	if (!arr)
-		return -ENOMEM;
-	*ret_arr = arr;
+	if (r < 0) {
+		slice_list_unref(list);
+		return r;
+	}
+	*ret_list = list;
 	*ret_max_rv = max_rv;
 	return 0;
 }
@@ -301,24 +308,22 @@ static char *node_uid(struct store_file *s)
 	return uid;
 }
 
-/* Adds the Node owner reference to desired slices that have none. */
-static void add_owner(struct json_object *slices, const char *node, const char *uid)
+/* Adds the Node owner reference to a new slice that has metadata and none. */
+static void add_owner(struct json_object *slice, const char *node, const char *uid)
 {
-	for (size_t i = 0; uid && i < json_object_array_length(slices); i++) {
-		struct json_object *meta = NULL, *refs;
-		if (!json_object_object_get_ex(json_object_array_get_idx(slices, i), "metadata", &meta) ||
-		    json_object_object_get_ex(meta, "ownerReferences", NULL))
-			continue;
-		refs = json_object_new_array();
-		struct json_object *ref = json_object_new_object();
-		json_object_object_add(ref, "apiVersion", json_object_new_string("v1"));
-		json_object_object_add(ref, "kind", json_object_new_string("Node"));
-		json_object_object_add(ref, "name", json_object_new_string(node));
-		json_object_object_add(ref, "uid", json_object_new_string(uid));
-		json_object_object_add(ref, "controller", json_object_new_boolean(1));
-		json_object_array_add(refs, ref);
-		json_object_object_add(meta, "ownerReferences", refs);
-	}
+	struct json_object *meta = NULL, *refs;
+	if (!uid || !json_object_object_get_ex(slice, "metadata", &meta) ||
+	    json_object_object_get_ex(meta, "ownerReferences", NULL))
+		return;
+	refs = json_object_new_array();
+	struct json_object *ref = json_object_new_object();
+	json_object_object_add(ref, "apiVersion", json_object_new_string("v1"));
+	json_object_object_add(ref, "kind", json_object_new_string("Node"));
+	json_object_object_add(ref, "name", json_object_new_string(node));
+	json_object_object_add(ref, "uid", json_object_new_string(uid));
+	json_object_object_add(ref, "controller", json_object_new_boolean(1));
+	json_object_array_add(refs, ref);
+	json_object_object_add(meta, "ownerReferences", refs);
 }
 
 static void set_meta(struct json_object *obj, const char *key, const char *value)
@@ -331,10 +336,14 @@ static void set_meta(struct json_object *obj, const char *key, const char *value
 	json_object_object_add(meta, key, json_object_new_string(value));
 }
 
-static int apply_op(struct store_file *s, const struct slice_op *op, uint64_t *rv)
+/* Writes op @i of @plan; its object exists only during the call. */
+static int apply_op(struct store_file *s, const struct slice_plan *plan, size_t i, const char *uid_owner,
+		    uint64_t *rv)
 {
 	char path[4096], name[64], uid[40], rvs[32], now[32];
-	const char *existing_name = str_at(op->object, "metadata", "name");
+	const struct slice_op *op = &plan->ops[i];
+	const char *existing_name = op->name;
+	struct json_object *obj = NULL;
 	int r;
 	switch (op->type) {
 	case SLICE_OP_DELETE:
@@ -348,15 +357,22 @@ static int apply_op(struct store_file *s, const struct slice_op *op, uint64_t *r
 	case SLICE_OP_UPDATE:
 		if (!existing_name || strchr(existing_name, '/'))
 			return -EINVAL;
+		if ((r = slice_plan_op_object(plan, i, &obj)) < 0)
+			return r;
 		snprintf(rvs, sizeof(rvs), "%llu", (unsigned long long)++*rv);
-		set_meta(op->object, "resourceVersion", rvs);
+		set_meta(obj, "resourceVersion", rvs);
 		snprintf(path, sizeof(path), "%s/%s.json", s->slices_dir, existing_name);
-		if ((r = write_json_file(path, op->object)) < 0)
+		r = write_json_file(path, obj);
+		json_object_put(obj);
+		if (r < 0)
 			return r;
 		s->stats.updates++;
 		return 0;
 	case SLICE_OP_CREATE: {
-		const char *base = str_at(op->object, "metadata", "generateName");
+		if ((r = slice_plan_op_object(plan, i, &obj)) < 0)
+			return r;
+		add_owner(obj, s->node_name, uid_owner);
+		const char *base = str_at(obj, "metadata", "generateName");
 		struct stat st;
 		do {
 			generate_name(base ? base : "slice-", name, sizeof(name));
@@ -368,11 +384,13 @@ static int apply_op(struct store_file *s, const struct slice_op *op, uint64_t *r
 		struct tm tm;
 		gmtime_r(&t, &tm);
 		strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
-		set_meta(op->object, "name", name);
-		set_meta(op->object, "uid", uid);
-		set_meta(op->object, "resourceVersion", rvs);
-		set_meta(op->object, "creationTimestamp", now);
-		if ((r = write_json_file(path, op->object)) < 0)
+		set_meta(obj, "name", name);
+		set_meta(obj, "uid", uid);
+		set_meta(obj, "resourceVersion", rvs);
+		set_meta(obj, "creationTimestamp", now);
+		r = write_json_file(path, obj);
+		json_object_put(obj);
+		if (r < 0)
 			return r;
 		s->stats.creates++;
 		return 0;
@@ -381,14 +399,15 @@ static int apply_op(struct store_file *s, const struct slice_op *op, uint64_t *r
 	return -EINVAL;
 }
 
-static int file_publish(struct store *st, const char *driver, struct json_object *slices)
+static int file_publish(struct store *st, const char *driver, struct slice_list *slices)
 {
 	struct store_file *s = to_file(st);
-	struct json_object *existing = NULL, *desired = NULL;
+	struct slice_list *existing = NULL;
 	struct slice_plan *plan = NULL;
+	char *uid = NULL;
 	uint64_t rv = 0;
 	int r;
-	if (!driver || !slices || !json_object_is_type(slices, json_type_array))
+	if (!driver || !slices)
 		return -EINVAL;
 	if ((r = mkdir_p(s->slices_dir)) < 0) {
 		log_error("file store: cannot create %s: %s", s->slices_dir, strerror(-r));
@@ -396,32 +415,25 @@ static int file_publish(struct store *st, const char *driver, struct json_object
 	}
 	if ((r = read_existing(s, driver, &existing, &rv)) < 0)
 		goto out;
-	if (json_object_deep_copy(slices, &desired, NULL) < 0) {
-		r = -ENOMEM;
+	if ((r = slice_plan_compute(existing, slices, s->node_name, 0, &plan)) < 0)
 		goto out;
-	}
-	char *uid = node_uid(s);
-	add_owner(desired, s->node_name, uid);
-	free(uid);
-	if ((r = slice_plan_compute(existing, desired, s->node_name, 0, &plan)) < 0)
-		goto out;
+	uid = plan->n_create ? node_uid(s) : NULL;
 	s->stats.syncs += plan->n_ops > 0;
 	for (size_t i = 0; i < plan->n_ops; i++)
-		if ((r = apply_op(s, &plan->ops[i], &rv)) < 0)
+		if ((r = apply_op(s, plan, i, uid, &rv)) < 0)
 			goto out;
 	if (plan->n_ops)
 		log_info("file store: slices of %s in %s: generation %lld, %zu slice(s) (%zu created, "
 			 "%zu updated, %zu deleted)", driver, s->slices_dir, (long long)plan->generation,
-			 json_object_array_length(slices), plan->n_create, plan->n_update,
-			 plan->n_delete);
+			 slices->n, plan->n_create, plan->n_update, plan->n_delete);
 	if (s->on_synced)
 		s->on_synced(s->userdata, driver, plan->generation);
 out:
 	if (r < 0)
 		log_error("file store: publishing the slices of %s failed: %s", driver, strerror(-r));
+	free(uid);
 	slice_plan_free(plan);
-	json_object_put(existing);
-	json_object_put(desired);
+	slice_list_unref(existing);
 	return r;
 }
 

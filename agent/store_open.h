@@ -13,9 +13,9 @@
  *   store_open(loop, &opts, &st, err, sizeof(err));
  *   ... whenever the inventory changes, for every driver name:
  *       slices_build(inv, driver, node, NULL, &slice_opts, &slices);
- *       st->ops->publish(st, driver, slices); json_object_put(slices);
- *   ... a driver that went away: publish(st, driver, <empty array>)
- *   (the store keeps a reference to the array until the next publish of that
+ *       st->ops->publish(st, driver, slices); slice_list_unref(slices);
+ *   ... a driver that went away: publish(st, driver, <an empty list>)
+ *   (the store keeps a reference to the list until the next publish of that
  *   driver: do not modify it after publishing; build a new one instead)
  *   st->ops->destroy(st);  then let the loop run until its handles close.
  */

@@ -259,9 +259,34 @@ fail:
 	return NULL;
 }
 
+/* Adds the skeleton's devices from @order[*cursor..]: up to @per, duplicates
+ * warned about and skipped. */
+static int fill_slice(const struct build_ctx *ctx, const struct slice_device_in *const *order,
+		      size_t n_order, size_t *cursor, unsigned per, const struct slice_options *opts,
+		      const char **last_name, struct json_object *devices)
+{
+	size_t added = 0;
+	while (*cursor < n_order && added < per) {
+		const struct slice_device_in *dev = order[(*cursor)++];
+		struct json_object *obj = NULL;
+		if (*last_name && !strcmp(dev->name, *last_name)) {
+			warn(ctx, dev, NULL, "duplicate device name; only the first is published");
+			continue;
+		}
+		int r = device_json(ctx, dev, opts, &obj);
+		if (r < 0)
+			return r;
+		if (arr_add(devices, obj) < 0)
+			return -ENOMEM;
+		*last_name = dev->name;
+		added++;
+	}
+	return 0;
+}
+
 int slice_build(const char *driver, const char *node_name, const char *node_uid,
 		const struct slice_device_in *devs, size_t n_devs, const struct slice_options *opts,
-		slice_warn_fn warn_fn, void *userdata, struct json_object **ret_slices)
+		slice_warn_fn warn_fn, void *userdata, struct slice_list **ret_slices)
 {
 	static const struct slice_options defaults;
 	struct build_ctx ctx = { .warn = warn_fn, .userdata = userdata };
@@ -274,12 +299,11 @@ int slice_build(const char *driver, const char *node_name, const char *node_uid,
 		return -EINVAL;
 
 	const struct slice_device_in **order = calloc(n_devs + 1, sizeof(*order));
-	struct json_object **rendered = calloc(n_devs + 1, sizeof(*rendered));
-	struct json_object *slices = json_object_new_array();
+	struct slice_list *slices = NULL;
 	int r = -ENOMEM;
 	size_t n_ok = 0, n_order = 0;
 	bool any_taints = false;
-	if (!order || !rendered || !slices)
+	if (!order || slice_list_new(&slices) < 0)
 		goto out;
 
 	for (size_t i = 0; i < n_devs; i++) {
@@ -292,42 +316,38 @@ int slice_build(const char *driver, const char *node_name, const char *node_uid,
 		order[n_order++] = &devs[i];
 	}
 	qsort(order, n_order, sizeof(*order), cmp_devices);
+	/* The devices published (the first of each name) and whether any gets a taint. */
 	for (size_t i = 0; i < n_order; i++) {
-		if (n_ok && !strcmp(order[i]->name, json_object_get_string(json_object_object_get(
-								rendered[n_ok - 1], "name")))) {
-			warn(&ctx, order[i], NULL, "duplicate device name; only the first is published");
+		if (i && !strcmp(order[i]->name, order[i - 1]->name))
 			continue;
-		}
-		if ((r = device_json(&ctx, order[i], opts, &rendered[n_ok])) < 0)
-			goto out;
-		if (json_object_object_get_ex(rendered[n_ok], "taints", NULL))
-			any_taints = true;
 		n_ok++;
+		any_taints |= opts->device_taints && order[i]->unhealthy;
 	}
 
+	/* One slice at a time: its tree goes as soon as its text is made. */
 	unsigned per = slice_max_devices(opts, any_taints);
-	size_t n_slices = (n_ok + per - 1) / per;
+	size_t n_slices = (n_ok + per - 1) / per, cursor = 0;
+	const char *last_name = NULL;
 	for (size_t s = 0; s < n_slices; s++) {
 		struct json_object *devices = NULL;
 		struct json_object *slice = slice_skeleton(driver, node_name, node_uid, n_slices, &devices);
-		r = -ENOMEM;
-		if (arr_add(slices, slice) < 0)
+		struct slice_record *rec = NULL;
+		r = slice ? fill_slice(&ctx, order, n_order, &cursor, per, opts, &last_name, devices)
+			  : -ENOMEM;
+		if (r == 0)
+			r = slice_record_from_json(slice, SLICE_RECORD_DESIRED, &rec);
+		json_object_put(slice);
+		if (r < 0 || (r = slice_list_append(slices, rec)) < 0)
 			goto out;
-		for (size_t i = s * per; i < n_ok && i < (s + 1) * per; i++) {
-			if (json_object_array_add(devices, rendered[i]) < 0)
-				goto out;
-			rendered[i] = NULL;
-		}
 	}
+	while (cursor < n_order)	/* duplicates of the last device */
+		warn(&ctx, order[cursor++], NULL, "duplicate device name; only the first is published");
 	*ret_slices = slices;
 	slices = NULL;
 	r = 0;
 out:
-	for (size_t i = 0; i < n_ok; i++)
-		json_object_put(rendered[i]);
-	json_object_put(slices);
+	slice_list_unref(slices);
 	free(order);
-	free(rendered);
 	return r;
 }
 

@@ -26,6 +26,8 @@
 
 #include <dralet/device.h>
 
+#include "agent/slices/record.h"
+
 /* Alpha API fields; off unless the config enables them (featureGates). */
 struct slice_options {
 	bool device_taints;	/* DRADeviceTaints: unhealthy devices get a NoSchedule taint */
@@ -55,13 +57,14 @@ typedef void (*slice_warn_fn)(void *userdata, const char *backend, const char *d
  * Builds the desired slices of @driver on @node_name from @devs (any order).
  * @node_uid may be NULL (no owner reference then; the apiserver store adds
  * it). @opts may be NULL (defaults). @warn may be NULL.
- * On success *ret_slices is a new json array (caller puts it), empty when no
- * device is valid. -EINVAL when the driver or node name is itself invalid,
- * -ENOMEM.
+ * On success *ret_slices is a new list of SLICE_RECORD_DESIRED records (one
+ * reference, slice_list_unref), empty when no device is valid. Each slice's
+ * tree lives only while its text is made. -EINVAL when the driver or node
+ * name is itself invalid, -ENOMEM.
  */
 int slice_build(const char *driver, const char *node_name, const char *node_uid,
 		const struct slice_device_in *devs, size_t n_devs, const struct slice_options *opts,
-		slice_warn_fn warn, void *userdata, struct json_object **ret_slices);
+		slice_warn_fn warn, void *userdata, struct slice_list **ret_slices);
 
 /*
  * Reads the alpha switches from a config document (YAML/JSON as json-c):

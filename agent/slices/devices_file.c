@@ -58,7 +58,7 @@ static int cmp_keys(const void *a, const void *b)
 }
 
 int devices_file_build(struct json_object *doc, const char *node_name, const char *node_uid,
-		       const struct slice_options *opts, struct json_object **ret_by_driver)
+		       const struct slice_options *opts, struct slice_by_driver *ret_by_driver)
 {
 	struct json_object *list = NULL;
 	if (!doc || !json_object_is_type(doc, json_type_object) ||
@@ -73,10 +73,10 @@ int devices_file_build(struct json_object *doc, const char *node_name, const cha
 	struct dralet_capacity **caps = calloc(n + 1, sizeof(*caps));
 	const char **drivers = calloc(n + 1, sizeof(*drivers));
 	const char **dev_driver = calloc(n + 1, sizeof(*dev_driver));
-	struct json_object *out = json_object_new_object();
+	struct slice_by_driver out = { 0 };
 	size_t n_drivers = 0;
 	int r = -ENOMEM;
-	if (!devs || !attrs || !caps || !drivers || !dev_driver || !out)
+	if (!devs || !attrs || !caps || !drivers || !dev_driver)
 		goto done;
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *d = json_object_array_get_idx(list, i), *a = NULL, *c = NULL;
@@ -130,7 +130,7 @@ int devices_file_build(struct json_object *doc, const char *node_name, const cha
 		for (size_t i = 0; i < n; i++)
 			if (!strcmp(dev_driver[i], drivers[k]))
 				mine[m++] = devs[i];
-		struct json_object *slices = NULL;
+		struct slice_list *slices = NULL;
 		r = slice_build(drivers[k], node_name, node_uid, mine, m, opts, log_dropped,
 				(void *)drivers[k], &slices);
 		free(mine);
@@ -139,17 +139,18 @@ int devices_file_build(struct json_object *doc, const char *node_name, const cha
 				  r == -EINVAL ? "invalid driver or node name" : strerror(-r));
 			goto done;
 		}
-		json_object_object_add(out, drivers[k], slices);
+		if ((r = slice_by_driver_add(&out, drivers[k], slices)) < 0)
+			goto done;
 	}
 	*ret_by_driver = out;
-	out = NULL;
+	out = (struct slice_by_driver){ 0 };
 	r = 0;
 done:
 	for (size_t i = 0; i < n && attrs && caps; i++) {
 		free(attrs[i]);
 		free(caps[i]);
 	}
-	json_object_put(out);
+	slice_by_driver_clear(&out);
 	free(devs);
 	free(attrs);
 	free(caps);

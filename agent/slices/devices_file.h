@@ -24,11 +24,12 @@
 
 /*
  * Builds the desired slices of every driver in @doc (a parsed devices file).
- * On success *ret_by_driver is a new object: driver name -> array of slices,
- * drivers in name order. Problems with single devices or attributes are
- * logged and left out; -EINVAL (logged) when the file's shape is wrong.
+ * On success @ret_by_driver (empty before the call) holds every driver's
+ * list, drivers in name order; on failure it is left empty. Problems with
+ * single devices or attributes are logged and left out; -EINVAL (logged)
+ * when the file's shape is wrong.
  */
 int devices_file_build(struct json_object *doc, const char *node_name, const char *node_uid,
-		       const struct slice_options *opts, struct json_object **ret_by_driver);
+		       const struct slice_options *opts, struct slice_by_driver *ret_by_driver);
 
 #endif

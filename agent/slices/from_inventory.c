@@ -21,7 +21,7 @@ static void log_dropped(void *userdata, const char *backend, const char *device,
 
 int slices_build(const struct inventory *inv, const char *driver, const char *node_name,
 		 const char *node_uid, const struct slice_options *opts,
-		 struct json_object **ret_slices)
+		 struct slice_list **ret_slices)
 {
 	size_t n = inv ? inventory_n_devices(inv, driver) : 0;
 	struct slice_device_in *devs = calloc(n + 1, sizeof(*devs));

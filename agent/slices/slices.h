@@ -7,8 +7,6 @@
 #ifndef DRALET_SLICES_H
 #define DRALET_SLICES_H
 
-#include <json-c/json.h>
-
 #include "agent/slices/build.h"
 
 struct inventory;
@@ -18,11 +16,11 @@ struct inventory;
  * may be NULL (the apiserver store fills in the owner reference). @opts may
  * be NULL (no alpha fields). Every device or attribute left out is logged as
  * a warning naming backend, device and attribute. On success *ret_slices is a
- * new json array (empty when the driver has no valid device); -EINVAL for an
- * invalid driver or node name, -ENOMEM.
+ * new list (one reference; empty when the driver has no valid device), built
+ * one slice at a time; -EINVAL for an invalid driver or node name, -ENOMEM.
  */
 int slices_build(const struct inventory *inv, const char *driver, const char *node_name,
 		 const char *node_uid, const struct slice_options *opts,
-		 struct json_object **ret_slices);
+		 struct slice_list **ret_slices);
 
 #endif

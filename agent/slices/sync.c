@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/slices/canon.h"
 #include "agent/slices/sync.h"
 
 /* ---- JSON helpers ---- */
@@ -22,31 +23,9 @@ static const char *get_str(struct json_object *o, const char *key)
 	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
-static bool is_empty(struct json_object *o)
-{
-	if (!o)
-		return true;
-	switch (json_object_get_type(o)) {
-	case json_type_null:
-		return true;
-	case json_type_array:
-		return json_object_array_length(o) == 0;
-	case json_type_object:
-		return json_object_object_length(o) == 0;
-	case json_type_string:
-		return json_object_get_string_len(o) == 0;
-	case json_type_boolean:
-		return !json_object_get_boolean(o);
-	case json_type_int:
-		return json_object_get_int64(o) == 0;
-	default:
-		return false;
-	}
-}
-
 bool slice_json_equal(struct json_object *a, struct json_object *b)
 {
-	bool ea = is_empty(a), eb = is_empty(b);
+	bool ea = slice_json_is_empty(a), eb = slice_json_is_empty(b);
 	if (ea || eb)
 		return ea && eb;
 	if (json_object_get_type(a) != json_object_get_type(b))
@@ -60,7 +39,7 @@ bool slice_json_equal(struct json_object *a, struct json_object *b)
 				return false;
 		}
 		json_object_object_foreach(b, keyb, vb2) {
-			if (!get(a, keyb) && !is_empty(vb2))
+			if (!get(a, keyb) && !slice_json_is_empty(vb2))
 				return false;
 		}
 		return true;
@@ -78,56 +57,30 @@ bool slice_json_equal(struct json_object *a, struct json_object *b)
 	return json_object_equal(a, b);
 }
 
-static int64_t slice_generation(struct json_object *slice)
-{
-	struct json_object *g = get(get(get(slice, "spec"), "pool"), "generation");
-	return g ? json_object_get_int64(g) : 0;
-}
-
-static const char *slice_pool(struct json_object *slice)
-{
-	return get_str(get(get(slice, "spec"), "pool"), "name");
-}
-
-static const char *slice_name(struct json_object *slice)
-{
-	return get_str(get(slice, "metadata"), "name");
-}
-
-static struct json_object *slice_devices(struct json_object *slice)
-{
-	struct json_object *d = get(get(slice, "spec"), "devices");
-	return d && json_object_is_type(d, json_type_array) ? d : NULL;
-}
-
 static int cmp_str(const void *a, const void *b)
 {
-	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
-	return strcmp(x ? x : "", y ? y : "");
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Sorted device names of the slices in @slices[0..n) (borrowed strings). */
-static int device_names(struct json_object *const *slices, size_t n, const char ***ret,
-			size_t *ret_n)
+/* The union of the device names of @recs[0..n): sorted, unique (borrowed strings). */
+static int union_names(const struct slice_record *const *recs, size_t n, const char ***ret,
+		       size_t *ret_n)
 {
-	size_t total = 0;
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *d = slice_devices(slices[i]);
-		total += d ? json_object_array_length(d) : 0;
-	}
+	size_t total = 0, k = 0;
+	for (size_t i = 0; i < n; i++)
+		total += recs[i]->n_names;
 	const char **names = calloc(total + 1, sizeof(*names));
 	if (!names)
 		return -ENOMEM;
-	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
-		struct json_object *d = slice_devices(slices[i]);
-		for (size_t j = 0; d && j < json_object_array_length(d); j++)
-			names[k++] = get_str(json_object_array_get_idx(d, j), "name");
+		const char *p = recs[i]->names;
+		for (size_t j = 0; j < recs[i]->n_names; j++, p += strlen(p) + 1)
+			names[k++] = p;
 	}
 	qsort(names, k, sizeof(*names), cmp_str);
-	size_t u = 0;	/* unique: a duplicated slice does not change the pool's device set */
+	size_t u = 0;	/* a duplicated slice does not change the pool's device set */
 	for (size_t i = 0; i < k; i++)
-		if (!u || cmp_str(&names[u - 1], &names[i]))
+		if (!u || strcmp(names[u - 1], names[i]))
 			names[u++] = names[i];
 	*ret = names;
 	*ret_n = u;
@@ -139,129 +92,12 @@ static bool names_equal(const char **a, size_t na, const char **b, size_t nb)
 	if (na != nb)
 		return false;
 	for (size_t i = 0; i < na; i++)
-		if (cmp_str(&a[i], &b[i]))
+		if (strcmp(a[i], b[i]))
 			return false;
 	return true;
 }
 
-/* ---- alpha fields ---- */
-
-static const char *const device_fields_partitionable[] = { "consumesCounters", "nodeName",
-							    "nodeSelector", "allNodes", NULL };
-static const char *const device_fields_binding[] = { "bindsToNode", "bindingConditions",
-						      "bindingFailureConditions", NULL };
-
-const char *slice_gate_name(unsigned gate)
-{
-	switch (gate) {
-	case SLICE_GATE_DEVICE_TAINTS:
-		return "DRADeviceTaints";
-	case SLICE_GATE_PARTITIONABLE:
-		return "DRAPartitionableDevices";
-	case SLICE_GATE_BINDING_CONDITIONS:
-		return "DRADeviceBindingConditions";
-	case SLICE_GATE_CONSUMABLE_CAPACITY:
-		return "DRAConsumableCapacity";
-	}
-	return "unknown";
-}
-
-/* Gates whose fields device @dev carries. */
-static unsigned device_gates(struct json_object *dev)
-{
-	unsigned m = 0;
-	if (!is_empty(get(dev, "taints")))
-		m |= SLICE_GATE_DEVICE_TAINTS;
-	for (size_t i = 0; device_fields_partitionable[i]; i++)
-		if (!is_empty(get(dev, device_fields_partitionable[i])))
-			m |= SLICE_GATE_PARTITIONABLE;
-	for (size_t i = 0; device_fields_binding[i]; i++)
-		if (!is_empty(get(dev, device_fields_binding[i])))
-			m |= SLICE_GATE_BINDING_CONDITIONS;
-	if (!is_empty(get(dev, "allowMultipleAllocations")))
-		m |= SLICE_GATE_CONSUMABLE_CAPACITY;
-	struct json_object *caps = get(dev, "capacity");
-	if (caps && json_object_is_type(caps, json_type_object)) {
-		json_object_object_foreach(caps, k, c) {
-			(void)k;
-			if (!is_empty(get(c, "requestPolicy")))
-				m |= SLICE_GATE_CONSUMABLE_CAPACITY;
-		}
-	}
-	return m;
-}
-
-static unsigned spec_gates(struct json_object *spec)
-{
-	unsigned m = 0;
-	if (!is_empty(get(spec, "sharedCounters")) || !is_empty(get(spec, "perDeviceNodeSelection")))
-		m |= SLICE_GATE_PARTITIONABLE;
-	return m;
-}
-
-unsigned slice_dropped_gates(struct json_object *sent, struct json_object *stored)
-{
-	unsigned dropped = spec_gates(get(sent, "spec")) & ~spec_gates(get(stored, "spec"));
-	struct json_object *ds = slice_devices(sent), *dr = slice_devices(stored);
-	for (size_t i = 0; ds && i < json_object_array_length(ds); i++) {
-		struct json_object *d = json_object_array_get_idx(ds, i);
-		const char *name = get_str(d, "name");
-		struct json_object *match = NULL;
-		for (size_t j = 0; dr && name && j < json_object_array_length(dr) && !match; j++) {
-			struct json_object *e = json_object_array_get_idx(dr, j);
-			const char *n2 = get_str(e, "name");
-			if (n2 && !strcmp(n2, name))
-				match = e;
-		}
-		if (match)
-			dropped |= device_gates(d) & ~device_gates(match);
-	}
-	return dropped;
-}
-
-void slice_strip_gates(struct json_object *slice, unsigned mask)
-{
-	struct json_object *spec = get(slice, "spec"), *devs = slice_devices(slice);
-	if (!mask || !spec)
-		return;
-	if (mask & SLICE_GATE_PARTITIONABLE) {
-		json_object_object_del(spec, "sharedCounters");
-		json_object_object_del(spec, "perDeviceNodeSelection");
-	}
-	for (size_t i = 0; devs && i < json_object_array_length(devs); i++) {
-		struct json_object *d = json_object_array_get_idx(devs, i);
-		if (!json_object_is_type(d, json_type_object))
-			continue;
-		if (mask & SLICE_GATE_DEVICE_TAINTS)
-			json_object_object_del(d, "taints");
-		for (size_t k = 0; (mask & SLICE_GATE_PARTITIONABLE) && device_fields_partitionable[k]; k++)
-			json_object_object_del(d, device_fields_partitionable[k]);
-		for (size_t k = 0; (mask & SLICE_GATE_BINDING_CONDITIONS) && device_fields_binding[k]; k++)
-			json_object_object_del(d, device_fields_binding[k]);
-		if (mask & SLICE_GATE_CONSUMABLE_CAPACITY) {
-			json_object_object_del(d, "allowMultipleAllocations");
-			struct json_object *caps = get(d, "capacity");
-			if (caps && json_object_is_type(caps, json_type_object)) {
-				json_object_object_foreach(caps, k, c) {
-					(void)k;
-					if (json_object_is_type(c, json_type_object))
-						json_object_object_del(c, "requestPolicy");
-				}
-			}
-		}
-	}
-}
-
-/* ---- the plan ---- */
-
-static int deep_copy(struct json_object *src, struct json_object **ret)
-{
-	struct json_object *dst = NULL;
-	if (json_object_deep_copy(src, &dst, NULL) < 0)
-		return -ENOMEM;
-	*ret = dst;
-	return 0;
-}
+/* ---- the objects written ---- */
 
 static int set_key(struct json_object *obj, const char *key, struct json_object *val)
 {
@@ -322,12 +158,7 @@ static void copy_time_added(struct json_object *old_devs, struct json_object *ne
 	}
 }
 
-
-/*
- * Write bodies share the bulk (device lists) with the desired and existing
- * slices by reference (json-c counts references); only the small parts that
- * differ are new. Nothing here modifies a shared member.
- */
+/* A new object with @src's members (shared by reference) except @skip. */
 static struct json_object *shallow_copy(struct json_object *src, const char *const *skip)
 {
 	struct json_object *o = json_object_new_object();
@@ -349,29 +180,33 @@ static struct json_object *shallow_copy(struct json_object *src, const char *con
 	return o;
 }
 
-/* @slice with a deep copy of its metadata, its spec's members shared except
- * @skip, and @pool. *ret_spec: the new spec (owned by the result). */
+/* @slice's other members, then its metadata, then its spec without @skip
+ * plus @pool (taken). *ret_spec: the new spec (owned by the result). */
 static int compose(struct json_object *slice, const char *const *skip, struct json_object *pool,
 		   struct json_object **ret, struct json_object **ret_spec)
 {
 	static const char *const top_skip[] = { "metadata", "spec", NULL };
-	struct json_object *obj = shallow_copy(slice, top_skip), *meta = NULL, *spec;
-	int r = -ENOMEM;
-	if (!obj)
-		return r;
-	if (get(slice, "metadata") && ((r = deep_copy(get(slice, "metadata"), &meta)) < 0 ||
-				       (r = set_key(obj, "metadata", meta)) < 0))
+	struct json_object *obj = shallow_copy(slice, top_skip), *spec, *meta = get(slice, "metadata");
+	if (!obj) {
+		json_object_put(pool);
+		return -ENOMEM;
+	}
+	if (meta && set_key(obj, "metadata", json_object_get(meta)) < 0)
 		goto fail;
-	r = -ENOMEM;
 	spec = shallow_copy(get(slice, "spec"), skip);
-	if (set_key(obj, "spec", spec) < 0 || set_key(spec, "pool", json_object_get(pool)) < 0)
+	if (set_key(obj, "spec", spec) < 0)
+		goto fail;
+	int r = set_key(spec, "pool", pool);	/* takes @pool either way */
+	pool = NULL;
+	if (r < 0)
 		goto fail;
 	*ret = obj;
 	*ret_spec = spec;
 	return 0;
 fail:
+	json_object_put(pool);
 	json_object_put(obj);
-	return r;
+	return -ENOMEM;
 }
 
 static const char *const spec_copied_fields[] = { "devices", "sharedCounters",
@@ -381,7 +216,7 @@ static const char *const spec_copied_fields[] = { "devices", "sharedCounters",
 static bool any_taints(struct json_object *devices)
 {
 	for (size_t i = 0; devices && i < json_object_array_length(devices); i++)
-		if (!is_empty(get(json_object_array_get_idx(devices, i), "taints")))
+		if (!slice_json_is_empty(get(json_object_array_get_idx(devices, i), "taints")))
 			return true;
 	return false;
 }
@@ -395,55 +230,83 @@ static int create_object(struct json_object *desired, struct json_object *pool,
 	return compose(desired, skip, pool, ret, &spec);
 }
 
-/* The PUT body: @existing with the desired spec fields and pool. */
-static int update_object(struct json_object *existing, struct json_object *desired,
+/* The PUT body: @published with the desired spec fields and pool. */
+static int update_object(const struct slice_record *published, struct json_object *desired,
 			 struct json_object *pool, struct json_object **ret)
 {
-	struct json_object *obj, *spec, *dspec = get(desired, "spec");
-	if (!get(existing, "spec"))
-		return -EINVAL;
-	int r = compose(existing, spec_copied_fields, pool, &obj, &spec);
-	if (r < 0)
-		return r;
+	struct json_object *existing = NULL, *obj = NULL, *spec, *dspec = get(desired, "spec");
+	int r = slice_record_parse(published, &existing);
+	if (r < 0 || !get(existing, "spec") ||
+	    !json_object_is_type(get(existing, "spec"), json_type_object)) {
+		json_object_put(pool);
+		json_object_put(existing);
+		return r < 0 ? r : -EINVAL;
+	}
+	if ((r = compose(existing, spec_copied_fields, pool, &obj, &spec)) < 0)
+		goto out;
 	for (size_t i = 0; spec_copied_fields[i]; i++) {
 		const char *key = spec_copied_fields[i];
-		struct json_object *v = get(dspec, key), *val = NULL;
+		struct json_object *v = get(dspec, key);
 		if (!v || !strcmp(key, "pool") || !strcmp(key, "allNodes"))
 			continue;
-		if (!strcmp(key, "devices") && any_taints(v)) {
-			/* the server's taint timeAdded is kept: these devices get their own copy */
-			if ((r = deep_copy(v, &val)) < 0)
-				goto fail;
-			copy_time_added(slice_devices(existing), val);
-		} else {
-			val = json_object_get(v);
+		if (!strcmp(key, "devices") && any_taints(v) && published->time_added_devices) {
+			/* the server's taint timeAdded is kept (@desired is our own parse) */
+			struct json_object *old = json_tokener_parse(published->time_added_devices);
+			copy_time_added(old, v);
+			json_object_put(old);
 		}
-		if ((r = set_key(spec, key, val)) < 0)
-			goto fail;
+		if ((r = set_key(spec, key, json_object_get(v))) < 0)
+			goto out;
 	}
 	*ret = obj;
-	return 0;
-fail:
+	obj = NULL;
+out:
 	json_object_put(obj);
+	json_object_put(existing);
 	return r;
 }
 
-static bool slice_changed(struct json_object *cur, struct json_object *des,
-			  struct json_object *desired_pool)
+int slice_plan_op_object(const struct slice_plan *plan, size_t i, struct json_object **ret_obj)
 {
-	struct json_object *cs = get(cur, "spec"), *ds = get(des, "spec");
-	return !slice_json_equal(get(cs, "pool"), desired_pool) ||
-	       !slice_json_equal(get(cs, "nodeSelector"), get(ds, "nodeSelector")) ||
-	       !slice_json_equal(get(cs, "allNodes"), get(ds, "allNodes")) ||
-	       !slice_json_equal(get(cs, "devices"), get(ds, "devices")) ||
-	       !slice_json_equal(get(cs, "sharedCounters"), get(ds, "sharedCounters")) ||
-	       !slice_json_equal(get(cs, "perDeviceNodeSelection"), get(ds, "perDeviceNodeSelection"));
+	if (!plan || i >= plan->n_ops || plan->ops[i].type == SLICE_OP_DELETE)
+		return -EINVAL;
+	const struct slice_op *op = &plan->ops[i];
+	struct json_object *desired = NULL, *pool = NULL, *obj = NULL;
+	int r = slice_record_parse(op->desired, &desired);
+	if (r < 0)
+		return r;
+	if (!(pool = pool_json(plan->pool_name, plan->generation, plan->n_desired))) {
+		json_object_put(desired);
+		return -ENOMEM;
+	}
+	if (op->type == SLICE_OP_CREATE)
+		r = create_object(desired, pool, &obj);
+	else
+		r = update_object(op->published, desired, pool, &obj);
+	json_object_put(desired);
+	if (r < 0)
+		return r;
+	*ret_obj = obj;
+	return 0;
+}
+
+/* ---- the plan ---- */
+
+static bool slice_changed(const struct slice_record *cur, const struct slice_record *des,
+			  const char *pool_name, int64_t generation, size_t count)
+{
+	if (cur->pool_odd || strcmp(cur->pool ? cur->pool : "", pool_name) ||
+	    cur->generation != generation || cur->slice_count != (int64_t)count)
+		return true;
+	if (des->time_added)
+		return !slice_digest_equal(&cur->digest_full, &des->digest_full);
+	return !slice_digest_equal(&cur->digest, &des->digest);
 }
 
 static int cmp_by_name(const void *a, const void *b)
 {
-	const char *x = slice_name(*(struct json_object *const *)a);
-	const char *y = slice_name(*(struct json_object *const *)b);
+	const char *x = (*(const struct slice_record *const *)a)->name;
+	const char *y = (*(const struct slice_record *const *)b)->name;
 	return strcmp(x ? x : "", y ? y : "");
 }
 
@@ -451,16 +314,37 @@ void slice_plan_free(struct slice_plan *plan)
 {
 	if (!plan)
 		return;
-	for (size_t i = 0; i < plan->n_ops; i++)
-		json_object_put(plan->ops[i].object);
+	for (size_t i = 0; i < plan->n_ops; i++) {
+		free(plan->ops[i].name);
+		free(plan->ops[i].uid);
+		free(plan->ops[i].resource_version);
+	}
+	for (size_t i = 0; i < plan->n_own; i++)
+		slice_record_free(plan->own[i]);
+	free(plan->own);
 	free(plan->ops);
+	free(plan->pool_name);
 	free(plan);
 }
 
-static int plan_add(struct slice_plan *plan, enum slice_op_type type, struct json_object *obj,
+static int plan_add(struct slice_plan *plan, enum slice_op_type type,
+		    const struct slice_record *published, const struct slice_record *desired,
 		    int desired_index)
 {
-	plan->ops[plan->n_ops++] = (struct slice_op){ type, obj, desired_index };
+	struct slice_op *op = &plan->ops[plan->n_ops];
+	*op = (struct slice_op){ .type = type, .desired_index = desired_index,
+				 .published = published, .desired = desired };
+	if (published &&
+	    ((published->name && !(op->name = strdup(published->name))) ||
+	     (published->uid && !(op->uid = strdup(published->uid))) ||
+	     (published->resource_version &&
+	      !(op->resource_version = strdup(published->resource_version))))) {
+		free(op->name);
+		free(op->uid);
+		free(op->resource_version);
+		return -ENOMEM;
+	}
+	plan->n_ops++;
 	switch (type) {
 	case SLICE_OP_DELETE:
 		plan->n_delete++;
@@ -475,45 +359,56 @@ static int plan_add(struct slice_plan *plan, enum slice_op_type type, struct jso
 	return 0;
 }
 
-int slice_plan_compute(struct json_object *existing, struct json_object *desired,
+/* @rec without the fields of the gates in @dropped: a new record in *ret. */
+static int strip_record(const struct slice_record *rec, unsigned dropped, struct slice_record **ret)
+{
+	struct json_object *obj = NULL;
+	int r = slice_record_parse(rec, &obj);
+	if (r < 0)
+		return r;
+	slice_strip_gates(obj, dropped);
+	r = slice_record_from_json(obj, SLICE_RECORD_DESIRED, ret);
+	json_object_put(obj);
+	return r;
+}
+
+int slice_plan_compute(const struct slice_list *existing, const struct slice_list *desired,
 		       const char *pool_name, unsigned dropped, struct slice_plan **ret_plan)
 {
-	if (!pool_name || (existing && !json_object_is_type(existing, json_type_array)) ||
-	    (desired && !json_object_is_type(desired, json_type_array)))
+	if (!pool_name)
 		return -EINVAL;
-	size_t n_exist = existing ? json_object_array_length(existing) : 0;
-	size_t n_des = desired ? json_object_array_length(desired) : 0;
+	size_t n_exist = existing ? existing->n : 0;
+	size_t n_des = desired ? desired->n : 0;
 	int r = -ENOMEM;
 
 	struct slice_plan *plan = calloc(1, sizeof(*plan));
-	struct json_object **cur = calloc(n_exist + 1, sizeof(*cur));
-	struct json_object **obsolete = calloc(n_exist + 1, sizeof(*obsolete));
-	struct json_object **des = calloc(n_des + 1, sizeof(*des));
+	const struct slice_record **cur = calloc(n_exist + 1, sizeof(*cur));
+	const struct slice_record **obsolete = calloc(n_exist + 1, sizeof(*obsolete));
+	const struct slice_record **des = calloc(n_des + 1, sizeof(*des));
 	int *match = calloc(n_des + 1, sizeof(*match));
 	bool *used = calloc(n_exist + 1, sizeof(*used));
 	bool *changed = calloc(n_des + 1, sizeof(*changed));
-	const char **cur_names = NULL, **des_names = NULL, **a = NULL, **b = NULL;
-	size_t n_cur_names = 0, n_des_names = 0, na = 0, nb = 0;
-	struct json_object *pool = NULL;
+	const char **cur_names = NULL, **des_names = NULL;
+	size_t n_cur_names = 0, n_des_names = 0;
 	if (!plan || !cur || !obsolete || !des || !match || !used || !changed)
 		goto out;
 	plan->ops = calloc(n_exist + n_des + 1, sizeof(*plan->ops));
-	if (!plan->ops)
+	plan->own = calloc(n_des + 1, sizeof(*plan->own));
+	if (!plan->ops || !plan->own || !(plan->pool_name = strdup(pool_name)))
 		goto out;
+	plan->n_desired = n_des;
 
 	/* 1. the pool's current generation; everything else is obsolete */
 	int64_t gen = 0;
 	for (size_t i = 0; i < n_exist; i++) {
-		struct json_object *s = json_object_array_get_idx(existing, i);
-		const char *p = slice_pool(s);
-		if (p && !strcmp(p, pool_name) && slice_generation(s) > gen)
-			gen = slice_generation(s);
+		const struct slice_record *s = existing->items[i];
+		if (s->pool && !strcmp(s->pool, pool_name) && s->generation > gen)
+			gen = s->generation;
 	}
 	size_t n_cur = 0, n_obsolete = 0;
 	for (size_t i = 0; i < n_exist; i++) {
-		struct json_object *s = json_object_array_get_idx(existing, i);
-		const char *p = slice_pool(s);
-		if (p && !strcmp(p, pool_name) && slice_generation(s) == gen)
+		const struct slice_record *s = existing->items[i];
+		if (s->pool && !strcmp(s->pool, pool_name) && s->generation == gen)
 			cur[n_cur++] = s;
 		else
 			obsolete[n_obsolete++] = s;
@@ -521,20 +416,19 @@ int slice_plan_compute(struct json_object *existing, struct json_object *desired
 	qsort(cur, n_cur, sizeof(*cur), cmp_by_name);
 
 	for (size_t i = 0; i < n_des; i++) {
-		struct json_object *d = json_object_array_get_idx(desired, i);
-		if (!get(d, "spec")) {
+		const struct slice_record *d = desired->items[i];
+		if (!d->has_spec) {
 			r = -EINVAL;
 			goto out;
 		}
-		/* Borrowed unless fields must go: only the writes get copies. */
-		if (dropped) {
-			if ((r = deep_copy(d, &des[i])) < 0)
+		/* Borrowed unless fields must go: only those get a copy. */
+		if (d->gate_keys & dropped) {
+			if ((r = strip_record(d, dropped, &plan->own[plan->n_own])) < 0)
 				goto out;
 			r = -ENOMEM;
-			slice_strip_gates(des[i], dropped);
-		} else {
-			des[i] = json_object_get(d);
+			d = plan->own[plan->n_own++];
 		}
+		des[i] = d;
 		match[i] = -1;
 	}
 
@@ -544,18 +438,8 @@ int slice_plan_compute(struct json_object *existing, struct json_object *desired
 		used[0] = true;
 	} else {
 		for (size_t i = 0; i < n_des; i++) {
-			free(a);
-			a = NULL;
-			if (device_names(&des[i], 1, &a, &na) < 0)
-				goto out;
 			for (size_t j = 0; j < n_cur && match[i] < 0; j++) {
-				if (used[j])
-					continue;
-				free(b);
-				b = NULL;
-				if (device_names(&cur[j], 1, &b, &nb) < 0)
-					goto out;
-				if (names_equal(a, na, b, nb)) {
+				if (!used[j] && slice_record_same_names(des[i], cur[j])) {
 					match[i] = (int)j;
 					used[j] = true;
 				}
@@ -579,55 +463,44 @@ int slice_plan_compute(struct json_object *existing, struct json_object *desired
 
 	/* 3. what changed */
 	size_t n_new = 0, n_changed = 0;
-	if (!(pool = pool_json(pool_name, gen, n_des)))
-		goto out;
 	for (size_t i = 0; i < n_des; i++) {
 		if (match[i] < 0) {
 			n_new++;
 			continue;
 		}
-		changed[i] = slice_changed(cur[match[i]], des[i], pool);
+		changed[i] = slice_changed(cur[match[i]], des[i], pool_name, gen, n_des);
 		n_changed += changed[i];
 	}
-	if (device_names(cur, n_cur, &cur_names, &n_cur_names) < 0 ||
-	    device_names(des, n_des, &des_names, &n_des_names) < 0)
+	if (union_names(cur, n_cur, &cur_names, &n_cur_names) < 0 ||
+	    union_names(des, n_des, &des_names, &n_des_names) < 0)
 		goto out;
 	bool set_changed = n_cur && !names_equal(cur_names, n_cur_names, des_names, n_des_names);
 
 	/* 4. generation */
 	plan->bumped = n_new > 0 || n_changed > 1 || set_changed;
 	plan->generation = plan->bumped ? gen + 1 : gen;
-	json_object_put(pool);
-	if (!(pool = pool_json(pool_name, plan->generation, n_des)))
-		goto out;
 
 	/* 5. the writes, in order */
 	qsort(obsolete, n_obsolete, sizeof(*obsolete), cmp_by_name);
 	for (size_t i = 0; i < n_obsolete; i++)
-		plan_add(plan, SLICE_OP_DELETE, json_object_get(obsolete[i]), -1);
+		if (plan_add(plan, SLICE_OP_DELETE, obsolete[i], NULL, -1) < 0)
+			goto out;
 	for (size_t i = 0; i < n_des; i++) {
 		if (match[i] < 0 || (!changed[i] && !plan->bumped))
 			continue;
-		struct json_object *obj = NULL;
-		if ((r = update_object(cur[match[i]], des[i], pool, &obj)) < 0)
+		if (plan_add(plan, SLICE_OP_UPDATE, cur[match[i]], des[i], (int)i) < 0)
 			goto out;
-		plan_add(plan, SLICE_OP_UPDATE, obj, (int)i);
 	}
 	for (size_t i = 0; i < n_des; i++) {
 		if (match[i] >= 0)
 			continue;
-		struct json_object *obj = NULL;
-		if ((r = create_object(des[i], pool, &obj)) < 0)
+		if (plan_add(plan, SLICE_OP_CREATE, NULL, des[i], (int)i) < 0)
 			goto out;
-		plan_add(plan, SLICE_OP_CREATE, obj, (int)i);
 	}
 	*ret_plan = plan;
 	plan = NULL;
 	r = 0;
 out:
-	for (size_t i = 0; des && i < n_des; i++)
-		json_object_put(des[i]);
-	json_object_put(pool);
 	slice_plan_free(plan);
 	free(cur);
 	free(obsolete);
@@ -637,7 +510,5 @@ out:
 	free(changed);
 	free(cur_names);
 	free(des_names);
-	free(a);
-	free(b);
 	return r;
 }

@@ -2,10 +2,10 @@
 /*
  * Sync decisions for one driver's pool: what to delete, update and create so
  * that the published ResourceSlices equal the desired ones. Pure: input is
- * what the store knows is published (its list/watch cache) and the desired
- * slices from slice_build(); output is a plan of API writes. Both stores
- * (apiserver and file) run the same plan, so they agree on names, pool
- * generations and write counts.
+ * what the store knows is published (its list/watch cache, as records) and
+ * the desired slices from slice_build() (records too, record.h); output is a
+ * plan of API writes. Both stores (apiserver and file) run the same plan, so
+ * they agree on names, pool generations and write counts.
  *
  * The rules follow the upstream ResourceSlice controller
  * (k8s.io/dynamic-resource-allocation v0.34, kubelet-contract.md 4.4):
@@ -19,7 +19,10 @@
  *      obsolete, unpaired desired slices new;
  *   3. a matched slice changed when its pool, node selection, devices (in
  *      order; a taint's server-set timeAdded tolerated), shared counters or
- *      per-device node selection differ (missing and empty are equal);
+ *      per-device node selection differ (missing and empty are equal; map
+ *      keys in any order). Decided from the records' canonical digests
+ *      (canon.h); a desired slice that itself carries a timeAdded is compared
+ *      with every timeAdded included;
  *   4. generation + 1 when a slice is new, more than one matched slice
  *      changed, or the pool's set of device names changed; otherwise it is
  *      kept (nothing or one atomic update to write). Unchanged content
@@ -28,6 +31,9 @@
  *      preconditions), update matched slices (all of them after a bump, else
  *      only the changed one), create new ones. resourceSliceCount is the
  *      number of desired slices.
+ *
+ * Memory: the plan holds no slice tree. The object an op writes is made on
+ * demand, one at a time (slice_plan_op_object), from the records' texts.
  */
 #ifndef DRALET_SLICES_SYNC_H
 #define DRALET_SLICES_SYNC_H
@@ -37,16 +43,25 @@
 #include <stdint.h>
 #include <json-c/json.h>
 
+#include "agent/slices/gates.h"
+#include "agent/slices/record.h"
+
 enum slice_op_type {
-	SLICE_OP_DELETE,	/* object: the existing slice (name, uid, resourceVersion) */
-	SLICE_OP_UPDATE,	/* object: the existing slice with the new spec, for PUT */
-	SLICE_OP_CREATE,	/* object: the new slice (generateName), for POST */
+	SLICE_OP_DELETE,	/* the published slice goes (name, uid, resourceVersion) */
+	SLICE_OP_UPDATE,	/* PUT: the published slice with the desired spec */
+	SLICE_OP_CREATE,	/* POST: the desired slice (generateName) */
 };
 
 struct slice_op {
 	enum slice_op_type type;
-	struct json_object *object;	/* owned by the plan */
-	int desired_index;		/* index into the desired array; -1 for deletes */
+	int desired_index;	/* index into the desired list; -1 for deletes */
+	/* DELETE, UPDATE: the published slice's metadata (owned by the plan;
+	 * NULL where it had none); NULL for CREATE */
+	char *name, *uid, *resource_version;
+	/* What slice_plan_op_object() reads: borrowed from the inputs (or the
+	 * plan's own copy of a desired slice without the dropped gates' fields) */
+	const struct slice_record *published;	/* DELETE, UPDATE */
+	const struct slice_record *desired;	/* UPDATE, CREATE */
 };
 
 struct slice_plan {
@@ -55,43 +70,40 @@ struct slice_plan {
 	size_t n_delete, n_update, n_create;
 	size_t n_ops;		/* n_delete + n_update + n_create */
 	struct slice_op *ops;	/* deletes, then updates, then creates */
+	/* private */
+	char *pool_name;
+	size_t n_desired;
+	struct slice_record **own;	/* desired slices with dropped fields stripped */
+	size_t n_own;
 };
 
 /*
- * Alpha field groups (feature gates) a server may silently drop. A plan made
- * with a gate in @dropped leaves that gate's fields out of the desired slices
- * before comparing and writing, so a server without the gate causes no
- * update loop.
+ * Plans the writes for the pool @pool_name. @existing: records of the
+ * ResourceSlices the store knows for this driver on this node (any pool);
+ * @desired: the list from slice_build(); both borrowed, either may be NULL
+ * (none). @dropped: SLICE_GATE_* whose fields the server drops (gates.h).
+ * On success *ret_plan is new (slice_plan_free). -EINVAL on malformed input
+ * (a desired slice without spec, no pool name), -ENOMEM.
  */
-enum slice_gate {
-	SLICE_GATE_DEVICE_TAINTS = 1u << 0,	/* devices[].taints */
-	SLICE_GATE_PARTITIONABLE = 1u << 1,	/* sharedCounters, consumesCounters, perDeviceNodeSelection, per-device node selection */
-	SLICE_GATE_BINDING_CONDITIONS = 1u << 2,	/* bindsToNode, bindingConditions, bindingFailureConditions */
-	SLICE_GATE_CONSUMABLE_CAPACITY = 1u << 3,	/* allowMultipleAllocations, capacity requestPolicy */
-};
-#define SLICE_GATE_ALL 0xfu
-
-/*
- * Plans the writes for the pool @pool_name. @existing: json array of the
- * ResourceSlice objects the store knows for this driver on this node (any
- * pool); @desired: json array from slice_build(); both borrowed. On success
- * *ret_plan is new (slice_plan_free). -EINVAL on malformed input, -ENOMEM.
- */
-int slice_plan_compute(struct json_object *existing, struct json_object *desired,
+int slice_plan_compute(const struct slice_list *existing, const struct slice_list *desired,
 		       const char *pool_name, unsigned dropped, struct slice_plan **ret_plan);
 void slice_plan_free(struct slice_plan *plan);
 
-/* Which gates' fields @sent carried and @stored (the server's answer) lacks. */
-unsigned slice_dropped_gates(struct json_object *sent, struct json_object *stored);
-/* The Kubernetes feature gate name of one SLICE_GATE_* bit. */
-const char *slice_gate_name(unsigned gate);
-/* Removes the fields of the gates in @mask from @slice, in place. */
-void slice_strip_gates(struct json_object *slice, unsigned mask);
+/*
+ * The object op @i writes, as a new tree (the caller puts it): for CREATE
+ * the desired slice with the plan's pool; for UPDATE the published slice
+ * (metadata, resourceVersion and all) with the desired devices, shared
+ * counters, node selection and the plan's pool, every taint keeping the
+ * server's timeAdded. The inputs given to slice_plan_compute() must still be
+ * alive and unchanged. -EINVAL for a DELETE or an unreadable record, -ENOMEM.
+ */
+int slice_plan_op_object(const struct slice_plan *plan, size_t i, struct json_object **ret_obj);
 
 /*
  * Equality as the controller means it: missing, null, empty arrays and empty
  * objects are the same; a "timeAdded" that @desired lacks is ignored in
- * @existing. Exposed for tests.
+ * @existing. The planner decides from digests of the same rules (canon.h);
+ * exposed for tests.
  */
 bool slice_json_equal(struct json_object *existing, struct json_object *desired);
 

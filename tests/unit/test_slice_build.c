@@ -27,6 +27,24 @@ static void on_warn(void *userdata, const char *backend, const char *device, con
 	w->n++;
 }
 
+/* build() with its records' texts parsed into one json array. */
+static int build(const char *driver, const char *node, const char *uid,
+		 const struct slice_device_in *devs, size_t n, const struct slice_options *opts,
+		 slice_warn_fn warn, void *userdata, struct json_object **ret)
+{
+	struct slice_list *list = NULL;
+	int r = slice_build(driver, node, uid, devs, n, opts, warn, userdata, &list);
+	if (r == 0) {
+		for (size_t i = 0; i < list->n; i++) {
+			assert_int_equal(list->items[i]->kind, SLICE_RECORD_DESIRED);
+			assert_int_equal(strlen(list->items[i]->text), list->items[i]->text_len);
+		}
+		assert_int_equal(slice_list_to_json(list, ret), 0);
+		slice_list_unref(list);
+	}
+	return r;
+}
+
 static struct json_object *path(struct json_object *o, const char *p)
 {
 	char buf[256];
@@ -78,7 +96,7 @@ static void test_split_and_sort(void **state)
 	struct slice_device_in *devs = make_devices(300, &names);
 	struct json_object *slices = NULL;
 	struct warnings w = { 0 };
-	assert_int_equal(slice_build("gpu.dralet.dev", "node-1", "uid-1", devs, 300, NULL, on_warn, &w,
+	assert_int_equal(build("gpu.dralet.dev", "node-1", "uid-1", devs, 300, NULL, on_warn, &w,
 				     &slices), 0);
 	assert_int_equal(w.n, 0);
 	assert_int_equal(json_object_array_length(slices), 3);
@@ -120,13 +138,13 @@ static void test_exactly_128_and_empty(void **state)
 	char(*names)[32];
 	struct slice_device_in *devs = make_devices(128, &names);
 	struct json_object *slices = NULL;
-	assert_int_equal(slice_build("gpu.dralet.dev", "n", NULL, devs, 128, NULL, NULL, NULL, &slices), 0);
+	assert_int_equal(build("gpu.dralet.dev", "n", NULL, devs, 128, NULL, NULL, NULL, &slices), 0);
 	assert_int_equal(json_object_array_length(slices), 1);
 	assert_null(path(slices, "0.metadata.ownerReferences"));
 	json_object_put(slices);
-	assert_int_equal(slice_build("gpu.dralet.dev", "n", NULL, devs, 129 - 1, NULL, NULL, NULL, &slices), 0);
+	assert_int_equal(build("gpu.dralet.dev", "n", NULL, devs, 129 - 1, NULL, NULL, NULL, &slices), 0);
 	json_object_put(slices);
-	assert_int_equal(slice_build("gpu.dralet.dev", "n", NULL, NULL, 0, NULL, NULL, NULL, &slices), 0);
+	assert_int_equal(build("gpu.dralet.dev", "n", NULL, NULL, 0, NULL, NULL, NULL, &slices), 0);
 	assert_int_equal(json_object_array_length(slices), 0);
 	json_object_put(slices);
 	free(devs);
@@ -137,9 +155,9 @@ static void test_bad_names_fail_the_build(void **state)
 {
 	(void)state;
 	struct json_object *slices = (struct json_object *)0x1;
-	assert_int_equal(slice_build("Not_A_Driver", "n", NULL, NULL, 0, NULL, NULL, NULL, &slices), -EINVAL);
-	assert_int_equal(slice_build("gpu.dralet.dev", "Node_1", NULL, NULL, 0, NULL, NULL, NULL, &slices), -EINVAL);
-	assert_int_equal(slice_build("gpu.dralet.dev", "", NULL, NULL, 0, NULL, NULL, NULL, &slices), -EINVAL);
+	assert_int_equal(build("Not_A_Driver", "n", NULL, NULL, 0, NULL, NULL, NULL, &slices), -EINVAL);
+	assert_int_equal(build("gpu.dralet.dev", "Node_1", NULL, NULL, 0, NULL, NULL, NULL, &slices), -EINVAL);
+	assert_int_equal(build("gpu.dralet.dev", "", NULL, NULL, 0, NULL, NULL, NULL, &slices), -EINVAL);
 	assert_ptr_equal(slices, (struct json_object *)0x1);
 }
 
@@ -173,7 +191,7 @@ static void test_invalid_values_are_dropped(void **state)
 	};
 	struct json_object *slices = NULL;
 	struct warnings w = { 0 };
-	assert_int_equal(slice_build("fpga.dralet.dev", "node-1", NULL, devs, 5, NULL, on_warn, &w,
+	assert_int_equal(build("fpga.dralet.dev", "node-1", NULL, devs, 5, NULL, on_warn, &w,
 				     &slices), 0);
 	/* each problem once, naming backend, device and attribute */
 	const char *expect[] = {
@@ -230,7 +248,7 @@ static void test_32_attributes_and_capacities(void **state)
 				       .caps = caps, .n_caps = 2 };
 	struct json_object *slices = NULL;
 	struct warnings w = { 0 };
-	assert_int_equal(slice_build("gpu.dralet.dev", "n", NULL, &dev, 1, NULL, on_warn, &w, &slices), 0);
+	assert_int_equal(build("gpu.dralet.dev", "n", NULL, &dev, 1, NULL, on_warn, &w, &slices), 0);
 	struct json_object *d = path(slices, "0.spec.devices.0");
 	assert_int_equal(json_object_object_length(path(d, "capacity")), 2);	/* capacities kept */
 	assert_int_equal(json_object_object_length(path(d, "attributes")), 30);
@@ -248,13 +266,13 @@ static void test_taints_only_when_enabled(void **state)
 	struct slice_device_in *devs = make_devices(100, &names);
 	devs[3].unhealthy = true;	/* gpu-0096 */
 	struct json_object *slices = NULL;
-	assert_int_equal(slice_build("gpu.dralet.dev", "n", NULL, devs, 100, NULL, NULL, NULL, &slices), 0);
+	assert_int_equal(build("gpu.dralet.dev", "n", NULL, devs, 100, NULL, NULL, NULL, &slices), 0);
 	assert_int_equal(json_object_array_length(slices), 1);
 	assert_null(path(slices, "0.spec.devices.96.taints"));
 	json_object_put(slices);
 
 	struct slice_options opts = { .device_taints = true };
-	assert_int_equal(slice_build("gpu.dralet.dev", "n", NULL, devs, 100, &opts, NULL, NULL, &slices), 0);
+	assert_int_equal(build("gpu.dralet.dev", "n", NULL, devs, 100, &opts, NULL, NULL, &slices), 0);
 	/* with taints, at most 64 devices per slice (the 1.35 limit) */
 	assert_int_equal(json_object_array_length(slices), 2);
 	assert_int_equal(json_object_array_length(path(slices, "0.spec.devices")), 64);

@@ -43,6 +43,19 @@ static struct json_object *path(struct json_object *o, const char *p)
 	return o;
 }
 
+/* slices_build() with its records' texts parsed into one json array. */
+static int build(const struct inventory *inv, const char *driver, const char *node,
+		 const char *uid, const struct slice_options *opts, struct json_object **ret)
+{
+	struct slice_list *list = NULL;
+	int r = slices_build(inv, driver, node, uid, opts, &list);
+	if (r == 0) {
+		assert_int_equal(slice_list_to_json(list, ret), 0);
+		slice_list_unref(list);
+	}
+	return r;
+}
+
 static void test_inventory_to_slices(void **state)
 {
 	(void)state;
@@ -69,7 +82,7 @@ static void test_inventory_to_slices(void **state)
 	assert_int_equal(inventory_n_devices(inv, "accel.dralet.dev"), 300);
 
 	struct json_object *slices = NULL;
-	assert_int_equal(slices_build(inv, "accel.dralet.dev", "node-1", "uid-7", NULL, &slices), 0);
+	assert_int_equal(build(inv, "accel.dralet.dev", "node-1", "uid-7", NULL, &slices), 0);
 	assert_int_equal(json_object_array_length(slices), 3);
 	size_t sizes[] = { 128, 128, 44 };
 	const char *prev = "";
@@ -93,7 +106,7 @@ static void test_inventory_to_slices(void **state)
 
 	/* with DRADeviceTaints: the unhealthy functions carry the taint, 64 per slice */
 	struct slice_options opts = { .device_taints = true };
-	assert_int_equal(slices_build(inv, "accel.dralet.dev", "node-1", NULL, &opts, &slices), 0);
+	assert_int_equal(build(inv, "accel.dralet.dev", "node-1", NULL, &opts, &slices), 0);
 	assert_int_equal(json_object_array_length(slices), 5);
 	struct json_object *d3 = path(slices, "0.spec.devices.3");
 	assert_string_equal(json_object_get_string(path(d3, "name")), "acc-0000-01-00-3");
@@ -102,11 +115,11 @@ static void test_inventory_to_slices(void **state)
 	json_object_put(slices);
 
 	/* unknown driver: no slices; bad node name: -EINVAL */
-	assert_int_equal(slices_build(inv, "other.dralet.dev", "node-1", NULL, NULL, &slices), 0);
+	assert_int_equal(build(inv, "other.dralet.dev", "node-1", NULL, NULL, &slices), 0);
 	assert_int_equal(json_object_array_length(slices), 0);
 	json_object_put(slices);
 	slices = (struct json_object *)0x1;
-	assert_int_equal(slices_build(inv, "accel.dralet.dev", "Node_1", NULL, NULL, &slices), -EINVAL);
+	assert_int_equal(build(inv, "accel.dralet.dev", "Node_1", NULL, NULL, &slices), -EINVAL);
 	assert_ptr_equal(slices, (struct json_object *)0x1);
 
 	inventory_free(inv);

@@ -15,7 +15,7 @@
 #define POOL "node-1"
 
 /* Desired slices for devices gpu-<first>..gpu-<first+n-1> (names zero-padded). */
-static struct json_object *desired_range(size_t n, const char *model, const int *skip)
+static struct slice_list *desired_range(size_t n, const char *model, const int *skip)
 {
 	struct dralet_attr *attrs = calloc(n, sizeof(*attrs));
 	struct slice_device_in *devs = calloc(n, sizeof(*devs));
@@ -33,12 +33,58 @@ static struct json_object *desired_range(size_t n, const char *model, const int 
 		devs[k] = (struct slice_device_in){ .name = names[k], .attrs = &attrs[k], .n_attrs = 1 };
 		k++;
 	}
-	struct json_object *out = NULL;
+	struct slice_list *out = NULL;
 	assert_int_equal(slice_build("gpu.dralet.dev", POOL, "uid-n", devs, k, NULL, NULL, NULL, &out), 0);
 	free(attrs);
 	free(devs);
 	free(names);
 	return out;
+}
+
+/* Desired records from JSON (a tree or text). */
+static struct slice_list *desired_json(struct json_object *array)
+{
+	struct slice_list *l = NULL;
+	assert_int_equal(slice_list_from_json(array, SLICE_RECORD_DESIRED, &l), 0);
+	return l;
+}
+
+static struct slice_list *desired_text(const char *text)
+{
+	struct json_object *arr = json_tokener_parse(text);
+	struct slice_list *l = desired_json(arr);
+	json_object_put(arr);
+	return l;
+}
+
+/* The published records the planner sees for @existing (a json array, the
+ * server's state); kept until the next plan, as a store keeps its view. */
+static struct slice_list *seen;
+
+static struct slice_list *published(struct json_object *existing)
+{
+	slice_list_unref(seen);
+	seen = NULL;
+	if (!existing)
+		return NULL;
+	assert_int_equal(slice_list_from_json(existing, SLICE_RECORD_PUBLISHED, &seen), 0);
+	return seen;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	slice_list_unref(seen);
+	seen = NULL;
+	return 0;
+}
+
+/* The object op @i writes. */
+static struct json_object *op_object(const struct slice_plan *plan, size_t i)
+{
+	struct json_object *obj = NULL;
+	assert_int_equal(slice_plan_op_object(plan, i, &obj), 0);
+	return obj;
 }
 
 /* A tiny apiserver: applies a plan to @existing (array, replaced). */
@@ -52,16 +98,12 @@ static void apply(struct json_object **existing, const struct slice_plan *plan)
 		json_object_object_get_ex(meta, "name", &name);
 		bool gone = false, replaced = false;
 		for (size_t k = 0; k < plan->n_ops; k++) {
-			struct json_object *m2, *n2;
-			json_object_object_get_ex(plan->ops[k].object, "metadata", &m2);
-			if (!json_object_object_get_ex(m2, "name", &n2) ||
-			    strcmp(json_object_get_string(n2), json_object_get_string(name)))
+			if (!plan->ops[k].name || strcmp(plan->ops[k].name, json_object_get_string(name)))
 				continue;
 			if (plan->ops[k].type == SLICE_OP_DELETE)
 				gone = true;
 			if (plan->ops[k].type == SLICE_OP_UPDATE) {
-				struct json_object *copy = NULL;
-				json_object_deep_copy(plan->ops[k].object, &copy, NULL);
+				struct json_object *copy = op_object(plan, k), *m2;
 				char rv[16];
 				snprintf(rv, sizeof(rv), "%d", ++counter);
 				json_object_object_get_ex(copy, "metadata", &m2);
@@ -76,8 +118,7 @@ static void apply(struct json_object **existing, const struct slice_plan *plan)
 	for (size_t k = 0; k < plan->n_ops; k++) {
 		if (plan->ops[k].type != SLICE_OP_CREATE)
 			continue;
-		struct json_object *copy = NULL, *meta;
-		json_object_deep_copy(plan->ops[k].object, &copy, NULL);
+		struct json_object *copy = op_object(plan, k), *meta;
 		json_object_object_get_ex(copy, "metadata", &meta);
 		char buf[32];
 		snprintf(buf, sizeof(buf), "s-%05d", ++counter);
@@ -91,16 +132,16 @@ static void apply(struct json_object **existing, const struct slice_plan *plan)
 	*existing = next;
 }
 
-static struct slice_plan *plan_for(struct json_object *existing, struct json_object *desired)
+static struct slice_plan *plan_for(struct json_object *existing, struct slice_list *desired)
 {
 	struct slice_plan *p = NULL;
-	assert_int_equal(slice_plan_compute(existing, desired, POOL, 0, &p), 0);
+	assert_int_equal(slice_plan_compute(published(existing), desired, POOL, 0, &p), 0);
 	return p;
 }
 
 /* Applies a plan and checks the next plan is empty: one round converges. */
 static void apply_and_converge(struct json_object **existing, struct slice_plan *plan,
-			       struct json_object *desired)
+			       struct slice_list *desired)
 {
 	apply(existing, plan);
 	slice_plan_free(plan);
@@ -118,10 +159,19 @@ static int64_t gen_of(struct json_object *slice)
 	return json_object_get_int64(g);
 }
 
+static int64_t gen_of_op(const struct slice_plan *plan, size_t i)
+{
+	struct json_object *obj = op_object(plan, i);
+	int64_t g = gen_of(obj);
+	json_object_put(obj);
+	return g;
+}
+
 static void test_first_publish_and_no_op(void **state)
 {
 	(void)state;
-	struct json_object *desired = desired_range(300, "H100", NULL), *existing = NULL;
+	struct slice_list *desired = desired_range(300, "H100", NULL);
+	struct json_object *existing = NULL;
 	struct slice_plan *p = plan_for(NULL, desired);
 	assert_int_equal(p->n_create, 3);
 	assert_int_equal(p->n_update + p->n_delete, 0);
@@ -129,27 +179,28 @@ static void test_first_publish_and_no_op(void **state)
 	assert_true(p->bumped);
 	for (size_t i = 0; i < 3; i++) {
 		assert_int_equal(p->ops[i].type, SLICE_OP_CREATE);
-		assert_int_equal(gen_of(p->ops[i].object), 1);
+		assert_int_equal(gen_of_op(p, i), 1);
 	}
 	apply_and_converge(&existing, p, desired);
 	/* the same content again: no write at all */
-	struct json_object *same = desired_range(300, "H100", NULL);
+	struct slice_list *same = desired_range(300, "H100", NULL);
 	p = plan_for(existing, same);
 	assert_int_equal(p->n_ops, 0);
 	assert_int_equal(p->generation, 1);
 	slice_plan_free(p);
-	json_object_put(same);
-	json_object_put(desired);
+	slice_list_unref(same);
+	slice_list_unref(desired);
 	json_object_put(existing);
 }
 
 static void test_single_slice_device_set_change_bumps(void **state)
 {
 	(void)state;
-	struct json_object *d1 = desired_range(4, "H100", NULL), *existing = NULL;
+	struct slice_list *d1 = desired_range(4, "H100", NULL);
+	struct json_object *existing = NULL;
 	apply_and_converge(&existing, plan_for(NULL, d1), d1);
 	/* a device appears: one update, generation + 1 */
-	struct json_object *d2 = desired_range(5, "H100", NULL);
+	struct slice_list *d2 = desired_range(5, "H100", NULL);
 	struct slice_plan *p = plan_for(existing, d2);
 	assert_int_equal(p->n_update, 1);
 	assert_int_equal(p->n_create + p->n_delete, 0);
@@ -157,32 +208,33 @@ static void test_single_slice_device_set_change_bumps(void **state)
 	apply_and_converge(&existing, p, d2);
 	/* one disappears: again one update, generation + 1 */
 	int skip[] = { 2, -1 };
-	struct json_object *d3 = desired_range(5, "H100", skip);
+	struct slice_list *d3 = desired_range(5, "H100", skip);
 	p = plan_for(existing, d3);
 	assert_int_equal(p->n_update, 1);
 	assert_int_equal(p->generation, 3);
 	apply_and_converge(&existing, p, d3);
 	/* only an attribute changes: one update, generation kept (upstream rule) */
-	struct json_object *d4 = desired_range(5, "H200", skip);
+	struct slice_list *d4 = desired_range(5, "H200", skip);
 	p = plan_for(existing, d4);
 	assert_int_equal(p->n_update, 1);
 	assert_false(p->bumped);
 	assert_int_equal(p->generation, 3);
 	apply_and_converge(&existing, p, d4);
-	json_object_put(d1);
-	json_object_put(d2);
-	json_object_put(d3);
-	json_object_put(d4);
+	slice_list_unref(d1);
+	slice_list_unref(d2);
+	slice_list_unref(d3);
+	slice_list_unref(d4);
 	json_object_put(existing);
 }
 
 static void test_multi_slice_changes(void **state)
 {
 	(void)state;
-	struct json_object *d1 = desired_range(300, "H100", NULL), *existing = NULL;
+	struct slice_list *d1 = desired_range(300, "H100", NULL);
+	struct json_object *existing = NULL;
 	apply_and_converge(&existing, plan_for(NULL, d1), d1);
 	/* a device appears at the end: one bump, every slice rewritten, by update */
-	struct json_object *d2 = desired_range(301, "H100", NULL);
+	struct slice_list *d2 = desired_range(301, "H100", NULL);
 	struct slice_plan *p = plan_for(existing, d2);
 	assert_int_equal(p->generation, 2);
 	assert_int_equal(p->n_update, 3);
@@ -191,7 +243,7 @@ static void test_multi_slice_changes(void **state)
 	for (size_t i = 0; i < json_object_array_length(existing); i++)
 		assert_int_equal(gen_of(json_object_array_get_idx(existing, i)), 2);
 	/* growing past a slice boundary: updates + one create */
-	struct json_object *d3 = desired_range(385, "H100", NULL);
+	struct slice_list *d3 = desired_range(385, "H100", NULL);
 	p = plan_for(existing, d3);
 	assert_int_equal(p->generation, 3);
 	assert_int_equal(p->n_update, 3);
@@ -205,16 +257,17 @@ static void test_multi_slice_changes(void **state)
 	assert_int_equal(p->ops[0].type, SLICE_OP_DELETE);
 	assert_int_equal(p->n_update, 3);
 	apply_and_converge(&existing, p, d1);
-	json_object_put(d1);
-	json_object_put(d2);
-	json_object_put(d3);
+	slice_list_unref(d1);
+	slice_list_unref(d2);
+	slice_list_unref(d3);
 	json_object_put(existing);
 }
 
 static void test_matching_by_device_set_ignores_order(void **state)
 {
 	(void)state;
-	struct json_object *d1 = desired_range(300, "H100", NULL), *existing = NULL;
+	struct slice_list *d1 = desired_range(300, "H100", NULL);
+	struct json_object *existing = NULL;
 	apply_and_converge(&existing, plan_for(NULL, d1), d1);
 	/* the store lists them in any order */
 	struct json_object *rev = json_object_new_array();
@@ -224,28 +277,112 @@ static void test_matching_by_device_set_ignores_order(void **state)
 	assert_int_equal(p->n_ops, 0);
 	slice_plan_free(p);
 	/* an attribute change in the middle slice: one update, no bump */
-	struct json_object *d2 = desired_range(300, "H100", NULL);
+	struct slice_list *built = desired_range(300, "H100", NULL);
+	struct json_object *arr = NULL;
+	assert_int_equal(slice_list_to_json(built, &arr), 0);
+	slice_list_unref(built);
 	struct json_object *dev = json_object_array_get_idx(
-		json_object_object_get(json_object_object_get(json_object_array_get_idx(d2, 1), "spec"),
+		json_object_object_get(json_object_object_get(json_object_array_get_idx(arr, 1), "spec"),
 				       "devices"), 5);
 	json_object_object_add(json_object_object_get(dev, "attributes"), "extra",
 			       json_tokener_parse("{\"bool\": true}"));
+	struct slice_list *d2 = desired_json(arr);
 	p = plan_for(rev, d2);
 	assert_int_equal(p->n_update, 1);
 	assert_false(p->bumped);
 	assert_int_equal(p->generation, 1);
+	assert_int_equal(p->ops[0].desired_index, 1);
 	slice_plan_free(p);
+	json_object_put(arr);
 	json_object_put(rev);
-	json_object_put(d1);
-	json_object_put(d2);
+	slice_list_unref(d1);
+	slice_list_unref(d2);
 	json_object_put(existing);
 }
 
-static struct json_object *with_meta(struct json_object *slice, const char *name, const char *pool,
-				     int64_t gen)
+/*
+ * The server answers with its own member order (struct fields, maps sorted)
+ * and fills in empty fields; none of that is a change. A changed value, or
+ * devices in another order, is one.
+ */
+static void test_canonical_comparison(void **state)
 {
-	struct json_object *c = NULL, *meta, *spec, *p;
-	json_object_deep_copy(slice, &c, NULL);
+	(void)state;
+	static const char desired_text_[] =
+		"[{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceSlice\",\"metadata\":"
+		"{\"generateName\":\"node-1-gpu.dralet.dev-\"},\"spec\":{\"driver\":\"gpu.dralet.dev\","
+		"\"pool\":{\"name\":\"node-1\",\"generation\":0,\"resourceSliceCount\":1},"
+		"\"nodeName\":\"node-1\",\"devices\":["
+		"{\"name\":\"gpu-0\",\"attributes\":{\"z\":{\"int\":1},\"a\":{\"string\":\"x\"}},"
+		"\"capacity\":{\"mem\":{\"value\":\"1Gi\"},\"cores\":{\"value\":\"2\"}}},"
+		"{\"name\":\"gpu-1\",\"attributes\":{\"a\":{\"string\":\"y\"}}}]}}]";
+	static const char server_text[] =
+		"{\"kind\":\"ResourceSlice\",\"apiVersion\":\"resource.k8s.io/v1\",\"metadata\":"
+		"{\"name\":\"s1\",\"uid\":\"u1\",\"resourceVersion\":\"5\",\"managedFields\":[]},"
+		"\"spec\":{\"nodeName\":\"node-1\",\"driver\":\"gpu.dralet.dev\",\"nodeSelector\":null,"
+		"\"pool\":{\"resourceSliceCount\":1,\"name\":\"node-1\",\"generation\":1},"
+		"\"sharedCounters\":[],\"devices\":["
+		"{\"attributes\":{\"a\":{\"string\":\"x\"},\"z\":{\"int\":1}},"
+		"\"capacity\":{\"cores\":{\"value\":\"2\"},\"mem\":{\"value\":\"1Gi\"}},"
+		"\"name\":\"gpu-0\",\"taints\":[],\"allowMultipleAllocations\":false},"
+		"{\"name\":\"gpu-1\",\"attributes\":{\"a\":{\"string\":\"y\"}},\"capacity\":{}}]}}";
+	struct slice_list *desired = desired_text(desired_text_);
+	struct json_object *existing = json_object_new_array();
+	json_object_array_add(existing, json_tokener_parse(server_text));
+	struct slice_plan *p = plan_for(existing, desired);
+	assert_int_equal(p->n_ops, 0);
+	assert_int_equal(p->generation, 1);
+	slice_plan_free(p);
+	/* one value differs: one update, keeping the server's metadata */
+	const char *changes[] = {
+		"\"z\":{\"int\":1}", "\"z\":{\"int\":2}",		/* another value */
+		"\"z\":{\"int\":1}", "\"z\":{\"string\":\"1\"}",	/* another type */
+		"\"cores\":{\"value\":\"2\"}", "\"cores\":{\"value\":\"3\"}",
+	};
+	for (size_t c = 0; c < sizeof(changes) / sizeof(changes[0]); c += 2) {
+		char text[2048];
+		const char *at = strstr(desired_text_, changes[c]);
+		assert_non_null(at);
+		snprintf(text, sizeof(text), "%.*s%s%s", (int)(at - desired_text_), desired_text_,
+			 changes[c + 1], at + strlen(changes[c]));
+		struct slice_list *d2 = desired_text(text);
+		p = plan_for(existing, d2);
+		assert_int_equal(p->n_update, 1);
+		assert_int_equal(p->n_ops, 1);
+		assert_string_equal(p->ops[0].name, "s1");
+		struct json_object *o = op_object(p, 0), *meta;
+		json_object_object_get_ex(o, "metadata", &meta);
+		assert_string_equal(json_object_get_string(json_object_object_get(meta, "uid")), "u1");
+		assert_non_null(json_object_object_get(meta, "managedFields"));
+		assert_null(json_object_object_get(meta, "generateName"));
+		json_object_put(o);
+		slice_plan_free(p);
+		slice_list_unref(d2);
+	}
+	/* the same devices in another order: a change (devices are a list) */
+	struct json_object *arr = json_tokener_parse(desired_text_), *devs;
+	devs = json_object_object_get(json_object_object_get(json_object_array_get_idx(arr, 0), "spec"),
+				      "devices");
+	struct json_object *first = json_object_get(json_object_array_get_idx(devs, 0));
+	json_object_array_del_idx(devs, 0, 1);
+	json_object_array_add(devs, first);
+	struct slice_list *d3 = desired_json(arr);
+	p = plan_for(existing, d3);
+	assert_int_equal(p->n_update, 1);
+	slice_plan_free(p);
+	slice_list_unref(d3);
+	json_object_put(arr);
+	slice_list_unref(desired);
+	json_object_put(existing);
+}
+
+static struct json_object *with_meta(struct slice_list *list, size_t i, const char *name,
+				     const char *pool, int64_t gen)
+{
+	struct json_object *arr = NULL, *c, *meta, *spec, *p;
+	assert_int_equal(slice_list_to_json(list, &arr), 0);
+	c = json_object_get(json_object_array_get_idx(arr, i));
+	json_object_put(arr);
 	json_object_object_get_ex(c, "metadata", &meta);
 	json_object_object_add(meta, "name", json_object_new_string(name));
 	json_object_object_add(meta, "uid", json_object_new_string(name));
@@ -260,13 +397,12 @@ static struct json_object *with_meta(struct json_object *slice, const char *name
 static void test_obsolete_slices(void **state)
 {
 	(void)state;
-	struct json_object *d1 = desired_range(4, "H100", NULL);
-	struct json_object *s = json_object_array_get_idx(d1, 0);
+	struct slice_list *d1 = desired_range(4, "H100", NULL);
 	struct json_object *existing = json_object_new_array();
-	json_object_array_add(existing, with_meta(s, "cur", POOL, 5));
-	json_object_array_add(existing, with_meta(s, "dup", POOL, 5));	/* a lost create's twin */
-	json_object_array_add(existing, with_meta(s, "old", POOL, 4));	/* lower generation */
-	json_object_array_add(existing, with_meta(s, "other", "other-pool", 9));	/* other pool */
+	json_object_array_add(existing, with_meta(d1, 0, "cur", POOL, 5));
+	json_object_array_add(existing, with_meta(d1, 0, "dup", POOL, 5));	/* a lost create's twin */
+	json_object_array_add(existing, with_meta(d1, 0, "old", POOL, 4));	/* lower generation */
+	json_object_array_add(existing, with_meta(d1, 0, "other", "other-pool", 9));	/* other pool */
 	struct slice_plan *p = plan_for(existing, d1);
 	/* "cur" matches (first by name); everything else goes; no bump for a duplicate */
 	assert_int_equal(p->n_delete, 3);
@@ -275,48 +411,50 @@ static void test_obsolete_slices(void **state)
 	assert_int_equal(p->generation, 5);
 	const char *deleted[] = { "dup", "old", "other" };
 	for (size_t i = 0; i < 3; i++) {
-		struct json_object *meta, *v;
 		assert_int_equal(p->ops[i].type, SLICE_OP_DELETE);
-		json_object_object_get_ex(p->ops[i].object, "metadata", &meta);
-		json_object_object_get_ex(meta, "name", &v);
-		assert_string_equal(json_object_get_string(v), deleted[i]);
+		assert_string_equal(p->ops[i].name, deleted[i]);
 		/* preconditions come from the existing object */
-		json_object_object_get_ex(meta, "resourceVersion", &v);
-		assert_string_equal(json_object_get_string(v), "7");
+		assert_string_equal(p->ops[i].uid, deleted[i]);
+		assert_string_equal(p->ops[i].resource_version, "7");
+		struct json_object *none = NULL;
+		assert_int_equal(slice_plan_op_object(p, i, &none), -EINVAL);
 	}
 	slice_plan_free(p);
 	/* nothing desired: everything is deleted */
-	struct json_object *none = json_object_new_array();
+	struct slice_list *none = NULL;
+	assert_int_equal(slice_list_new(&none), 0);
 	p = plan_for(existing, none);
 	assert_int_equal(p->n_delete, 4);
 	assert_int_equal(p->n_ops, 4);
 	slice_plan_free(p);
-	json_object_put(none);
+	slice_list_unref(none);
 	json_object_put(existing);
-	json_object_put(d1);
+	slice_list_unref(d1);
 }
 
 static void test_update_keeps_metadata(void **state)
 {
 	(void)state;
-	struct json_object *d1 = desired_range(2, "H100", NULL);
+	struct slice_list *d1 = desired_range(2, "H100", NULL);
 	struct json_object *existing = json_object_new_array();
-	json_object_array_add(existing, with_meta(json_object_array_get_idx(d1, 0), "x", POOL, 3));
-	struct json_object *d2 = desired_range(2, "B200", NULL);
+	json_object_array_add(existing, with_meta(d1, 0, "x", POOL, 3));
+	struct slice_list *d2 = desired_range(2, "B200", NULL);
 	struct slice_plan *p = plan_for(existing, d2);
 	assert_int_equal(p->n_update, 1);
-	struct json_object *o = p->ops[0].object, *meta, *v;
+	struct json_object *o = op_object(p, 0), *meta, *v;
 	json_object_object_get_ex(o, "metadata", &meta);
 	json_object_object_get_ex(meta, "name", &v);
 	assert_string_equal(json_object_get_string(v), "x");
 	json_object_object_get_ex(meta, "resourceVersion", &v);
 	assert_string_equal(json_object_get_string(v), "7");
 	assert_int_equal(gen_of(o), 3);
+	assert_non_null(strstr(json_object_to_json_string(o), "B200"));
 	assert_int_equal(p->ops[0].desired_index, 0);
+	json_object_put(o);
 	slice_plan_free(p);
 	json_object_put(existing);
-	json_object_put(d1);
-	json_object_put(d2);
+	slice_list_unref(d1);
+	slice_list_unref(d2);
 }
 
 static const char TAINTED[] =
@@ -343,16 +481,40 @@ static void test_taint_time_added(void **state)
 		json_object_object_get(json_object_array_get_idx(desired, 0), "spec"), "devices"), 0);
 	struct json_object *attrs = json_object_get(json_object_object_get(dev0, "attributes"));
 	json_object_object_del(dev0, "attributes");
-	struct slice_plan *p = plan_for(existing, desired);
+	struct slice_list *dl = desired_json(desired);
+	struct slice_plan *p = plan_for(existing, dl);
 	assert_int_equal(p->n_ops, 0);
 	slice_plan_free(p);
+	slice_list_unref(dl);
 	/* with another change, the update carries the server's timeAdded along */
 	json_object_object_add(dev0, "attributes", attrs);
-	p = plan_for(existing, desired);
+	dl = desired_json(desired);
+	p = plan_for(existing, dl);
 	assert_int_equal(p->n_update, 1);
-	const char *text = json_object_to_json_string(p->ops[0].object);
-	assert_non_null(strstr(text, "2026-01-01T00:00:00Z"));
+	struct json_object *o = op_object(p, 0);
+	assert_non_null(strstr(json_object_to_json_string(o), "2026-01-01T00:00:00Z"));
+	json_object_put(o);
 	slice_plan_free(p);
+	/* a desired timeAdded of its own is compared: another time is a change */
+	struct json_object *timed = json_tokener_parse(TAINTED), *tl = json_object_new_array();
+	json_object_object_add(json_object_object_get(timed, "metadata"), "generateName",
+			       json_object_new_string("x-"));
+	json_object_array_add(tl, timed);
+	struct slice_list *own = desired_json(tl);
+	p = plan_for(existing, own);
+	assert_int_equal(p->n_ops, 0);
+	slice_plan_free(p);
+	slice_list_unref(own);
+	json_object_object_add(json_object_array_get_idx(json_object_object_get(
+		json_object_array_get_idx(json_object_object_get(json_object_object_get(timed, "spec"),
+								 "devices"), 0), "taints"), 0),
+		"timeAdded", json_object_new_string("2026-02-02T00:00:00Z"));
+	own = desired_json(tl);
+	p = plan_for(existing, own);
+	assert_int_equal(p->n_update, 1);
+	slice_plan_free(p);
+	slice_list_unref(own);
+	json_object_put(tl);
 	/* a server without DRADeviceTaints drops the taints: no update loop */
 	struct json_object *untainted = json_tokener_parse(TAINTED);
 	json_object_object_del(json_object_array_get_idx(json_object_object_get(
@@ -360,19 +522,27 @@ static void test_taint_time_added(void **state)
 	json_object_object_add(json_object_array_get_idx(json_object_object_get(
 		json_object_object_get(untainted, "spec"), "devices"), 0), "attributes",
 		json_tokener_parse("{\"a\":{\"int\":1}}"));
-	assert_int_equal(slice_dropped_gates(p ? json_object_array_get_idx(desired, 0) : NULL, untainted),
+	assert_int_equal(slice_dropped_gates(json_object_array_get_idx(desired, 0), untainted),
 			 SLICE_GATE_DEVICE_TAINTS);
 	struct json_object *ex2 = json_object_new_array();
 	json_object_array_add(ex2, untainted);
 	p = NULL;
-	assert_int_equal(slice_plan_compute(ex2, desired, POOL, SLICE_GATE_DEVICE_TAINTS, &p), 0);
+	assert_int_equal(slice_plan_compute(published(ex2), dl, POOL, SLICE_GATE_DEVICE_TAINTS, &p), 0);
 	assert_int_equal(p->n_ops, 0);
 	slice_plan_free(p);
-	assert_int_equal(slice_plan_compute(ex2, desired, POOL, 0, &p), 0);
+	assert_int_equal(slice_plan_compute(published(ex2), dl, POOL, 0, &p), 0);
 	assert_int_equal(p->n_update, 1);
+	slice_plan_free(p);
+	/* written without the dropped fields */
+	assert_int_equal(slice_plan_compute(published(NULL), dl, POOL, SLICE_GATE_DEVICE_TAINTS, &p), 0);
+	assert_int_equal(p->n_create, 1);
+	o = op_object(p, 0);
+	assert_null(strstr(json_object_to_json_string(o), "taints"));
+	json_object_put(o);
 	slice_plan_free(p);
 	assert_string_equal(slice_gate_name(SLICE_GATE_DEVICE_TAINTS), "DRADeviceTaints");
 	assert_string_equal(slice_gate_name(SLICE_GATE_PARTITIONABLE), "DRAPartitionableDevices");
+	slice_list_unref(dl);
 	json_object_put(ex2);
 	json_object_put(existing);
 	json_object_put(desired);
@@ -423,14 +593,19 @@ static void test_bad_input(void **state)
 	(void)state;
 	struct slice_plan *p = (struct slice_plan *)0x1;
 	struct json_object *obj = json_tokener_parse("{}"), *arr = json_tokener_parse("[{}]");
-	assert_int_equal(slice_plan_compute(obj, NULL, POOL, 0, &p), -EINVAL);
-	assert_int_equal(slice_plan_compute(NULL, arr, POOL, 0, &p), -EINVAL);	/* no spec */
+	struct slice_list *l = (struct slice_list *)0x1;
+	assert_int_equal(slice_list_from_json(obj, SLICE_RECORD_PUBLISHED, &l), -EINVAL);
+	assert_ptr_equal(l, (struct slice_list *)0x1);
+	struct slice_list *nospec = desired_json(arr);
+	assert_int_equal(slice_plan_compute(NULL, nospec, POOL, 0, &p), -EINVAL);	/* no spec */
 	assert_int_equal(slice_plan_compute(NULL, NULL, NULL, 0, &p), -EINVAL);
 	assert_ptr_equal(p, (struct slice_plan *)0x1);
 	assert_int_equal(slice_plan_compute(NULL, NULL, POOL, 0, &p), 0);
 	assert_int_equal(p->n_ops, 0);
+	assert_int_equal(slice_plan_op_object(p, 0, &obj), -EINVAL);
 	slice_plan_free(p);
 	slice_plan_free(NULL);
+	slice_list_unref(nospec);
 	json_object_put(obj);
 	json_object_put(arr);
 }
@@ -442,6 +617,7 @@ int main(void)
 		cmocka_unit_test(test_single_slice_device_set_change_bumps),
 		cmocka_unit_test(test_multi_slice_changes),
 		cmocka_unit_test(test_matching_by_device_set_ignores_order),
+		cmocka_unit_test(test_canonical_comparison),
 		cmocka_unit_test(test_obsolete_slices),
 		cmocka_unit_test(test_update_keeps_metadata),
 		cmocka_unit_test(test_taint_time_added),
@@ -449,5 +625,5 @@ int main(void)
 		cmocka_unit_test(test_json_equal_rules),
 		cmocka_unit_test(test_bad_input),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, NULL, teardown);
 }

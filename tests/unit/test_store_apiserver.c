@@ -184,7 +184,7 @@ static void on_synced(void *userdata, const char *driver, int64_t generation)
 	s->generation = generation;
 }
 
-static struct json_object *desired(size_t n)
+static struct slice_list *desired(size_t n)
 {
 	struct dralet_attr a = { .name = "model", .type = DRALET_ATTR_STRING, .string_value = "x" };
 	struct slice_device_in devs[300];
@@ -193,7 +193,7 @@ static struct json_object *desired(size_t n)
 		snprintf(names[i], sizeof(names[i]), "gpu-%03zu", i);
 		devs[i] = (struct slice_device_in){ .name = names[i], .attrs = &a, .n_attrs = 1 };
 	}
-	struct json_object *out = NULL;
+	struct slice_list *out = NULL;
 	assert_int_equal(slice_build("gpu.dralet.dev", "node-1", NULL, devs, n, NULL, NULL, NULL, &out), 0);
 	return out;
 }
@@ -212,9 +212,9 @@ static void test_publish_and_destroy_in_flight(void **state)
 	struct store *st = NULL;
 	char err[512];
 	assert_int_equal(store_open(&loop, &o, &st, err, sizeof(err)), 0);
-	struct json_object *d = desired(200);
+	struct slice_list *d = desired(200);
 	assert_int_equal(st->ops->publish(st, "gpu.dralet.dev", d), 0);
-	json_object_put(d);	/* the store keeps its own reference */
+	slice_list_unref(d);	/* the store keeps its own reference */
 	run_until(&loop, &sy.calls, 1);
 	assert_int_equal(sy.generation, 1);
 	struct store_stats stats;
@@ -225,7 +225,7 @@ static void test_publish_and_destroy_in_flight(void **state)
 	/* a device appears: one bump */
 	d = desired(201);
 	assert_int_equal(st->ops->publish(st, "gpu.dralet.dev", d), 0);
-	json_object_put(d);
+	slice_list_unref(d);
 	run_until(&loop, &sy.calls, 2);
 	assert_int_equal(sy.generation, 2);
 	store_get_stats(st, &stats);
@@ -234,7 +234,7 @@ static void test_publish_and_destroy_in_flight(void **state)
 	struct claim_result late = { 0 };
 	d = desired(5);
 	assert_int_equal(st->ops->publish(st, "gpu.dralet.dev", d), 0);
-	json_object_put(d);
+	slice_list_unref(d);
 	st->ops->get_claim(st, "ns1", "claim-a", on_claim, &late);
 	uv_run(&loop, UV_RUN_NOWAIT);
 	int calls_before = sy.calls, late_before = late.calls;

@@ -49,7 +49,7 @@ static int teardown(void **state)
 	return system(cmd);
 }
 
-static struct json_object *desired(size_t n, const char *model)
+static struct slice_list *desired(size_t n, const char *model)
 {
 	struct dralet_attr a = { .name = "model", .type = DRALET_ATTR_STRING, .string_value = model };
 	struct slice_device_in *devs = calloc(n, sizeof(*devs));
@@ -58,7 +58,7 @@ static struct json_object *desired(size_t n, const char *model)
 		snprintf(names[i], sizeof(names[i]), "nic-%03zu", i);
 		devs[i] = (struct slice_device_in){ .name = names[i], .attrs = &a, .n_attrs = 1 };
 	}
-	struct json_object *out = NULL;
+	struct slice_list *out = NULL;
 	assert_int_equal(slice_build("net.dralet.dev", "node-1", NULL, devs, n, NULL, NULL, NULL, &out), 0);
 	free(devs);
 	free(names);
@@ -128,7 +128,7 @@ static void test_publish_semantics(void **state)
 	assert_int_equal(store_open(NULL, &o, &st, err, sizeof(err)), 0);
 	assert_string_equal(st->ops->name, "file");
 	int64_t gen;
-	struct json_object *d = desired(200, "cx7");
+	struct slice_list *d = desired(200, "cx7");
 	assert_int_equal(st->ops->publish(st, "net.dralet.dev", d), 0);
 	assert_int_equal(on_disk(&gen, NULL, 0), 2);
 	assert_int_equal(gen, 1);
@@ -142,7 +142,7 @@ static void test_publish_semantics(void **state)
 	store_get_stats(st, &stats);
 	assert_int_equal(stats.creates + stats.updates + stats.deletes, 2);
 	/* a device appears: one bump, slices rewritten by update */
-	struct json_object *d2 = desired(201, "cx7");
+	struct slice_list *d2 = desired(201, "cx7");
 	assert_int_equal(st->ops->publish(st, "net.dralet.dev", d2), 0);
 	assert_int_equal(on_disk(&gen, NULL, 0), 2);
 	assert_int_equal(gen, 2);
@@ -157,15 +157,15 @@ static void test_publish_semantics(void **state)
 	assert_int_equal(st->ops->publish(st, "net.dralet.dev", d2), 0);
 	assert_int_equal(on_disk(&gen, NULL, 0), 2);
 	/* the driver goes away: its slices go */
-	struct json_object *none = json_object_new_array();
+	struct slice_list *none = NULL;
+	assert_int_equal(slice_list_new(&none), 0);
 	assert_int_equal(st->ops->publish(st, "net.dralet.dev", none), 0);
 	assert_int_equal(on_disk(&gen, NULL, 0), 0);
-	struct json_object *not_array = json_object_new_object();
-	assert_int_equal(st->ops->publish(st, "net.dralet.dev", not_array), -EINVAL);
-	json_object_put(not_array);
-	json_object_put(none);
-	json_object_put(d);
-	json_object_put(d2);
+	assert_int_equal(st->ops->publish(st, "net.dralet.dev", NULL), -EINVAL);
+	assert_int_equal(st->ops->publish(st, NULL, none), -EINVAL);
+	slice_list_unref(none);
+	slice_list_unref(d);
+	slice_list_unref(d2);
 	st->ops->destroy(st);
 }
 
