@@ -46,6 +46,7 @@
 #define WATCH_MIN_SECONDS 300u
 #define WATCH_SPREAD_SECONDS 300u
 #define MAX_UNCONVERGED_ROUNDS 3
+#define RELEASE_DELAY_MS 500u		/* quiet time before the heap is trimmed */
 
 struct store_api;
 
@@ -125,6 +126,7 @@ struct store_api {
 	char *node_name, *node_uid;
 	struct kube_request *node_req;
 	uv_timer_t node_timer;
+	uv_timer_t release_timer;	/* store_release_memory() once things are quiet */
 	struct backoff node_backoff;
 	struct drv **drivers;
 	size_t n_drivers;
@@ -159,6 +161,20 @@ static uint32_t rnd(struct store_api *s)
 static struct store_api *to_api(struct store *st)
 {
 	return (struct store_api *)st;
+}
+
+static void on_release_timer(uv_timer_t *t)
+{
+	(void)t;
+	store_release_memory();
+}
+
+/* Slice trees were made and freed (a list, a write round, watch events): give
+ * their pages back once the burst is over. */
+static void release_soon(struct store_api *s)
+{
+	if (!s->destroying)
+		uv_timer_start(&s->release_timer, on_release_timer, RELEASE_DELAY_MS, 0);
 }
 
 static const char *jstr(struct json_object *o, const char *a, const char *b)
@@ -395,6 +411,7 @@ static void list_done(void *ud, const struct kube_response *resp)
 		return;
 	}
 	json_object_put(meta);
+	release_soon(d->s);
 	slice_list_unref(d->cache);
 	d->cache = d->list_acc;
 	d->list_acc = NULL;
@@ -479,6 +496,7 @@ static int watch_event(void *ud, const struct kube_watch_event *ev)
 	log_debug("apiserver: %s ResourceSlice %s of %s (resourceVersion %s)",
 		  kube_watch_type_name(ev->type), name, d->driver,
 		  ev->resource_version ? ev->resource_version : "?");
+	release_soon(d->s);
 	/* Somebody else changed our slices: check them again (and allow writes
 	 * again after a stall). */
 	d->unconverged = 0;
@@ -754,6 +772,7 @@ static void drv_finish_round(struct drv *d)
 	drv_end_round(d);
 	if (s->destroying)
 		return;
+	release_soon(s);
 	if (d->rejected) {
 		/* Logged with the causes. The same content would be refused again: wait
 		 * for the next publish (or write the newer one that came meanwhile). */
@@ -1173,6 +1192,7 @@ static void api_destroy(struct store *st)
 	free(s->node_name);
 	free(s->node_uid);
 	close_handle(s, (uv_handle_t *)&s->node_timer);
+	close_handle(s, (uv_handle_t *)&s->release_timer);
 }
 
 static const struct store_ops api_ops = {
@@ -1226,6 +1246,8 @@ int store_apiserver_new(uv_loop_t *loop, const struct store_options *opts,
 	}
 	uv_timer_init(loop, &s->node_timer);
 	s->node_timer.data = s;
+	uv_timer_init(loop, &s->release_timer);
+	uv_unref((uv_handle_t *)&s->release_timer);	/* never keeps a loop running */
 	node_fetch(s);
 	*ret_store = &s->base;
 	return 0;

@@ -434,6 +434,7 @@ out:
 	free(uid);
 	slice_plan_free(plan);
 	slice_list_unref(existing);
+	store_release_memory();	/* the trees of the build and the writes are gone */
 	return r;
 }
 

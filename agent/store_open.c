@@ -3,9 +3,18 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "agent/store_open.h"
 
+void store_release_memory(void)
+{
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
+}
 
 void store_get_stats(struct store *s, struct store_stats *ret_stats)
 {

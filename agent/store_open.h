@@ -54,6 +54,14 @@ int store_file_new(uv_loop_t *loop, const struct store_options *opts, struct sto
 int store_apiserver_new(uv_loop_t *loop, const struct store_options *opts,
 			struct store **ret_store, char *err, size_t errlen);
 
+/*
+ * Hands the heap pages freed after a burst of short-lived slice trees (one
+ * slice's tree while it is built, written or read back) to the system:
+ * glibc keeps them otherwise, and the agent's resident size would stay at
+ * its peak. Called by the stores once a publish or write round is over.
+ */
+void store_release_memory(void);
+
 /* Counters for tests and benchmarks (both stores; zero where meaningless). */
 struct store_stats {
 	uint64_t requests;	/* HTTP requests sent, retries included */
