@@ -680,6 +680,7 @@ static int drv_make_bodies(struct drv *d)
 			return r;
 		/* New slices are owned by the Node (the daemon may not know its UID). */
 		if (sop->type == SLICE_OP_CREATE && json_object_object_get_ex(obj, "metadata", &meta) &&
+		    json_object_is_type(meta, json_type_object) &&
 		    !json_object_object_get_ex(meta, "ownerReferences", NULL))
 			json_object_object_add(meta, "ownerReferences", owner_ref(s->node_name, s->node_uid));
 		op->body = strdup(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN));

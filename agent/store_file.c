@@ -313,6 +313,7 @@ static void add_owner(struct json_object *slice, const char *node, const char *u
 {
 	struct json_object *meta = NULL, *refs;
 	if (!uid || !json_object_object_get_ex(slice, "metadata", &meta) ||
+	    !json_object_is_type(meta, json_type_object) ||
 	    json_object_object_get_ex(meta, "ownerReferences", NULL))
 		return;
 	refs = json_object_new_array();
@@ -329,7 +330,8 @@ static void add_owner(struct json_object *slice, const char *node, const char *u
 static void set_meta(struct json_object *obj, const char *key, const char *value)
 {
 	struct json_object *meta = NULL;
-	if (!json_object_object_get_ex(obj, "metadata", &meta)) {
+	if (!json_object_object_get_ex(obj, "metadata", &meta) ||
+	    !json_object_is_type(meta, json_type_object)) {
 		meta = json_object_new_object();
 		json_object_object_add(obj, "metadata", meta);
 	}

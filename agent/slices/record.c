@@ -319,6 +319,28 @@ int slice_record_parse(const struct slice_record *rec, struct json_object **ret_
 	return 0;
 }
 
+int slice_record_copy(const struct slice_record *rec, struct slice_record **ret_rec)
+{
+	struct slice_record *c = malloc(sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	*c = *rec;
+	c->text = c->name = c->uid = c->resource_version = c->pool = c->names = NULL;
+	c->time_added_devices = NULL;
+	if (dup_str(rec->text, &c->text) < 0 || dup_str(rec->name, &c->name) < 0 ||
+	    dup_str(rec->uid, &c->uid) < 0 || dup_str(rec->resource_version, &c->resource_version) < 0 ||
+	    dup_str(rec->pool, &c->pool) < 0 ||
+	    dup_str(rec->time_added_devices, &c->time_added_devices) < 0 ||
+	    !(c->names = malloc(rec->names_len + 1))) {
+		slice_record_free(c);
+		return -ENOMEM;
+	}
+	memcpy(c->names, rec->names, rec->names_len);
+	c->names[rec->names_len] = '\0';
+	*ret_rec = c;
+	return 0;
+}
+
 void slice_record_free(struct slice_record *rec)
 {
 	if (!rec)

@@ -80,6 +80,9 @@ int slice_record_from_text(const char *text, size_t len, enum slice_record_kind 
 /* Parses the record's text; *ret_obj is a new tree (put it). -ENOMEM, -EINVAL. */
 int slice_record_parse(const struct slice_record *rec, struct json_object **ret_obj);
 
+/* A copy of @rec in *ret_rec (new). -ENOMEM. */
+int slice_record_copy(const struct slice_record *rec, struct slice_record **ret_rec);
+
 void slice_record_free(struct slice_record *rec);
 
 /* True when the two records hold the same device names. */

@@ -162,8 +162,8 @@ static void copy_time_added(struct json_object *old_devs, struct json_object *ne
 static struct json_object *shallow_copy(struct json_object *src, const char *const *skip)
 {
 	struct json_object *o = json_object_new_object();
-	if (!o || !src)
-		return o;
+	if (!o || !src || !json_object_is_type(src, json_type_object))
+		return o;	/* nothing, or not an object: nothing to keep */
 	json_object_object_foreach(src, key, val) {
 		bool skipped = false;
 		for (size_t i = 0; skip && skip[i]; i++)
