@@ -32,20 +32,20 @@ struct store_file {
 	store_synced_cb on_synced;
 	void *userdata;
 	struct store_stats stats;
-	struct claim_call *calls;	/* claim callbacks waiting for the loop */
+	struct claim_call *calls;	/* claim reads waiting for the loop */
 	bool destroying;
 	unsigned pending_closes;
 };
 
+/* One get_claim answered from the loop. The file is read only then, so a
+ * batch of calls never holds more than one claim's tree at a time. */
 struct claim_call {
 	uv_timer_t timer;
 	struct store_file *s;
 	struct claim_call *next;
 	store_claim_cb cb;
 	void *userdata;
-	int err;
-	struct json_object *claim;
-	char message[512];
+	char *namespace_, *name;
 };
 
 static struct store_file *to_file(struct store *s)
@@ -80,7 +80,8 @@ static void on_call_closed(uv_handle_t *h)
 {
 	struct claim_call *call = h->data;
 	struct store_file *s = call->s;
-	json_object_put(call->claim);
+	free(call->namespace_);
+	free(call->name);
 	free(call);
 	s->pending_closes--;
 	if (s->destroying && s->pending_closes == 0)
@@ -97,13 +98,6 @@ static void call_release(struct claim_call *call)
 		}
 	s->pending_closes++;
 	uv_close((uv_handle_t *)&call->timer, on_call_closed);
-}
-
-static void on_call_timer(uv_timer_t *t)
-{
-	struct claim_call *call = t->data;
-	call->cb(call->userdata, call->err, call->claim, call->message);
-	call_release(call);
 }
 
 /* Reads a claim; *ret_claim new, or -errno with @msg. */
@@ -139,27 +133,45 @@ static int read_claim(struct store_file *s, const char *ns, const char *name,
 	return -ENOENT;
 }
 
+/* Reads the claim and answers; the claim's tree lives during @cb only. */
+static void answer(struct store_file *s, const char *ns, const char *name, store_claim_cb cb,
+		   void *userdata)
+{
+	struct json_object *claim = NULL;
+	char message[512] = "";
+	int err = read_claim(s, ns, name, &claim, message, sizeof(message));
+	if (err == 0)
+		message[0] = '\0';
+	cb(userdata, err, claim, message);
+	json_object_put(claim);
+}
+
+static void on_call_timer(uv_timer_t *t)
+{
+	struct claim_call *call = t->data;
+	answer(call->s, call->namespace_, call->name, call->cb, call->userdata);
+	call_release(call);
+}
+
 static void file_get_claim(struct store *st, const char *ns, const char *name, store_claim_cb cb,
 			   void *userdata)
 {
 	struct store_file *s = to_file(st);
+	if (!s->loop) {	/* no loop (one-shot commands): answer right away */
+		answer(s, ns ? ns : "", name ? name : "", cb, userdata);
+		return;
+	}
 	struct claim_call *call = calloc(1, sizeof(*call));
-	if (!call) {
+	if (!call || !(call->namespace_ = strdup(ns ? ns : "")) || !(call->name = strdup(name ? name : ""))) {
+		if (call)
+			free(call->namespace_);
+		free(call);
 		cb(userdata, -ENOMEM, NULL, "out of memory");
 		return;
 	}
 	call->s = s;
 	call->cb = cb;
 	call->userdata = userdata;
-	call->err = read_claim(s, ns, name, &call->claim, call->message, sizeof(call->message));
-	if (call->err == 0)
-		call->message[0] = '\0';
-	if (!s->loop) {	/* no loop (one-shot commands): answer right away */
-		cb(userdata, call->err, call->claim, call->message);
-		json_object_put(call->claim);
-		free(call);
-		return;
-	}
 	uv_timer_init(s->loop, &call->timer);
 	call->timer.data = call;
 	call->next = s->calls;

@@ -215,7 +215,9 @@ static const char *const spec_copied_fields[] = { "devices", "sharedCounters",
 
 static bool any_taints(struct json_object *devices)
 {
-	for (size_t i = 0; devices && i < json_object_array_length(devices); i++)
+	if (!json_object_is_type(devices, json_type_array))
+		return false;
+	for (size_t i = 0; i < json_object_array_length(devices); i++)
 		if (!slice_json_is_empty(get(json_object_array_get_idx(devices, i), "taints")))
 			return true;
 	return false;
