@@ -480,7 +480,7 @@ int slice_plan_compute(const struct slice_list *existing, const struct slice_lis
 
 	/* 4. generation */
 	plan->bumped = n_new > 0 || n_changed > 1 || set_changed;
-	plan->generation = plan->bumped ? gen + 1 : gen;
+	plan->generation = plan->bumped && gen < INT64_MAX ? gen + 1 : gen;	/* saturates */
 
 	/* 5. the writes, in order */
 	qsort(obsolete, n_obsolete, sizeof(*obsolete), cmp_by_name);
