@@ -301,6 +301,14 @@ static void node_fetch(struct store_api *s)
 
 /* ---- the informer: list + watch ---- */
 
+/* Keeps @rec (taken) in @list, in place of the record of its name. */
+static void cache_keep(struct drv *d, struct slice_list *list, struct slice_record *rec)
+{
+	int r = slice_list_put(list, rec);
+	if (r < 0 && r != -EINVAL)	/* the next list repairs the view */
+		log_warn("apiserver: cannot keep a ResourceSlice of %s: %s", d->driver, strerror(-r));
+}
+
 /* Keeps @obj (borrowed) in @list as a record, in place of one of its name. */
 static void cache_put(struct drv *d, struct slice_list *list, struct json_object *obj)
 {
@@ -309,8 +317,8 @@ static void cache_put(struct drv *d, struct slice_list *list, struct json_object
 		return;
 	int r = slice_record_from_json(obj, SLICE_RECORD_PUBLISHED, &rec);
 	if (r == 0)
-		r = slice_list_put(list, rec);
-	if (r < 0)	/* the next list repairs the view */
+		cache_keep(d, list, rec);
+	else
 		log_warn("apiserver: cannot keep a ResourceSlice of %s: %s", d->driver, strerror(-r));
 }
 
@@ -352,15 +360,16 @@ static bool drv_wants_watch(const struct drv *d)
 	return !d->desired || d->desired->n > 0;
 }
 
-/* One item of a list page: parsed alone, kept as a record. */
+/* One item of a list page, kept as a record (one device's tree at a time). */
 static int list_item(void *ud, const char *text, size_t len)
 {
 	struct drv *d = ud;
-	struct json_object *it = kube_json_parse(text, len);
-	if (it) {
-		cache_put(d, d->list_acc, it);
-		json_object_put(it);
-	}
+	struct slice_record *rec = NULL;
+	int r = slice_record_from_text(text, len, SLICE_RECORD_PUBLISHED, &rec);
+	if (r == -ENOMEM)
+		return r;
+	if (r == 0)	/* an item without a name is left out (-EINVAL) */
+		cache_keep(d, d->list_acc, rec);
 	return 0;	/* not an object: ignored, like an item without a name */
 }
 
@@ -661,33 +670,38 @@ static char *delete_body(const char *uid, const char *rv)
 	return text;
 }
 
-/* The bodies of every write of @d's plan, one object at a time. */
+#define BODY_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+
+/* New slices are owned by the Node (the daemon may not know its UID). */
+static void add_owner(void *userdata, struct json_object *obj)
+{
+	struct store_api *s = userdata;
+	struct json_object *meta = NULL;
+	if (json_object_object_get_ex(obj, "metadata", &meta) &&
+	    json_object_is_type(meta, json_type_object) &&
+	    !json_object_object_get_ex(meta, "ownerReferences", NULL))
+		json_object_object_add(meta, "ownerReferences", owner_ref(s->node_name, s->node_uid));
+}
+
+/* The bodies of every write of @d's plan, one write (and one device's tree) at a time. */
 static int drv_make_bodies(struct drv *d)
 {
 	struct store_api *s = d->s;
 	for (size_t i = 0; i < d->plan->n_ops; i++) {
 		const struct slice_op *sop = &d->plan->ops[i];
 		struct op_ctx *op = &d->ops[i];
-		struct json_object *obj = NULL, *meta = NULL;
 		*op = (struct op_ctx){ .d = d, .index = i };
 		if (sop->type == SLICE_OP_DELETE) {
 			if (!(op->body = delete_body(sop->uid, sop->resource_version)))
 				return -ENOMEM;
 			continue;
 		}
-		int r = slice_plan_op_object(d->plan, i, &obj);
+		int r = slice_plan_op_text(d->plan, i, BODY_FLAGS,
+					   sop->type == SLICE_OP_CREATE ? add_owner : NULL, s, &op->body,
+					   NULL);
 		if (r < 0)
 			return r;
-		/* New slices are owned by the Node (the daemon may not know its UID). */
-		if (sop->type == SLICE_OP_CREATE && json_object_object_get_ex(obj, "metadata", &meta) &&
-		    json_object_is_type(meta, json_type_object) &&
-		    !json_object_object_get_ex(meta, "ownerReferences", NULL))
-			json_object_object_add(meta, "ownerReferences", owner_ref(s->node_name, s->node_uid));
-		op->body = strdup(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN));
 		op->gated = sop->desired->gates != 0;
-		json_object_put(obj);
-		if (!op->body)
-			return -ENOMEM;
 	}
 	return 0;
 }
@@ -862,21 +876,32 @@ static void op_done(void *ud, const struct kube_response *resp)
 	case SLICE_OP_UPDATE:
 	case SLICE_OP_CREATE:
 		if (resp->status == 200 || resp->status == 201) {
-			struct json_object *stored = kube_json_parse(resp->body, resp->body_len);
-			if (stored && jstr(stored, "metadata", "name")) {
+			struct slice_record *stored = NULL;
+			if (resp->body && slice_record_from_text(resp->body, resp->body_len,
+								 SLICE_RECORD_PUBLISHED, &stored) == 0 &&
+			    stored->name) {
+				/* Only a write that carried alpha fields needs the server's
+				 * answer as a tree: did it drop some? */
+				if (op->gated) {
+					struct json_object *tree = kube_json_parse(resp->body, resp->body_len);
+					if (tree)
+						note_dropped(d, op->body, tree);
+					json_object_put(tree);
+				}
 				/* Cache what we wrote unless the watch is already past it: then
 				 * the watch told the truth (maybe a deletion) before our answer. */
-				if (!rv_older(jstr(stored, "metadata", "resourceVersion"), d->rv) &&
-				    !rv_equal(jstr(stored, "metadata", "resourceVersion"), d->rv))
-					cache_put(d, d->cache, stored);
-				note_dropped(d, op->body, stored);
+				if (!rv_older(stored->resource_version, d->rv) &&
+				    !rv_equal(stored->resource_version, d->rv)) {
+					cache_keep(d, d->cache, stored);
+					stored = NULL;
+				}
 				if (sop->type == SLICE_OP_UPDATE)
 					s->stats.updates++;
 				else
 					s->stats.creates++;
 				ok = true;
 			}
-			json_object_put(stored);
+			slice_record_free(stored);
 		} else if (resp->status == 404 && sop->type == SLICE_OP_UPDATE && name) {
 			cache_del(d, name);	/* gone meanwhile: read again */
 			d->conflict = true;

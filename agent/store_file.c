@@ -190,8 +190,27 @@ static const char *str_at(struct json_object *o, const char *a, const char *b)
 	return json_object_get_string(v);
 }
 
-/* Records of the slices of @driver on this node (one file parsed at a time),
- * and the highest resourceVersion of all. */
+/* The contents of @path (new, NUL-terminated) or NULL. */
+static char *read_text(const char *path, size_t *ret_len)
+{
+	FILE *f = fopen(path, "re");
+	char *text = NULL;
+	size_t len = 0;
+	if (!f)
+		return NULL;
+	struct stat st;
+	if (fstat(fileno(f), &st) == 0 && st.st_size >= 0 && st.st_size < (1 << 30) &&
+	    (text = malloc((size_t)st.st_size + 1))) {
+		len = fread(text, 1, (size_t)st.st_size, f);
+		text[len] = '\0';
+	}
+	fclose(f);
+	*ret_len = len;
+	return text;
+}
+
+/* Records of the slices of @driver on this node (one file, and one device's
+ * tree, at a time), and the highest resourceVersion of all. */
 static int read_existing(struct store_file *s, const char *driver, struct slice_list **ret_list,
 			 uint64_t *ret_max_rv)
 {
@@ -203,27 +222,31 @@ static int read_existing(struct store_file *s, const char *driver, struct slice_
 	struct dirent *de;
 	int r = slice_list_new(&list);
 	while (r == 0 && (de = readdir(dir))) {
-		size_t len = strlen(de->d_name);
+		size_t len = strlen(de->d_name), text_len = 0;
 		if (len < 6 || strcmp(de->d_name + len - 5, ".json") || de->d_name[0] == '.')
 			continue;
-		char *path = NULL;
+		char *path = NULL, *text;
 		if (asprintf(&path, "%s/%s", s->slices_dir, de->d_name) < 0) {
 			r = -ENOMEM;
 			break;
 		}
-		struct json_object *obj = json_object_from_file(path);
+		text = read_text(path, &text_len);
 		free(path);
-		if (!obj)
-			continue;
-		const char *rv = str_at(obj, "metadata", "resourceVersion");
+		struct slice_record *rec = NULL;
+		int e = text ? slice_record_from_text(text, text_len, SLICE_RECORD_PUBLISHED, &rec) : -EIO;
+		free(text);
+		if (e == -ENOMEM)
+			r = e;
+		if (e < 0)
+			continue;	/* not a slice */
+		const char *rv = rec->resource_version;
 		if (rv && strtoull(rv, NULL, 10) > max_rv)
 			max_rv = strtoull(rv, NULL, 10);
-		const char *d = str_at(obj, "spec", "driver"), *n = str_at(obj, "spec", "nodeName");
-		struct slice_record *rec = NULL;
-		if (d && n && !strcmp(d, driver) && !strcmp(n, s->node_name) &&
-		    (r = slice_record_from_json(obj, SLICE_RECORD_PUBLISHED, &rec)) == 0)
+		if (rec->driver && rec->node_name && !strcmp(rec->driver, driver) &&
+		    !strcmp(rec->node_name, s->node_name))
 			r = slice_list_append(list, rec);
-		json_object_put(obj);
+		else
+			slice_record_free(rec);
 	}
 	closedir(dir);
 	if (r < 0) {
@@ -235,13 +258,14 @@ static int read_existing(struct store_file *s, const char *driver, struct slice_
 	return 0;
 }
 
-static int write_json_file(const char *path, struct json_object *obj)
+#define FILE_FLAGS (JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE)
+
+/* Writes @text and a newline to @path (through a temporary file). */
+static int write_json_file(const char *path, const char *text, size_t len)
 {
 	char *tmp = NULL;
 	if (asprintf(&tmp, "%s.tmp", path) < 0)
 		return -ENOMEM;
-	const char *text = json_object_to_json_string_ext(
-		obj, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	int r = 0;
 	if (fd < 0) {
@@ -249,7 +273,7 @@ static int write_json_file(const char *path, struct json_object *obj)
 		free(tmp);
 		return r;
 	}
-	size_t len = strlen(text), off = 0;
+	size_t off = 0;
 	while (off < len) {
 		ssize_t n = write(fd, text + off, len - off);
 		if (n < 0) {
@@ -350,65 +374,77 @@ static void set_meta(struct json_object *obj, const char *key, const char *value
 	json_object_object_add(meta, key, json_object_new_string(value));
 }
 
-/* Writes op @i of @plan; its object exists only during the call. */
-static int apply_op(struct store_file *s, const struct slice_plan *plan, size_t i, const char *uid_owner,
-		    uint64_t *rv)
+/* What a written slice gets: the server's part of metadata. */
+struct write_edit {
+	struct store_file *s;
+	enum slice_op_type type;
+	const char *owner_uid;		/* the Node's, or NULL */
+	const char *resource_version;
+	char path[4096];		/* CREATE: the file the name chosen makes */
+};
+
+static void edit_written(void *userdata, struct json_object *obj)
 {
-	char path[4096], name[64], uid[40], rvs[32], now[32];
+	struct write_edit *w = userdata;
+	char name[64], uid[40], now[32];
+	if (w->type != SLICE_OP_CREATE) {
+		set_meta(obj, "resourceVersion", w->resource_version);
+		return;
+	}
+	add_owner(obj, w->s->node_name, w->owner_uid);
+	const char *base = str_at(obj, "metadata", "generateName");
+	struct stat st;
+	do {
+		generate_name(base ? base : "slice-", name, sizeof(name));
+		snprintf(w->path, sizeof(w->path), "%s/%s.json", w->s->slices_dir, name);
+	} while (stat(w->path, &st) == 0);
+	generate_uid(uid, sizeof(uid));
+	time_t t = time(NULL);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	set_meta(obj, "name", name);
+	set_meta(obj, "uid", uid);
+	set_meta(obj, "resourceVersion", w->resource_version);
+	set_meta(obj, "creationTimestamp", now);
+}
+
+/* Writes op @i of @plan, made one write at a time from the records' texts. */
+static int apply_op(struct store_file *s, const struct slice_plan *plan, size_t i,
+		    const char *owner_uid, uint64_t *rv)
+{
 	const struct slice_op *op = &plan->ops[i];
 	const char *existing_name = op->name;
-	struct json_object *obj = NULL;
+	char rvs[32], *text = NULL;
+	size_t len = 0;
 	int r;
+	if (op->type != SLICE_OP_CREATE && (!existing_name || strchr(existing_name, '/')))
+		return -EINVAL;
+	struct write_edit w = { .s = s, .type = op->type, .owner_uid = owner_uid,
+				.resource_version = rvs };
 	switch (op->type) {
 	case SLICE_OP_DELETE:
-		if (!existing_name || strchr(existing_name, '/'))
-			return -EINVAL;
-		snprintf(path, sizeof(path), "%s/%s.json", s->slices_dir, existing_name);
-		if (unlink(path) < 0 && errno != ENOENT)
+		snprintf(w.path, sizeof(w.path), "%s/%s.json", s->slices_dir, existing_name);
+		if (unlink(w.path) < 0 && errno != ENOENT)
 			return -errno;
 		s->stats.deletes++;
 		return 0;
 	case SLICE_OP_UPDATE:
-		if (!existing_name || strchr(existing_name, '/'))
-			return -EINVAL;
-		if ((r = slice_plan_op_object(plan, i, &obj)) < 0)
-			return r;
+	case SLICE_OP_CREATE:
 		snprintf(rvs, sizeof(rvs), "%llu", (unsigned long long)++*rv);
-		set_meta(obj, "resourceVersion", rvs);
-		snprintf(path, sizeof(path), "%s/%s.json", s->slices_dir, existing_name);
-		r = write_json_file(path, obj);
-		json_object_put(obj);
+		if (op->type == SLICE_OP_UPDATE)
+			snprintf(w.path, sizeof(w.path), "%s/%s.json", s->slices_dir, existing_name);
+		if ((r = slice_plan_op_text(plan, i, FILE_FLAGS, edit_written, &w, &text, &len)) < 0)
+			return r;
+		r = write_json_file(w.path, text, len);
+		free(text);
 		if (r < 0)
 			return r;
-		s->stats.updates++;
+		if (op->type == SLICE_OP_UPDATE)
+			s->stats.updates++;
+		else
+			s->stats.creates++;
 		return 0;
-	case SLICE_OP_CREATE: {
-		if ((r = slice_plan_op_object(plan, i, &obj)) < 0)
-			return r;
-		add_owner(obj, s->node_name, uid_owner);
-		const char *base = str_at(obj, "metadata", "generateName");
-		struct stat st;
-		do {
-			generate_name(base ? base : "slice-", name, sizeof(name));
-			snprintf(path, sizeof(path), "%s/%s.json", s->slices_dir, name);
-		} while (stat(path, &st) == 0);
-		generate_uid(uid, sizeof(uid));
-		snprintf(rvs, sizeof(rvs), "%llu", (unsigned long long)++*rv);
-		time_t t = time(NULL);
-		struct tm tm;
-		gmtime_r(&t, &tm);
-		strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
-		set_meta(obj, "name", name);
-		set_meta(obj, "uid", uid);
-		set_meta(obj, "resourceVersion", rvs);
-		set_meta(obj, "creationTimestamp", now);
-		r = write_json_file(path, obj);
-		json_object_put(obj);
-		if (r < 0)
-			return r;
-		s->stats.creates++;
-		return 0;
-	}
 	}
 	return -EINVAL;
 }

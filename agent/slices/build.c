@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "agent/slices/build.h"
+#include "agent/slices/devices_text.h"
 #include "agent/device_json.h"
 #include "agent/sdk/k8s_names.h"
 
@@ -218,12 +219,11 @@ out:
 	return r;
 }
 
+/* The slice without its devices: spec.devices holds the placeholder (devices_text.h). */
 static struct json_object *slice_skeleton(const char *driver, const char *node_name,
-					  const char *node_uid, size_t n_slices,
-					  struct json_object **ret_devices)
+					  const char *node_uid, size_t n_slices)
 {
-	struct json_object *s = json_object_new_object(), *meta = NULL, *spec = NULL, *pool = NULL,
-			   *devices = NULL;
+	struct json_object *s = json_object_new_object(), *meta = NULL, *spec = NULL, *pool = NULL;
 	char gen[512];
 	snprintf(gen, sizeof(gen), "%s-%s-", node_name, driver);
 	if (!s || obj_add(s, "apiVersion", json_object_new_string("resource.k8s.io/v1")) < 0 ||
@@ -250,20 +250,19 @@ static struct json_object *slice_skeleton(const char *driver, const char *node_n
 	    obj_add(pool, "generation", json_object_new_int64(0)) < 0 ||
 	    obj_add(pool, "resourceSliceCount", json_object_new_int64((int64_t)n_slices)) < 0 ||
 	    obj_add(spec, "nodeName", json_object_new_string(node_name)) < 0 ||
-	    obj_add(spec, "devices", devices = json_object_new_array()) < 0)
+	    obj_add(spec, "devices", slice_devices_placeholder()) < 0)
 		goto fail;
-	*ret_devices = devices;
 	return s;
 fail:
 	json_object_put(s);
 	return NULL;
 }
 
-/* Adds the skeleton's devices from @order[*cursor..]: up to @per, duplicates
- * warned about and skipped. */
+/* Gives @b the devices from @order[*cursor..]: up to @per, duplicates warned
+ * about and skipped; one device's tree at a time. */
 static int fill_slice(const struct build_ctx *ctx, const struct slice_device_in *const *order,
 		      size_t n_order, size_t *cursor, unsigned per, const struct slice_options *opts,
-		      const char **last_name, struct json_object *devices)
+		      const char **last_name, struct slice_record_builder *b)
 {
 	size_t added = 0;
 	while (*cursor < n_order && added < per) {
@@ -274,10 +273,11 @@ static int fill_slice(const struct build_ctx *ctx, const struct slice_device_in 
 			continue;
 		}
 		int r = device_json(ctx, dev, opts, &obj);
+		if (r == 0)
+			r = slice_record_builder_device(b, obj);
+		json_object_put(obj);
 		if (r < 0)
 			return r;
-		if (arr_add(devices, obj) < 0)
-			return -ENOMEM;
 		*last_name = dev->name;
 		added++;
 	}
@@ -324,19 +324,21 @@ int slice_build(const char *driver, const char *node_name, const char *node_uid,
 		any_taints |= opts->device_taints && order[i]->unhealthy;
 	}
 
-	/* One slice at a time: its tree goes as soon as its text is made. */
+	/* One device's tree at a time: the slice's text grows device by device. */
 	unsigned per = slice_max_devices(opts, any_taints);
 	size_t n_slices = (n_ok + per - 1) / per, cursor = 0;
 	const char *last_name = NULL;
 	for (size_t s = 0; s < n_slices; s++) {
-		struct json_object *devices = NULL;
-		struct json_object *slice = slice_skeleton(driver, node_name, node_uid, n_slices, &devices);
+		struct json_object *slice = slice_skeleton(driver, node_name, node_uid, n_slices);
+		struct slice_record_builder *b = NULL;
 		struct slice_record *rec = NULL;
-		r = slice ? fill_slice(&ctx, order, n_order, &cursor, per, opts, &last_name, devices)
-			  : -ENOMEM;
-		if (r == 0)
-			r = slice_record_from_json(slice, SLICE_RECORD_DESIRED, &rec);
-		json_object_put(slice);
+		r = slice ? slice_record_builder_new(SLICE_RECORD_DESIRED, slice, &b) : -ENOMEM;
+		json_object_put(slice);	/* the builder holds it */
+		if (r == 0 &&
+		    (r = fill_slice(&ctx, order, n_order, &cursor, per, opts, &last_name, b)) < 0)
+			slice_record_builder_free(b);
+		else if (r == 0)
+			r = slice_record_builder_finish(b, &rec);
 		if (r < 0 || (r = slice_list_append(slices, rec)) < 0)
 			goto out;
 	}

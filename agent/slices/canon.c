@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Canonical digests of the compared ResourceSlice fields (see canon.h). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -174,6 +175,15 @@ static int cmp_keys(const void *a, const void *b)
 
 static void encode(struct enc *e, unsigned to, struct json_object *o);
 
+/* A member of @spec (NULL when @spec is not an object or has none). */
+static struct json_object *spec_field(struct json_object *spec, const char *key)
+{
+	struct json_object *v = NULL;
+	if (spec && json_object_is_type(spec, json_type_object))
+		json_object_object_get_ex(spec, key, &v);
+	return v;
+}
+
 /* Members with a non-empty value, in key order. */
 static void encode_object(struct enc *e, unsigned to, struct json_object *o)
 {
@@ -289,31 +299,99 @@ static void encode(struct enc *e, unsigned to, struct json_object *o)
 	}
 }
 
-void slice_canon_digest(struct json_object *spec, struct slice_digest *ret_stripped,
-			struct slice_digest *ret_full, bool *ret_time_added)
+struct slice_canon {
+	struct enc e;
+	size_t n_devices;
+};
+
+static void canon_begin(struct slice_canon *c, struct json_object *spec)
 {
-	struct enc e = { .time_added = false };
+	*c = (struct slice_canon){ .e.time_added = false };
 	init_keys();
 	for (unsigned k = 0; k < 2; k++) {
-		sip_init(&e.lane[k][0], keys[0], keys[1]);
-		sip_init(&e.lane[k][1], keys[2], keys[3]);
+		sip_init(&c->e.lane[k][0], keys[0], keys[1]);
+		sip_init(&c->e.lane[k][1], keys[2], keys[3]);
 	}
-	if (spec && !json_object_is_type(spec, json_type_object))
-		spec = NULL;
 	for (unsigned f = 0; slice_canon_fields[f]; f++) {
-		struct json_object *v = NULL;
-		if (spec)
-			json_object_object_get_ex(spec, slice_canon_fields[f], &v);
 		char tag[2] = { 'F', (char)('0' + f) };
-		emit(&e, TO_STRIPPED | TO_FULL, tag, sizeof(tag));
-		encode(&e, TO_STRIPPED | TO_FULL, v);
+		emit(&c->e, TO_STRIPPED | TO_FULL, tag, sizeof(tag));
+		if (!strcmp(slice_canon_fields[f], "devices"))
+			return;
+		encode(&c->e, TO_STRIPPED | TO_FULL, spec_field(spec, slice_canon_fields[f]));
+	}
+}
+
+static void canon_device(struct slice_canon *c, struct json_object *device)
+{
+	if (!c->n_devices++)
+		emit_tag(&c->e, TO_STRIPPED | TO_FULL, '[');
+	encode(&c->e, TO_STRIPPED | TO_FULL, device);
+}
+
+static void canon_end(struct slice_canon *c, struct json_object *spec,
+		      struct json_object *devices_if_none, struct slice_digest *ret_stripped,
+		      struct slice_digest *ret_full, bool *ret_time_added)
+{
+	if (c->n_devices)
+		emit_tag(&c->e, TO_STRIPPED | TO_FULL, ']');
+	else
+		encode(&c->e, TO_STRIPPED | TO_FULL, devices_if_none);
+	bool after = false;
+	for (unsigned f = 0; slice_canon_fields[f]; f++) {
+		if (!after) {
+			after = !strcmp(slice_canon_fields[f], "devices");
+			continue;
+		}
+		char tag[2] = { 'F', (char)('0' + f) };
+		emit(&c->e, TO_STRIPPED | TO_FULL, tag, sizeof(tag));
+		encode(&c->e, TO_STRIPPED | TO_FULL, spec_field(spec, slice_canon_fields[f]));
 	}
 	struct slice_digest *out[2] = { ret_stripped, ret_full };
 	for (unsigned k = 0; k < 2; k++) {
-		uint64_t a = sip_final(&e.lane[k][0]), b = sip_final(&e.lane[k][1]);
+		uint64_t a = sip_final(&c->e.lane[k][0]), b = sip_final(&c->e.lane[k][1]);
 		if (out[k])
 			*out[k] = (struct slice_digest){ { a, b } };
 	}
 	if (ret_time_added)
-		*ret_time_added = e.time_added;
+		*ret_time_added = c->e.time_added;
+}
+
+void slice_canon_digest(struct json_object *spec, struct slice_digest *ret_stripped,
+			struct slice_digest *ret_full, bool *ret_time_added)
+{
+	struct slice_canon c;
+	struct json_object *devices = spec_field(spec, "devices");
+	canon_begin(&c, spec);
+	bool list = devices && json_object_is_type(devices, json_type_array);
+	for (size_t i = 0; list && i < json_object_array_length(devices); i++)
+		canon_device(&c, json_object_array_get_idx(devices, i));
+	canon_end(&c, spec, list ? NULL : devices, ret_stripped, ret_full, ret_time_added);
+}
+
+int slice_canon_begin(struct json_object *spec, struct slice_canon **ret)
+{
+	struct slice_canon *c = malloc(sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	canon_begin(c, spec);
+	*ret = c;
+	return 0;
+}
+
+void slice_canon_device(struct slice_canon *c, struct json_object *device)
+{
+	canon_device(c, device);
+}
+
+void slice_canon_end(struct slice_canon *c, struct json_object *spec,
+		     struct json_object *devices_if_none, struct slice_digest *ret_stripped,
+		     struct slice_digest *ret_full, bool *ret_time_added)
+{
+	canon_end(c, spec, devices_if_none, ret_stripped, ret_full, ret_time_added);
+	free(c);
+}
+
+void slice_canon_free(struct slice_canon *c)
+{
+	free(c);
 }

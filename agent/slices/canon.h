@@ -41,6 +41,27 @@ extern const char *const slice_canon_fields[];
 void slice_canon_digest(struct json_object *spec, struct slice_digest *ret_stripped,
 			struct slice_digest *ret_full, bool *ret_time_added);
 
+/*
+ * The same digests for a spec whose devices come one at a time (from text,
+ * or while a slice is built), so that no tree of all of them is needed:
+ *   slice_canon_begin(spec) - the fields before devices, from @spec
+ *                             (borrowed; its devices member is not read);
+ *   slice_canon_device()    - each element of spec.devices, in order;
+ *   slice_canon_end()       - @devices_if_none stands for spec.devices when
+ *                             no element was given (NULL: none, or a value
+ *                             that is not a list); then the fields after
+ *                             devices from @spec; the results as
+ *                             slice_canon_digest() gives them; frees @c.
+ * slice_canon_begin: -ENOMEM. slice_canon_free() drops an unfinished one.
+ */
+struct slice_canon;
+int slice_canon_begin(struct json_object *spec, struct slice_canon **ret);
+void slice_canon_device(struct slice_canon *c, struct json_object *device);
+void slice_canon_end(struct slice_canon *c, struct json_object *spec,
+		     struct json_object *devices_if_none, struct slice_digest *ret_stripped,
+		     struct slice_digest *ret_full, bool *ret_time_added);
+void slice_canon_free(struct slice_canon *c);
+
 static inline bool slice_digest_equal(const struct slice_digest *a, const struct slice_digest *b)
 {
 	return a->w[0] == b->w[0] && a->w[1] == b->w[1];

@@ -94,14 +94,28 @@ static unsigned spec_gates(struct json_object *spec, bool keys)
 	return m;
 }
 
+void slice_gates_of_device(struct json_object *dev, unsigned *ret_gates, unsigned *ret_keys)
+{
+	*ret_gates = device_gates(dev, false);
+	*ret_keys = device_gates(dev, true);
+}
+
+void slice_gates_of_spec(struct json_object *spec, unsigned *ret_gates, unsigned *ret_keys)
+{
+	*ret_gates = spec_gates(spec, false);
+	*ret_keys = spec ? spec_gates(spec, true) : 0;
+}
+
 void slice_gates_of(struct json_object *slice, unsigned *ret_gates, unsigned *ret_keys)
 {
-	struct json_object *spec = get(slice, "spec"), *devs = slice_devices(slice);
-	unsigned gates = spec_gates(spec, false), keys = spec ? spec_gates(spec, true) : 0;
+	struct json_object *devs = slice_devices(slice);
+	unsigned gates, keys;
+	slice_gates_of_spec(get(slice, "spec"), &gates, &keys);
 	for (size_t i = 0; devs && i < json_object_array_length(devs); i++) {
-		struct json_object *d = json_object_array_get_idx(devs, i);
-		gates |= device_gates(d, false);
-		keys |= device_gates(d, true);
+		unsigned g, k;
+		slice_gates_of_device(json_object_array_get_idx(devs, i), &g, &k);
+		gates |= g;
+		keys |= k;
 	}
 	if (ret_gates)
 		*ret_gates = gates;

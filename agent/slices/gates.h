@@ -31,5 +31,9 @@ void slice_strip_gates(struct json_object *slice, unsigned mask);
  * slice_strip_gates() would remove). Either may be NULL.
  */
 void slice_gates_of(struct json_object *slice, unsigned *ret_gates, unsigned *ret_keys);
+/* The parts slice_gates_of() adds up: one element of spec.devices, and the
+ * spec's own fields (its devices not looked at). */
+void slice_gates_of_device(struct json_object *dev, unsigned *ret_gates, unsigned *ret_keys);
+void slice_gates_of_spec(struct json_object *spec, unsigned *ret_gates, unsigned *ret_keys);
 
 #endif

@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/slices/devices_text.h"
 #include "agent/slices/gates.h"
+#include "agent/slices/json_text.h"
 #include "agent/slices/record.h"
 
 #define TEXT_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
@@ -94,42 +96,6 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static int collect_names(struct slice_record *rec, struct json_object *devices)
-{
-	size_t n = devices && json_object_is_type(devices, json_type_array)
-			   ? json_object_array_length(devices) : 0;
-	const char **names = calloc(n + 1, sizeof(*names));
-	if (!names)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		const char *s = get_str(json_object_array_get_idx(devices, i), "name");
-		names[i] = s ? s : "";
-	}
-	qsort(names, n, sizeof(*names), cmp_names);
-	size_t u = 0, len = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (u && !strcmp(names[u - 1], names[i]))
-			continue;
-		names[u++] = names[i];
-		len += strlen(names[i]) + 1;
-	}
-	char *packed = malloc(len + 1), *p = packed;
-	if (!packed) {
-		free(names);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < u; i++) {
-		size_t l = strlen(names[i]) + 1;
-		memcpy(p, names[i], l);
-		p += l;
-	}
-	free(names);
-	rec->names = packed;
-	rec->n_names = u;
-	rec->names_len = len;
-	return 0;
-}
-
 bool slice_record_same_names(const struct slice_record *a, const struct slice_record *b)
 {
 	return a->n_names == b->n_names && a->names_len == b->names_len &&
@@ -209,34 +175,179 @@ static int device_stub(struct json_object *dev, const char *name, struct json_ob
 	return 0;
 }
 
-/* The stubs of every device (the first of a name) whose taints have a timeAdded. */
-static int time_added_devices(struct slice_record *rec, struct json_object *devices)
+/* ---- records ---- */
+
+/* ---- one device at a time ---- */
+
+struct slice_record_builder {
+	enum slice_record_kind kind;
+	struct json_object *light;	/* a reference */
+	bool splice;			/* light's spec.devices is the placeholder */
+	struct slice_canon *canon;
+	struct json_text_buf devices;	/* DESIRED with splice: "[" + devices so far */
+	struct json_text_buf names;	/* every device's name, NUL-terminated */
+	size_t n_devices;
+	unsigned gates, gate_keys;
+	struct json_object *stubs;	/* PUBLISHED: devices with taints' timeAdded */
+};
+
+int slice_record_builder_new(enum slice_record_kind kind, struct json_object *light,
+			     struct slice_record_builder **ret)
 {
-	struct json_object *out = NULL;
-	int r = 0;
-	size_t n = devices && json_object_is_type(devices, json_type_array)
-			   ? json_object_array_length(devices) : 0;
-	for (size_t i = 0; i < n && r == 0; i++) {
-		struct json_object *d = json_object_array_get_idx(devices, i), *stub = NULL;
-		struct json_object *taints = get(d, "taints");
-		const char *name = get_str(d, "name");
-		if (!name || !taints || !json_object_is_type(taints, json_type_array))
-			continue;
-		bool later = false;	/* the planner looks at the first device of a name */
-		for (size_t j = 0; j < i && !later; j++) {
-			const char *n2 = get_str(json_object_array_get_idx(devices, j), "name");
-			later = n2 && !strcmp(n2, name);
-		}
-		if (later || (r = device_stub(d, name, &stub)) < 0 || !stub)
-			continue;
-		if ((!out && !(out = json_object_new_array())) || json_object_array_add(out, stub) < 0) {
+	if (!light || !json_object_is_type(light, json_type_object))
+		return -EINVAL;
+	struct slice_record_builder *b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	struct json_object *spec = get(light, "spec");
+	b->kind = kind;
+	b->light = json_object_get(light);
+	b->splice = slice_is_devices_placeholder(get(spec, "devices"));
+	int r = slice_canon_begin(spec, &b->canon);
+	if (r < 0) {
+		slice_record_builder_free(b);
+		return r;
+	}
+	*ret = b;
+	return 0;
+}
+
+void slice_record_builder_free(struct slice_record_builder *b)
+{
+	if (!b)
+		return;
+	json_object_put(b->light);
+	slice_canon_free(b->canon);
+	json_text_buf_free(&b->devices);
+	json_text_buf_free(&b->names);
+	json_object_put(b->stubs);
+	free(b);
+}
+
+/* True when a device before this one has @name. */
+static bool name_seen(const struct slice_record_builder *b, const char *name)
+{
+	for (size_t off = 0; off < b->names.len; off += strlen(b->names.p + off) + 1)
+		if (!strcmp(b->names.p + off, name))
+			return true;
+	return false;
+}
+
+int slice_record_builder_device(struct slice_record_builder *b, struct json_object *dev)
+{
+	const char *name = get_str(dev, "name");
+	struct json_object *taints = get(dev, "taints"), *stub = NULL;
+	unsigned gates, keys;
+	int r;
+	slice_canon_device(b->canon, dev);
+	slice_gates_of_device(dev, &gates, &keys);
+	b->gates |= gates;
+	b->gate_keys |= keys;
+	/* the planner keeps the timeAdded of the first device of a name */
+	if (b->kind == SLICE_RECORD_PUBLISHED && name && taints &&
+	    json_object_is_type(taints, json_type_array) && !name_seen(b, name)) {
+		if ((r = device_stub(dev, name, &stub)) < 0)
+			return r;
+		if (stub && ((!b->stubs && !(b->stubs = json_object_new_array())) ||
+			     json_object_array_add(b->stubs, stub) < 0)) {
 			json_object_put(stub);
-			r = -ENOMEM;
+			return -ENOMEM;
 		}
 	}
-	if (r == 0 && out)
-		r = text_of(out, &rec->time_added_devices, NULL);
-	json_object_put(out);
+	if (json_text_buf_add(&b->names, name ? name : "", strlen(name ? name : "") + 1) < 0)
+		return -ENOMEM;
+	if (b->kind == SLICE_RECORD_DESIRED && b->splice) {
+		size_t len = 0;
+		const char *t = json_object_to_json_string_length(dev, TEXT_FLAGS, &len);
+		if (!t || json_text_buf_add(&b->devices, b->n_devices ? "," : "[", 1) < 0 ||
+		    json_text_buf_add(&b->devices, t, len) < 0)
+			return -ENOMEM;
+	}
+	b->n_devices++;
+	return 0;
+}
+
+/* The names sorted, unique, packed. */
+static int pack_names(struct slice_record *rec, const struct slice_record_builder *b)
+{
+	const char **names = calloc(b->n_devices + 1, sizeof(*names));
+	if (!names)
+		return -ENOMEM;
+	size_t n = 0;
+	for (size_t off = 0; n < b->n_devices && off < b->names.len; off += strlen(b->names.p + off) + 1)
+		names[n++] = b->names.p + off;
+	qsort(names, n, sizeof(*names), cmp_names);
+	size_t u = 0, len = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (u && !strcmp(names[u - 1], names[i]))
+			continue;
+		names[u++] = names[i];
+		len += strlen(names[i]) + 1;
+	}
+	char *packed = malloc(len + 1), *p = packed;
+	if (!packed) {
+		free(names);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < u; i++) {
+		size_t l = strlen(names[i]) + 1;
+		memcpy(p, names[i], l);
+		p += l;
+	}
+	*p = '\0';
+	free(names);
+	rec->names = packed;
+	rec->n_names = u;
+	rec->names_len = len;
+	return 0;
+}
+
+int slice_record_builder_finish(struct slice_record_builder *b, struct slice_record **ret_rec)
+{
+	struct slice_record *rec = calloc(1, sizeof(*rec));
+	struct json_object *light = b->light, *meta = get(light, "metadata"), *spec = get(light, "spec");
+	struct json_object *pool = get(spec, "pool"), *devices = get(spec, "devices");
+	int r = -ENOMEM;
+	if (!rec)
+		goto fail;
+	rec->kind = b->kind;
+	if ((r = dup_str(get_str(meta, "name"), &rec->name)) < 0 ||
+	    (r = dup_str(get_str(meta, "uid"), &rec->uid)) < 0 ||
+	    (r = dup_str(get_str(meta, "resourceVersion"), &rec->resource_version)) < 0 ||
+	    (r = dup_str(get_str(spec, "driver"), &rec->driver)) < 0 ||
+	    (r = dup_str(get_str(spec, "nodeName"), &rec->node_name)) < 0 ||
+	    (r = dup_str(get_str(pool, "name"), &rec->pool)) < 0 || (r = pack_names(rec, b)) < 0)
+		goto fail;
+	rec->has_spec = spec != NULL;
+	rec->generation = int_of(get(pool, "generation"));
+	rec->slice_count = int_of(get(pool, "resourceSliceCount"));
+	rec->pool_odd = pool_is_odd(pool);
+	slice_canon_end(b->canon, spec, b->n_devices || b->splice ? NULL : devices, &rec->digest,
+			&rec->digest_full, &rec->time_added);
+	b->canon = NULL;
+	unsigned gates, keys;
+	slice_gates_of_spec(spec, &gates, &keys);
+	rec->gates = b->gates | gates;
+	rec->gate_keys = b->gate_keys | keys;
+	if (b->kind == SLICE_RECORD_PUBLISHED) {
+		if ((r = kept_text(rec, light)) < 0 ||
+		    (b->stubs && (r = text_of(b->stubs, &rec->time_added_devices, NULL)) < 0))
+			goto fail;
+	} else if (b->splice) {
+		if ((r = json_text_buf_add(&b->devices, b->n_devices ? "]" : "[]",
+					   b->n_devices ? 1 : 2)) < 0 ||
+		    (r = slice_text_join(light, TEXT_FLAGS, (struct json_span){ b->devices.p, b->devices.len },
+					 &rec->text, &rec->text_len)) < 0)
+			goto fail;
+	} else if ((r = text_of(light, &rec->text, &rec->text_len)) < 0) {
+		goto fail;
+	}
+	slice_record_builder_free(b);
+	*ret_rec = rec;
+	return 0;
+fail:
+	slice_record_free(rec);
+	slice_record_builder_free(b);
 	return r;
 }
 
@@ -245,69 +356,86 @@ static int time_added_devices(struct slice_record *rec, struct json_object *devi
 int slice_record_from_json(struct json_object *slice, enum slice_record_kind kind,
 			   struct slice_record **ret_rec)
 {
-	if (!slice || !json_object_is_type(slice, json_type_object))
-		return -EINVAL;
-	struct slice_record *rec = calloc(1, sizeof(*rec));
-	if (!rec)
-		return -ENOMEM;
-	rec->kind = kind;
-	struct json_object *meta = get(slice, "metadata"), *spec = get(slice, "spec");
-	struct json_object *pool = get(spec, "pool"), *devices = get(spec, "devices");
-	int r;
-	if ((r = dup_str(get_str(meta, "name"), &rec->name)) < 0 ||
-	    (r = dup_str(get_str(meta, "uid"), &rec->uid)) < 0 ||
-	    (r = dup_str(get_str(meta, "resourceVersion"), &rec->resource_version)) < 0 ||
-	    (r = dup_str(get_str(pool, "name"), &rec->pool)) < 0 ||
-	    (r = collect_names(rec, devices)) < 0)
-		goto fail;
-	rec->has_spec = spec != NULL;
-	rec->generation = int_of(get(pool, "generation"));
-	rec->slice_count = int_of(get(pool, "resourceSliceCount"));
-	rec->pool_odd = pool_is_odd(pool);
-	slice_canon_digest(spec, &rec->digest, &rec->digest_full, &rec->time_added);
-	slice_gates_of(slice, &rec->gates, &rec->gate_keys);
-	if (kind == SLICE_RECORD_DESIRED)
-		r = text_of(slice, &rec->text, &rec->text_len);
-	else if ((r = kept_text(rec, slice)) == 0)
-		r = time_added_devices(rec, devices);
+	struct slice_record_builder *b = NULL;
+	int r = slice_record_builder_new(kind, slice, &b);
 	if (r < 0)
-		goto fail;
-	*ret_rec = rec;
-	return 0;
-fail:
-	slice_record_free(rec);
-	return r;
+		return r;
+	struct json_object *devices = get(get(slice, "spec"), "devices");
+	for (size_t i = 0; devices && json_object_is_type(devices, json_type_array) &&
+			   i < json_object_array_length(devices); i++) {
+		if ((r = slice_record_builder_device(b, json_object_array_get_idx(devices, i))) < 0) {
+			slice_record_builder_free(b);
+			return r;
+		}
+	}
+	return slice_record_builder_finish(b, ret_rec);
+}
+
+/* Any one JSON value from @len bytes. */
+static struct json_object *parse_value(const char *text, size_t len, bool *ret_ok)
+{
+	struct json_tokener *tok = json_tokener_new();
+	*ret_ok = false;
+	if (!tok)
+		return NULL;
+	struct json_object *obj = json_tokener_parse_ex(tok, text, (int)len);
+	if (!obj && json_tokener_get_error(tok) == json_tokener_continue)
+		obj = json_tokener_parse_ex(tok, "", 1);
+	*ret_ok = json_tokener_get_error(tok) == json_tokener_success;
+	json_tokener_free(tok);
+	return obj;	/* NULL for null */
 }
 
 /* One JSON object from @len bytes (a trailing NUL or whitespace is fine). */
 static struct json_object *parse_object(const char *text, size_t len)
 {
+	bool ok;
 	if (!text || len == 0 || len > (1u << 30))
 		return NULL;
-	struct json_tokener *tok = json_tokener_new();
-	if (!tok)
-		return NULL;
-	struct json_object *obj = json_tokener_parse_ex(tok, text, (int)len);
-	if (!obj && json_tokener_get_error(tok) == json_tokener_continue)
-		obj = json_tokener_parse_ex(tok, "", 1);	/* end of input */
-	if (obj && (json_tokener_get_error(tok) != json_tokener_success ||
-		    !json_object_is_type(obj, json_type_object))) {
+	struct json_object *obj = parse_value(text, len, &ok);
+	if (obj && (!ok || !json_object_is_type(obj, json_type_object))) {
 		json_object_put(obj);
 		obj = NULL;
 	}
-	json_tokener_free(tok);
 	return obj;
+}
+
+static int add_device_text(void *userdata, struct json_span element)
+{
+	bool ok;
+	struct json_object *dev = parse_value(element.p, element.len, &ok);
+	int r = ok ? slice_record_builder_device(userdata, dev) : -EINVAL;
+	json_object_put(dev);
+	return r;
 }
 
 int slice_record_from_text(const char *text, size_t len, enum slice_record_kind kind,
 			   struct slice_record **ret_rec)
 {
-	struct json_object *obj = parse_object(text, len);
-	if (!obj)
-		return -EINVAL;
-	int r = slice_record_from_json(obj, kind, ret_rec);
-	json_object_put(obj);
-	return r;
+	struct json_object *light = NULL;
+	struct json_span devices;
+	struct slice_record_builder *b = NULL;
+	int r = text ? slice_text_light(text, len, &light, &devices) : -EINVAL;
+	if (r == -ENOENT) {
+		/* no list of devices to take apart: the tree is small */
+		struct json_object *obj = parse_object(text, len);
+		if (!obj)
+			return -EINVAL;
+		r = slice_record_from_json(obj, kind, ret_rec);
+		json_object_put(obj);
+		return r;
+	}
+	if (r < 0)
+		return r;
+	r = slice_record_builder_new(kind, light, &b);
+	json_object_put(light);
+	if (r < 0)
+		return r;
+	if ((r = json_text_elements(devices, add_device_text, b)) < 0) {
+		slice_record_builder_free(b);
+		return r == -EBADMSG ? -EINVAL : r;
+	}
+	return slice_record_builder_finish(b, ret_rec);
 }
 
 int slice_record_parse(const struct slice_record *rec, struct json_object **ret_obj)
@@ -326,8 +454,9 @@ int slice_record_copy(const struct slice_record *rec, struct slice_record **ret_
 		return -ENOMEM;
 	*c = *rec;
 	c->text = c->name = c->uid = c->resource_version = c->pool = c->names = NULL;
-	c->time_added_devices = NULL;
+	c->driver = c->node_name = c->time_added_devices = NULL;
 	if (dup_str(rec->text, &c->text) < 0 || dup_str(rec->name, &c->name) < 0 ||
+	    dup_str(rec->driver, &c->driver) < 0 || dup_str(rec->node_name, &c->node_name) < 0 ||
 	    dup_str(rec->uid, &c->uid) < 0 || dup_str(rec->resource_version, &c->resource_version) < 0 ||
 	    dup_str(rec->pool, &c->pool) < 0 ||
 	    dup_str(rec->time_added_devices, &c->time_added_devices) < 0 ||
@@ -349,173 +478,11 @@ void slice_record_free(struct slice_record *rec)
 	free(rec->name);
 	free(rec->uid);
 	free(rec->resource_version);
+	free(rec->driver);
+	free(rec->node_name);
 	free(rec->pool);
 	free(rec->names);
 	free(rec->time_added_devices);
 	free(rec);
 }
 
-/* ---- lists ---- */
-
-int slice_list_new(struct slice_list **ret_list)
-{
-	struct slice_list *l = calloc(1, sizeof(*l));
-	if (!l)
-		return -ENOMEM;
-	l->refs = 1;
-	*ret_list = l;
-	return 0;
-}
-
-struct slice_list *slice_list_ref(struct slice_list *list)
-{
-	if (list)
-		list->refs++;
-	return list;
-}
-
-void slice_list_unref(struct slice_list *list)
-{
-	if (!list || --list->refs)
-		return;
-	for (size_t i = 0; i < list->n; i++)
-		slice_record_free(list->items[i]);
-	free(list->items);
-	free(list);
-}
-
-int slice_list_append(struct slice_list *list, struct slice_record *rec)
-{
-	if (list->n == list->cap) {
-		size_t cap = list->cap ? list->cap * 2 : 4;
-		struct slice_record **items = realloc(list->items, cap * sizeof(*items));
-		if (!items) {
-			slice_record_free(rec);
-			return -ENOMEM;
-		}
-		list->items = items;
-		list->cap = cap;
-	}
-	list->items[list->n++] = rec;
-	return 0;
-}
-
-long slice_list_find(const struct slice_list *list, const char *name)
-{
-	for (size_t i = 0; list && name && i < list->n; i++)
-		if (list->items[i]->name && !strcmp(list->items[i]->name, name))
-			return (long)i;
-	return -1;
-}
-
-int slice_list_put(struct slice_list *list, struct slice_record *rec)
-{
-	if (!rec->name) {
-		slice_record_free(rec);
-		return -EINVAL;
-	}
-	long i = slice_list_find(list, rec->name);
-	if (i < 0)
-		return slice_list_append(list, rec);
-	slice_record_free(list->items[i]);
-	list->items[i] = rec;
-	return 0;
-}
-
-void slice_list_remove(struct slice_list *list, size_t i)
-{
-	if (i >= list->n)
-		return;
-	slice_record_free(list->items[i]);
-	memmove(&list->items[i], &list->items[i + 1], (list->n - i - 1) * sizeof(*list->items));
-	list->n--;
-}
-
-size_t slice_list_text_bytes(const struct slice_list *list)
-{
-	size_t n = 0;
-	for (size_t i = 0; list && i < list->n; i++) {
-		const struct slice_record *r = list->items[i];
-		n += r->text_len + r->names_len +
-		     (r->time_added_devices ? strlen(r->time_added_devices) : 0);
-	}
-	return n;
-}
-
-int slice_list_from_json(struct json_object *array, enum slice_record_kind kind,
-			 struct slice_list **ret_list)
-{
-	struct slice_list *l = NULL;
-	int r;
-	if (!array || !json_object_is_type(array, json_type_array))
-		return -EINVAL;
-	if ((r = slice_list_new(&l)) < 0)
-		return r;
-	for (size_t i = 0; i < json_object_array_length(array); i++) {
-		struct slice_record *rec = NULL;
-		if ((r = slice_record_from_json(json_object_array_get_idx(array, i), kind, &rec)) < 0 ||
-		    (r = slice_list_append(l, rec)) < 0) {
-			slice_list_unref(l);
-			return r;
-		}
-	}
-	*ret_list = l;
-	return 0;
-}
-
-int slice_list_to_json(const struct slice_list *list, struct json_object **ret_array)
-{
-	struct json_object *arr = json_object_new_array();
-	if (!arr)
-		return -ENOMEM;
-	for (size_t i = 0; list && i < list->n; i++) {
-		struct json_object *obj = NULL;
-		int r = slice_record_parse(list->items[i], &obj);
-		if (r < 0 || json_object_array_add(arr, obj) < 0) {
-			json_object_put(obj);
-			json_object_put(arr);
-			return r < 0 ? r : -ENOMEM;
-		}
-	}
-	*ret_array = arr;
-	return 0;
-}
-
-/* ---- per driver ---- */
-
-int slice_by_driver_add(struct slice_by_driver *bd, const char *driver, struct slice_list *list)
-{
-	char **drivers = realloc(bd->drivers, (bd->n + 1) * sizeof(*drivers));
-	if (drivers)
-		bd->drivers = drivers;
-	struct slice_list **lists = drivers ? realloc(bd->lists, (bd->n + 1) * sizeof(*lists)) : NULL;
-	if (lists)
-		bd->lists = lists;
-	char *name = lists ? strdup(driver) : NULL;
-	if (!name) {
-		slice_list_unref(list);
-		return -ENOMEM;
-	}
-	bd->drivers[bd->n] = name;
-	bd->lists[bd->n++] = list;
-	return 0;
-}
-
-struct slice_list *slice_by_driver_get(const struct slice_by_driver *bd, const char *driver)
-{
-	for (size_t i = 0; i < bd->n; i++)
-		if (!strcmp(bd->drivers[i], driver))
-			return bd->lists[i];
-	return NULL;
-}
-
-void slice_by_driver_clear(struct slice_by_driver *bd)
-{
-	for (size_t i = 0; i < bd->n; i++) {
-		free(bd->drivers[i]);
-		slice_list_unref(bd->lists[i]);
-	}
-	free(bd->drivers);
-	free(bd->lists);
-	*bd = (struct slice_by_driver){ 0 };
-}

@@ -41,6 +41,7 @@ struct slice_record {
 	/* metadata (NULL when missing or not a string) */
 	char *name, *uid, *resource_version;
 	bool has_spec;		/* spec is there (not null) */
+	char *driver, *node_name;	/* spec.driver, spec.nodeName (NULL unless strings) */
 	/* spec.pool: name (NULL unless a string), generation and
 	 * resourceSliceCount (json_object_get_int64 of the value, 0 when
 	 * missing); pool_odd when the pool holds anything the controller's
@@ -73,9 +74,27 @@ struct slice_record {
 int slice_record_from_json(struct json_object *slice, enum slice_record_kind kind,
 			   struct slice_record **ret_rec);
 
-/* The same from JSON text (@len bytes). -EINVAL when it is not one JSON object. */
+/* The same from JSON text (@len bytes), one device's tree at a time.
+ * -EINVAL when it is not one JSON object. */
 int slice_record_from_text(const char *text, size_t len, enum slice_record_kind kind,
 			   struct slice_record **ret_rec);
+
+/*
+ * Making a record one device at a time, so that no tree of every device
+ * exists: @light is the slice without its devices (borrowed, a reference
+ * kept until finish): its spec.devices is the placeholder of
+ * devices_text.h, where the devices given one by one go (in order), or a
+ * value that stands for itself (then no device is given). finish makes the
+ * record (*ret_rec new) and frees the builder either way; free drops one
+ * that is not finished. -EINVAL (@light not an object), -ENOMEM.
+ */
+struct slice_record_builder;
+int slice_record_builder_new(enum slice_record_kind kind, struct json_object *light,
+			     struct slice_record_builder **ret);
+/* One element of spec.devices (borrowed). */
+int slice_record_builder_device(struct slice_record_builder *b, struct json_object *device);
+int slice_record_builder_finish(struct slice_record_builder *b, struct slice_record **ret_rec);
+void slice_record_builder_free(struct slice_record_builder *b);
 
 /* Parses the record's text; *ret_obj is a new tree (put it). -ENOMEM, -EINVAL. */
 int slice_record_parse(const struct slice_record *rec, struct json_object **ret_obj);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "agent/slices/canon.h"
+#include "agent/slices/devices_text.h"
 #include "agent/slices/sync.h"
 
 /* ---- JSON helpers ---- */
@@ -289,6 +290,69 @@ int slice_plan_op_object(const struct slice_plan *plan, size_t i, struct json_ob
 	if (r < 0)
 		return r;
 	*ret_obj = obj;
+	return 0;
+}
+
+/*
+ * The written text without a tree of the devices: the desired slice is parsed
+ * with a placeholder for its devices, composed as above, written, and its
+ * devices' text put back. Not when an update must carry the server's taint
+ * timeAdded into the devices (rare: taints published and set by a server).
+ */
+static int op_text_light(const struct slice_plan *plan, const struct slice_op *op, int flags,
+			 slice_edit_fn edit, void *userdata, char **ret_text, size_t *ret_len)
+{
+	struct json_object *light = NULL, *pool = NULL, *obj = NULL;
+	struct json_span devices;
+	if (op->type == SLICE_OP_UPDATE && (op->desired->gates & SLICE_GATE_DEVICE_TAINTS) &&
+	    op->published->time_added_devices)
+		return -ENOENT;
+	int r = slice_text_light(op->desired->text, op->desired->text_len, &light, &devices);
+	if (r < 0)
+		return r;
+	if (!(pool = pool_json(plan->pool_name, plan->generation, plan->n_desired))) {
+		json_object_put(light);
+		return -ENOMEM;
+	}
+	if (op->type == SLICE_OP_CREATE)
+		r = create_object(light, pool, &obj);
+	else
+		r = update_object(op->published, light, pool, &obj);
+	json_object_put(light);
+	if (r < 0)
+		return r;
+	if (edit)
+		edit(userdata, obj);
+	r = slice_text_join(obj, flags, devices, ret_text, ret_len);
+	json_object_put(obj);
+	return r == -EINVAL ? -ENOENT : r;
+}
+
+int slice_plan_op_text(const struct slice_plan *plan, size_t i, int flags, slice_edit_fn edit,
+		       void *userdata, char **ret_text, size_t *ret_len)
+{
+	if (!plan || i >= plan->n_ops || plan->ops[i].type == SLICE_OP_DELETE)
+		return -EINVAL;
+	int r = op_text_light(plan, &plan->ops[i], flags, edit, userdata, ret_text, ret_len);
+	if (r != -ENOENT)
+		return r;
+	/* the whole tree */
+	struct json_object *obj = NULL;
+	if ((r = slice_plan_op_object(plan, i, &obj)) < 0)
+		return r;
+	if (edit)
+		edit(userdata, obj);
+	size_t len = 0;
+	const char *t = json_object_to_json_string_length(obj, flags, &len);
+	char *copy = t ? malloc(len + 1) : NULL;
+	if (copy)
+		memcpy(copy, t, len + 1);
+	json_object_put(obj);
+	if (!copy)
+		return -ENOMEM;
+	*ret_text = copy;
+	if (ret_len)
+		*ret_len = len;
 	return 0;
 }
 

@@ -32,8 +32,9 @@
  *      only the changed one), create new ones. resourceSliceCount is the
  *      number of desired slices.
  *
- * Memory: the plan holds no slice tree. The object an op writes is made on
- * demand, one at a time (slice_plan_op_object), from the records' texts.
+ * Memory: the plan holds no slice tree. What an op writes is made on demand,
+ * one write at a time, from the records' texts (slice_plan_op_text: without
+ * a tree of the devices).
  */
 #ifndef DRALET_SLICES_SYNC_H
 #define DRALET_SLICES_SYNC_H
@@ -98,6 +99,22 @@ void slice_plan_free(struct slice_plan *plan);
  * alive and unchanged. -EINVAL for a DELETE or an unreadable record, -ENOMEM.
  */
 int slice_plan_op_object(const struct slice_plan *plan, size_t i, struct json_object **ret_obj);
+
+/*
+ * Changes the object being written before it is: sets metadata (a name, an
+ * owner). Must leave spec alone, may be called twice for one write.
+ */
+typedef void (*slice_edit_fn)(void *userdata, struct json_object *obj);
+
+/*
+ * The text op @i writes (what slice_plan_op_object() gives, through @edit
+ * when not NULL, written with json-c @flags, JSON_C_TO_STRING_*), made
+ * without a tree of the slice's devices where it can. *ret_text is new
+ * (free); *ret_len may be NULL. Same inputs rule and errors as
+ * slice_plan_op_object().
+ */
+int slice_plan_op_text(const struct slice_plan *plan, size_t i, int flags, slice_edit_fn edit,
+		       void *userdata, char **ret_text, size_t *ret_len);
 
 /*
  * Equality as the controller means it: missing, null, empty arrays and empty
