@@ -5,8 +5,9 @@
  * desired records (record.c), planned against each other (sync.c), every
  * write rendered. The first byte is the dropped-gates mask. Invariants: no
  * crash or leak; a plan is deletes, updates, creates in that order; every
- * write renders; a record made again from its own text has the same
- * digests and names; with no published slices a plan only creates; and
+ * write renders, with or without a tree of its devices, to the same text; a
+ * record made device by device from text is the one made from the tree; a
+ * record made again from its own text has the same digests and names; with no published slices a plan only creates; and
  * when the desired slices are unambiguous (distinct, non-empty device sets,
  * no timeAdded or allNodes of their own), writing a plan converges: the
  * next plan is empty.
@@ -26,16 +27,47 @@ struct lists {
 	struct slice_list *published, *desired;
 };
 
+/* Taken apart device by device or parsed whole: the same record. */
+static void check_text_or_tree(const char *text, size_t len, enum slice_record_kind kind,
+			       const struct slice_record *from_text)
+{
+	struct json_tokener *tok = json_tokener_new();
+	struct json_object *tree = tok ? json_tokener_parse_ex(tok, text, (int)len) : NULL;
+	if (!tree && tok && json_tokener_get_error(tok) == json_tokener_continue)
+		tree = json_tokener_parse_ex(tok, "", 1);
+	json_tokener_free(tok);
+	struct slice_record *r = NULL;
+	if (!json_object_is_type(tree, json_type_object) ||
+	    slice_record_from_json(tree, kind, &r) < 0) {
+		json_object_put(tree);
+		return;
+	}
+	if (strcmp(r->text, from_text->text) || !slice_digest_equal(&r->digest, &from_text->digest) ||
+	    !slice_digest_equal(&r->digest_full, &from_text->digest_full) ||
+	    !slice_record_same_names(r, from_text) || r->gates != from_text->gates ||
+	    r->gate_keys != from_text->gate_keys || r->time_added != from_text->time_added ||
+	    !r->time_added_devices != !from_text->time_added_devices ||
+	    (r->time_added_devices && strcmp(r->time_added_devices, from_text->time_added_devices)))
+		abort();
+	slice_record_free(r);
+	json_object_put(tree);
+}
+
 static int on_item(void *userdata, const char *text, size_t len)
 {
 	struct lists *l = userdata;
 	struct slice_record *p = NULL, *d = NULL;
-	if (slice_record_from_text(text, len, SLICE_RECORD_PUBLISHED, &p) == 0)
+	if (slice_record_from_text(text, len, SLICE_RECORD_PUBLISHED, &p) == 0) {
+		check_text_or_tree(text, len, SLICE_RECORD_PUBLISHED, p);
 		slice_list_append(l->published, p);
-	if (slice_record_from_text(text, len, SLICE_RECORD_DESIRED, &d) == 0 && l->desired->n < 16)
-		slice_list_append(l->desired, d);
-	else
-		slice_record_free(d);
+	}
+	if (slice_record_from_text(text, len, SLICE_RECORD_DESIRED, &d) == 0) {
+		check_text_or_tree(text, len, SLICE_RECORD_DESIRED, d);
+		if (l->desired->n < 16)
+			slice_list_append(l->desired, d);
+		else
+			slice_record_free(d);
+	}
 	return 0;
 }
 
@@ -90,6 +122,14 @@ static struct slice_list *apply(const struct slice_list *published, const struct
 			continue;
 		if (slice_plan_op_object(p, k, &obj) < 0)
 			abort();
+		/* written without a tree of the devices: the same text */
+		char *text = NULL;
+		int flags = k & 1 ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED : JSON_C_TO_STRING_PLAIN;
+		if (slice_plan_op_text(p, k, flags | JSON_C_TO_STRING_NOSLASHESCAPE, NULL, NULL, &text,
+				       NULL) < 0 ||
+		    strcmp(text, json_object_to_json_string_ext(obj, flags | JSON_C_TO_STRING_NOSLASHESCAPE)))
+			abort();
+		free(text);
 		if (!json_object_object_get_ex(obj, "metadata", &meta) ||
 		    !json_object_is_type(meta, json_type_object)) {
 			meta = json_object_new_object();
