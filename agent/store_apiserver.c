@@ -5,10 +5,13 @@
  *
  * Per driver name it keeps an informer: a list, then a watch of the slices
  * with spec.driver=<driver>,spec.nodeName=<node>, into a cache of what is
- * published. A sync runs the planner (slices/sync.h) over the cache and the
- * desired slices and writes the plan: deletes (with uid/resourceVersion
- * preconditions), then updates, then creates. Written objects go into the
- * cache at once (the watch echo is then a no-op), so nothing is written twice.
+ * published: slice records (slices/record.h: the text an update keeps and
+ * digests of the rest, made one device at a time from list pages and write
+ * answers), never trees; the desired slices are records too. A sync runs
+ * the planner (slices/sync.h) over the cache and the desired slices and
+ * writes the plan: deletes (with uid/resourceVersion preconditions), then
+ * updates, then creates. Written objects go into the cache at once (the
+ * watch echo is then a no-op), so nothing is written twice.
  *
  * Triggers: publish() (debounced, so a burst of hot-plug changes makes one
  * write round; the first publish runs at once), any change seen on the watch

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Slice records and lists (see record.h). */
+/* Slice records, made from a tree or one device at a time (see record.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -17,7 +17,10 @@
  *                           pool): metadata and the rest, which an update
  *                           keeps. The compared fields live on as digests.
  *
- * Records are immutable once made. Pure: no I/O, no logging.
+ * Records are immutable once made, and made without a tree of the whole
+ * slice: from text or while a slice is built, one device's tree at a time
+ * (the builder below; devices_text.h). Lists of records are in
+ * record_list.c. Pure: no I/O, no logging.
  */
 #ifndef DRALET_SLICES_RECORD_H
 #define DRALET_SLICES_RECORD_H
