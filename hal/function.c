@@ -176,7 +176,9 @@ static void read_function(struct hal_scan_private *s, struct hal_pci_func *f,
 				  path_basename(buf));
 	}
 	if (!f->physfn) {
-		read_link(s, f, fd);
+		/* nothing publishes a bridge, and nothing asks for its link */
+		if ((f->class_code >> 16) != 0x06)
+			read_link(s, f, fd);
 		read_sriov(s, f, fd);
 	}
 	close(fd);

@@ -178,7 +178,20 @@ void scan_devnode(struct hal_scan_private *s, int class_dirfd, const char *dev_p
 		  struct hal_devnode *ret)
 {
 	unsigned major = 0, minor = 0;
+	char path[4096];
+	struct stat st;
 
+	/* a real node answers with its own numbers; only a placeholder (or a
+	 * missing node) needs the class device's "dev" file */
+	if (hal_root_path(s->roots.dev, dev_path, path, sizeof(path)) == 0 &&
+	    stat(path, &st) == 0 && S_ISCHR(st.st_mode)) {
+		char node[4096];
+		snprintf(node, sizeof(node), "/dev/%s", dev_path);
+		ret->path = arena_strdup(s->arena, node);
+		ret->major = major(st.st_rdev);
+		ret->minor = minor(st.st_rdev);
+		return;
+	}
 	sysfs_read_devnum(class_dirfd, "dev", &major, &minor);
 	scan_devnode_numbers(s, dev_path, major, minor, ret);
 }
