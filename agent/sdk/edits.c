@@ -163,6 +163,11 @@ const char *dralet_undo_get(const struct dralet_undo *u, const char *key)
 	return NULL;
 }
 
+int dralet_undo_commit(struct dralet_undo *u)
+{
+	return u && u->commit ? u->commit(u->commit_userdata, u) : 0;
+}
+
 void undo_clear(struct dralet_undo *u)
 {
 	if (!u)

@@ -38,6 +38,10 @@ struct undo_entry {
 struct dralet_undo {
 	struct undo_entry *entries;
 	size_t n;
+	/* Set by the claims engine for a prepare: makes the entries so far
+	 * durable (checkpoint written). NULL: dralet_undo_commit() does nothing. */
+	int (*commit)(void *userdata, const struct dralet_undo *undo);
+	void *commit_userdata;
 };
 
 /* Release the contents (the structs themselves are caller-owned). */

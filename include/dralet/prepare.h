@@ -47,6 +47,16 @@ int dralet_undo_set(struct dralet_undo *undo, const char *key, const char *value
 /* The value for @key, or NULL. */
 const char *dralet_undo_get(const struct dralet_undo *undo, const char *key);
 
+/*
+ * Makes the undo state recorded so far durable: the agent writes it to its
+ * checkpoint before returning, so that if the process dies while prepare is
+ * changing the device, the rollback at the next start calls unprepare with
+ * it. Call it after recording the previous state and before the first
+ * change. Returns 0 (also when the agent keeps nothing) or -errno, in which
+ * case prepare should fail without changing anything.
+ */
+int dralet_undo_commit(struct dralet_undo *undo);
+
 #ifdef __cplusplus
 }
 #endif
