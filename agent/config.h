@@ -13,6 +13,8 @@
  *   publishUnsafeDevices: false   # also publish the default-route NIC and
  *                                 # controllers holding mounted filesystems
  *   pciIDs: /usr/share/misc/pci.ids   # name database (default: libpci's)
+ *   sriov:                        # VF provisioning policies
+ *     policies: [...]             # agent/sriov/policy_config.h, docs/sriov.md
  */
 #ifndef DRALET_CONFIG_H
 #define DRALET_CONFIG_H
@@ -20,6 +22,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <json-c/json.h>
+
+struct sriov_policies;
 
 struct config_backend {
 	const char *name;
@@ -33,6 +37,7 @@ struct config {
 	size_t n_backends;
 	bool publish_unsafe;
 	const char *pci_ids;		/* NULL: libpci default */
+	struct sriov_policies *sriov;	/* never NULL after config_load */
 	struct json_object *root;	/* owns every string above */
 };
 
