@@ -62,6 +62,9 @@ UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 TEST_SUPPORT_SRC := $(sort $(wildcard tests/unit/support/*.c))
 TEST_SUPPORT_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(TEST_SUPPORT_SRC))
+# Helper programs the integration tests start (test daemons): tests/integration/*.c
+INTEG_PROG_SRC := $(sort $(wildcard tests/integration/*.c))
+INTEG_PROG := $(patsubst tests/integration/%.c,$(BUILD)/tests/integration/%,$(INTEG_PROG_SRC))
 # Shared objects the tests load (fake NVML, sample backend ...): tests/lib/<name>/*.c -> <name>.so
 TEST_LIBS := $(patsubst tests/lib/%/,$(BUILD)/tests/lib/%.so,$(sort $(dir $(wildcard tests/lib/*/*.c))))
 
@@ -74,6 +77,9 @@ all: $(BUILD)/dralet
 $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: proto/%.proto
 	@mkdir -p $(dir $@)
 	$(Q)protoc-c --proto_path=proto --c_out=$(BUILD)/gen $<
+
+# Generated sources are not intermediate files: keep them between builds.
+.SECONDARY: $(PROTO_C) $(PROTO_H)
 
 $(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
 	$(Q)$(CC) $(filter-out -Wshadow -Wmissing-prototypes,$(ALL_CFLAGS)) -c $< -o $@
@@ -97,6 +103,12 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libdralet.a $(TEST_SUPPORT_OBJ)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -Itests/unit/support -o $@ $< $(TEST_SUPPORT_OBJ) $(ALL_LDFLAGS) \
 		-Wl,--whole-archive $(BUILD)/libdralet.a -Wl,--no-whole-archive \
 		$(PKG_LIBS) $(shell pkg-config --libs $(TEST_PKGS))
+
+$(BUILD)/tests/integration/%: tests/integration/%.c $(BUILD)/libdralet.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  PROG    $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(ALL_LDFLAGS) \
+		-Wl,--whole-archive $(BUILD)/libdralet.a -Wl,--no-whole-archive $(PKG_LIBS)
 
 # tests named *_umockdev run under umockdev-wrapper and link libumockdev
 $(BUILD)/tests/%_umockdev: tests/unit/%_umockdev.c $(BUILD)/libdralet.a $(TEST_SUPPORT_OBJ)
@@ -127,7 +139,7 @@ run: $(BUILD)/dralet
 check-unit: $(UNIT_BIN) $(TEST_LIBS)
 	$(Q)BUILD=$(BUILD) tests/run-tests.sh unit $(UNIT_BIN)
 
-check-integration: $(BUILD)/dralet $(TEST_LIBS) sample-backend
+check-integration: $(BUILD)/dralet $(TEST_LIBS) $(INTEG_PROG) sample-backend
 	$(Q)BUILD=$(BUILD) DRALET=$(CURDIR)/$(BUILD)/dralet tests/run-tests.sh integration \
 		$(sort $(wildcard tests/integration/test_*.sh tests/integration/test_*.py))
 

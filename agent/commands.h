@@ -10,5 +10,8 @@
 int cmd_discover(int argc, char **argv);	/* agent/cmd_discover.c */
 int cmd_board(int argc, char **argv);		/* agent/board/cmd_board.c */
 int cmd_pci(int argc, char **argv);		/* agent/cmd_pci.c */
+int cmd_ctl(int argc, char **argv);		/* agent/cmd_ctl.c */
+int cmd_slices(int argc, char **argv);		/* agent/cmd_slices.c */
+int cmd_run(int argc, char **argv);		/* agent/cmd_run.c */
 
 #endif

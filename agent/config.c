@@ -72,7 +72,9 @@ static int parse_backend(const char *name, struct json_object *obj, struct confi
 static int parse(struct config *cfg, char *err, size_t errlen)
 {
 	static const char *const keys[] = { "apiVersion", "kind", "backends",
-					    "publishUnsafeDevices", "pciIDs", "sriov", NULL };
+					    "publishUnsafeDevices", "pciIDs", "featureGates",
+					    "sriov", NULL };
+	static const char *const gates[] = { "DRADeviceTaints", "DRAPartitionableDevices", NULL };
 	struct json_object *v;
 	int r;
 
@@ -97,6 +99,17 @@ static int parse(struct config *cfg, char *err, size_t errlen)
 		cfg->sriov = NULL;
 		if ((r = sriov_policies_parse(v, &cfg->sriov, err, errlen)) < 0)
 			return r;
+	}
+	/* Kubernetes alpha API fields dralet may publish (agent/slices/build.h). */
+	if (json_object_object_get_ex(cfg->root, "featureGates", &v) && v) {
+		if (!json_object_is_type(v, json_type_object))
+			return CONFIG_ERROR(err, errlen, "featureGates: must be a mapping of gate names to true/false");
+		if ((r = check_keys(v, "featureGates", gates, err, errlen)) < 0)
+			return r;
+		json_object_object_foreach(v, gate, on) {
+			if (!json_object_is_type(on, json_type_boolean))
+				return CONFIG_ERROR(err, errlen, "featureGates.%s: must be true or false", gate);
+		}
 	}
 	if (json_object_object_get_ex(cfg->root, "backends", &v) && v) {
 		if (!json_object_is_type(v, json_type_object))

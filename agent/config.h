@@ -13,6 +13,9 @@
  *   publishUnsafeDevices: false   # also publish the default-route NIC and
  *                                 # controllers holding mounted filesystems
  *   pciIDs: /usr/share/misc/pci.ids   # name database (default: libpci's)
+ *   featureGates:                 # alpha resource.k8s.io fields to publish (default off;
+ *     DRADeviceTaints: true       # the cluster must enable the same gates)
+ *     DRAPartitionableDevices: false
  *   sriov:                        # VF provisioning policies
  *     policies: [...]             # agent/sriov/policy_config.h, docs/sriov.md
  */

@@ -12,9 +12,12 @@ struct command {
 };
 
 static const struct command commands[] = {
+	{ "run", cmd_run, "the agent daemon: publish devices, serve the kubelet, prepare claims" },
 	{ "discover", cmd_discover, "list the node's accelerators in the uniform device model" },
 	{ "board", cmd_board, "simulated boards: materialize a board file into a sysfs/dev/proc tree" },
 	{ "pci", cmd_pci, "every PCI function, its topology, and what discovery did with it" },
+	{ "ctl", cmd_ctl, "call a running driver's kubelet sockets (info, health, prepare, unprepare)" },
+	{ "slices", cmd_slices, "the ResourceSlices this node publishes (and --publish them)" },
 };
 
 static void usage(FILE *out)

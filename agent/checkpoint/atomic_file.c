@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "agent/checkpoint/atomic_file.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int fsync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd) < 0 && errno != EINVAL)	/* some file systems cannot sync dirs */
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+static int write_all(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int atomic_file_write(const char *dir, const char *name, const void *data, size_t len,
+		      mode_t mode)
+{
+	char tmp[4096], target[4096];
+	int fd, r;
+
+	if (!dir || !name || strchr(name, '/'))
+		return -EINVAL;
+	if (snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir, name) >= (int)sizeof(tmp) ||
+	    snprintf(target, sizeof(target), "%s/%s", dir, name) >= (int)sizeof(target))
+		return -ENAMETOOLONG;
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	r = write_all(fd, data, len);
+	if (!r && fchmod(fd, mode) < 0)
+		r = -errno;
+	if (!r && fsync(fd) < 0)
+		r = -errno;
+	if (close(fd) < 0 && !r)
+		r = -errno;
+	if (!r && rename(tmp, target) < 0)
+		r = -errno;
+	if (r) {
+		unlink(tmp);
+		return r;
+	}
+	return fsync_dir(dir);
+}
+
+int atomic_file_remove(const char *dir, const char *name)
+{
+	char target[4096];
+
+	if (snprintf(target, sizeof(target), "%s/%s", dir, name) >= (int)sizeof(target))
+		return -ENAMETOOLONG;
+	if (unlink(target) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	return fsync_dir(dir);
+}
+
+int atomic_file_read(const char *path, size_t max, char **ret_data, size_t *ret_len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	char *buf;
+	size_t len = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		int r = -errno;
+		close(fd);
+		return r;
+	}
+	if ((size_t)st.st_size > max) {
+		close(fd);
+		return -EFBIG;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (;;) {
+		ssize_t n = read(fd, buf + len, (size_t)st.st_size - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int r = -errno;
+			free(buf);
+			close(fd);
+			return r;
+		}
+		if (n == 0 || (len += (size_t)n) == (size_t)st.st_size)
+			break;
+	}
+	close(fd);
+	buf[len] = '\0';
+	*ret_data = buf;
+	*ret_len = len;
+	return 0;
+}
+
+int atomic_file_remove_stale(const char *dir, const char *prefix)
+{
+	size_t plen = strlen(prefix);
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int removed = 0;
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		const char *n = de->d_name, *dot;
+		if (n[0] != '.' || strncmp(n + 1, prefix, plen))
+			continue;
+		dot = strrchr(n, '.');	/* ".<name>.XXXXXX": six random characters last */
+		if (!dot || dot == n || strlen(dot + 1) != 6)
+			continue;
+		if (unlinkat(dirfd(d), n, 0) == 0)
+			removed++;
+	}
+	closedir(d);
+	return removed;
+}
+
+int atomic_file_mkdirs(const char *path, mode_t mode)
+{
+	char buf[4096];
+	size_t len = strlen(path);
+
+	if (len == 0 || len >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, path, len + 1);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, mode) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "agent/claims/claim_plan.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/claims/config_select.h"
+
+static struct json_object *get_path(struct json_object *o, const char *const *keys)
+{
+	for (; *keys; keys++)
+		if (!o || !json_object_is_type(o, json_type_object) ||
+		    !json_object_object_get_ex(o, *keys, &o))
+			return NULL;
+	return o;
+}
+
+static const char *get_string(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+static void free_device(struct claim_plan_device *d)
+{
+	free(d->pool);
+	free(d->device);
+	for (size_t i = 0; i < d->n_requests; i++)
+		free(d->requests[i]);
+	free(d->requests);
+	free(d->config);
+}
+
+void claim_plan_free(struct claim_plan *plan)
+{
+	if (!plan)
+		return;
+	for (size_t i = 0; i < plan->n_devices; i++)
+		free_device(&plan->devices[i]);
+	free(plan->devices);
+	free(plan->uid);
+	free(plan->namespace_);
+	free(plan->name);
+	free(plan);
+}
+
+static struct claim_plan_device *find_device(struct claim_plan *p, const char *pool,
+					     const char *device)
+{
+	for (size_t i = 0; i < p->n_devices; i++)
+		if (!strcmp(p->devices[i].pool, pool) && !strcmp(p->devices[i].device, device))
+			return &p->devices[i];
+	return NULL;
+}
+
+static int add_request(struct claim_plan_device *d, const char *request)
+{
+	char **reqs, *copy;
+
+	for (size_t i = 0; i < d->n_requests; i++)
+		if (!strcmp(d->requests[i], request))
+			return 0;
+	reqs = realloc(d->requests, (d->n_requests + 1) * sizeof(*reqs));
+	if (!reqs)
+		return -ENOMEM;
+	d->requests = reqs;
+	if (!(copy = strdup(request)))
+		return -ENOMEM;
+	d->requests[d->n_requests++] = copy;
+	return 0;
+}
+
+static bool same_config(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/* Adds result @i (already checked to be ours) to the plan. */
+static int add_result(struct claim_plan *p, struct json_object *result, size_t i,
+		      struct json_object *configs, const char *driver, char *err, size_t errlen)
+{
+	const char *request = get_string(result, "request");
+	const char *pool = get_string(result, "pool");
+	const char *device = get_string(result, "device");
+	struct json_object *admin, *params = NULL;
+	bool is_admin = false;
+	char *config = NULL;
+	struct claim_plan_device *d;
+	int r;
+
+	if (!request || !*request || !pool || !*pool || !device || !*device) {
+		snprintf(err, errlen, "status.allocation.devices.results[%zu] lacks request, pool "
+			 "or device", i);
+		return -EINVAL;
+	}
+	if (json_object_object_get_ex(result, "adminAccess", &admin) && admin) {
+		if (!json_object_is_type(admin, json_type_boolean)) {
+			snprintf(err, errlen, "status.allocation.devices.results[%zu].adminAccess "
+				 "is not a boolean", i);
+			return -EINVAL;
+		}
+		is_admin = json_object_get_boolean(admin);
+	}
+	r = config_select(configs, driver, request, &params, err, errlen);
+	if (r < 0)
+		return r;
+	if (params) {
+		const char *text = json_object_to_json_string_ext(params, JSON_C_TO_STRING_PLAIN |
+								  JSON_C_TO_STRING_NOSLASHESCAPE);
+		config = text ? strdup(text) : NULL;
+		json_object_put(params);
+		if (!config)
+			return -ENOMEM;
+	}
+
+	d = find_device(p, pool, device);
+	if (d) {
+		if (!same_config(d->config, config)) {
+			snprintf(err, errlen, "device %s/%s is allocated for requests %s and %s "
+				 "with different configs", pool, device, d->requests[0], request);
+			free(config);
+			return -EINVAL;
+		}
+		free(config);
+		d->admin_access = d->admin_access && is_admin;
+		return add_request(d, request);
+	}
+	d = realloc(p->devices, (p->n_devices + 1) * sizeof(*d));
+	if (!d) {
+		free(config);
+		return -ENOMEM;
+	}
+	p->devices = d;
+	d = &p->devices[p->n_devices++];
+	memset(d, 0, sizeof(*d));
+	d->config = config;
+	d->admin_access = is_admin;
+	d->pool = strdup(pool);
+	d->device = strdup(device);
+	if (!d->pool || !d->device)
+		return -ENOMEM;
+	return add_request(d, request);
+}
+
+int claim_plan_build(struct json_object *claim, const char *namespace_, const char *name,
+		     const char *uid, const char *driver, struct claim_plan **ret_plan,
+		     char *err, size_t errlen)
+{
+	static const char *const uid_path[] = { "metadata", "uid", NULL };
+	static const char *const alloc_path[] = { "status", "allocation", NULL };
+	static const char *const results_path[] = { "devices", "results", NULL };
+	static const char *const config_path[] = { "devices", "config", NULL };
+	struct json_object *v, *alloc, *results, *configs;
+	struct claim_plan *p;
+	const char *have_uid;
+	int r = 0;
+
+	if (!claim || !namespace_ || !name || !uid || !driver)
+		return -EINVAL;
+	v = get_path(claim, uid_path);
+	have_uid = v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+	if (!have_uid || strcmp(have_uid, uid)) {
+		snprintf(err, errlen, "got replaced: its UID is %s, the kubelet asked for %s",
+			 have_uid ? have_uid : "(none)", uid);
+		return -ESTALE;
+	}
+	alloc = get_path(claim, alloc_path);
+	if (!alloc || json_object_is_type(alloc, json_type_null)) {
+		snprintf(err, errlen, "not allocated (it has no status.allocation)");
+		return -ENODATA;
+	}
+	if (!json_object_is_type(alloc, json_type_object)) {
+		snprintf(err, errlen, "status.allocation is not an object");
+		return -EINVAL;
+	}
+	results = get_path(alloc, results_path);
+	configs = get_path(alloc, config_path);
+	if (configs && json_object_is_type(configs, json_type_null))
+		configs = NULL;
+	if (results && !json_object_is_type(results, json_type_array) &&
+	    !json_object_is_type(results, json_type_null)) {
+		snprintf(err, errlen, "status.allocation.devices.results is not a list");
+		return -EINVAL;
+	}
+
+	if (!(p = calloc(1, sizeof(*p))))
+		return -ENOMEM;
+	p->uid = strdup(uid);
+	p->namespace_ = strdup(namespace_);
+	p->name = strdup(name);
+	if (!p->uid || !p->namespace_ || !p->name)
+		r = -ENOMEM;
+	for (size_t i = 0; !r && results && json_object_is_type(results, json_type_array) &&
+			   i < json_object_array_length(results); i++) {
+		struct json_object *res = json_object_array_get_idx(results, i);
+		const char *d;
+
+		if (!json_object_is_type(res, json_type_object)) {
+			snprintf(err, errlen, "status.allocation.devices.results[%zu] is not an "
+				 "object", i);
+			r = -EINVAL;
+			break;
+		}
+		d = get_string(res, "driver");
+		if (!d) {
+			snprintf(err, errlen, "status.allocation.devices.results[%zu] has no driver",
+				 i);
+			r = -EINVAL;
+			break;
+		}
+		if (strcmp(d, driver))
+			continue;	/* another driver's device */
+		r = add_result(p, res, i, configs, driver, err, errlen);
+	}
+	if (r < 0) {
+		if (r == -ENOMEM)
+			snprintf(err, errlen, "out of memory");
+		claim_plan_free(p);
+		return r;
+	}
+	*ret_plan = p;
+	return 0;
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * From a ResourceClaim object to what one DRA driver must prepare (pure).
+ *
+ * claim_plan_build checks the claim against what the kubelet asked for
+ * (same UID, allocated), takes the allocation results of our driver, groups
+ * them by device (a device serving several requests is prepared once and
+ * answered with every base request name) and selects the opaque config of
+ * each device (config_select.h). Nothing here looks at the node: whether the
+ * devices exist and are free is the engine's business.
+ */
+#ifndef DRALET_CLAIM_PLAN_H
+#define DRALET_CLAIM_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <json-c/json.h>
+
+struct claim_plan_device {
+	char *pool;
+	char *device;
+	char **requests;	/* allocated request names ("req" or "req/sub"), in result order */
+	size_t n_requests;
+	bool admin_access;	/* every result for this device has adminAccess */
+	char *config;		/* merged opaque parameters (JSON object text), or NULL */
+};
+
+struct claim_plan {
+	char *uid;
+	char *namespace_;
+	char *name;
+	struct claim_plan_device *devices;	/* in the order of the first result naming each */
+	size_t n_devices;
+};
+
+/*
+ * @claim: the ResourceClaim (borrowed). @namespace_/@name/@uid: what the
+ * kubelet asked for. On success *ret_plan is a new plan (claim_plan_free);
+ * zero devices is a valid plan (the claim has nothing for @driver).
+ * Errors, with the cause in @err (the claim is not named there; callers
+ * prefix it):
+ *   -ESTALE   the claim got replaced (another UID)
+ *   -ENODATA  not allocated (no status.allocation)
+ *   -EINVAL   malformed allocation or config
+ *   -ENOMEM
+ */
+int claim_plan_build(struct json_object *claim, const char *namespace_, const char *name,
+		     const char *uid, const char *driver, struct claim_plan **ret_plan,
+		     char *err, size_t errlen);
+void claim_plan_free(struct claim_plan *plan);
+
+#endif

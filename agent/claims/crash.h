@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * TEST-ONLY crash seam for the crash tests (tests/integration/test_crash*.py).
+ *
+ * DRALET_CRASH_AT=<point>[:<n>] in the daemon's environment, read once by
+ * claims_crash_init() at start, makes the n-th arrival (default the first)
+ * at claims_crash_point(<point>) kill the process with SIGKILL, exactly as
+ * an OOM kill or a node-level kill would. Points (docs/claims.md):
+ *   prepare-started       PrepareStarted is on disk, no hardware touched
+ *   prepare-device        a device's backend prepare returned
+ *   prepare-cdi-written   the CDI spec is written, state still PrepareStarted
+ *   prepare-completed     PrepareCompleted is on disk, no answer sent
+ *   unprepare-started     UnprepareStarted is on disk
+ *   unprepare-devices     the backends' unprepare returned
+ *   unprepare-cdi-removed the CDI spec is gone, the entry still there
+ * Without the variable (production) a point costs one load and a compare.
+ */
+#ifndef DRALET_CLAIMS_CRASH_H
+#define DRALET_CLAIMS_CRASH_H
+
+void claims_crash_init(void);
+void claims_crash_point(const char *point);
+
+#endif

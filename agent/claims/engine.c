@@ -1,0 +1,663 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The loop side of the claims engine: calls and their claims, one operation
+ * per claim UID at a time, reading claims from the store, planning,
+ * resolving and reserving devices, handing the work to the thread pool and
+ * assembling the answer.
+ */
+#include "agent/claims/engine_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <dralet/device.h>
+
+#include "agent/cdi/cdi_names.h"
+#include "agent/checkpoint/atomic_file.h"
+#include "agent/log.h"
+#include "agent/store.h"
+
+struct call {
+	struct claims_engine *e;
+	bool unprepare;
+	struct op *ops;
+	size_t n, pending;
+	claims_done_cb cb;
+	void *userdata;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- devices ---- */
+
+static int compare_device_name(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct engine_device *)elem)->name);
+}
+
+struct engine_device *engine_find_device(struct claims_engine *e, const char *name)
+{
+	if (!e->n_devices)
+		return NULL;
+	return bsearch(name, e->devices, e->n_devices, sizeof(*e->devices), compare_device_name);
+}
+
+void engine_device_identity(const struct dralet_device *dev, struct ckpt_identity *ret)
+{
+	const struct hal_pci_func *f = dralet_device_pci(dev);
+	const struct dralet_attr *uuid = dralet_device_find_attr(dev, "uuid");
+
+	memset(ret, 0, sizeof(*ret));
+	if (f) {
+		ret->pci_address = (char *)f->address;
+		ret->vendor_id = f->vendor_id;
+		ret->device_id = f->device_id;
+		ret->subsystem_vendor_id = f->subsystem_vendor_id;
+		ret->subsystem_device_id = f->subsystem_device_id;
+	}
+	if (uuid && uuid->type == DRALET_ATTR_STRING && uuid->string_value)
+		ret->uuid = (char *)uuid->string_value;
+}
+
+static void release(struct engine_device *d)
+{
+	free(d->owner_uid);
+	free(d->owner_desc);
+	d->owner_uid = d->owner_desc = NULL;
+}
+
+static int reserve(struct engine_device *d, const char *uid, const char *ns, const char *name)
+{
+	char *u = strdup(uid), *desc = NULL;
+
+	if (!u || asprintf(&desc, "%s/%s", ns, name) < 0) {
+		free(u);
+		return -ENOMEM;
+	}
+	release(d);
+	d->owner_uid = u;
+	d->owner_desc = desc;
+	return 0;
+}
+
+void engine_sync_reservations(struct claims_engine *e, const char *uid)
+{
+	struct ckpt_claim *c;
+
+	for (size_t i = 0; i < e->n_devices; i++)
+		if (e->devices[i].owner_uid && !strcmp(e->devices[i].owner_uid, uid))
+			release(&e->devices[i]);
+	claims_state_lock(e->state);
+	c = checkpoint_find(claims_state_checkpoint(e->state), uid);
+	for (size_t i = 0; c && i < c->n_devices; i++) {
+		struct engine_device *d;
+		if (c->devices[i].admin_access || !(d = engine_find_device(e, c->devices[i].device)))
+			continue;
+		if (d->owner_uid && strcmp(d->owner_uid, uid))
+			log_error("driver %s: device %s is prepared for claims %s and %s/%s", e->driver,
+				  d->name, d->owner_uid, c->namespace_, c->name);
+		else if (reserve(d, uid, c->namespace_, c->name) < 0)
+			log_error("driver %s: out of memory reserving %s", e->driver, d->name);
+	}
+	claims_state_unlock(e->state);
+}
+
+/* ---- operations ---- */
+
+static void op_fail(struct op *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void op_fail(struct op *op, const char *fmt, ...)
+{
+	char cause[ENGINE_ERR_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cause, sizeof(cause), fmt, ap);
+	va_end(ap);
+	free(op->error);
+	if (asprintf(&op->error, "claim %s/%s (uid %s): %s", op->namespace_, op->name, op->uid,
+		     cause) < 0)
+		op->error = NULL;
+	if (!op->error)
+		op->error = strdup("out of memory");
+}
+
+static void op_clear(struct op *op)
+{
+	free(op->namespace_);
+	free(op->name);
+	free(op->uid);
+	free(op->error);
+	claim_plan_free(op->plan);
+	free(op->targets);
+	for (size_t i = 0; i < op->n_devices; i++) {
+		struct op_device *d = &op->devices[i];
+		free(d->pool);
+		free(d->device);
+		for (size_t j = 0; j < d->n_request_names; j++)
+			free(d->request_names[j]);
+		free(d->request_names);
+		free(d->cdi_id);
+	}
+	free(op->devices);
+}
+
+static void call_deliver(struct call *call)
+{
+	struct claims_engine *e = call->e;
+	struct claims_result *results = calloc(call->n + 1, sizeof(*results));
+	struct claims_device_result **devs = calloc(call->n + 1, sizeof(*devs));
+	bool ok = results && devs;
+
+	for (size_t i = 0; ok && i < call->n; i++) {
+		struct op *op = &call->ops[i];
+
+		results[i].uid = op->uid;
+		results[i].error = op->error;
+		if (op->error || !op->n_devices)
+			continue;
+		if (!(devs[i] = calloc(op->n_devices, sizeof(*devs[i])))) {
+			ok = false;
+			break;
+		}
+		for (size_t j = 0; j < op->n_devices; j++) {
+			devs[i][j].pool = op->devices[j].pool;
+			devs[i][j].device = op->devices[j].device;
+			devs[i][j].request_names = (const char *const *)op->devices[j].request_names;
+			devs[i][j].n_request_names = op->devices[j].n_request_names;
+			devs[i][j].cdi_ids = (const char *const *)&op->devices[j].cdi_id;
+			devs[i][j].n_cdi_ids = op->devices[j].cdi_id ? 1 : 0;
+		}
+		results[i].devices = devs[i];
+		results[i].n_devices = op->n_devices;
+	}
+	if (ok) {
+		call->cb(call->userdata, results, call->n);
+	} else {
+		/* no memory to build the answer: every claim fails, nothing else breaks */
+		static const char *const oom = "out of memory building the answer";
+		struct claims_result *fallback = results ? results : NULL;
+		log_error("driver %s: %s", e->driver, oom);
+		for (size_t i = 0; fallback && i < call->n; i++) {
+			fallback[i].error = oom;
+			fallback[i].n_devices = 0;
+			fallback[i].devices = NULL;
+		}
+		call->cb(call->userdata, fallback, fallback ? call->n : 0);
+	}
+	for (size_t i = 0; devs && i < call->n; i++)
+		free(devs[i]);
+	free(devs);
+	free(results);
+	for (size_t i = 0; i < call->n; i++)
+		op_clear(&call->ops[i]);
+	free(call->ops);
+	free(call);
+	e->calls_in_flight--;
+	if (e->shutting_down && !e->calls_in_flight && e->shutdown_cb) {
+		void (*cb)(void *) = e->shutdown_cb;
+		e->shutdown_cb = NULL;
+		cb(e->shutdown_userdata);
+	}
+}
+
+static void op_start(struct op *op);
+
+/* The claim's operation is over: log it, let the next one on its UID run. */
+static void op_done(struct op *op)
+{
+	struct call *call = op->call;
+	struct claims_engine *e = call->e;
+	struct uid_queue **pq, *q;
+	double ms = (double)(now_ns() - op->started_ns) / 1e6;
+
+	if (op->error)
+		log_warn("%s %s", call->unprepare ? "unprepare:" : "prepare:", op->error);
+	else
+		log_info("%s claim %s/%s (uid %s): %zu device(s) in %.1f ms",
+			 call->unprepare ? "unprepared" : "prepared", op->namespace_, op->name,
+			 op->uid, op->n_devices, ms);
+	for (pq = &e->queues; (q = *pq); pq = &q->next)
+		if (q->head == op)
+			break;
+	if (q) {
+		q->head = op->next_queued;
+		if (!q->head) {
+			*pq = q->next;
+			free(q->uid);
+			free(q);
+		} else {
+			op_start(q->head);
+		}
+	}
+	if (--call->pending == 0)
+		call_deliver(call);
+}
+
+static void after_work(uv_work_t *w, int status)
+{
+	struct op *op = w->data;
+
+	if (status < 0 && !op->error)
+		op_fail(op, "the work was cancelled: %s", uv_strerror(status));
+	engine_sync_reservations(op->call->e, op->uid);
+	op_done(op);
+}
+
+static void run_work(uv_work_t *w)
+{
+	struct op *op = w->data;
+	struct claims_engine *e = op->call->e;
+
+	switch (op->kind) {
+	case OP_PREPARE:
+		engine_work_prepare(e, op);
+		break;
+	case OP_HIT:
+		engine_work_hit(e, op);
+		break;
+	case OP_UNPREPARE:
+		engine_work_unprepare(e, op);
+		break;
+	}
+}
+
+static void queue_work(struct op *op)
+{
+	int r;
+
+	op->work.data = op;
+	r = uv_queue_work(op->call->e->loop, &op->work, run_work, after_work);
+	if (r < 0) {
+		op_fail(op, "cannot start the work: %s", uv_strerror(r));
+		engine_sync_reservations(op->call->e, op->uid);
+		op_done(op);
+	}
+}
+
+/* Resolves and reserves the plan's devices; false (op failed) on a problem. */
+static bool resolve_and_reserve(struct claims_engine *e, struct op *op)
+{
+	struct claim_plan *p = op->plan;
+
+	op->targets = calloc(p->n_devices + 1, sizeof(*op->targets));
+	if (!op->targets) {
+		op_fail(op, "out of memory");
+		return false;
+	}
+	for (size_t i = 0; i < p->n_devices; i++) {
+		struct claim_plan_device *pd = &p->devices[i];
+		struct engine_device *d;
+
+		if (strcmp(pd->pool, e->pool)) {
+			op_fail(op, "device %s/%s is unknown: pool %s is not this node's pool %s",
+				pd->pool, pd->device, pd->pool, e->pool);
+			return false;
+		}
+		d = engine_find_device(e, pd->device);
+		if (!d) {
+			op_fail(op, "device %s/%s is unknown: driver %s has no such device on this "
+				"node", pd->pool, pd->device, e->driver);
+			return false;
+		}
+		if (!pd->admin_access && d->owner_uid && strcmp(d->owner_uid, op->uid)) {
+			op_fail(op, "device %s/%s is in use by another claim, %s (uid %s)", pd->pool,
+				pd->device, d->owner_desc, d->owner_uid);
+			return false;
+		}
+		op->targets[i] = d;
+	}
+	for (size_t i = 0; i < p->n_devices; i++)
+		if (!p->devices[i].admin_access &&
+		    reserve(op->targets[i], op->uid, op->namespace_, op->name) < 0) {
+			op_fail(op, "out of memory");
+			return false;
+		}
+	return true;
+}
+
+static void on_claim(void *userdata, int err, struct json_object *claim, const char *message)
+{
+	struct op *op = userdata;
+	struct claims_engine *e = op->call->e;
+	char cause[ENGINE_ERR_MAX] = "";
+	int r;
+
+	if (err == -ENOENT) {
+		op_fail(op, "not found%s%s", message && *message ? ": " : "",
+			message ? message : "");
+		op_done(op);
+		return;
+	}
+	if (err < 0 || !claim) {
+		op_fail(op, "cannot read it: %s", message && *message ? message : strerror(-err));
+		op_done(op);
+		return;
+	}
+	r = claim_plan_build(claim, op->namespace_, op->name, op->uid, e->driver, &op->plan, cause,
+			     sizeof(cause));
+	if (r < 0) {
+		op_fail(op, "%s", cause);
+		op_done(op);
+		return;
+	}
+	if (!resolve_and_reserve(e, op)) {
+		engine_sync_reservations(e, op->uid);
+		op_done(op);
+		return;
+	}
+	queue_work(op);
+}
+
+/* Runs the claim's operation (it is at the head of its UID's queue). */
+static void op_start(struct op *op)
+{
+	struct claims_engine *e = op->call->e;
+	struct ckpt_claim *c;
+	enum ckpt_state state = CKPT_PREPARE_STARTED;
+
+	op->started_ns = now_ns();
+	claims_state_lock(e->state);
+	c = checkpoint_find(claims_state_checkpoint(e->state), op->uid);
+	if (c)
+		state = c->state;
+	claims_state_unlock(e->state);
+
+	if (op->call->unprepare) {
+		if (!c) {
+			op_done(op);	/* never prepared, or already unprepared */
+			return;
+		}
+		op->kind = OP_UNPREPARE;
+		queue_work(op);
+		return;
+	}
+	if (c && state == CKPT_PREPARE_COMPLETED) {
+		op->kind = OP_HIT;
+		queue_work(op);
+		return;
+	}
+	op->kind = OP_PREPARE;
+	e->store->ops->get_claim(e->store, op->namespace_, op->name, on_claim, op);
+}
+
+/* Puts @op in its UID's queue; runs it when nothing else runs on that UID. */
+static void op_enqueue(struct claims_engine *e, struct op *op)
+{
+	struct uid_queue *q;
+
+	for (q = e->queues; q; q = q->next)
+		if (!strcmp(q->uid, op->uid))
+			break;
+	if (q) {
+		q->tail->next_queued = op;
+		q->tail = op;
+		return;
+	}
+	q = calloc(1, sizeof(*q));
+	if (!q || !(q->uid = strdup(op->uid))) {
+		free(q);
+		op_fail(op, "out of memory");
+		op_done(op);
+		return;
+	}
+	q->head = q->tail = op;
+	q->next = e->queues;
+	e->queues = q;
+	op_start(op);
+}
+
+static bool valid_ref(const struct claims_ref *r)
+{
+	return r->uid && *r->uid && r->namespace_ && *r->namespace_ && r->name && *r->name;
+}
+
+static int start_call(struct claims_engine *e, bool unprepare, const struct claims_ref *claims,
+		      size_t n, claims_done_cb cb, void *userdata)
+{
+	struct call *call = calloc(1, sizeof(*call));
+
+	if (!call || !(call->ops = calloc(n + 1, sizeof(*call->ops)))) {
+		free(call);
+		return -ENOMEM;
+	}
+	call->e = e;
+	call->unprepare = unprepare;
+	call->n = n;
+	call->cb = cb;
+	call->userdata = userdata;
+	for (size_t i = 0; i < n; i++) {
+		struct op *op = &call->ops[i];
+		op->call = call;
+		op->namespace_ = strdup(claims[i].namespace_ ? claims[i].namespace_ : "");
+		op->name = strdup(claims[i].name ? claims[i].name : "");
+		op->uid = strdup(claims[i].uid ? claims[i].uid : "");
+		if (!op->namespace_ || !op->name || !op->uid) {
+			for (size_t j = 0; j <= i; j++)
+				op_clear(&call->ops[j]);
+			free(call->ops);
+			free(call);
+			return -ENOMEM;
+		}
+	}
+	/* pending counts one extra until every op is started, so that ops that
+	 * finish at once cannot deliver the call early */
+	call->pending = n + 1;
+	e->calls_in_flight++;
+	for (size_t i = 0; i < n; i++) {
+		struct op *op = &call->ops[i];
+
+		op->started_ns = now_ns();
+		if (e->shutting_down) {
+			op_fail(op, "the driver is shutting down");
+			call->pending--;
+		} else if (!valid_ref(&claims[i])) {
+			op_fail(op, "the request lacks the claim's namespace, name or UID");
+			call->pending--;
+		} else {
+			op_enqueue(e, op);
+		}
+	}
+	if (--call->pending == 0)
+		call_deliver(call);
+	return 0;
+}
+
+int claims_prepare(struct claims_engine *e, const struct claims_ref *claims, size_t n,
+		   claims_done_cb cb, void *userdata)
+{
+	return start_call(e, false, claims, n, cb, userdata);
+}
+
+int claims_unprepare(struct claims_engine *e, const struct claims_ref *claims, size_t n,
+		     claims_done_cb cb, void *userdata)
+{
+	return start_call(e, true, claims, n, cb, userdata);
+}
+
+void claims_engine_shutdown(struct claims_engine *e, void (*cb)(void *userdata), void *userdata)
+{
+	e->shutting_down = true;
+	if (!e->calls_in_flight) {
+		if (cb)
+			cb(userdata);
+		return;
+	}
+	e->shutdown_cb = cb;
+	e->shutdown_userdata = userdata;
+}
+
+size_t claims_engine_n_claims(struct claims_engine *e)
+{
+	size_t n;
+
+	claims_state_lock(e->state);
+	n = claims_state_checkpoint(e->state)->n_claims;
+	claims_state_unlock(e->state);
+	return n;
+}
+
+uint64_t claims_engine_checkpoint_writes(struct claims_engine *e)
+{
+	return claims_state_writes(e->state);
+}
+
+/* ---- life cycle ---- */
+
+void claims_engine_free(struct claims_engine *e)
+{
+	if (!e)
+		return;
+	for (size_t i = 0; i < e->n_devices; i++) {
+		release(&e->devices[i]);
+		pthread_mutex_destroy(&e->devices[i].lock);
+	}
+	free(e->devices);
+	while (e->queues) {
+		struct uid_queue *q = e->queues;
+		e->queues = q->next;
+		free(q->uid);
+		free(q);
+	}
+	claims_state_free(e->state);
+	if (e->lock_fd >= 0)
+		close(e->lock_fd);	/* releases the flock */
+	free(e->driver);
+	free(e->pool);
+	free(e->vendor);
+	free(e->state_dir);
+	free(e->cdi_dir);
+	free(e->boot_id);
+	free(e);
+}
+
+/* One agent per driver checkpoint: an flock held for the engine's life. */
+static int take_lock(struct claims_engine *e, bool wait)
+{
+	char path[4096];
+	int r;
+
+	if (snprintf(path, sizeof(path), "%s/checkpoint.lock", e->state_dir) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	e->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (e->lock_fd < 0) {
+		r = -errno;
+		log_error("driver %s: cannot open %s: %s", e->driver, path, strerror(-r));
+		return r;
+	}
+	if (flock(e->lock_fd, LOCK_EX | LOCK_NB) == 0)
+		return 0;
+	if (errno != EWOULDBLOCK) {
+		r = -errno;
+		log_error("driver %s: cannot lock %s: %s", e->driver, path, strerror(-r));
+		return r;
+	}
+	if (!wait) {
+		log_error("driver %s: another dralet holds %s; two agents must not share a "
+			  "driver's checkpoint (a rolling update needs --pod-uid)", e->driver, path);
+		return -EBUSY;
+	}
+	log_warn("driver %s: another dralet holds %s (the previous instance of a rolling "
+		 "update?); waiting for it to exit", e->driver, path);
+	while (flock(e->lock_fd, LOCK_EX) < 0)
+		if (errno != EINTR) {
+			r = -errno;
+			log_error("driver %s: cannot lock %s: %s", e->driver, path, strerror(-r));
+			return r;
+		}
+	log_info("driver %s: got %s", e->driver, path);
+	return 0;
+}
+
+int claims_engine_new(const struct claims_engine_config *cfg, struct claims_engine **ret_engine,
+		      struct claims_recovery_stats *ret_stats)
+{
+	struct claims_recovery_stats stats = { 0 };
+	struct claims_engine *e;
+	char vendor[256];
+	int r;
+
+	if (!cfg->loop || !cfg->store || !cfg->driver || !cfg->pool || !cfg->state_dir ||
+	    !cfg->cdi_dir)
+		return -EINVAL;
+	if (cdi_vendor_of_driver(cfg->driver, vendor, sizeof(vendor)) < 0) {
+		log_error("driver %s: not usable as a CDI vendor name", cfg->driver);
+		return -EINVAL;
+	}
+	if (!(e = calloc(1, sizeof(*e))))
+		return -ENOMEM;
+	e->lock_fd = -1;
+	e->loop = cfg->loop;
+	e->store = cfg->store;
+	e->driver = strdup(cfg->driver);
+	e->pool = strdup(cfg->pool);
+	e->vendor = strdup(vendor);
+	e->state_dir = strdup(cfg->state_dir);
+	e->cdi_dir = strdup(cfg->cdi_dir);
+	e->boot_id = strdup(cfg->boot_id ? cfg->boot_id : "");
+	e->devices = calloc(cfg->n_devices + 1, sizeof(*e->devices));
+	if (!e->driver || !e->pool || !e->vendor || !e->state_dir || !e->cdi_dir || !e->boot_id ||
+	    !e->devices) {
+		claims_engine_free(e);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < cfg->n_devices; i++) {
+		struct engine_device *d = &e->devices[e->n_devices++];
+		d->dev = cfg->devices[i];
+		d->name = dralet_device_name(d->dev);
+		pthread_mutex_init(&d->lock, NULL);
+		if (i && strcmp(e->devices[i - 1].name, d->name) >= 0) {
+			log_error("driver %s: devices are not sorted by name (%s, %s)", e->driver,
+				  e->devices[i - 1].name, d->name);
+			claims_engine_free(e);
+			return -EINVAL;
+		}
+	}
+	if ((r = atomic_file_mkdirs(e->state_dir, 0750)) < 0 ||
+	    (r = atomic_file_mkdirs(e->cdi_dir, 0755)) < 0) {
+		log_error("driver %s: cannot create %s or %s: %s", e->driver, e->state_dir,
+			  e->cdi_dir, strerror(-r));
+		claims_engine_free(e);
+		return r;
+	}
+	if ((r = take_lock(e, cfg->wait_for_lock)) < 0) {
+		claims_engine_free(e);
+		return r;
+	}
+	r = engine_recover(e, &stats);
+	if (r < 0) {
+		claims_engine_free(e);
+		return r;
+	}
+	claims_state_lock(e->state);
+	{
+		struct checkpoint *ck = claims_state_checkpoint(e->state);
+		size_t n = ck->n_claims;
+		char **uids = calloc(n + 1, sizeof(*uids));
+		for (size_t i = 0; uids && i < n; i++)
+			uids[i] = strdup(ck->claims[i]->uid);
+		claims_state_unlock(e->state);
+		for (size_t i = 0; uids && i < n; i++)
+			if (uids[i])
+				engine_sync_reservations(e, uids[i]);
+		for (size_t i = 0; uids && i < n; i++)
+			free(uids[i]);
+		free(uids);
+	}
+	if (ret_stats)
+		*ret_stats = stats;
+	*ret_engine = e;
+	return 0;
+}

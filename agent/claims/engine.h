@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The claims engine of one DRA driver: NodePrepareResources and
+ * NodeUnprepareResources without the transport (docs/claims.md).
+ *
+ * Per claim of a call: prepared claims are answered from the checkpoint
+ * (their CDI spec written again when it went missing), others are read from
+ * the store, checked (UID, allocation), planned (claim_plan.h), their
+ * devices resolved and reserved (a device in use by another claim is an
+ * error; adminAccess never takes a device exclusively), their configs
+ * validated by the owning backends, and then prepared on a worker thread:
+ * PrepareStarted on disk, each device prepared in order under its device
+ * lock, the CDI spec written, PrepareCompleted on disk. A failure undoes the
+ * devices already prepared and leaves no spec and no entry. Unprepare is the
+ * mirror image and succeeds for claims it does not know.
+ *
+ * Errors are per claim and name the claim and the cause. Calls on one claim
+ * UID run one after the other; different claims run in parallel (libuv's
+ * thread pool: set UV_THREADPOOL_SIZE before the loop starts). A call whose
+ * client went away still finishes (or rolls back) and records the outcome.
+ *
+ * Threading: every function here runs on the loop thread; callbacks too.
+ */
+#ifndef DRALET_CLAIMS_ENGINE_H
+#define DRALET_CLAIMS_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+struct dralet_device;
+struct store;
+struct claims_engine;
+
+struct claims_engine_config {
+	uv_loop_t *loop;
+	struct store *store;		/* borrowed: get_claim */
+	const char *driver;		/* DRA driver name */
+	const char *pool;		/* the node's pool (the node name) */
+	/* the driver's devices, sorted by name; borrowed, must outlive the engine */
+	struct dralet_device *const *devices;
+	size_t n_devices;
+	const char *state_dir;		/* <plugins-dir>/<driver>: checkpoint.json */
+	const char *cdi_dir;		/* where CDI specs go (/var/run/cdi) */
+	const char *boot_id;		/* the node's boot ID, "" when unknown */
+	/* Another process holding the driver's checkpoint (checkpoint.lock):
+	 * false: fail with -EBUSY; true: wait for it (a rolling update's new
+	 * instance waits for the old one to exit). */
+	bool wait_for_lock;
+};
+
+/* What one start did with the checkpoint (logged by the engine as well). */
+struct claims_recovery_stats {
+	bool corrupt;			/* the checkpoint was moved aside */
+	bool boot_changed;
+	unsigned kept, rewritten, rolled_back, unprepared, dropped, orphans_removed;
+};
+
+/*
+ * Creates the engine: creates the state and CDI directories, takes the
+ * driver's checkpoint lock (flock on <state_dir>/checkpoint.lock, held for
+ * the engine's life, so two agents never share a checkpoint), loads the
+ * checkpoint and recovers (docs/claims.md, "Recovery"), which may call
+ * backends and write files, so call it before serving. A corrupt checkpoint
+ * is moved aside with a loud error and the engine starts empty. @ret_stats
+ * may be NULL. Everything in @cfg except the devices is copied.
+ */
+int claims_engine_new(const struct claims_engine_config *cfg, struct claims_engine **ret_engine,
+		      struct claims_recovery_stats *ret_stats);
+
+/* Frees an idle engine (see claims_engine_shutdown). */
+void claims_engine_free(struct claims_engine *e);
+
+struct claims_ref {
+	const char *namespace_;
+	const char *name;
+	const char *uid;
+};
+
+struct claims_device_result {
+	const char *pool;
+	const char *device;
+	const char *const *request_names;	/* base request names ("req" of "req/sub") */
+	size_t n_request_names;
+	const char *const *cdi_ids;
+	size_t n_cdi_ids;
+};
+
+struct claims_result {
+	const char *uid;
+	const char *error;		/* NULL on success */
+	const struct claims_device_result *devices;
+	size_t n_devices;
+};
+
+/* Results in request order, borrowed for the duration of the callback. */
+typedef void (*claims_done_cb)(void *userdata, const struct claims_result *results, size_t n);
+
+/*
+ * Starts a prepare (or unprepare) of @n claims (copied). @cb runs once, when
+ * every claim is done; it may run before the function returns (nothing to do,
+ * or the engine is shutting down). Returns 0, or -ENOMEM (then @cb never runs).
+ */
+int claims_prepare(struct claims_engine *e, const struct claims_ref *claims, size_t n,
+		   claims_done_cb cb, void *userdata);
+int claims_unprepare(struct claims_engine *e, const struct claims_ref *claims, size_t n,
+		     claims_done_cb cb, void *userdata);
+
+/*
+ * Refuses new calls (their claims get an error) and runs @cb once no call is
+ * in flight any more (maybe before returning). Then free the engine.
+ */
+void claims_engine_shutdown(struct claims_engine *e, void (*cb)(void *userdata), void *userdata);
+
+/* Claims in the checkpoint / checkpoint files written (tests, metrics). */
+size_t claims_engine_n_claims(struct claims_engine *e);
+uint64_t claims_engine_checkpoint_writes(struct claims_engine *e);
+
+#endif

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Inside the claims engine: shared by engine.c (the loop side: calls,
+ * per-UID queues, reservations), engine_work.c (the worker side: backend
+ * calls, CDI specs, checkpoint changes) and engine_recover.c (start).
+ */
+#ifndef DRALET_CLAIMS_ENGINE_INTERNAL_H
+#define DRALET_CLAIMS_ENGINE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "agent/checkpoint/checkpoint.h"
+#include "agent/claims/claim_plan.h"
+#include "agent/claims/engine.h"
+#include "agent/claims/state.h"
+
+#define ENGINE_ERR_MAX 1024
+
+struct engine_device {
+	struct dralet_device *dev;
+	const char *name;		/* borrowed from the device */
+	pthread_mutex_t lock;		/* one backend call on the device at a time */
+	char *owner_uid;		/* loop only: the claim holding it exclusively */
+	char *owner_desc;		/* loop only: "namespace/name" of that claim */
+};
+
+struct uid_queue {
+	char *uid;
+	struct op *head, *tail;		/* head is running, the rest wait */
+	struct uid_queue *next;
+};
+
+struct claims_engine {
+	uv_loop_t *loop;
+	struct store *store;
+	char *driver, *pool, *vendor, *state_dir, *cdi_dir, *boot_id;
+	struct engine_device *devices;	/* sorted by name */
+	size_t n_devices;
+	struct claims_state *state;
+	int lock_fd;			/* flock on checkpoint.lock, -1 when not held */
+	struct uid_queue *queues;	/* loop only */
+	unsigned calls_in_flight;	/* loop only */
+	bool shutting_down;
+	void (*shutdown_cb)(void *userdata);
+	void *shutdown_userdata;
+};
+
+enum op_kind {
+	OP_PREPARE,	/* prepare from a plan */
+	OP_HIT,		/* already prepared: answer from the checkpoint */
+	OP_UNPREPARE,
+};
+
+/* A device of a successful answer (owned strings). */
+struct op_device {
+	char *pool;
+	char *device;
+	char **request_names;
+	size_t n_request_names;
+	char *cdi_id;
+};
+
+struct call;
+
+/* One claim of a call. */
+struct op {
+	struct call *call;
+	char *namespace_, *name, *uid;
+	struct op *next_queued;
+	enum op_kind kind;
+	uv_work_t work;
+	struct claim_plan *plan;		/* OP_PREPARE */
+	struct engine_device **targets;		/* OP_PREPARE: one per plan device */
+	uint64_t started_ns;
+	/* outcome, set by the worker or the loop */
+	char *error;
+	struct op_device *devices;
+	size_t n_devices;
+};
+
+/* ---- engine_work.c (worker threads; also used at start) ---- */
+void engine_work_prepare(struct claims_engine *e, struct op *op);
+void engine_work_hit(struct claims_engine *e, struct op *op);
+void engine_work_unprepare(struct claims_engine *e, struct op *op);
+
+/* Calls the backends' unprepare for the devices of @c, last first (only the
+ * prepared ones unless @all). Devices gone from the node are skipped. 0 or
+ * the first error, with the cause in @err. */
+int engine_unprepare_devices(struct claims_engine *e, const struct ckpt_claim *c, bool all,
+			     char *err, size_t errlen);
+/* Writes the claim's CDI spec files (only the missing ones when @only_missing). */
+int engine_write_specs(struct claims_engine *e, const struct ckpt_claim *c, bool only_missing,
+		       char *err, size_t errlen);
+/* Removes the claim's CDI spec files. */
+int engine_remove_specs(struct claims_engine *e, const struct ckpt_claim *c);
+
+/* ---- engine.c ---- */
+struct engine_device *engine_find_device(struct claims_engine *e, const char *name);
+/* The identity facts of @dev (strings borrowed from the device). */
+void engine_device_identity(const struct dralet_device *dev, struct ckpt_identity *ret);
+/* Makes the reservations of @uid match its checkpoint entry (loop thread). */
+void engine_sync_reservations(struct claims_engine *e, const char *uid);
+
+/* ---- engine_recover.c ---- */
+int engine_recover(struct claims_engine *e, struct claims_recovery_stats *stats);
+
+#endif

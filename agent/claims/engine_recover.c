@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Start of a claims engine: load the checkpoint, decide (recovery.h) and
+ * carry out the decisions, then write the checkpoint that results.
+ */
+#include "agent/claims/engine_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/cdi/cdi_files.h"
+#include "agent/checkpoint/checkpoint_file.h"
+#include "agent/checkpoint/recovery.h"
+#include "agent/log.h"
+
+static bool lookup(void *userdata, const char *pool, const char *device,
+		   struct ckpt_identity *ret_now)
+{
+	struct claims_engine *e = userdata;
+	struct engine_device *d;
+
+	if (strcmp(pool, e->pool) || !(d = engine_find_device(e, device)))
+		return false;
+	engine_device_identity(d->dev, ret_now);
+	return true;
+}
+
+static struct checkpoint *load(struct claims_engine *e, struct claims_recovery_stats *st)
+{
+	struct checkpoint *ck = NULL;
+	char err[512] = "", aside[4096];
+	int r = checkpoint_file_load(e->state_dir, &ck, err, sizeof(err));
+
+	if (r == -ENOENT)
+		return checkpoint_new(e->driver, e->boot_id);
+	if (r < 0) {
+		st->corrupt = true;
+		if (checkpoint_file_move_aside(e->state_dir, aside, sizeof(aside)) == 0)
+			log_error("driver %s: THE CHECKPOINT %s/%s IS UNUSABLE (%s); moved it to %s "
+				  "and starting with no prepared claims: claims prepared before are "
+				  "prepared again when the kubelet asks, and their hardware state "
+				  "may need a look", e->driver, e->state_dir, CHECKPOINT_FILE_NAME,
+				  err, aside);
+		else
+			log_error("driver %s: THE CHECKPOINT %s/%s IS UNUSABLE (%s) and cannot be "
+				  "moved aside; starting with no prepared claims", e->driver,
+				  e->state_dir, CHECKPOINT_FILE_NAME, err);
+		return checkpoint_new(e->driver, e->boot_id);
+	}
+	if (strcmp(ck->driver, e->driver))
+		log_warn("driver %s: the checkpoint in %s names driver %s; using it anyway",
+			 e->driver, e->state_dir, ck->driver);
+	return ck;
+}
+
+static bool carry_out(struct claims_engine *e, struct checkpoint *ck,
+		      const struct recovery_action *a, struct claims_recovery_stats *st)
+{
+	struct ckpt_claim *c = a->kind == RECOVERY_REMOVE_ORPHAN ? NULL : ck->claims[a->claim];
+	char err[ENGINE_ERR_MAX] = "";
+	int r;
+
+	switch (a->kind) {
+	case RECOVERY_KEEP:
+		st->kept++;
+		return false;
+	case RECOVERY_REWRITE_SPEC:
+		st->rewritten++;
+		r = engine_write_specs(e, c, true, err, sizeof(err));
+		if (r < 0)
+			log_error("driver %s: claim %s/%s (uid %s): %s; cannot write it again: %s",
+				  e->driver, c->namespace_, c->name, c->uid, a->reason, err);
+		else
+			log_info("driver %s: claim %s/%s (uid %s): %s; wrote it again", e->driver,
+				 c->namespace_, c->name, c->uid, a->reason);
+		return false;
+	case RECOVERY_ROLLBACK:
+	case RECOVERY_FINISH_UNPREPARE:
+		if (a->kind == RECOVERY_ROLLBACK)
+			st->rolled_back++;
+		else
+			st->unprepared++;
+		r = engine_unprepare_devices(e, c, true, err, sizeof(err));
+		if (r < 0) {
+			log_error("driver %s: claim %s/%s (uid %s): %s, and undoing it failed: %s; "
+				  "kept for another try", e->driver, c->namespace_, c->name, c->uid,
+				  a->reason, err);
+			return false;
+		}
+		log_warn("driver %s: claim %s/%s (uid %s): %s; %s", e->driver, c->namespace_,
+			 c->name, c->uid, a->reason,
+			 a->kind == RECOVERY_ROLLBACK ? "rolled back" : "unprepared");
+		return true;
+	case RECOVERY_DROP_CHANGED:
+		st->dropped++;
+		log_error("driver %s: claim %s/%s (uid %s) DROPPED: %s; its CDI spec is removed and "
+			  "the hardware is left alone", e->driver, c->namespace_, c->name, c->uid,
+			  a->reason);
+		return true;
+	case RECOVERY_DROP_REBOOT:
+		st->dropped++;
+		log_info("driver %s: claim %s/%s (uid %s) forgotten: %s", e->driver, c->namespace_,
+			 c->name, c->uid, a->reason);
+		return true;
+	case RECOVERY_REMOVE_ORPHAN:
+		st->orphans_removed++;
+		r = cdi_files_remove(e->cdi_dir, a->file);
+		if (r < 0)
+			log_error("driver %s: cannot remove orphan CDI spec %s/%s: %s", e->driver,
+				  e->cdi_dir, a->file, strerror(-r));
+		else
+			log_info("driver %s: removed CDI spec %s/%s: %s", e->driver, e->cdi_dir,
+				 a->file, a->reason);
+		return false;
+	}
+	return false;
+}
+
+int engine_recover(struct claims_engine *e, struct claims_recovery_stats *st)
+{
+	struct checkpoint *ck = load(e, st);
+	struct recovery_plan *plan = NULL;
+	char **files = NULL;
+	size_t n_files = 0;
+	bool *drop = NULL;
+	int r;
+
+	if (!ck)
+		return -ENOMEM;
+	r = cdi_files_list(e->cdi_dir, e->vendor, &files, &n_files);
+	if (r < 0) {
+		log_error("driver %s: cannot list %s: %s", e->driver, e->cdi_dir, strerror(-r));
+		files = NULL;
+		n_files = 0;
+	}
+	r = recovery_plan_build(ck, e->boot_id, lookup, e, e->vendor, files, n_files, &plan);
+	if (r == 0 && !(drop = calloc(ck->n_claims + 1, sizeof(*drop))))
+		r = -ENOMEM;
+	if (r < 0)
+		goto out;
+	st->boot_changed = plan->boot_changed;
+	if (plan->boot_changed)
+		log_warn("driver %s: the node rebooted since the checkpoint was written (boot %s, "
+			 "now %s): forgetting its %zu claim(s)", e->driver, ck->boot_id, e->boot_id,
+			 ck->n_claims);
+	for (size_t i = 0; i < plan->n_actions; i++) {
+		bool d = carry_out(e, ck, &plan->actions[i], st);
+		if (d)
+			drop[plan->actions[i].claim] = true;
+	}
+	for (size_t i = ck->n_claims; i-- > 0;)
+		if (drop[i])
+			checkpoint_remove(ck, ck->claims[i]->uid);
+	if (e->boot_id[0]) {
+		char *b = strdup(e->boot_id);
+		if (b) {
+			free(ck->boot_id);
+			ck->boot_id = b;
+		}
+	}
+	{
+		char *d = strdup(e->driver);
+		if (d) {
+			free(ck->driver);
+			ck->driver = d;
+		}
+	}
+	r = claims_state_new(e->state_dir, ck, &e->state);
+	if (r < 0)
+		goto out;
+	ck = NULL;
+	claims_state_lock(e->state);
+	claims_state_changed(e->state);
+	claims_state_unlock(e->state);
+	r = claims_state_sync(e->state);
+	if (r < 0)
+		log_error("driver %s: cannot write the checkpoint in %s: %s; prepares will fail "
+			  "until it can be written", e->driver, e->state_dir, strerror(-r));
+	r = 0;
+	log_info("driver %s: %zu prepared claim(s) after start (kept %u, CDI specs rewritten %u, "
+		 "rolled back %u, unprepared %u, dropped %u, orphan specs removed %u)", e->driver,
+		 claims_engine_n_claims(e), st->kept, st->rewritten, st->rolled_back,
+		 st->unprepared, st->dropped, st->orphans_removed);
+out:
+	free(drop);
+	recovery_plan_free(plan);
+	cdi_files_free_list(files, n_files);
+	checkpoint_free(ck);
+	return r;
+}

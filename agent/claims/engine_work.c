@@ -1,0 +1,565 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The worker side of the claims engine: backend calls under device locks,
+ * CDI specs, and the checkpoint changes around them, in the order that makes
+ * a crash at any point recoverable (docs/claims.md, "Prepare").
+ */
+#include "agent/claims/engine_internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dralet/backend.h>
+#include <dralet/prepare.h>
+
+#include "agent/cdi/cdi_files.h"
+#include "agent/cdi/cdi_names.h"
+#include "agent/cdi/cdi_spec.h"
+#include "agent/claims/config_select.h"
+#include "agent/claims/crash.h"
+#include "agent/log.h"
+#include "agent/sdk/backend_ctx.h"
+
+static void set_error(struct op *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_error(struct op *op, const char *fmt, ...)
+{
+	char cause[ENGINE_ERR_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cause, sizeof(cause), fmt, ap);
+	va_end(ap);
+	free(op->error);
+	if (asprintf(&op->error, "claim %s/%s (uid %s): %s", op->namespace_, op->name, op->uid,
+		     cause) < 0)
+		op->error = strdup("out of memory");
+}
+
+/* ---- backend calls: a private copy of the context per call, device locked ---- */
+
+static const char *why(const struct dralet_backend_ctx *ctx, int r)
+{
+	return ctx->error[0] ? ctx->error : strerror(-r);
+}
+
+static int call_validate(struct engine_device *d, const char *config, char *err, size_t errlen)
+{
+	struct dralet_backend_ctx ctx = *dralet_device_ctx(d->dev);
+	const struct dralet_backend *b = ctx.backend;
+	int r;
+
+	ctx.error[0] = '\0';
+	if (!b->validate_config) {
+		snprintf(err, errlen, "backend %s takes no opaque config", b->name);
+		return -EOPNOTSUPP;
+	}
+	r = b->validate_config(&ctx, config);
+	if (r < 0)
+		snprintf(err, errlen, "%s", why(&ctx, r));
+	return r < 0 ? r : 0;
+}
+
+static int call_prepare(struct engine_device *d, struct dralet_prepare_req *req, char *err,
+			size_t errlen)
+{
+	struct dralet_backend_ctx ctx = *dralet_device_ctx(d->dev);
+	const struct dralet_backend *b = ctx.backend;
+	int r;
+
+	ctx.error[0] = '\0';
+	pthread_mutex_lock(&d->lock);
+	r = b->prepare ? b->prepare(&ctx, d->dev, req) : -EOPNOTSUPP;
+	pthread_mutex_unlock(&d->lock);
+	if (r < 0)
+		snprintf(err, errlen, "%s", b->prepare ? why(&ctx, r) : "the backend cannot prepare");
+	return r < 0 ? r : 0;
+}
+
+static int call_unprepare(struct engine_device *d, const struct dralet_claim_ref *ref,
+			  const struct dralet_undo *undo, char *err, size_t errlen)
+{
+	struct dralet_backend_ctx ctx = *dralet_device_ctx(d->dev);
+	const struct dralet_backend *b = ctx.backend;
+	int r;
+
+	if (!b->unprepare)
+		return 0;	/* nothing prepared that needs undoing */
+	ctx.error[0] = '\0';
+	pthread_mutex_lock(&d->lock);
+	r = b->unprepare(&ctx, d->dev, ref, undo);
+	pthread_mutex_unlock(&d->lock);
+	if (r < 0)
+		snprintf(err, errlen, "%s", why(&ctx, r));
+	return r < 0 ? r : 0;
+}
+
+int engine_unprepare_devices(struct claims_engine *e, const struct ckpt_claim *c, bool all,
+			     char *err, size_t errlen)
+{
+	struct dralet_claim_ref ref = { c->uid, c->namespace_, c->name };
+	int first = 0;
+
+	for (size_t i = c->n_devices; i-- > 0;) {
+		const struct ckpt_device *cd = &c->devices[i];
+		struct engine_device *d;
+		char cause[ENGINE_ERR_MAX];
+		int r;
+
+		if (!all && !cd->prepared)
+			continue;
+		d = engine_find_device(e, cd->device);
+		if (!d) {
+			log_warn("driver %s: claim %s/%s: device %s is gone; nothing to undo on it",
+				 e->driver, c->namespace_, c->name, cd->device);
+			continue;
+		}
+		r = call_unprepare(d, &ref, &cd->undo, cause, sizeof(cause));
+		if (r < 0 && !first) {
+			first = r;
+			snprintf(err, errlen, "unprepare of device %s/%s failed: %s", cd->pool,
+				 cd->device, cause);
+		}
+	}
+	return first;
+}
+
+/* ---- CDI specs ---- */
+
+static int spec_file(struct claims_engine *e, const struct ckpt_claim *c, const char *cls,
+		     char *buf, size_t size)
+{
+	return cdi_spec_file_name(e->vendor, cls, c->uid, buf, size);
+}
+
+/* True when an earlier device of @c has the class of device @i. */
+static bool class_seen(const struct ckpt_claim *c, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (!strcmp(c->devices[j].cdi_class, c->devices[i].cdi_class))
+			return true;
+	return false;
+}
+
+int engine_write_specs(struct claims_engine *e, const struct ckpt_claim *c, bool only_missing,
+		       char *err, size_t errlen)
+{
+	struct cdi_spec_device *devs = calloc(c->n_devices + 1, sizeof(*devs));
+	char (*names)[256] = calloc(c->n_devices + 1, sizeof(*names));
+	int r = devs && names ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !r && i < c->n_devices; i++) {
+		const char *cls = c->devices[i].cdi_class;
+		struct json_object *spec = NULL;
+		char file[512];
+		size_t n = 0;
+
+		if (class_seen(c, i))
+			continue;
+		if ((r = spec_file(e, c, cls, file, sizeof(file))) < 0) {
+			snprintf(err, errlen, "no valid CDI spec file name for class %s", cls);
+			break;
+		}
+		r = 0;
+		if (only_missing && cdi_files_exists(e->cdi_dir, file))
+			continue;
+		for (size_t j = i; j < c->n_devices; j++) {
+			if (strcmp(c->devices[j].cdi_class, cls))
+				continue;
+			if (cdi_device_name(c->uid, c->devices[j].device, names[n],
+					    sizeof(names[n])) < 0) {
+				snprintf(err, errlen, "\"%s-%s\" is no valid CDI device name", c->uid,
+					 c->devices[j].device);
+				r = -EINVAL;
+				break;
+			}
+			devs[n].name = names[n];
+			devs[n].edits = &c->devices[j].edits;
+			n++;
+		}
+		if (r < 0)
+			break;
+		r = cdi_spec_render(e->vendor, cls, devs, n, &spec, err, errlen);
+		if (r < 0)
+			break;
+		r = cdi_files_write(e->cdi_dir, file, spec);
+		json_object_put(spec);
+		if (r < 0)
+			snprintf(err, errlen, "cannot write CDI spec %s/%s: %s", e->cdi_dir, file,
+				 strerror(-r));
+	}
+	if (r == -ENOMEM && !devs)
+		snprintf(err, errlen, "out of memory");
+	free(devs);
+	free(names);
+	return r;
+}
+
+int engine_remove_specs(struct claims_engine *e, const struct ckpt_claim *c)
+{
+	int first = 0;
+
+	for (size_t i = 0; i < c->n_devices; i++) {
+		char file[512];
+		int r;
+
+		if (class_seen(c, i) || spec_file(e, c, c->devices[i].cdi_class, file, sizeof(file)) < 0)
+			continue;
+		r = cdi_files_remove(e->cdi_dir, file);
+		if (r < 0) {
+			log_error("driver %s: cannot remove CDI spec %s/%s: %s", e->driver, e->cdi_dir,
+				  file, strerror(-r));
+			if (!first)
+				first = r;
+		}
+	}
+	return first;
+}
+
+/* ---- answers ---- */
+
+static int add_base_name(struct op_device *d, const char *request)
+{
+	char base[256], *copy, **names;
+
+	if (config_base_request(request, base, sizeof(base)) < 0)
+		return -EINVAL;
+	for (size_t i = 0; i < d->n_request_names; i++)
+		if (!strcmp(d->request_names[i], base))
+			return 0;
+	names = realloc(d->request_names, (d->n_request_names + 1) * sizeof(*names));
+	if (!names)
+		return -ENOMEM;
+	d->request_names = names;
+	if (!(copy = strdup(base)))
+		return -ENOMEM;
+	d->request_names[d->n_request_names++] = copy;
+	return 0;
+}
+
+/* Fills the op's answer from its checkpoint entry. */
+static int answer_from(struct op *op, const struct ckpt_claim *c)
+{
+	op->devices = calloc(c->n_devices + 1, sizeof(*op->devices));
+	if (!op->devices)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->n_devices; i++) {
+		const struct ckpt_device *cd = &c->devices[i];
+		struct op_device *d = &op->devices[op->n_devices++];
+
+		d->pool = strdup(cd->pool);
+		d->device = strdup(cd->device);
+		d->cdi_id = strdup(cd->cdi_id);
+		if (!d->pool || !d->device || !d->cdi_id)
+			return -ENOMEM;
+		for (size_t j = 0; j < cd->n_requests; j++)
+			if (add_base_name(d, cd->requests[j]) < 0)
+				return -ENOMEM;
+	}
+	return 0;
+}
+
+static void answer(struct op *op, const struct ckpt_claim *c)
+{
+	if (answer_from(op, c) < 0)
+		set_error(op, "out of memory building the answer");
+}
+
+/* ---- the checkpoint entry of a plan ---- */
+
+static void env_name_of(const char *device, char *buf, size_t size)
+{
+	size_t n = (size_t)snprintf(buf, size, "DRALET_DEVICE_");
+
+	for (const char *p = device; *p && n + 1 < size; p++)
+		buf[n++] = isalnum((unsigned char)*p) ? (char)toupper((unsigned char)*p) : '_';
+	buf[n] = '\0';
+}
+
+static int dup_identity(struct ckpt_identity *dst, const struct dralet_device *dev)
+{
+	struct ckpt_identity id;
+
+	engine_device_identity(dev, &id);
+	*dst = id;
+	dst->pci_address = id.pci_address ? strdup(id.pci_address) : NULL;
+	dst->uuid = id.uuid ? strdup(id.uuid) : NULL;
+	if ((id.pci_address && !dst->pci_address) || (id.uuid && !dst->uuid))
+		return -ENOMEM;
+	return 0;
+}
+
+static struct ckpt_claim *entry_from_plan(struct claims_engine *e, struct op *op)
+{
+	const struct claim_plan *p = op->plan;
+	struct ckpt_claim *c = calloc(1, sizeof(*c));
+	char id[768], name[512];
+
+	if (!c)
+		return NULL;
+	c->uid = strdup(p->uid);
+	c->namespace_ = strdup(p->namespace_);
+	c->name = strdup(p->name);
+	c->state = CKPT_PREPARE_STARTED;
+	c->devices = calloc(p->n_devices + 1, sizeof(*c->devices));
+	if (!c->uid || !c->namespace_ || !c->name || !c->devices)
+		goto fail;
+	for (size_t i = 0; i < p->n_devices; i++) {
+		const struct claim_plan_device *pd = &p->devices[i];
+		struct ckpt_device *cd = &c->devices[c->n_devices++];
+		const struct dralet_backend *b = dralet_device_ctx(op->targets[i]->dev)->backend;
+
+		cd->pool = strdup(pd->pool);
+		cd->device = strdup(pd->device);
+		cd->admin_access = pd->admin_access;
+		cd->cdi_class = strdup(cdi_class_of_family(b->family));
+		cd->requests = calloc(pd->n_requests + 1, sizeof(*cd->requests));
+		if (!cd->pool || !cd->device || !cd->cdi_class || !cd->requests)
+			goto fail;
+		for (size_t j = 0; j < pd->n_requests; j++)
+			if (!(cd->requests[cd->n_requests++] = strdup(pd->requests[j])))
+				goto fail;
+		if (cdi_device_name(c->uid, cd->device, name, sizeof(name)) < 0 ||
+		    cdi_qualified_name(e->vendor, cd->cdi_class, name, id, sizeof(id)) < 0 ||
+		    !(cd->cdi_id = strdup(id)) || dup_identity(&cd->identity, op->targets[i]->dev) < 0)
+			goto fail;
+	}
+	return c;
+fail:
+	ckpt_claim_free(c);
+	return NULL;
+}
+
+/* ---- prepare ---- */
+
+static int sync_state(struct claims_engine *e, char *err, size_t errlen)
+{
+	int r = claims_state_sync(e->state);
+
+	if (r < 0)
+		snprintf(err, errlen, "cannot write the checkpoint in %s: %s", e->state_dir,
+			 strerror(-r));
+	return r;
+}
+
+static void remove_entry(struct claims_engine *e, const char *uid)
+{
+	claims_state_lock(e->state);
+	checkpoint_remove(claims_state_checkpoint(e->state), uid);
+	claims_state_changed(e->state);
+	claims_state_unlock(e->state);
+	if (claims_state_sync(e->state) < 0)
+		log_error("driver %s: cannot write the checkpoint after dropping claim %s; the "
+			  "next write will carry it", e->driver, uid);
+}
+
+/*
+ * A prepare failed after PrepareStarted: undo what was prepared, remove the
+ * spec and the entry. When undoing fails, the entry stays (PrepareStarted)
+ * so the next prepare of the claim or the next start rolls back again.
+ */
+static void roll_back(struct claims_engine *e, struct op *op, struct ckpt_claim *c,
+		      const char *cause)
+{
+	char undo_err[ENGINE_ERR_MAX] = "";
+	int r = engine_unprepare_devices(e, c, false, undo_err, sizeof(undo_err));
+
+	engine_remove_specs(e, c);
+	if (r < 0) {
+		set_error(op, "%s; undoing the devices prepared before failed too (%s); it is "
+			  "retried on the next prepare", cause, undo_err);
+		return;
+	}
+	remove_entry(e, op->uid);
+	set_error(op, "%s", cause);
+}
+
+/* An entry left by an earlier failure: undo it before preparing again. */
+static int clear_stale_entry(struct claims_engine *e, struct op *op)
+{
+	struct ckpt_claim *stale;
+	char cause[ENGINE_ERR_MAX] = "";
+	int r;
+
+	claims_state_lock(e->state);
+	stale = checkpoint_find(claims_state_checkpoint(e->state), op->uid);
+	claims_state_unlock(e->state);
+	if (!stale)
+		return 0;
+	r = engine_unprepare_devices(e, stale, true, cause, sizeof(cause));
+	if (r < 0) {
+		set_error(op, "an earlier prepare or unprepare of it cannot be undone: %s", cause);
+		return r;
+	}
+	engine_remove_specs(e, stale);
+	remove_entry(e, op->uid);
+	return 0;
+}
+
+void engine_work_prepare(struct claims_engine *e, struct op *op)
+{
+	const struct claim_plan *p = op->plan;
+	char cause[ENGINE_ERR_MAX] = "", msg[ENGINE_ERR_MAX + 256];
+	struct ckpt_claim *c;
+	int r;
+
+	if (clear_stale_entry(e, op) < 0)
+		return;
+	/* configs first: an invalid one touches nothing */
+	for (size_t i = 0; i < p->n_devices; i++) {
+		if (!p->devices[i].config)
+			continue;
+		if (call_validate(op->targets[i], p->devices[i].config, cause, sizeof(cause)) < 0) {
+			set_error(op, "invalid config for device %s/%s (request %s): %s",
+				  p->devices[i].pool, p->devices[i].device, p->devices[i].requests[0],
+				  cause);
+			return;
+		}
+	}
+	if (!(c = entry_from_plan(e, op))) {
+		set_error(op, "out of memory");
+		return;
+	}
+	claims_state_lock(e->state);
+	r = checkpoint_add(claims_state_checkpoint(e->state), c);
+	if (r == 0)
+		claims_state_changed(e->state);
+	claims_state_unlock(e->state);
+	if (r < 0) {
+		ckpt_claim_free(c);
+		set_error(op, "out of memory");
+		return;
+	}
+	if (sync_state(e, cause, sizeof(cause)) < 0) {
+		remove_entry(e, op->uid);
+		set_error(op, "%s", cause);
+		return;
+	}
+	claims_crash_point("prepare-started");
+
+	for (size_t i = 0; i < c->n_devices; i++) {
+		struct ckpt_device *cd = &c->devices[i];
+		struct dralet_edits edits = { 0 };
+		struct dralet_undo undo = { 0 };
+		struct dralet_prepare_req req = {
+			.claim = { c->uid, c->namespace_, c->name },
+			.request = cd->requests[0],
+			.admin_access = cd->admin_access,
+			.config = p->devices[i].config,
+			.edits = &edits,
+			.undo = &undo,
+		};
+		char env[128], value[768];
+
+		r = call_prepare(op->targets[i], &req, cause, sizeof(cause));
+		if (r < 0) {
+			/* a failing prepare cleans up after itself (backend.h): nothing to undo */
+			edits_clear(&edits);
+			undo_clear(&undo);
+			snprintf(msg, sizeof(msg), "device %s/%s: %s", cd->pool, cd->device, cause);
+			roll_back(e, op, c, msg);
+			return;
+		}
+		env_name_of(cd->device, env, sizeof(env));
+		snprintf(value, sizeof(value), "%s/%s/%s", e->driver, cd->pool, cd->device);
+		r = dralet_edits_add_env(&edits, env, value);
+		if (!r && cd->admin_access)
+			r = dralet_edits_add_env(&edits, "DRA_ADMIN_ACCESS", "true");
+		/* from here on the device is prepared and must be undone on failure */
+		claims_state_lock(e->state);
+		cd->prepared = true;
+		cd->edits = edits;
+		cd->undo = undo;
+		claims_state_changed(e->state);
+		claims_state_unlock(e->state);
+		if (r < 0) {
+			roll_back(e, op, c, "out of memory");
+			return;
+		}
+		/* the undo state must be on disk before anything else can go wrong */
+		if (cd->undo.n && sync_state(e, cause, sizeof(cause)) < 0) {
+			roll_back(e, op, c, cause);
+			return;
+		}
+		claims_crash_point("prepare-device");
+	}
+
+	if (c->n_devices && engine_write_specs(e, c, false, cause, sizeof(cause)) < 0) {
+		roll_back(e, op, c, cause);
+		return;
+	}
+	claims_crash_point("prepare-cdi-written");
+	claims_state_lock(e->state);
+	c->state = CKPT_PREPARE_COMPLETED;
+	claims_state_changed(e->state);
+	claims_state_unlock(e->state);
+	if (sync_state(e, cause, sizeof(cause)) < 0) {
+		roll_back(e, op, c, cause);
+		return;
+	}
+	claims_crash_point("prepare-completed");
+	answer(op, c);
+}
+
+/* Already prepared: same answer, no hardware; a lost CDI spec is written again. */
+void engine_work_hit(struct claims_engine *e, struct op *op)
+{
+	struct ckpt_claim *c;
+	char cause[ENGINE_ERR_MAX] = "";
+
+	claims_state_lock(e->state);
+	c = checkpoint_find(claims_state_checkpoint(e->state), op->uid);
+	claims_state_unlock(e->state);
+	if (!c) {
+		set_error(op, "its checkpoint entry vanished");
+		return;
+	}
+	if (c->n_devices && engine_write_specs(e, c, true, cause, sizeof(cause)) < 0) {
+		set_error(op, "it is prepared but its CDI spec cannot be written again: %s", cause);
+		return;
+	}
+	answer(op, c);
+}
+
+void engine_work_unprepare(struct claims_engine *e, struct op *op)
+{
+	struct ckpt_claim *c;
+	char cause[ENGINE_ERR_MAX] = "";
+	int r;
+
+	claims_state_lock(e->state);
+	c = checkpoint_find(claims_state_checkpoint(e->state), op->uid);
+	if (c) {
+		c->state = CKPT_UNPREPARE_STARTED;
+		claims_state_changed(e->state);
+	}
+	claims_state_unlock(e->state);
+	if (!c)
+		return;
+	if (sync_state(e, cause, sizeof(cause)) < 0) {
+		set_error(op, "%s", cause);
+		return;
+	}
+	claims_crash_point("unprepare-started");
+	r = engine_unprepare_devices(e, c, true, cause, sizeof(cause));
+	if (r < 0) {
+		/* the entry stays UnprepareStarted: the kubelet retries, a start finishes it */
+		set_error(op, "%s", cause);
+		return;
+	}
+	claims_crash_point("unprepare-devices");
+	if (engine_remove_specs(e, c) < 0) {
+		set_error(op, "cannot remove its CDI spec from %s", e->cdi_dir);
+		return;
+	}
+	claims_crash_point("unprepare-cdi-removed");
+	claims_state_lock(e->state);
+	checkpoint_remove(claims_state_checkpoint(e->state), op->uid);
+	claims_state_changed(e->state);
+	claims_state_unlock(e->state);
+	if (sync_state(e, cause, sizeof(cause)) < 0)
+		set_error(op, "%s", cause);
+}

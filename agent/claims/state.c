@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "agent/claims/state.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/checkpoint/atomic_file.h"
+#include "agent/checkpoint/checkpoint_file.h"
+
+struct claims_state {
+	pthread_mutex_t lock;
+	pthread_cond_t written;
+	struct checkpoint *ck;
+	char *dir;
+	uint64_t version;	/* bumped by every change */
+	uint64_t durable;	/* the version the file on disk has */
+	uint64_t failed;	/* the version whose write failed last */
+	int failed_err;
+	bool writing;
+	uint64_t writes;
+};
+
+int claims_state_new(const char *dir, struct checkpoint *ck, struct claims_state **ret_state)
+{
+	struct claims_state *s = calloc(1, sizeof(*s));
+
+	if (!s || !(s->dir = strdup(dir))) {
+		free(s);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->written, NULL);
+	s->ck = ck;
+	*ret_state = s;
+	return 0;
+}
+
+void claims_state_free(struct claims_state *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->written);
+	checkpoint_free(s->ck);
+	free(s->dir);
+	free(s);
+}
+
+void claims_state_lock(struct claims_state *s) { pthread_mutex_lock(&s->lock); }
+void claims_state_unlock(struct claims_state *s) { pthread_mutex_unlock(&s->lock); }
+struct checkpoint *claims_state_checkpoint(struct claims_state *s) { return s->ck; }
+void claims_state_changed(struct claims_state *s) { s->version++; }
+
+uint64_t claims_state_writes(struct claims_state *s)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&s->lock);
+	n = s->writes;
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
+int claims_state_sync(struct claims_state *s)
+{
+	uint64_t want;
+	int r = 0;
+
+	pthread_mutex_lock(&s->lock);
+	want = s->version;
+	while (s->durable < want) {
+		if (s->writing) {
+			pthread_cond_wait(&s->written, &s->lock);
+			if (s->failed >= want && s->durable < want) {
+				r = s->failed_err;
+				break;
+			}
+			continue;
+		}
+		/* encode under the lock (a snapshot), write without it */
+		uint64_t v = s->version;
+		char *text = NULL;
+		size_t len = 0;
+
+		r = checkpoint_encode(s->ck, &text, &len);
+		if (r < 0)
+			break;
+		s->writing = true;
+		pthread_mutex_unlock(&s->lock);
+		r = atomic_file_write(s->dir, CHECKPOINT_FILE_NAME, text, len, 0600);
+		free(text);
+		pthread_mutex_lock(&s->lock);
+		s->writing = false;
+		s->writes++;
+		if (r < 0) {
+			s->failed = v;
+			s->failed_err = r;
+		} else if (v > s->durable) {
+			s->durable = v;
+		}
+		pthread_cond_broadcast(&s->written);
+		if (r < 0)
+			break;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The prepared-claims state of one driver: the checkpoint in memory, shared
+ * by the loop thread and the prepare workers under one mutex, and made
+ * durable with group commit: claims_state_sync() returns once a file that
+ * contains every change made before the call is on disk; concurrent callers
+ * share one write.
+ *
+ * Rules: read or change the checkpoint only between claims_state_lock()
+ * and claims_state_unlock(), and call claims_state_changed() under the lock
+ * after a change. A claim entry is changed only by the operation that holds
+ * its UID (the engine runs one operation per UID at a time), so that
+ * operation may read its own entry without the lock.
+ */
+#ifndef DRALET_CLAIMS_STATE_H
+#define DRALET_CLAIMS_STATE_H
+
+#include <stdint.h>
+
+#include "agent/checkpoint/checkpoint.h"
+
+struct claims_state;
+
+/* Takes ownership of @ck; @dir is where checkpoint.json lives (copied). */
+int claims_state_new(const char *dir, struct checkpoint *ck, struct claims_state **ret_state);
+void claims_state_free(struct claims_state *s);
+
+void claims_state_lock(struct claims_state *s);
+void claims_state_unlock(struct claims_state *s);
+/* The checkpoint (lock held). */
+struct checkpoint *claims_state_checkpoint(struct claims_state *s);
+/* Marks a change (lock held). */
+void claims_state_changed(struct claims_state *s);
+
+/* Blocks until every change made so far is on disk (lock NOT held).
+ * 0, or the -errno of the write that should have carried them. */
+int claims_state_sync(struct claims_state *s);
+
+/* Number of checkpoint files written so far (tests, benchmarks). */
+uint64_t claims_state_writes(struct claims_state *s);
+
+#endif

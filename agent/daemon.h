@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The agent daemon (`dralet run`): discovery, then per DRA driver name a
+ * claims engine (recovering its checkpoint), the kubelet endpoint
+ * (registration socket + DRA socket serving v1 and v1beta1
+ * NodePrepareResources/NodeUnprepareResources) and its ResourceSlices
+ * handed to the store; served on one libuv loop until SIGTERM or SIGINT,
+ * then the sockets are removed, calls in flight finish, and it returns.
+ */
+#ifndef DRALET_DAEMON_H
+#define DRALET_DAEMON_H
+
+#include "agent/slices/build.h"
+
+struct config;
+struct hal_roots;
+struct registry;
+
+struct daemon_options {
+	const struct hal_roots *roots;	/* borrowed, like everything here */
+	const struct config *cfg;
+	const struct registry *reg;
+	const char *store_dir;		/* file store; NULL: apiserver */
+	const char *kubeconfig;		/* apiserver from a kubeconfig; NULL: in-cluster */
+	const char *node_name;		/* node and pool name */
+	const char *registry_dir;	/* kubelet plugin registry */
+	const char *plugins_dir;	/* <plugins_dir>/<driver>/ holds dra.sock and the checkpoint */
+	const char *cdi_dir;
+	const char *pod_uid;		/* rolling update socket names; NULL: off */
+	struct slice_options slice_opts;
+};
+
+/* Runs until SIGTERM/SIGINT. Returns the process exit status (0 after a
+ * clean shutdown, 1 when starting failed). */
+int daemon_run(const struct daemon_options *opts);
+
+#endif

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Kubernetes Status bodies, described for log lines. */
+#include <stdio.h>
+#include <string.h>
+
+#include "agent/kube/status.h"
+
+struct json_object *kube_json_parse(const char *body, size_t len)
+{
+	if (!body || len == 0 || len > (1u << 30))
+		return NULL;
+	struct json_tokener *tok = json_tokener_new();
+	if (!tok)
+		return NULL;
+	struct json_object *obj = json_tokener_parse_ex(tok, body, (int)len);
+	if (obj && (json_tokener_get_error(tok) != json_tokener_success ||
+		    !json_object_is_type(obj, json_type_object))) {
+		json_object_put(obj);
+		obj = NULL;
+	}
+	if (!obj && json_tokener_get_error(tok) == json_tokener_continue) {
+		obj = json_tokener_parse_ex(tok, "", 1);	/* end of input */
+		if (obj && !json_object_is_type(obj, json_type_object)) {
+			json_object_put(obj);
+			obj = NULL;
+		}
+	}
+	json_tokener_free(tok);
+	return obj;
+}
+
+static const char *str(struct json_object *o, const char *key)
+{
+	struct json_object *v = NULL;
+	if (o && json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string))
+		return json_object_get_string(v);
+	return NULL;
+}
+
+static void append(char *buf, size_t size, size_t *pos, const char *s)
+{
+	while (*s && *pos + 1 < size)
+		buf[(*pos)++] = *s++;
+	buf[*pos] = '\0';
+}
+
+void kube_status_describe(const char *body, size_t len, char *buf, size_t size)
+{
+	if (!size)
+		return;
+	buf[0] = '\0';
+	size_t pos = 0;
+	struct json_object *st = kube_json_parse(body, len);
+	const char *kind = str(st, "kind");
+	if (!st || !kind || strcmp(kind, "Status")) {
+		char quoted[210];
+		size_t n = len < 200 ? len : 200;
+		size_t k = 0;
+		for (size_t i = 0; i < n && k + 1 < sizeof(quoted); i++) {
+			char c = body[i];
+			quoted[k++] = (c == '\n' || c == '\r' || c == '\t') ? ' ' : c;
+		}
+		quoted[k] = '\0';
+		append(buf, size, &pos, n ? quoted : "(empty body)");
+		json_object_put(st);
+		return;
+	}
+	const char *reason = str(st, "reason"), *message = str(st, "message");
+	if (reason) {
+		append(buf, size, &pos, reason);
+		append(buf, size, &pos, ": ");
+	}
+	append(buf, size, &pos, message ? message : "(no message)");
+	struct json_object *details = NULL, *causes = NULL;
+	if (json_object_object_get_ex(st, "details", &details) &&
+	    json_object_object_get_ex(details, "causes", &causes) &&
+	    json_object_is_type(causes, json_type_array)) {
+		for (size_t i = 0; i < json_object_array_length(causes); i++) {
+			struct json_object *c = json_object_array_get_idx(causes, i);
+			append(buf, size, &pos, i ? "; " : " [causes: ");
+			const char *field = str(c, "field"), *msg = str(c, "message");
+			if (field) {
+				append(buf, size, &pos, field);
+				append(buf, size, &pos, ": ");
+			}
+			append(buf, size, &pos, msg ? msg : (str(c, "reason") ? str(c, "reason") : "?"));
+		}
+		if (json_object_array_length(causes))
+			append(buf, size, &pos, "]");
+	}
+	json_object_put(st);
+}
+
+bool kube_status_is_object_not_found(const char *body, size_t len, const char *name)
+{
+	struct json_object *st = kube_json_parse(body, len), *details = NULL;
+	bool yes = false;
+	const char *kind = str(st, "kind"), *reason = str(st, "reason");
+	if (kind && !strcmp(kind, "Status") && reason && !strcmp(reason, "NotFound") &&
+	    json_object_object_get_ex(st, "details", &details)) {
+		const char *n = str(details, "name");
+		yes = n && name && !strcmp(n, name);
+	}
+	json_object_put(st);
+	return yes;
+}

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The watch-stream parser: bytes in, events out (json-c incremental tokener). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/kube/watch.h"
+
+struct kube_watch_parser {
+	struct json_tokener *tok;
+	size_t max_event;
+	size_t in_event;	/* bytes of the event being parsed */
+	size_t events;
+	bool broken;
+};
+
+static const char *const type_names[] = {
+	[KUBE_WATCH_ADDED] = "ADDED",	  [KUBE_WATCH_MODIFIED] = "MODIFIED",
+	[KUBE_WATCH_DELETED] = "DELETED", [KUBE_WATCH_BOOKMARK] = "BOOKMARK",
+	[KUBE_WATCH_ERROR] = "ERROR",
+};
+
+int kube_watch_type_from_string(const char *s)
+{
+	for (size_t i = 0; s && i < sizeof(type_names) / sizeof(type_names[0]); i++)
+		if (!strcmp(s, type_names[i]))
+			return (int)i;
+	return -EINVAL;
+}
+
+const char *kube_watch_type_name(enum kube_watch_type type)
+{
+	return (unsigned)type < sizeof(type_names) / sizeof(type_names[0]) ? type_names[type] : "?";
+}
+
+int kube_watch_parser_new(size_t max_event_bytes, struct kube_watch_parser **ret_parser)
+{
+	struct kube_watch_parser *p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->tok = json_tokener_new_ex(64);
+	if (!p->tok) {
+		free(p);
+		return -ENOMEM;
+	}
+	json_tokener_set_flags(p->tok, JSON_TOKENER_STRICT);
+	p->max_event = max_event_bytes ? max_event_bytes : KUBE_WATCH_DEFAULT_MAX_EVENT;
+	*ret_parser = p;
+	return 0;
+}
+
+void kube_watch_parser_free(struct kube_watch_parser *p)
+{
+	if (!p)
+		return;
+	json_tokener_free(p->tok);
+	free(p);
+}
+
+void kube_watch_parser_reset(struct kube_watch_parser *p)
+{
+	json_tokener_reset(p->tok);
+	p->in_event = 0;
+	p->events = 0;
+	p->broken = false;
+}
+
+bool kube_watch_parser_idle(const struct kube_watch_parser *p)
+{
+	return p->in_event == 0 && !p->broken;
+}
+
+size_t kube_watch_parser_events(const struct kube_watch_parser *p)
+{
+	return p->events;
+}
+
+static int deliver(struct kube_watch_parser *p, struct json_object *obj, kube_watch_cb cb,
+		   void *userdata)
+{
+	struct json_object *type = NULL, *object = NULL, *v = NULL;
+	if (!json_object_is_type(obj, json_type_object) ||
+	    !json_object_object_get_ex(obj, "type", &type) ||
+	    !json_object_is_type(type, json_type_string) ||
+	    !json_object_object_get_ex(obj, "object", &object) ||
+	    !json_object_is_type(object, json_type_object))
+		return -EBADMSG;
+	int t = kube_watch_type_from_string(json_object_get_string(type));
+	if (t < 0)
+		return -EBADMSG;
+	struct kube_watch_event ev = { .type = (enum kube_watch_type)t, .object = object };
+	struct json_object *meta = NULL;
+	if (json_object_object_get_ex(object, "metadata", &meta) &&
+	    json_object_object_get_ex(meta, "resourceVersion", &v) &&
+	    json_object_is_type(v, json_type_string))
+		ev.resource_version = json_object_get_string(v);
+	if (ev.type == KUBE_WATCH_ERROR && json_object_object_get_ex(object, "code", &v) &&
+	    json_object_is_type(v, json_type_int))
+		ev.code = (int)json_object_get_int(v);
+	p->events++;
+	return cb ? cb(userdata, &ev) : 0;
+}
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+int kube_watch_parser_feed(struct kube_watch_parser *p, const char *buf, size_t len,
+			   kube_watch_cb cb, void *userdata)
+{
+	if (p->broken)
+		return -EBADMSG;
+	while (len > 0) {
+		/* Skip whitespace between events ourselves, so "idle" is exact. */
+		if (p->in_event == 0) {
+			while (len > 0 && is_space(*buf)) {
+				buf++;
+				len--;
+			}
+			if (len == 0)
+				break;
+		}
+		size_t room = p->max_event - p->in_event;
+		size_t chunk = len < room ? len : room;
+		if (chunk == 0) {
+			p->broken = true;
+			return -E2BIG;
+		}
+		/* json_tokener takes an int length. */
+		if (chunk > (1u << 30))
+			chunk = 1u << 30;
+		struct json_object *obj = json_tokener_parse_ex(p->tok, buf, (int)chunk);
+		enum json_tokener_error err = json_tokener_get_error(p->tok);
+		if (!obj) {
+			if (err != json_tokener_continue) {
+				p->broken = true;
+				return -EBADMSG;
+			}
+			p->in_event += chunk;
+			buf += chunk;
+			len -= chunk;
+			if (p->in_event >= p->max_event && len > 0) {
+				p->broken = true;
+				return -E2BIG;
+			}
+			continue;
+		}
+		size_t used = json_tokener_get_parse_end(p->tok);
+		if (used > chunk)
+			used = chunk;
+		json_tokener_reset(p->tok);
+		p->in_event = 0;
+		buf += used;
+		len -= used;
+		int r = deliver(p, obj, cb, userdata);
+		json_object_put(obj);
+		if (r < 0) {
+			p->broken = true;
+			return r;
+		}
+	}
+	return 0;
+}

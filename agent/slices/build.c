@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The slice builder: devices of one driver -> desired ResourceSlice objects. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/slices/build.h"
+#include "agent/device_json.h"
+#include "agent/sdk/k8s_names.h"
+
+#define SLICE_DEVICES_MAX 128		/* ResourceSliceMaxDevices */
+#define SLICE_DEVICES_MAX_WITH_TAINTS 64	/* the 1.35 limit; harmless on 1.34 */
+#define SLICE_ATTRS_AND_CAPS_MAX 32	/* ResourceSliceMaxAttributesAndCapacitiesPerDevice */
+#define SLICE_VALUE_MAX 64		/* DeviceAttributeMaxValueLength */
+#define SLICE_POOL_NAME_MAX 253		/* PoolNameMaxLength */
+
+struct build_ctx {
+	slice_warn_fn warn;
+	void *userdata;
+};
+
+static void warn(const struct build_ctx *ctx, const struct slice_device_in *dev, const char *what,
+		 const char *problem)
+{
+	if (ctx->warn)
+		ctx->warn(ctx->userdata, dev->backend ? dev->backend : "unknown",
+			  dev->name ? dev->name : "(unnamed)", what, problem);
+}
+
+unsigned slice_max_devices(const struct slice_options *opts, bool any_taints)
+{
+	unsigned max = any_taints ? SLICE_DEVICES_MAX_WITH_TAINTS : SLICE_DEVICES_MAX;
+	if (opts && opts->max_devices && opts->max_devices < max)
+		max = opts->max_devices;
+	return max;
+}
+
+static int cmp_devices(const void *a, const void *b)
+{
+	const struct slice_device_in *da = *(const struct slice_device_in *const *)a;
+	const struct slice_device_in *db = *(const struct slice_device_in *const *)b;
+	int r = strcmp(da->name, db->name);
+	if (r)
+		return r;
+	return da < db ? -1 : da > db;	/* stable: the first one wins on duplicates */
+}
+
+static int cmp_strings(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Why @a cannot be published, or NULL when it can. */
+static const char *attr_problem(const struct dralet_attr *a)
+{
+	if (!k8s_valid_qualified_name(a->name))
+		return "invalid attribute name (want a C identifier of at most 32 characters, "
+		       "optionally prefixed by a DNS domain and '/')";
+	switch (a->type) {
+	case DRALET_ATTR_INT:
+	case DRALET_ATTR_BOOL:
+		return NULL;
+	case DRALET_ATTR_STRING:
+		if (!a->string_value)
+			return "string attribute without a value";
+		if (strlen(a->string_value) > SLICE_VALUE_MAX)
+			return "string value longer than 64 characters";
+		return NULL;
+	case DRALET_ATTR_VERSION:
+		if (!k8s_valid_semver(a->string_value))
+			return "version is not semantic versioning 2.0.0 (or longer than 64 characters)";
+		return NULL;
+	}
+	return "unknown attribute type";
+}
+
+/* Adds @val under @key; on failure puts @val. Returns 0 or -ENOMEM. */
+static int obj_add(struct json_object *obj, const char *key, struct json_object *val)
+{
+	if (!val)
+		return -ENOMEM;
+	if (json_object_object_add(obj, key, val) < 0) {
+		json_object_put(val);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int arr_add(struct json_object *arr, struct json_object *val)
+{
+	if (!val)
+		return -ENOMEM;
+	if (json_object_array_add(arr, val) < 0) {
+		json_object_put(val);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* True when an earlier entry of @names[0..n) equals @name. */
+static bool seen_before(const char *const *names, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
+			return true;
+	return false;
+}
+
+/*
+ * Renders one device; *ret_dev NULL when the device itself is left out.
+ * Attributes and capacities are checked, the valid ones kept up to the
+ * 32-per-device budget (capacities first: selectors on memory matter most),
+ * and written in name order like the apiserver returns maps.
+ */
+static int device_json(const struct build_ctx *ctx, const struct slice_device_in *dev,
+		       const struct slice_options *opts, struct json_object **ret_dev)
+{
+	size_t n_attrs = dev->n_attrs, n_caps = dev->n_caps;
+	const char **attr_names = calloc(n_attrs + 1, sizeof(*attr_names));
+	const struct dralet_attr **attrs = calloc(n_attrs + 1, sizeof(*attrs));
+	const char **cap_names = calloc(n_caps + 1, sizeof(*cap_names));
+	const struct dralet_capacity **caps = calloc(n_caps + 1, sizeof(*caps));
+	struct json_object *obj = NULL;
+	int r = -ENOMEM;
+	if (!attr_names || !attrs || !cap_names || !caps)
+		goto out;
+
+	size_t budget = SLICE_ATTRS_AND_CAPS_MAX, kept_caps = 0, kept_attrs = 0;
+	for (size_t i = 0; i < n_caps; i++) {
+		const struct dralet_capacity *c = &dev->caps[i];
+		const char *problem = NULL;
+		if (!k8s_valid_qualified_name(c->name))
+			problem = "invalid capacity name (want a C identifier of at most 32 "
+				  "characters, optionally prefixed by a DNS domain and '/')";
+		else if (!k8s_valid_quantity(c->quantity))
+			problem = "capacity value is not a Kubernetes quantity";
+		else if (seen_before(cap_names, kept_caps, c->name))
+			problem = "duplicate capacity name";
+		else if (kept_caps >= budget)
+			problem = "more than 32 attributes and capacities on one device";
+		if (problem) {
+			warn(ctx, dev, c->name ? c->name : "(unnamed)", problem);
+			continue;
+		}
+		cap_names[kept_caps] = c->name;
+		caps[kept_caps++] = c;
+	}
+	budget -= kept_caps;
+	for (size_t i = 0; i < n_attrs; i++) {
+		const struct dralet_attr *a = &dev->attrs[i];
+		const char *problem = attr_problem(a);
+		if (!problem && seen_before(attr_names, kept_attrs, a->name))
+			problem = "duplicate attribute name";
+		if (!problem && kept_attrs >= budget)
+			problem = "more than 32 attributes and capacities on one device";
+		if (problem) {
+			warn(ctx, dev, a->name ? a->name : "(unnamed)", problem);
+			continue;
+		}
+		attr_names[kept_attrs] = a->name;
+		attrs[kept_attrs++] = a;
+	}
+
+	obj = json_object_new_object();
+	if (!obj || obj_add(obj, "name", json_object_new_string(dev->name)) < 0)
+		goto out;
+	if (kept_attrs) {
+		struct json_object *map = json_object_new_object();
+		if ((r = obj_add(obj, "attributes", map)) < 0)
+			goto out;
+		r = -ENOMEM;
+		qsort(attr_names, kept_attrs, sizeof(*attr_names), cmp_strings);
+		for (size_t i = 0; i < kept_attrs; i++) {
+			const struct dralet_attr *a = NULL;
+			for (size_t k = 0; k < kept_attrs && !a; k++)
+				if (!strcmp(attrs[k]->name, attr_names[i]))
+					a = attrs[k];
+			if (obj_add(map, attr_names[i], device_attr_value_json(a)) < 0)
+				goto out;
+		}
+	}
+	if (kept_caps) {
+		struct json_object *map = json_object_new_object();
+		if ((r = obj_add(obj, "capacity", map)) < 0)
+			goto out;
+		r = -ENOMEM;
+		qsort(cap_names, kept_caps, sizeof(*cap_names), cmp_strings);
+		for (size_t i = 0; i < kept_caps; i++) {
+			const struct dralet_capacity *c = NULL;
+			for (size_t k = 0; k < kept_caps && !c; k++)
+				if (!strcmp(caps[k]->name, cap_names[i]))
+					c = caps[k];
+			struct json_object *v = json_object_new_object();
+			if (obj_add(map, cap_names[i], v) < 0 ||
+			    obj_add(v, "value", json_object_new_string(c->quantity)) < 0)
+				goto out;
+		}
+	}
+	if (opts->device_taints && dev->unhealthy) {
+		struct json_object *taints = json_object_new_array(), *t = NULL;
+		if (obj_add(obj, "taints", taints) < 0 ||
+		    arr_add(taints, t = json_object_new_object()) < 0 ||
+		    obj_add(t, "key", json_object_new_string(SLICE_TAINT_UNHEALTHY_KEY)) < 0 ||
+		    obj_add(t, "value", json_object_new_string("true")) < 0 ||
+		    obj_add(t, "effect", json_object_new_string("NoSchedule")) < 0)
+			goto out;
+	}
+	*ret_dev = obj;
+	obj = NULL;
+	r = 0;
+out:
+	json_object_put(obj);
+	free(attr_names);
+	free(attrs);
+	free(cap_names);
+	free(caps);
+	return r;
+}
+
+static struct json_object *slice_skeleton(const char *driver, const char *node_name,
+					  const char *node_uid, size_t n_slices,
+					  struct json_object **ret_devices)
+{
+	struct json_object *s = json_object_new_object(), *meta = NULL, *spec = NULL, *pool = NULL,
+			   *devices = NULL;
+	char gen[512];
+	snprintf(gen, sizeof(gen), "%s-%s-", node_name, driver);
+	if (!s || obj_add(s, "apiVersion", json_object_new_string("resource.k8s.io/v1")) < 0 ||
+	    obj_add(s, "kind", json_object_new_string("ResourceSlice")) < 0 ||
+	    obj_add(s, "metadata", meta = json_object_new_object()) < 0 ||
+	    obj_add(meta, "generateName", json_object_new_string(gen)) < 0)
+		goto fail;
+	if (node_uid && *node_uid) {
+		struct json_object *refs = json_object_new_array(), *ref = NULL;
+		if (obj_add(meta, "ownerReferences", refs) < 0 ||
+		    arr_add(refs, ref = json_object_new_object()) < 0)
+			goto fail;
+		if (obj_add(ref, "apiVersion", json_object_new_string("v1")) < 0 ||
+		    obj_add(ref, "kind", json_object_new_string("Node")) < 0 ||
+		    obj_add(ref, "name", json_object_new_string(node_name)) < 0 ||
+		    obj_add(ref, "uid", json_object_new_string(node_uid)) < 0 ||
+		    obj_add(ref, "controller", json_object_new_boolean(1)) < 0)
+			goto fail;
+	}
+	if (obj_add(s, "spec", spec = json_object_new_object()) < 0 ||
+	    obj_add(spec, "driver", json_object_new_string(driver)) < 0 ||
+	    obj_add(spec, "pool", pool = json_object_new_object()) < 0 ||
+	    obj_add(pool, "name", json_object_new_string(node_name)) < 0 ||
+	    obj_add(pool, "generation", json_object_new_int64(0)) < 0 ||
+	    obj_add(pool, "resourceSliceCount", json_object_new_int64((int64_t)n_slices)) < 0 ||
+	    obj_add(spec, "nodeName", json_object_new_string(node_name)) < 0 ||
+	    obj_add(spec, "devices", devices = json_object_new_array()) < 0)
+		goto fail;
+	*ret_devices = devices;
+	return s;
+fail:
+	json_object_put(s);
+	return NULL;
+}
+
+int slice_build(const char *driver, const char *node_name, const char *node_uid,
+		const struct slice_device_in *devs, size_t n_devs, const struct slice_options *opts,
+		slice_warn_fn warn_fn, void *userdata, struct json_object **ret_slices)
+{
+	static const struct slice_options defaults;
+	struct build_ctx ctx = { .warn = warn_fn, .userdata = userdata };
+	if (!opts)
+		opts = &defaults;
+	if (!k8s_valid_driver_name(driver) ||
+	    !k8s_valid_dns_subdomain(node_name, SLICE_POOL_NAME_MAX))
+		return -EINVAL;
+	if (n_devs && !devs)
+		return -EINVAL;
+
+	const struct slice_device_in **order = calloc(n_devs + 1, sizeof(*order));
+	struct json_object **rendered = calloc(n_devs + 1, sizeof(*rendered));
+	struct json_object *slices = json_object_new_array();
+	int r = -ENOMEM;
+	size_t n_ok = 0, n_order = 0;
+	bool any_taints = false;
+	if (!order || !rendered || !slices)
+		goto out;
+
+	for (size_t i = 0; i < n_devs; i++) {
+		if (!devs[i].name || !k8s_valid_dns_label(devs[i].name)) {
+			warn(&ctx, &devs[i], NULL,
+			     "invalid device name (want a DNS label: lower-case alphanumerics and "
+			     "'-', at most 63 characters); device not published");
+			continue;
+		}
+		order[n_order++] = &devs[i];
+	}
+	qsort(order, n_order, sizeof(*order), cmp_devices);
+	for (size_t i = 0; i < n_order; i++) {
+		if (n_ok && !strcmp(order[i]->name, json_object_get_string(json_object_object_get(
+								rendered[n_ok - 1], "name")))) {
+			warn(&ctx, order[i], NULL, "duplicate device name; only the first is published");
+			continue;
+		}
+		if ((r = device_json(&ctx, order[i], opts, &rendered[n_ok])) < 0)
+			goto out;
+		if (json_object_object_get_ex(rendered[n_ok], "taints", NULL))
+			any_taints = true;
+		n_ok++;
+	}
+
+	unsigned per = slice_max_devices(opts, any_taints);
+	size_t n_slices = (n_ok + per - 1) / per;
+	for (size_t s = 0; s < n_slices; s++) {
+		struct json_object *devices = NULL;
+		struct json_object *slice = slice_skeleton(driver, node_name, node_uid, n_slices, &devices);
+		r = -ENOMEM;
+		if (arr_add(slices, slice) < 0)
+			goto out;
+		for (size_t i = s * per; i < n_ok && i < (s + 1) * per; i++) {
+			if (json_object_array_add(devices, rendered[i]) < 0)
+				goto out;
+			rendered[i] = NULL;
+		}
+	}
+	*ret_slices = slices;
+	slices = NULL;
+	r = 0;
+out:
+	for (size_t i = 0; i < n_ok; i++)
+		json_object_put(rendered[i]);
+	json_object_put(slices);
+	free(order);
+	free(rendered);
+	return r;
+}
+
+int slice_options_from_config(struct json_object *config, struct slice_options *ret_opts)
+{
+	struct slice_options o = { 0 };
+	struct json_object *gates = NULL, *v;
+	if (config && json_object_object_get_ex(config, "featureGates", &gates) && gates) {
+		if (!json_object_is_type(gates, json_type_object))
+			return -EINVAL;
+		if (json_object_object_get_ex(gates, "DRADeviceTaints", &v)) {
+			if (!json_object_is_type(v, json_type_boolean))
+				return -EINVAL;
+			o.device_taints = json_object_get_boolean(v);
+		}
+		if (json_object_object_get_ex(gates, "DRAPartitionableDevices", &v)) {
+			if (!json_object_is_type(v, json_type_boolean))
+				return -EINVAL;
+			o.partitionable = json_object_get_boolean(v);
+		}
+	}
+	*ret_opts = o;
+	return 0;
+}

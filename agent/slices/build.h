@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The slice builder: turns the devices of one DRA driver into the desired
+ * resource.k8s.io/v1 ResourceSlice objects of the node's pool. Pure: no I/O,
+ * no logging; problems go to a warning callback.
+ *
+ * Shape (kubelet-contract.md 4.4): one pool named after the node; devices
+ * sorted by name, split into slices of at most 128 (64 when taints are
+ * published, the 1.35 limit); metadata.generateName "<node>-<driver>-";
+ * an owner reference to the Node (controller: true) when its UID is known;
+ * spec.nodeName set. spec.pool.generation is left 0: the sync planner
+ * (sync.h) decides the generation against what is already published.
+ *
+ * Every device is checked against the API rules before it goes in: a device
+ * with an invalid or duplicate name is left out; an invalid attribute or
+ * capacity (name, value, type, or beyond the 32 per device) is dropped.
+ * Each is reported once through the warning callback, naming backend,
+ * device and attribute; nothing invalid ever takes a slice down with it.
+ */
+#ifndef DRALET_SLICES_BUILD_H
+#define DRALET_SLICES_BUILD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <json-c/json.h>
+
+#include <dralet/device.h>
+
+/* Alpha API fields; off unless the config enables them (featureGates). */
+struct slice_options {
+	bool device_taints;	/* DRADeviceTaints: unhealthy devices get a NoSchedule taint */
+	bool partitionable;	/* DRAPartitionableDevices: shared counters (none emitted yet) */
+	unsigned max_devices;	/* per slice; 0 means the API limit */
+};
+
+/* The taint an unhealthy device carries when device_taints is on. */
+#define SLICE_TAINT_UNHEALTHY_KEY "dralet.dev/unhealthy"
+
+/* One device as the builder sees it; every pointer borrowed. */
+struct slice_device_in {
+	const char *name;
+	const char *backend;	/* for warnings; NULL reads "unknown" */
+	const struct dralet_attr *attrs;
+	size_t n_attrs;
+	const struct dralet_capacity *caps;
+	size_t n_caps;
+	bool unhealthy;
+};
+
+/* @what is the attribute/capacity name (or NULL for the device itself). */
+typedef void (*slice_warn_fn)(void *userdata, const char *backend, const char *device,
+			      const char *what, const char *problem);
+
+/*
+ * Builds the desired slices of @driver on @node_name from @devs (any order).
+ * @node_uid may be NULL (no owner reference then; the apiserver store adds
+ * it). @opts may be NULL (defaults). @warn may be NULL.
+ * On success *ret_slices is a new json array (caller puts it), empty when no
+ * device is valid. -EINVAL when the driver or node name is itself invalid,
+ * -ENOMEM.
+ */
+int slice_build(const char *driver, const char *node_name, const char *node_uid,
+		const struct slice_device_in *devs, size_t n_devs, const struct slice_options *opts,
+		slice_warn_fn warn, void *userdata, struct json_object **ret_slices);
+
+/*
+ * Reads the alpha switches from a config document (YAML/JSON as json-c):
+ * featureGates: {DRADeviceTaints: bool, DRAPartitionableDevices: bool}.
+ * @config may be NULL. Unknown gates are ignored (other modules may use
+ * them). -EINVAL when featureGates or a known gate has the wrong type.
+ */
+int slice_options_from_config(struct json_object *config, struct slice_options *ret_opts);
+
+/* Largest number of devices one slice gets with @opts. */
+unsigned slice_max_devices(const struct slice_options *opts, bool any_taints);
+
+#endif

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A devices file -> desired slices per driver (through the builder). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/log.h"
+#include "agent/slices/devices_file.h"
+
+static const char *str(struct json_object *o, const char *key)
+{
+	struct json_object *v = NULL;
+	if (json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string))
+		return json_object_get_string(v);
+	return NULL;
+}
+
+static void log_dropped(void *userdata, const char *backend, const char *device, const char *what,
+			const char *problem)
+{
+	const char *driver = userdata;
+	if (what)
+		log_warn("slices: driver %s, backend %s, device %s, attribute %s: %s; attribute "
+			 "dropped", driver, backend, device, what, problem);
+	else
+		log_warn("slices: driver %s, backend %s, device %s: %s", driver, backend, device,
+			 problem);
+}
+
+/* One attribute value {int|bool|string|version: v}; -EINVAL for anything else. */
+static int parse_attr(const char *name, struct json_object *v, struct dralet_attr *ret)
+{
+	struct json_object *x;
+	if (!json_object_is_type(v, json_type_object) || json_object_object_length(v) != 1)
+		return -EINVAL;
+	*ret = (struct dralet_attr){ .name = name };
+	if (json_object_object_get_ex(v, "int", &x) && json_object_is_type(x, json_type_int)) {
+		ret->type = DRALET_ATTR_INT;
+		ret->int_value = json_object_get_int64(x);
+	} else if (json_object_object_get_ex(v, "bool", &x) && json_object_is_type(x, json_type_boolean)) {
+		ret->type = DRALET_ATTR_BOOL;
+		ret->bool_value = json_object_get_boolean(x);
+	} else if (json_object_object_get_ex(v, "string", &x) && json_object_is_type(x, json_type_string)) {
+		ret->type = DRALET_ATTR_STRING;
+		ret->string_value = json_object_get_string(x);
+	} else if (json_object_object_get_ex(v, "version", &x) && json_object_is_type(x, json_type_string)) {
+		ret->type = DRALET_ATTR_VERSION;
+		ret->string_value = json_object_get_string(x);
+	} else {
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int cmp_keys(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int devices_file_build(struct json_object *doc, const char *node_name, const char *node_uid,
+		       const struct slice_options *opts, struct json_object **ret_by_driver)
+{
+	struct json_object *list = NULL;
+	if (!doc || !json_object_is_type(doc, json_type_object) ||
+	    !json_object_object_get_ex(doc, "devices", &list) ||
+	    !json_object_is_type(list, json_type_array)) {
+		log_error("devices file: want a mapping with a 'devices' list");
+		return -EINVAL;
+	}
+	size_t n = json_object_array_length(list);
+	struct slice_device_in *devs = calloc(n + 1, sizeof(*devs));
+	struct dralet_attr **attrs = calloc(n + 1, sizeof(*attrs));
+	struct dralet_capacity **caps = calloc(n + 1, sizeof(*caps));
+	const char **drivers = calloc(n + 1, sizeof(*drivers));
+	const char **dev_driver = calloc(n + 1, sizeof(*dev_driver));
+	struct json_object *out = json_object_new_object();
+	size_t n_drivers = 0;
+	int r = -ENOMEM;
+	if (!devs || !attrs || !caps || !drivers || !dev_driver || !out)
+		goto done;
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *d = json_object_array_get_idx(list, i), *a = NULL, *c = NULL;
+		const char *driver = str(d, "driver"), *health = str(d, "health");
+		if (!json_object_is_type(d, json_type_object) || !driver) {
+			log_error("devices file: device %zu has no driver", i);
+			r = -EINVAL;
+			goto done;
+		}
+		dev_driver[i] = driver;
+		bool known = false;
+		for (size_t k = 0; k < n_drivers; k++)
+			known |= !strcmp(drivers[k], driver);
+		if (!known)
+			drivers[n_drivers++] = driver;
+		devs[i] = (struct slice_device_in){
+			.name = str(d, "name"),
+			.backend = str(d, "backend"),
+			.unhealthy = health && !strcmp(health, "Unhealthy"),
+		};
+		if (json_object_object_get_ex(d, "attributes", &a) && json_object_is_type(a, json_type_object)) {
+			if (!(attrs[i] = calloc((size_t)json_object_object_length(a) + 1, sizeof(**attrs))))
+				goto done;
+			json_object_object_foreach(a, name, v) {
+				if (parse_attr(name, v, &attrs[i][devs[i].n_attrs]) < 0) {
+					log_warn("slices: driver %s, device %s, attribute %s: not one of "
+						 "{int|bool|string|version: value}; attribute dropped",
+						 driver, devs[i].name ? devs[i].name : "?", name);
+					continue;
+				}
+				devs[i].n_attrs++;
+			}
+			devs[i].attrs = attrs[i];
+		}
+		if (json_object_object_get_ex(d, "capacity", &c) && json_object_is_type(c, json_type_object)) {
+			if (!(caps[i] = calloc((size_t)json_object_object_length(c) + 1, sizeof(**caps))))
+				goto done;
+			json_object_object_foreach(c, name, v) {
+				const char *q = str(v, "value");
+				caps[i][devs[i].n_caps++] = (struct dralet_capacity){ .name = name, .quantity = q };
+			}
+			devs[i].caps = caps[i];
+		}
+	}
+	qsort(drivers, n_drivers, sizeof(*drivers), cmp_keys);
+	for (size_t k = 0; k < n_drivers; k++) {
+		struct slice_device_in *mine = calloc(n + 1, sizeof(*mine));
+		size_t m = 0;
+		if (!mine)
+			goto done;
+		for (size_t i = 0; i < n; i++)
+			if (!strcmp(dev_driver[i], drivers[k]))
+				mine[m++] = devs[i];
+		struct json_object *slices = NULL;
+		r = slice_build(drivers[k], node_name, node_uid, mine, m, opts, log_dropped,
+				(void *)drivers[k], &slices);
+		free(mine);
+		if (r < 0) {
+			log_error("devices file: driver %s on node %s: %s", drivers[k], node_name,
+				  r == -EINVAL ? "invalid driver or node name" : strerror(-r));
+			goto done;
+		}
+		json_object_object_add(out, drivers[k], slices);
+	}
+	*ret_by_driver = out;
+	out = NULL;
+	r = 0;
+done:
+	for (size_t i = 0; i < n && attrs && caps; i++) {
+		free(attrs[i]);
+		free(caps[i]);
+	}
+	json_object_put(out);
+	free(devs);
+	free(attrs);
+	free(caps);
+	free(drivers);
+	free(dev_driver);
+	return r;
+}

@@ -1,0 +1,1150 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The apiserver store: publishes ResourceSlices and reads ResourceClaims
+ * through kube-apiserver (kube/client.h).
+ *
+ * Per driver name it keeps an informer: a list, then a watch of the slices
+ * with spec.driver=<driver>,spec.nodeName=<node>, into a cache of what is
+ * published. A sync runs the planner (slices/sync.h) over the cache and the
+ * desired slices and writes the plan: deletes (with uid/resourceVersion
+ * preconditions), then updates, then creates. Written objects go into the
+ * cache at once (the watch echo is then a no-op), so nothing is written twice.
+ *
+ * Triggers: publish() (debounced, so a burst of hot-plug changes makes one
+ * write round; the first publish runs at once), any change seen on the watch
+ * that is not our own echo (a kubelet wipe, someone editing), the end of a
+ * failed round (backoff with jitter; Retry-After honoured).
+ * Failures: connection errors, 5xx, 429 -> retry the round after a backoff;
+ * 409 -> list again, then retry; 422 -> log the server's causes and wait for
+ * the next publish; watch 410 -> list again. A round that wrote and still is
+ * not converged three times in a row (a server changing what we send) stops
+ * with a warning until something changes: no update loop, no request storm.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent/kube/backoff.h"
+#include "agent/kube/client.h"
+#include "agent/kube/config.h"
+#include "agent/kube/status.h"
+#include "agent/kube/watch.h"
+#include "agent/log.h"
+#include "agent/slices/sync.h"
+#include "agent/store_open.h"
+
+#define SLICES_PATH "/apis/resource.k8s.io/v1/resourceslices"
+#define DEBOUNCE_DEFAULT_MS 100u
+#define DEBOUNCE_MAX_MS 1000u
+#define REQUEST_TIMEOUT_MS 30000u
+#define BACKOFF_BASE_MS 200u
+#define BACKOFF_MAX_MS 30000u
+#define RETRY_AFTER_CAP_MS 300000u
+#define WATCH_MIN_SECONDS 300u
+#define WATCH_SPREAD_SECONDS 300u
+#define MAX_UNCONVERGED_ROUNDS 3
+
+struct store_api;
+
+enum phase { PHASE_DELETE, PHASE_UPDATE, PHASE_CREATE, PHASE_DONE };
+
+struct op_ctx {
+	struct drv *d;
+	size_t index;
+	struct kube_request *req;
+};
+
+enum watch_next { WATCH_NEXT_REWATCH, WATCH_NEXT_RELIST };
+
+struct drv {
+	struct store_api *s;
+	char *driver;
+	char *selector;			/* escaped field selector */
+	struct json_object *desired;	/* array, owned; NULL before the first publish */
+	struct json_object *cache;	/* name -> slice */
+	char *rv;			/* last resourceVersion seen */
+
+	/* informer */
+	bool listed;			/* cache is valid, a watch runs or will */
+	struct json_object *list_acc;	/* pages of a list in progress */
+	char *list_rv;
+	struct kube_request *list_req, *watch_req;
+	struct kube_watch_parser *parser;
+	uint64_t watch_started;
+	bool watch_expired;		/* 410 seen in the stream */
+	struct backoff watch_backoff;
+	uv_timer_t watch_timer;
+	enum watch_next watch_next;
+
+	/* sync */
+	uv_timer_t sync_timer;
+	uint64_t pending_since;		/* 0: no debounced sync pending */
+	bool retry_pending;		/* sync timer is a backoff */
+	bool sync_running, sync_again, synced_once;
+	struct slice_plan *plan;
+	struct op_ctx *ops;
+	enum phase phase;
+	size_t outstanding;
+	bool failed, conflict, rejected;
+	uint32_t retry_after_ms;
+	bool have_retry_after;
+	struct backoff sync_backoff;
+	unsigned conflicts;
+	unsigned unconverged;		/* rounds that wrote without converging */
+	bool stalled;			/* gave up after MAX_UNCONVERGED_ROUNDS */
+	int64_t generation;
+};
+
+struct claim_ctx {
+	struct store_api *s;
+	struct claim_ctx *next, *prev;
+	store_claim_cb cb;
+	void *userdata;
+	char *ns, *name;
+	bool beta;
+	struct kube_request *req;
+};
+
+struct store_api {
+	struct store base;
+	uv_loop_t *loop;
+	struct kube_client *client;
+	char *node_name, *node_uid;
+	struct kube_request *node_req;
+	uv_timer_t node_timer;
+	struct backoff node_backoff;
+	struct drv **drivers;
+	size_t n_drivers;
+	struct claim_ctx *claims;
+	bool claims_beta;		/* resource.k8s.io/v1 not served: use v1beta2 */
+	unsigned dropped_gates;		/* feature gates the server does not have */
+	uint32_t debounce_ms;
+	store_synced_cb on_synced;
+	void *userdata;
+	struct store_stats stats;
+	unsigned pending_closes;
+	bool destroying;
+	uint32_t rng;
+};
+
+static void drv_want_sync(struct drv *d, bool immediate);
+static void drv_start_list(struct drv *d);
+static void drv_start_watch(struct drv *d);
+static void drv_run_phase(struct drv *d);
+static void node_fetch(struct store_api *s);
+
+static uint32_t rnd(struct store_api *s)
+{
+	uint32_t x = s->rng;
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	s->rng = x ? x : 0x2545f491u;
+	return s->rng;
+}
+
+static struct store_api *to_api(struct store *st)
+{
+	return (struct store_api *)st;
+}
+
+static const char *jstr(struct json_object *o, const char *a, const char *b)
+{
+	struct json_object *v = NULL;
+	if (!o || !json_object_object_get_ex(o, a, &o))
+		return NULL;
+	if (b && !json_object_object_get_ex(o, b, &o))
+		return NULL;
+	v = o;
+	return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+static void set_str(char **dst, const char *src)
+{
+	char *copy = src ? strdup(src) : NULL;
+	if (src && !copy)
+		return;	/* keep the old value on ENOMEM */
+	free(*dst);
+	*dst = copy;
+}
+
+/* resourceVersions are opaque, but etcd's are integers: compare when both are,
+ * so an old watch event never overwrites a newer object we wrote. */
+static bool rv_older(const char *a, const char *b)
+{
+	char *ea, *eb;
+	if (!a || !b)
+		return false;
+	unsigned long long x = strtoull(a, &ea, 10), y = strtoull(b, &eb, 10);
+	return *a && *b && !*ea && !*eb && x < y;
+}
+
+static int start(struct store_api *s, const char *method, const char *path, const char *body,
+		 uint32_t timeout_ms, unsigned retries, kube_data_cb on_data, kube_done_cb done,
+		 void *ud, struct kube_request **ret_req)
+{
+	struct kube_request_opts o = {
+		.method = method,
+		.path = path,
+		.body = body,
+		.timeout_ms = timeout_ms,
+		.on_data = on_data,
+		.retries = retries,
+	};
+	log_debug("apiserver: %s %s", method, path);
+	return kube_request_start(s->client, &o, done, ud, ret_req);
+}
+
+static void describe_failure(const struct kube_response *resp, char *buf, size_t size)
+{
+	if (resp->status == 0) {
+		snprintf(buf, size, "%s (%s)", strerror(-resp->error), resp->error_text);
+		return;
+	}
+	char status[400];
+	kube_status_describe(resp->body, resp->body_len, status, sizeof(status));
+	snprintf(buf, size, "HTTP %ld: %s", resp->status, status);
+}
+
+static bool retryable(const struct kube_response *resp)
+{
+	return resp->status == 0 || resp->status >= 500 || resp->status == 429;
+}
+
+/* ---- node ---- */
+
+static void on_node_timer(uv_timer_t *t)
+{
+	node_fetch(t->data);
+}
+
+static void node_done(void *ud, const struct kube_response *resp)
+{
+	struct store_api *s = ud;
+	s->node_req = NULL;
+	if (resp->status == 200) {
+		struct json_object *node = kube_json_parse(resp->body, resp->body_len);
+		const char *uid = jstr(node, "metadata", "uid");
+		if (uid) {
+			set_str(&s->node_uid, uid);
+			json_object_put(node);
+			log_info("apiserver: node %s has uid %s", s->node_name, s->node_uid);
+			for (size_t i = 0; i < s->n_drivers; i++)
+				if (s->drivers[i]->desired)
+					drv_want_sync(s->drivers[i], true);
+			return;
+		}
+		json_object_put(node);
+	}
+	char why[512];
+	if (resp->status == 200)
+		snprintf(why, sizeof(why), "answer without metadata.uid");
+	else
+		describe_failure(resp, why, sizeof(why));
+	s->stats.failures++;
+	uint32_t ra = 0;
+	bool have_ra = resp->retry_after && retry_after_parse(resp->retry_after, time(NULL), &ra) == 0;
+	uint32_t delay = backoff_with_retry_after(backoff_next(&s->node_backoff, rnd(s)), have_ra, ra,
+						  RETRY_AFTER_CAP_MS);
+	log_warn("apiserver: cannot read node %s (needed for the slices' owner reference): %s; "
+		 "retrying in %u ms", s->node_name, why, delay);
+	uv_timer_start(&s->node_timer, on_node_timer, delay, 0);
+}
+
+static void node_fetch(struct store_api *s)
+{
+	char *name = kube_escape(s->node_name), *path = NULL;
+	if (!name || asprintf(&path, "/api/v1/nodes/%s", name) < 0) {
+		free(name);
+		uv_timer_start(&s->node_timer, on_node_timer, 1000, 0);
+		return;
+	}
+	free(name);
+	if (start(s, "GET", path, NULL, REQUEST_TIMEOUT_MS, 2, NULL, node_done, s, &s->node_req) < 0)
+		uv_timer_start(&s->node_timer, on_node_timer, 1000, 0);
+	free(path);
+}
+
+/* ---- the informer: list + watch ---- */
+
+static void cache_put(struct drv *d, struct json_object *obj)
+{
+	const char *name = jstr(obj, "metadata", "name");
+	if (name)
+		json_object_object_add(d->cache, name, json_object_get(obj));
+}
+
+static void on_watch_timer(uv_timer_t *t)
+{
+	struct drv *d = t->data;
+	if (d->watch_next == WATCH_NEXT_RELIST || !d->rv)
+		drv_start_list(d);
+	else
+		drv_start_watch(d);
+}
+
+static void drv_retry_informer(struct drv *d, enum watch_next next, const struct kube_response *resp)
+{
+	uint32_t ra = 0;
+	bool have_ra = resp && resp->retry_after &&
+		       retry_after_parse(resp->retry_after, time(NULL), &ra) == 0;
+	uint32_t delay = backoff_with_retry_after(backoff_next(&d->watch_backoff, rnd(d->s)), have_ra,
+						  ra, RETRY_AFTER_CAP_MS);
+	d->watch_next = next;
+	uv_timer_start(&d->watch_timer, on_watch_timer, delay, 0);
+}
+
+static void list_done(void *ud, const struct kube_response *resp)
+{
+	struct drv *d = ud;
+	struct json_object *list = NULL, *items = NULL;
+	d->list_req = NULL;
+	if (resp->status == 200)
+		list = kube_json_parse(resp->body, resp->body_len);
+	if (!list || !json_object_object_get_ex(list, "items", &items) ||
+	    !(json_object_is_type(items, json_type_array) || json_object_is_type(items, json_type_null))) {
+		char why[512];
+		if (resp->status == 200)
+			snprintf(why, sizeof(why), "answer is not a list");
+		else
+			describe_failure(resp, why, sizeof(why));
+		json_object_put(list);
+		json_object_put(d->list_acc);
+		d->list_acc = NULL;
+		d->s->stats.failures++;
+		log_warn("apiserver: listing the ResourceSlices of %s failed: %s", d->driver, why);
+		drv_retry_informer(d, WATCH_NEXT_RELIST, resp);
+		return;
+	}
+	if (!d->list_acc)
+		d->list_acc = json_object_new_object();
+	for (size_t i = 0; items && json_object_is_type(items, json_type_array) &&
+			   i < json_object_array_length(items); i++) {
+		struct json_object *it = json_object_array_get_idx(items, i);
+		const char *name = jstr(it, "metadata", "name");
+		if (name)
+			json_object_object_add(d->list_acc, name, json_object_get(it));
+	}
+	const char *rv = jstr(list, "metadata", "resourceVersion");
+	if (rv && !d->list_rv)
+		set_str(&d->list_rv, rv);
+	const char *cont = jstr(list, "metadata", "continue");
+	if (cont && *cont) {
+		char *esc = kube_escape(cont), *path = NULL;
+		if (esc && asprintf(&path, SLICES_PATH "?fieldSelector=%s&limit=500&continue=%s",
+				    d->selector, esc) >= 0) {
+			if (start(d->s, "GET", path, NULL, REQUEST_TIMEOUT_MS, 0, NULL, list_done, d,
+				  &d->list_req) == 0) {
+				free(esc);
+				free(path);
+				json_object_put(list);
+				return;
+			}
+		}
+		free(esc);
+		free(path);
+		json_object_put(list);
+		json_object_put(d->list_acc);
+		d->list_acc = NULL;
+		drv_retry_informer(d, WATCH_NEXT_RELIST, NULL);
+		return;
+	}
+	json_object_put(list);
+	json_object_put(d->cache);
+	d->cache = d->list_acc;
+	d->list_acc = NULL;
+	free(d->rv);
+	d->rv = d->list_rv;
+	d->list_rv = NULL;
+	d->listed = true;
+	log_debug("apiserver: listed %d ResourceSlice(s) of %s at resourceVersion %s",
+		  json_object_object_length(d->cache), d->driver, d->rv ? d->rv : "?");
+	drv_start_watch(d);
+	if (d->desired)
+		drv_want_sync(d, true);
+}
+
+static void drv_start_list(struct drv *d)
+{
+	char *path = NULL;
+	if (d->list_req || d->s->destroying)
+		return;
+	kube_request_cancel(d->watch_req);
+	d->watch_req = NULL;
+	json_object_put(d->list_acc);
+	d->list_acc = NULL;
+	free(d->list_rv);
+	d->list_rv = NULL;
+	if (asprintf(&path, SLICES_PATH "?fieldSelector=%s&limit=500", d->selector) < 0 ||
+	    start(d->s, "GET", path, NULL, REQUEST_TIMEOUT_MS, 0, NULL, list_done, d,
+		  &d->list_req) < 0) {
+		free(path);
+		drv_retry_informer(d, WATCH_NEXT_RELIST, NULL);
+		return;
+	}
+	d->s->stats.lists++;
+	free(path);
+}
+
+/* One watch event; runs inside libcurl's write callback: no requests here. */
+static int watch_event(void *ud, const struct kube_watch_event *ev)
+{
+	struct drv *d = ud;
+	if (ev->type == KUBE_WATCH_ERROR) {
+		char why[400];
+		const char *text = json_object_to_json_string_ext(ev->object, JSON_C_TO_STRING_PLAIN);
+		kube_status_describe(text, strlen(text), why, sizeof(why));
+		if (ev->code == 410) {
+			log_debug("apiserver: watch of %s expired (%s); listing again", d->driver, why);
+			d->watch_expired = true;
+		} else {
+			log_warn("apiserver: watch of %s reported an error: %s", d->driver, why);
+		}
+		return -ESTALE;
+	}
+	if (ev->resource_version)
+		set_str(&d->rv, ev->resource_version);
+	if (ev->type == KUBE_WATCH_BOOKMARK)
+		return 0;
+	const char *name = jstr(ev->object, "metadata", "name");
+	const char *drv = jstr(ev->object, "spec", "driver"), *node = jstr(ev->object, "spec", "nodeName");
+	if (!name || !drv || !node || strcmp(drv, d->driver) || strcmp(node, d->s->node_name))
+		return 0;
+	struct json_object *cur = NULL;
+	json_object_object_get_ex(d->cache, name, &cur);
+	const char *cur_rv = jstr(cur, "metadata", "resourceVersion");
+	if (cur && rv_older(ev->resource_version, cur_rv))
+		return 0;	/* we already hold a newer version (our own write) */
+	bool echo = cur && cur_rv && ev->resource_version && !strcmp(cur_rv, ev->resource_version);
+	if (ev->type == KUBE_WATCH_DELETED) {
+		if (!cur)
+			return 0;	/* we deleted it ourselves */
+		json_object_object_del(d->cache, name);
+		echo = false;
+	} else {
+		if (echo)
+			return 0;
+		cache_put(d, ev->object);
+	}
+	log_debug("apiserver: %s ResourceSlice %s of %s (resourceVersion %s)",
+		  kube_watch_type_name(ev->type), name, d->driver,
+		  ev->resource_version ? ev->resource_version : "?");
+	/* Somebody else changed our slices: check them again (and allow writes
+	 * again after a stall). */
+	d->unconverged = 0;
+	d->stalled = false;
+	if (d->desired)
+		drv_want_sync(d, false);
+	return 0;
+}
+
+static int watch_data(void *ud, const char *buf, size_t len)
+{
+	struct drv *d = ud;
+	int r = kube_watch_parser_feed(d->parser, buf, len, watch_event, d);
+	if (r < 0 && r != -ESTALE)
+		log_warn("apiserver: watch stream of %s is malformed (%s); listing again", d->driver,
+			 strerror(-r));
+	return r;
+}
+
+static void watch_done(void *ud, const struct kube_response *resp)
+{
+	struct drv *d = ud;
+	d->watch_req = NULL;
+	uint64_t lasted = uv_now(d->s->loop) - d->watch_started;
+	size_t events = kube_watch_parser_events(d->parser);
+	bool clean = resp->status == 200 && !resp->error && kube_watch_parser_idle(d->parser);
+	if (d->watch_expired || resp->status == 410) {
+		d->watch_expired = false;
+		/* The first relist right away; a server that keeps expiring us gets a backoff. */
+		if (lasted >= 1000 || events > 0) {
+			backoff_reset(&d->watch_backoff);
+			drv_start_list(d);
+		} else {
+			drv_retry_informer(d, WATCH_NEXT_RELIST, NULL);
+		}
+		return;
+	}
+	if (clean) {
+		/* The server ended the watch (timeoutSeconds): carry on from the last rv. */
+		if (lasted >= 1000 || events > 0) {
+			backoff_reset(&d->watch_backoff);
+			drv_start_watch(d);
+		} else {
+			drv_retry_informer(d, WATCH_NEXT_REWATCH, NULL);
+		}
+		return;
+	}
+	char why[512];
+	if (resp->status == 200)
+		snprintf(why, sizeof(why), "stream broken (%s)", resp->error ? strerror(-resp->error)
+									     : "partial event");
+	else
+		describe_failure(resp, why, sizeof(why));
+	d->s->stats.failures++;
+	log_warn("apiserver: watch of the ResourceSlices of %s ended: %s", d->driver, why);
+	/* Connection trouble: resume from the last rv; anything else: list again. */
+	drv_retry_informer(d, retryable(resp) && resp->status != 200 ? WATCH_NEXT_REWATCH
+								     : WATCH_NEXT_RELIST, resp);
+}
+
+static void drv_start_watch(struct drv *d)
+{
+	char *path = NULL, *rv = d->rv ? kube_escape(d->rv) : NULL;
+	if (d->watch_req || d->s->destroying)
+		goto out;
+	if (!rv) {
+		drv_start_list(d);
+		goto out;
+	}
+	unsigned secs = WATCH_MIN_SECONDS + rnd(d->s) % WATCH_SPREAD_SECONDS;
+	kube_watch_parser_reset(d->parser);
+	d->watch_expired = false;
+	if (asprintf(&path, SLICES_PATH "?fieldSelector=%s&watch=true&allowWatchBookmarks=true"
+			    "&resourceVersion=%s&timeoutSeconds=%u", d->selector, rv, secs) < 0) {
+		path = NULL;
+		drv_retry_informer(d, WATCH_NEXT_REWATCH, NULL);
+		goto out;
+	}
+	d->watch_started = uv_now(d->s->loop);
+	if (start(d->s, "GET", path, NULL, (secs + 30) * 1000u, 0, watch_data, watch_done, d,
+		  &d->watch_req) < 0) {
+		drv_retry_informer(d, WATCH_NEXT_REWATCH, NULL);
+		goto out;
+	}
+	d->s->stats.watches++;
+out:
+	free(path);
+	free(rv);
+}
+
+/* ---- sync ---- */
+
+static void on_sync_timer(uv_timer_t *t);
+
+static void drv_want_sync(struct drv *d, bool immediate)
+{
+	struct store_api *s = d->s;
+	if (s->destroying || !d->desired)
+		return;
+	if (d->sync_running) {
+		d->sync_again = true;
+		return;
+	}
+	if (d->retry_pending)
+		return;	/* the retry after the backoff sees this change too */
+	uint64_t now = uv_now(s->loop);
+	if (!d->pending_since)
+		d->pending_since = now;
+	uint64_t delay = immediate ? 0 : s->debounce_ms;
+	if (now + delay > d->pending_since + DEBOUNCE_MAX_MS)
+		delay = d->pending_since + DEBOUNCE_MAX_MS > now ? d->pending_since + DEBOUNCE_MAX_MS - now : 0;
+	uv_timer_start(&d->sync_timer, on_sync_timer, delay, 0);
+}
+
+static struct json_object *owner_ref(const char *node, const char *uid)
+{
+	struct json_object *refs = json_object_new_array(), *ref = json_object_new_object();
+	json_object_object_add(ref, "apiVersion", json_object_new_string("v1"));
+	json_object_object_add(ref, "kind", json_object_new_string("Node"));
+	json_object_object_add(ref, "name", json_object_new_string(node));
+	json_object_object_add(ref, "uid", json_object_new_string(uid));
+	json_object_object_add(ref, "controller", json_object_new_boolean(1));
+	json_object_array_add(refs, ref);
+	return refs;
+}
+
+static void drv_end_round(struct drv *d)
+{
+	free(d->ops);
+	d->ops = NULL;
+	slice_plan_free(d->plan);
+	d->plan = NULL;
+	d->sync_running = false;
+}
+
+static void drv_sync_now(struct drv *d)
+{
+	struct store_api *s = d->s;
+	struct json_object *existing = NULL, *desired = NULL;
+	if (d->sync_running || !d->desired || d->rejected || d->stalled)
+		return;
+	if (!s->node_uid || !d->listed)
+		return;	/* node_done / list_done call again */
+
+	existing = json_object_new_array();
+	json_object_object_foreach(d->cache, name, obj) {
+		(void)name;
+		json_object_array_add(existing, json_object_get(obj));
+	}
+	if (json_object_deep_copy(d->desired, &desired, NULL) < 0) {
+		json_object_put(existing);
+		drv_want_sync(d, false);
+		return;
+	}
+	for (size_t i = 0; i < json_object_array_length(desired); i++) {
+		struct json_object *meta = NULL, *sl = json_object_array_get_idx(desired, i);
+		if (json_object_object_get_ex(sl, "metadata", &meta) &&
+		    !json_object_object_get_ex(meta, "ownerReferences", NULL))
+			json_object_object_add(meta, "ownerReferences", owner_ref(s->node_name, s->node_uid));
+	}
+	struct slice_plan *plan = NULL;
+	int r = slice_plan_compute(existing, desired, s->node_name, s->dropped_gates, &plan);
+	json_object_put(existing);
+	json_object_put(desired);
+	if (r < 0) {
+		log_error("apiserver: cannot plan the slices of %s: %s", d->driver, strerror(-r));
+		return;
+	}
+	if (plan->n_ops == 0) {
+		d->generation = plan->generation;
+		slice_plan_free(plan);
+		d->unconverged = 0;
+		d->conflicts = 0;
+		backoff_reset(&d->sync_backoff);
+		if (!d->synced_once)
+			log_info("apiserver: the ResourceSlices of %s are up to date (generation %lld)",
+				 d->driver, (long long)d->generation);
+		d->synced_once = true;
+		if (s->on_synced)
+			s->on_synced(s->userdata, d->driver, d->generation);
+		return;
+	}
+	if (d->unconverged >= MAX_UNCONVERGED_ROUNDS) {
+		log_warn("apiserver: the ResourceSlices of %s still differ after %d write rounds (the "
+			 "server changes what dralet sends); not writing again until the devices or "
+			 "the published slices change", d->driver, MAX_UNCONVERGED_ROUNDS);
+		d->stalled = true;
+		slice_plan_free(plan);
+		return;
+	}
+	d->plan = plan;
+	d->ops = calloc(plan->n_ops, sizeof(*d->ops));
+	if (!d->ops) {
+		drv_end_round(d);
+		drv_want_sync(d, false);
+		return;
+	}
+	d->sync_running = true;
+	d->sync_again = false;
+	d->failed = d->conflict = d->have_retry_after = false;
+	d->retry_after_ms = 0;
+	d->phase = PHASE_DELETE;
+	s->stats.syncs++;
+	log_debug("apiserver: slices of %s: generation %lld, %zu delete(s), %zu update(s), "
+		  "%zu create(s)", d->driver, (long long)plan->generation, plan->n_delete,
+		  plan->n_update, plan->n_create);
+	drv_run_phase(d);
+}
+
+static void on_sync_timer(uv_timer_t *t)
+{
+	struct drv *d = t->data;
+	d->pending_since = 0;
+	d->retry_pending = false;
+	drv_sync_now(d);
+}
+
+static void drv_finish_round(struct drv *d)
+{
+	struct store_api *s = d->s;
+	struct slice_plan *plan = d->plan;
+	bool wrote = plan && plan->n_ops > 0;
+	bool ok = !d->failed && !d->conflict && !d->rejected;
+	if (ok && wrote)
+		log_info("apiserver: published the ResourceSlices of %s: generation %lld, %zu "
+			 "slice(s) (%zu created, %zu updated, %zu deleted)", d->driver,
+			 (long long)plan->generation, json_object_array_length(d->desired),
+			 plan->n_create, plan->n_update, plan->n_delete);
+	drv_end_round(d);
+	if (s->destroying)
+		return;
+	if (d->rejected)
+		return;	/* logged with the causes; the next publish tries again */
+	if (d->conflict) {
+		/* Our view was stale: read again (the list triggers the next round). */
+		d->conflicts++;
+		if (d->conflicts <= 2) {
+			drv_start_list(d);
+		} else {
+			uint32_t delay = backoff_next(&d->sync_backoff, rnd(s));
+			d->watch_next = WATCH_NEXT_RELIST;
+			kube_request_cancel(d->watch_req);
+			d->watch_req = NULL;
+			uv_timer_start(&d->watch_timer, on_watch_timer, delay, 0);
+		}
+		return;
+	}
+	if (d->failed) {
+		uint32_t delay = backoff_with_retry_after(backoff_next(&d->sync_backoff, rnd(s)),
+							  d->have_retry_after, d->retry_after_ms,
+							  RETRY_AFTER_CAP_MS);
+		log_info("apiserver: retrying the ResourceSlices of %s in %u ms", d->driver, delay);
+		d->retry_pending = true;
+		d->pending_since = 0;
+		uv_timer_start(&d->sync_timer, on_sync_timer, delay, 0);
+		return;
+	}
+	backoff_reset(&d->sync_backoff);
+	d->conflicts = 0;
+	d->unconverged++;
+	/* Check the result right away (pure planning; no request when converged). */
+	drv_want_sync(d, !d->sync_again);
+}
+
+static void note_dropped(struct drv *d, struct json_object *sent, struct json_object *stored)
+{
+	struct store_api *s = d->s;
+	unsigned gates = slice_dropped_gates(sent, stored) & ~s->dropped_gates;
+	for (unsigned bit = 1; gates && bit <= SLICE_GATE_ALL; bit <<= 1) {
+		if (!(gates & bit))
+			continue;
+		log_warn("apiserver: the server silently dropped alpha fields from the ResourceSlices "
+			 "of %s: the feature gate %s is probably disabled; publishing without them",
+			 d->driver, slice_gate_name(bit));
+	}
+	s->dropped_gates |= gates;
+}
+
+static void op_done(void *ud, const struct kube_response *resp)
+{
+	struct op_ctx *op = ud;
+	struct drv *d = op->d;
+	struct store_api *s = d->s;
+	struct slice_op *sop = &d->plan->ops[op->index];
+	const char *name = jstr(sop->object, "metadata", "name");
+	static const char *const verbs[] = { "deleting", "updating", "creating" };
+	op->req = NULL;
+	bool ok = false;
+	switch (sop->type) {
+	case SLICE_OP_DELETE:
+		if ((resp->status >= 200 && resp->status < 300) || resp->status == 404) {
+			struct json_object *cur = NULL;
+			const char *uid = jstr(sop->object, "metadata", "uid");
+			if (name && json_object_object_get_ex(d->cache, name, &cur)) {
+				const char *cuid = jstr(cur, "metadata", "uid");
+				if (!uid || !cuid || !strcmp(uid, cuid))
+					json_object_object_del(d->cache, name);
+			}
+			if (resp->status != 404)
+				s->stats.deletes++;
+			ok = true;
+		}
+		break;
+	case SLICE_OP_UPDATE:
+	case SLICE_OP_CREATE:
+		if (resp->status == 200 || resp->status == 201) {
+			struct json_object *stored = kube_json_parse(resp->body, resp->body_len);
+			if (stored && jstr(stored, "metadata", "name")) {
+				cache_put(d, stored);
+				note_dropped(d, sop->object, stored);
+				if (sop->type == SLICE_OP_UPDATE)
+					s->stats.updates++;
+				else
+					s->stats.creates++;
+				ok = true;
+			}
+			json_object_put(stored);
+		} else if (resp->status == 404 && sop->type == SLICE_OP_UPDATE && name) {
+			json_object_object_del(d->cache, name);	/* gone meanwhile: read again */
+			d->conflict = true;
+			ok = true;
+		}
+		break;
+	}
+	if (!ok) {
+		char why[1024];
+		describe_failure(resp, why, sizeof(why));
+		s->stats.failures++;
+		if (resp->status == 409) {
+			log_info("apiserver: conflict %s ResourceSlice %s of %s (%s); reading again",
+				 verbs[sop->type], name ? name : "(new)", d->driver, why);
+			d->conflict = true;
+		} else if (resp->status == 422 || resp->status == 400) {
+			log_error("apiserver: the server rejected %s the ResourceSlice %s of %s: %s; not "
+				  "retrying until the devices change", verbs[sop->type],
+				  name ? name : "(new)", d->driver, why);
+			d->rejected = true;
+		} else {
+			log_warn("apiserver: %s ResourceSlice %s of %s failed: %s", verbs[sop->type],
+				 name ? name : "(new)", d->driver, why);
+			d->failed = true;
+			uint32_t ra;
+			if (resp->retry_after && retry_after_parse(resp->retry_after, time(NULL), &ra) == 0 &&
+			    ra > d->retry_after_ms) {
+				d->retry_after_ms = ra;
+				d->have_retry_after = true;
+			}
+			if ((resp->status == 401 || resp->status == 403) && d->retry_after_ms < 5000) {
+				d->retry_after_ms = 5000;	/* RBAC or credentials: no hurry */
+				d->have_retry_after = true;
+			}
+		}
+	}
+	if (--d->outstanding == 0) {
+		if (d->failed || d->conflict || d->rejected)
+			drv_finish_round(d);
+		else {
+			d->phase++;
+			drv_run_phase(d);
+		}
+	}
+}
+
+static char *delete_body(struct json_object *obj)
+{
+	const char *uid = jstr(obj, "metadata", "uid"), *rv = jstr(obj, "metadata", "resourceVersion");
+	struct json_object *b = json_object_new_object(), *pre = json_object_new_object();
+	json_object_object_add(b, "kind", json_object_new_string("DeleteOptions"));
+	json_object_object_add(b, "apiVersion", json_object_new_string("v1"));
+	if (uid)
+		json_object_object_add(pre, "uid", json_object_new_string(uid));
+	if (rv)
+		json_object_object_add(pre, "resourceVersion", json_object_new_string(rv));
+	json_object_object_add(b, "preconditions", pre);
+	char *text = strdup(json_object_to_json_string_ext(b, JSON_C_TO_STRING_PLAIN));
+	json_object_put(b);
+	return text;
+}
+
+static void drv_run_phase(struct drv *d)
+{
+	struct store_api *s = d->s;
+	static const enum slice_op_type types[] = { SLICE_OP_DELETE, SLICE_OP_UPDATE, SLICE_OP_CREATE };
+	for (; d->phase < PHASE_DONE; d->phase++) {
+		size_t started = 0;
+		d->outstanding = 1;	/* holds the round open while starting */
+		for (size_t i = 0; i < d->plan->n_ops; i++) {
+			struct slice_op *sop = &d->plan->ops[i];
+			if (sop->type != types[d->phase])
+				continue;
+			const char *name = jstr(sop->object, "metadata", "name");
+			char *esc = name ? kube_escape(name) : NULL, *path = NULL, *body = NULL;
+			const char *method;
+			int r = -ENOMEM;
+			if (sop->type == SLICE_OP_CREATE) {
+				method = "POST";
+				path = strdup(SLICES_PATH);
+				body = strdup(json_object_to_json_string_ext(sop->object, JSON_C_TO_STRING_PLAIN));
+			} else {
+				method = sop->type == SLICE_OP_DELETE ? "DELETE" : "PUT";
+				if (esc && asprintf(&path, SLICES_PATH "/%s", esc) < 0)
+					path = NULL;
+				body = sop->type == SLICE_OP_DELETE
+					       ? delete_body(sop->object)
+					       : strdup(json_object_to_json_string_ext(sop->object,
+										       JSON_C_TO_STRING_PLAIN));
+			}
+			d->ops[i] = (struct op_ctx){ .d = d, .index = i };
+			if (path && body)
+				r = start(s, method, path, body, REQUEST_TIMEOUT_MS, 0, NULL, op_done,
+					  &d->ops[i], &d->ops[i].req);
+			free(esc);
+			free(path);
+			free(body);
+			if (r < 0) {
+				log_warn("apiserver: cannot start a request for %s: %s", d->driver,
+					 strerror(-r));
+				d->failed = true;
+				continue;
+			}
+			d->outstanding++;
+			started++;
+		}
+		if (--d->outstanding > 0)
+			return;	/* op_done continues */
+		if (d->failed)
+			break;
+		(void)started;
+	}
+	drv_finish_round(d);
+}
+
+/* ---- store ops ---- */
+
+static struct drv *drv_find(struct store_api *s, const char *driver, bool create)
+{
+	for (size_t i = 0; i < s->n_drivers; i++)
+		if (!strcmp(s->drivers[i]->driver, driver))
+			return s->drivers[i];
+	if (!create)
+		return NULL;
+	struct drv **arr = realloc(s->drivers, (s->n_drivers + 1) * sizeof(*arr));
+	if (!arr)
+		return NULL;
+	s->drivers = arr;
+	struct drv *d = calloc(1, sizeof(*d));
+	char *sel = NULL;
+	if (!d)
+		return NULL;
+	d->s = s;
+	d->watch_backoff = (struct backoff)BACKOFF_INIT(BACKOFF_BASE_MS, BACKOFF_MAX_MS);
+	d->sync_backoff = (struct backoff)BACKOFF_INIT(BACKOFF_BASE_MS, BACKOFF_MAX_MS);
+	if (!(d->driver = strdup(driver)) || !(d->cache = json_object_new_object()) ||
+	    asprintf(&sel, "spec.driver=%s,spec.nodeName=%s", driver, s->node_name) < 0 ||
+	    !(d->selector = kube_escape(sel)) || kube_watch_parser_new(0, &d->parser) < 0) {
+		free(sel);
+		free(d->driver);
+		free(d->selector);
+		json_object_put(d->cache);
+		free(d);
+		return NULL;
+	}
+	free(sel);
+	uv_timer_init(s->loop, &d->sync_timer);
+	uv_timer_init(s->loop, &d->watch_timer);
+	d->sync_timer.data = d;
+	d->watch_timer.data = d;
+	s->drivers[s->n_drivers++] = d;
+	return d;
+}
+
+static int api_publish(struct store *st, const char *driver, struct json_object *slices)
+{
+	struct store_api *s = to_api(st);
+	struct json_object *copy = NULL;
+	if (!driver || !slices || !json_object_is_type(slices, json_type_array) || s->destroying)
+		return -EINVAL;
+	struct drv *d = drv_find(s, driver, true);
+	if (!d)
+		return -ENOMEM;
+	if (json_object_deep_copy(slices, &copy, NULL) < 0)
+		return -ENOMEM;
+	bool first = !d->desired;
+	json_object_put(d->desired);
+	d->desired = copy;
+	d->rejected = false;
+	d->stalled = false;
+	d->unconverged = 0;
+	if (!d->listed && !d->list_req && !uv_is_active((uv_handle_t *)&d->watch_timer))
+		drv_start_list(d);
+	drv_want_sync(d, first);
+	return 0;
+}
+
+/* ---- claims ---- */
+
+static void claim_free(struct claim_ctx *c)
+{
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		c->s->claims = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	free(c->ns);
+	free(c->name);
+	free(c);
+}
+
+static int claim_start(struct claim_ctx *c);
+
+static void claim_done(void *ud, const struct kube_response *resp)
+{
+	struct claim_ctx *c = ud;
+	struct store_api *s = c->s;
+	c->req = NULL;
+	if (resp->status == 404 && !c->beta &&
+	    !kube_status_is_object_not_found(resp->body, resp->body_len, c->name)) {
+		/* resource.k8s.io/v1 is not served (a 1.33 cluster): v1beta2 has the same shape. */
+		c->beta = true;
+		if (claim_start(c) == 0)
+			return;
+	}
+	char msg[600];
+	if (resp->status == 200) {
+		struct json_object *claim = kube_json_parse(resp->body, resp->body_len);
+		if (claim) {
+			if (c->beta) {
+				if (!s->claims_beta)
+					log_info("apiserver: resource.k8s.io/v1 is not served; reading "
+						 "ResourceClaims as v1beta2");
+				s->claims_beta = true;
+				json_object_object_add(claim, "apiVersion",
+						       json_object_new_string("resource.k8s.io/v1"));
+			}
+			c->cb(c->userdata, 0, claim, "");
+			json_object_put(claim);
+			claim_free(c);
+			return;
+		}
+		snprintf(msg, sizeof(msg), "the answer is not a JSON object");
+		c->cb(c->userdata, -EBADMSG, NULL, msg);
+		claim_free(c);
+		return;
+	}
+	char why[512];
+	describe_failure(resp, why, sizeof(why));
+	snprintf(msg, sizeof(msg), "get resourceclaims %s/%s: %s", c->ns, c->name, why);
+	int err = resp->status == 404 ? -ENOENT
+		  : resp->status == 401 || resp->status == 403 ? -EACCES
+		  : resp->status == 0 ? (resp->error ? resp->error : -EIO)
+		  : -EIO;
+	c->cb(c->userdata, err, NULL, msg);
+	claim_free(c);
+}
+
+static int claim_start(struct claim_ctx *c)
+{
+	char *ns = kube_escape(c->ns), *name = kube_escape(c->name), *path = NULL;
+	int r = -ENOMEM;
+	if (ns && name &&
+	    asprintf(&path, "/apis/resource.k8s.io/%s/namespaces/%s/resourceclaims/%s",
+		     c->beta ? "v1beta2" : "v1", ns, name) >= 0) {
+		r = start(c->s, "GET", path, NULL, REQUEST_TIMEOUT_MS, 2, NULL, claim_done, c, &c->req);
+		free(path);
+	}
+	free(ns);
+	free(name);
+	return r;
+}
+
+static void api_get_claim(struct store *st, const char *ns, const char *name, store_claim_cb cb,
+			  void *userdata)
+{
+	struct store_api *s = to_api(st);
+	struct claim_ctx *c = calloc(1, sizeof(*c));
+	if (!c || !(c->ns = strdup(ns ? ns : "")) || !(c->name = strdup(name ? name : ""))) {
+		if (c) {
+			free(c->ns);
+			free(c);
+		}
+		cb(userdata, -ENOMEM, NULL, "out of memory");
+		return;
+	}
+	c->s = s;
+	c->cb = cb;
+	c->userdata = userdata;
+	c->beta = s->claims_beta;
+	c->next = s->claims;
+	if (s->claims)
+		s->claims->prev = c;
+	s->claims = c;
+	int r = claim_start(c);
+	if (r < 0) {
+		claim_free(c);
+		cb(userdata, r, NULL, "cannot start the request");
+	}
+}
+
+/* ---- lifetime ---- */
+
+static void on_handle_closed(uv_handle_t *h)
+{
+	struct store_api *s = h->data;
+	if (--s->pending_closes)
+		return;
+	for (size_t i = 0; i < s->n_drivers; i++)
+		free(s->drivers[i]);
+	free(s->drivers);
+	free(s);
+}
+
+static void close_handle(struct store_api *s, uv_handle_t *h)
+{
+	h->data = s;
+	s->pending_closes++;
+	uv_close(h, on_handle_closed);
+}
+
+static void api_destroy(struct store *st)
+{
+	struct store_api *s = to_api(st);
+	if (!s || s->destroying)
+		return;
+	s->destroying = true;
+	kube_client_free(s->client);	/* cancels every request; no callbacks */
+	s->client = NULL;
+	while (s->claims)
+		claim_free(s->claims);
+	for (size_t i = 0; i < s->n_drivers; i++) {
+		struct drv *d = s->drivers[i];
+		free(d->ops);
+		d->ops = NULL;
+		slice_plan_free(d->plan);
+		json_object_put(d->desired);
+		json_object_put(d->cache);
+		json_object_put(d->list_acc);
+		free(d->list_rv);
+		free(d->rv);
+		free(d->driver);
+		free(d->selector);
+		kube_watch_parser_free(d->parser);
+		close_handle(s, (uv_handle_t *)&d->sync_timer);
+		close_handle(s, (uv_handle_t *)&d->watch_timer);
+	}
+	free(s->node_name);
+	free(s->node_uid);
+	close_handle(s, (uv_handle_t *)&s->node_timer);
+}
+
+static const struct store_ops api_ops = {
+	.name = "apiserver",
+	.get_claim = api_get_claim,
+	.publish = api_publish,
+	.destroy = api_destroy,
+};
+
+int store_apiserver_new(uv_loop_t *loop, const struct store_options *opts,
+			struct store **ret_store, char *err, size_t errlen)
+{
+	struct kube_config *cfg = NULL;
+	int r;
+	if (!loop) {
+		snprintf(err, errlen, "the apiserver store needs an event loop");
+		return -EINVAL;
+	}
+	if (opts->kubeconfig)
+		r = kube_config_from_kubeconfig(opts->kubeconfig, opts->kube_context, &cfg, err, errlen);
+	else
+		r = kube_config_in_cluster(opts->service_account_dir, &cfg, err, errlen);
+	if (r < 0)
+		return r;
+	struct store_api *s = calloc(1, sizeof(*s));
+	if (!s) {
+		kube_config_free(cfg);
+		return -ENOMEM;
+	}
+	s->base.ops = &api_ops;
+	s->loop = loop;
+	s->debounce_ms = opts->debounce_ms ? opts->debounce_ms : DEBOUNCE_DEFAULT_MS;
+	s->on_synced = opts->on_synced;
+	s->userdata = opts->userdata;
+	s->node_backoff = (struct backoff)BACKOFF_INIT(500, BACKOFF_MAX_MS);
+	s->rng = (uint32_t)time(NULL) ^ (uint32_t)(uintptr_t)s;
+	if (!(s->node_name = strdup(opts->node_name))) {
+		kube_config_free(cfg);
+		free(s);
+		return -ENOMEM;
+	}
+	r = kube_client_new(loop, cfg, &s->client, err, errlen);
+	if (r == 0)
+		log_info("apiserver: %s (%s)%s", cfg->server, cfg->source,
+			 cfg->insecure ? "; TLS verification OFF (insecure-skip-tls-verify)" : "");
+	kube_config_free(cfg);
+	if (r < 0) {
+		free(s->node_name);
+		free(s);
+		return r;
+	}
+	uv_timer_init(loop, &s->node_timer);
+	s->node_timer.data = s;
+	node_fetch(s);
+	*ret_store = &s->base;
+	return 0;
+}
+
+void store_apiserver_get_stats(struct store *st, struct store_stats *ret_stats);
+void store_apiserver_get_stats(struct store *st, struct store_stats *ret_stats)
+{
+	struct store_api *s = to_api(st);
+	struct kube_client_stats cs = { 0 };
+	*ret_stats = s->stats;
+	if (s->client)
+		kube_client_get_stats(s->client, &cs);
+	ret_stats->requests = cs.requests;
+	ret_stats->token_reloads = cs.token_reloads;
+}

@@ -1,0 +1,487 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The file store (--store DIR), the embedded default: slices are written as
+ * DIR/resourceslices/<name>.json with the same sync plan, names, generations
+ * and owner references the apiserver store produces, so the directory shows
+ * exactly what a cluster would get. Claims are read from
+ * DIR/resourceclaims/<namespace>/<name>.json (or .yaml/.yml). The Node's UID
+ * for owner references comes from DIR/nodes/<node>.json when that exists.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/log.h"
+#include "agent/sdk/k8s_names.h"
+#include "agent/slices/sync.h"
+#include "agent/store_open.h"
+#include "agent/yaml_load.h"
+
+struct store_file {
+	struct store base;
+	uv_loop_t *loop;
+	char *dir, *slices_dir, *claims_dir, *nodes_dir;
+	char *node_name;
+	store_synced_cb on_synced;
+	void *userdata;
+	struct store_stats stats;
+	struct claim_call *calls;	/* claim callbacks waiting for the loop */
+	bool destroying;
+	unsigned pending_closes;
+};
+
+struct claim_call {
+	uv_timer_t timer;
+	struct store_file *s;
+	struct claim_call *next;
+	store_claim_cb cb;
+	void *userdata;
+	int err;
+	struct json_object *claim;
+	char message[512];
+};
+
+static struct store_file *to_file(struct store *s)
+{
+	return (struct store_file *)s;
+}
+
+static int mkdir_p(const char *path)
+{
+	char *copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	for (char *p = copy + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(copy, 0755) < 0 && errno != EEXIST) {
+			int e = errno;
+			free(copy);
+			return -e;
+		}
+		*p = '/';
+	}
+	int r = mkdir(copy, 0755) < 0 && errno != EEXIST ? -errno : 0;
+	free(copy);
+	return r;
+}
+
+/* ---- claims ---- */
+
+static void on_call_closed(uv_handle_t *h)
+{
+	struct claim_call *call = h->data;
+	struct store_file *s = call->s;
+	json_object_put(call->claim);
+	free(call);
+	s->pending_closes--;
+	if (s->destroying && s->pending_closes == 0)
+		free(s);
+}
+
+static void call_release(struct claim_call *call)
+{
+	struct store_file *s = call->s;
+	for (struct claim_call **pp = &s->calls; *pp; pp = &(*pp)->next)
+		if (*pp == call) {
+			*pp = call->next;
+			break;
+		}
+	s->pending_closes++;
+	uv_close((uv_handle_t *)&call->timer, on_call_closed);
+}
+
+static void on_call_timer(uv_timer_t *t)
+{
+	struct claim_call *call = t->data;
+	call->cb(call->userdata, call->err, call->claim, call->message);
+	call_release(call);
+}
+
+/* Reads a claim; *ret_claim new, or -errno with @msg. */
+static int read_claim(struct store_file *s, const char *ns, const char *name,
+		      struct json_object **ret_claim, char *msg, size_t msglen)
+{
+	if (!k8s_valid_dns_label(ns) || !k8s_valid_dns_subdomain(name, 253)) {
+		snprintf(msg, msglen, "invalid claim namespace or name");
+		return -EINVAL;
+	}
+	static const char *const exts[] = { "json", "yaml", "yml" };
+	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
+		char *path = NULL;
+		if (asprintf(&path, "%s/%s/%s.%s", s->claims_dir, ns, name, exts[i]) < 0)
+			return -ENOMEM;
+		char err[160];
+		int r = yaml_load_file(path, ret_claim, err, sizeof(err));
+		if (r == -ENOENT) {
+			free(path);
+			continue;
+		}
+		if (r < 0)
+			snprintf(msg, msglen, "%.*s: %s", 80, path, r == -EINVAL ? err : strerror(-r));
+		else if (!json_object_is_type(*ret_claim, json_type_object)) {
+			json_object_put(*ret_claim);
+			snprintf(msg, msglen, "%s: not a ResourceClaim object", path);
+			r = -EINVAL;
+		}
+		free(path);
+		return r;
+	}
+	snprintf(msg, msglen, "resourceclaims %s/%s not found in %s", ns, name, s->claims_dir);
+	return -ENOENT;
+}
+
+static void file_get_claim(struct store *st, const char *ns, const char *name, store_claim_cb cb,
+			   void *userdata)
+{
+	struct store_file *s = to_file(st);
+	struct claim_call *call = calloc(1, sizeof(*call));
+	if (!call) {
+		cb(userdata, -ENOMEM, NULL, "out of memory");
+		return;
+	}
+	call->s = s;
+	call->cb = cb;
+	call->userdata = userdata;
+	call->err = read_claim(s, ns, name, &call->claim, call->message, sizeof(call->message));
+	if (call->err == 0)
+		call->message[0] = '\0';
+	if (!s->loop) {	/* no loop (one-shot commands): answer right away */
+		cb(userdata, call->err, call->claim, call->message);
+		json_object_put(call->claim);
+		free(call);
+		return;
+	}
+	uv_timer_init(s->loop, &call->timer);
+	call->timer.data = call;
+	call->next = s->calls;
+	s->calls = call;
+	uv_timer_start(&call->timer, on_call_timer, 0, 0);
+}
+
+/* ---- slices ---- */
+
+static const char *str_at(struct json_object *o, const char *a, const char *b)
+{
+	struct json_object *v = NULL;
+	if (!json_object_object_get_ex(o, a, &o) || !json_object_object_get_ex(o, b, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+/* The slices of @driver on this node, and the highest resourceVersion of all. */
+static int read_existing(struct store_file *s, const char *driver, struct json_object **ret_arr,
+			 uint64_t *ret_max_rv)
+{
+	DIR *dir = opendir(s->slices_dir);
+	if (!dir)
+		return -errno;
+	struct json_object *arr = json_object_new_array();
+	uint64_t max_rv = 0;
+	struct dirent *de;
+	while (arr && (de = readdir(dir))) {
+		size_t len = strlen(de->d_name);
+		if (len < 6 || strcmp(de->d_name + len - 5, ".json") || de->d_name[0] == '.')
+			continue;
+		char *path = NULL;
+		if (asprintf(&path, "%s/%s", s->slices_dir, de->d_name) < 0)
+			break;
+		struct json_object *obj = json_object_from_file(path);
+		free(path);
+		if (!obj)
+			continue;
+		const char *rv = str_at(obj, "metadata", "resourceVersion");
+		if (rv && strtoull(rv, NULL, 10) > max_rv)
+			max_rv = strtoull(rv, NULL, 10);
+		const char *d = str_at(obj, "spec", "driver"), *n = str_at(obj, "spec", "nodeName");
+		if (d && n && !strcmp(d, driver) && !strcmp(n, s->node_name))
+			json_object_array_add(arr, obj);
+		else
+			json_object_put(obj);
+	}
+	closedir(dir);
+	if (!arr)
+		return -ENOMEM;
+	*ret_arr = arr;
+	*ret_max_rv = max_rv;
+	return 0;
+}
+
+static int write_json_file(const char *path, struct json_object *obj)
+{
+	char *tmp = NULL;
+	if (asprintf(&tmp, "%s.tmp", path) < 0)
+		return -ENOMEM;
+	const char *text = json_object_to_json_string_ext(
+		obj, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int r = 0;
+	if (fd < 0) {
+		r = -errno;
+		free(tmp);
+		return r;
+	}
+	size_t len = strlen(text), off = 0;
+	while (off < len) {
+		ssize_t n = write(fd, text + off, len - off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			break;
+		}
+		off += (size_t)n;
+	}
+	if (!r && write(fd, "\n", 1) != 1)
+		r = -EIO;
+	if (close(fd) < 0 && !r)
+		r = -errno;
+	if (!r && rename(tmp, path) < 0)
+		r = -errno;
+	if (r)
+		unlink(tmp);
+	free(tmp);
+	return r;
+}
+
+static void random_bytes(unsigned char *buf, size_t n)
+{
+	if (getrandom(buf, n, 0) != (ssize_t)n)
+		for (size_t i = 0; i < n; i++)
+			buf[i] = (unsigned char)rand();
+}
+
+/* The apiserver's name generator: base cut to 58 characters + 5 of these. */
+static void generate_name(const char *base, char *out, size_t size)
+{
+	static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+	unsigned char rnd[5];
+	random_bytes(rnd, sizeof(rnd));
+	size_t blen = strlen(base);
+	if (blen > 58)
+		blen = 58;
+	snprintf(out, size, "%.*s%c%c%c%c%c", (int)blen, base, alphabet[rnd[0] % 27],
+		 alphabet[rnd[1] % 27], alphabet[rnd[2] % 27], alphabet[rnd[3] % 27],
+		 alphabet[rnd[4] % 27]);
+}
+
+static void generate_uid(char *out, size_t size)
+{
+	unsigned char b[16];
+	random_bytes(b, sizeof(b));
+	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+	snprintf(out, size,
+		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+		 b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+		 b[15]);
+}
+
+/* The Node's UID from DIR/nodes/<node>.json, or NULL. */
+static char *node_uid(struct store_file *s)
+{
+	char *path = NULL, *uid = NULL;
+	if (asprintf(&path, "%s/%s.json", s->nodes_dir, s->node_name) < 0)
+		return NULL;
+	struct json_object *node = json_object_from_file(path);
+	free(path);
+	const char *u = node ? str_at(node, "metadata", "uid") : NULL;
+	if (u)
+		uid = strdup(u);
+	json_object_put(node);
+	return uid;
+}
+
+/* Adds the Node owner reference to desired slices that have none. */
+static void add_owner(struct json_object *slices, const char *node, const char *uid)
+{
+	for (size_t i = 0; uid && i < json_object_array_length(slices); i++) {
+		struct json_object *meta = NULL, *refs;
+		if (!json_object_object_get_ex(json_object_array_get_idx(slices, i), "metadata", &meta) ||
+		    json_object_object_get_ex(meta, "ownerReferences", NULL))
+			continue;
+		refs = json_object_new_array();
+		struct json_object *ref = json_object_new_object();
+		json_object_object_add(ref, "apiVersion", json_object_new_string("v1"));
+		json_object_object_add(ref, "kind", json_object_new_string("Node"));
+		json_object_object_add(ref, "name", json_object_new_string(node));
+		json_object_object_add(ref, "uid", json_object_new_string(uid));
+		json_object_object_add(ref, "controller", json_object_new_boolean(1));
+		json_object_array_add(refs, ref);
+		json_object_object_add(meta, "ownerReferences", refs);
+	}
+}
+
+static void set_meta(struct json_object *obj, const char *key, const char *value)
+{
+	struct json_object *meta = NULL;
+	if (!json_object_object_get_ex(obj, "metadata", &meta)) {
+		meta = json_object_new_object();
+		json_object_object_add(obj, "metadata", meta);
+	}
+	json_object_object_add(meta, key, json_object_new_string(value));
+}
+
+static int apply_op(struct store_file *s, const struct slice_op *op, uint64_t *rv)
+{
+	char path[4096], name[64], uid[40], rvs[32], now[32];
+	const char *existing_name = str_at(op->object, "metadata", "name");
+	int r;
+	switch (op->type) {
+	case SLICE_OP_DELETE:
+		if (!existing_name || strchr(existing_name, '/'))
+			return -EINVAL;
+		snprintf(path, sizeof(path), "%s/%s.json", s->slices_dir, existing_name);
+		if (unlink(path) < 0 && errno != ENOENT)
+			return -errno;
+		s->stats.deletes++;
+		return 0;
+	case SLICE_OP_UPDATE:
+		if (!existing_name || strchr(existing_name, '/'))
+			return -EINVAL;
+		snprintf(rvs, sizeof(rvs), "%llu", (unsigned long long)++*rv);
+		set_meta(op->object, "resourceVersion", rvs);
+		snprintf(path, sizeof(path), "%s/%s.json", s->slices_dir, existing_name);
+		if ((r = write_json_file(path, op->object)) < 0)
+			return r;
+		s->stats.updates++;
+		return 0;
+	case SLICE_OP_CREATE: {
+		const char *base = str_at(op->object, "metadata", "generateName");
+		struct stat st;
+		do {
+			generate_name(base ? base : "slice-", name, sizeof(name));
+			snprintf(path, sizeof(path), "%s/%s.json", s->slices_dir, name);
+		} while (stat(path, &st) == 0);
+		generate_uid(uid, sizeof(uid));
+		snprintf(rvs, sizeof(rvs), "%llu", (unsigned long long)++*rv);
+		time_t t = time(NULL);
+		struct tm tm;
+		gmtime_r(&t, &tm);
+		strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		set_meta(op->object, "name", name);
+		set_meta(op->object, "uid", uid);
+		set_meta(op->object, "resourceVersion", rvs);
+		set_meta(op->object, "creationTimestamp", now);
+		if ((r = write_json_file(path, op->object)) < 0)
+			return r;
+		s->stats.creates++;
+		return 0;
+	}
+	}
+	return -EINVAL;
+}
+
+static int file_publish(struct store *st, const char *driver, struct json_object *slices)
+{
+	struct store_file *s = to_file(st);
+	struct json_object *existing = NULL, *desired = NULL;
+	struct slice_plan *plan = NULL;
+	uint64_t rv = 0;
+	int r;
+	if (!driver || !slices || !json_object_is_type(slices, json_type_array))
+		return -EINVAL;
+	if ((r = mkdir_p(s->slices_dir)) < 0) {
+		log_error("file store: cannot create %s: %s", s->slices_dir, strerror(-r));
+		return r;
+	}
+	if ((r = read_existing(s, driver, &existing, &rv)) < 0)
+		goto out;
+	if (json_object_deep_copy(slices, &desired, NULL) < 0) {
+		r = -ENOMEM;
+		goto out;
+	}
+	char *uid = node_uid(s);
+	add_owner(desired, s->node_name, uid);
+	free(uid);
+	if ((r = slice_plan_compute(existing, desired, s->node_name, 0, &plan)) < 0)
+		goto out;
+	s->stats.syncs += plan->n_ops > 0;
+	for (size_t i = 0; i < plan->n_ops; i++)
+		if ((r = apply_op(s, &plan->ops[i], &rv)) < 0)
+			goto out;
+	if (plan->n_ops)
+		log_info("file store: slices of %s in %s: generation %lld, %zu slice(s) (%zu created, "
+			 "%zu updated, %zu deleted)", driver, s->slices_dir, (long long)plan->generation,
+			 json_object_array_length(slices), plan->n_create, plan->n_update,
+			 plan->n_delete);
+	if (s->on_synced)
+		s->on_synced(s->userdata, driver, plan->generation);
+out:
+	if (r < 0)
+		log_error("file store: publishing the slices of %s failed: %s", driver, strerror(-r));
+	slice_plan_free(plan);
+	json_object_put(existing);
+	json_object_put(desired);
+	return r;
+}
+
+static void file_destroy(struct store *st)
+{
+	struct store_file *s = to_file(st);
+	if (!s)
+		return;
+	free(s->dir);
+	free(s->slices_dir);
+	free(s->claims_dir);
+	free(s->nodes_dir);
+	free(s->node_name);
+	s->destroying = true;
+	while (s->calls)
+		call_release(s->calls);	/* their callbacks are not called */
+	if (s->pending_closes == 0)
+		free(s);
+}
+
+static const struct store_ops file_ops = {
+	.name = "file",
+	.get_claim = file_get_claim,
+	.publish = file_publish,
+	.destroy = file_destroy,
+};
+
+int store_file_new(uv_loop_t *loop, const struct store_options *opts, struct store **ret_store,
+		   char *err, size_t errlen)
+{
+	if (!opts->store_dir || !*opts->store_dir || !opts->node_name) {
+		snprintf(err, errlen, "file store: no directory or node name");
+		return -EINVAL;
+	}
+	struct store_file *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->base.ops = &file_ops;
+	s->loop = loop;
+	s->on_synced = opts->on_synced;
+	s->userdata = opts->userdata;
+	if (!(s->dir = strdup(opts->store_dir)) || !(s->node_name = strdup(opts->node_name)) ||
+	    asprintf(&s->slices_dir, "%s/resourceslices", s->dir) < 0 ||
+	    asprintf(&s->claims_dir, "%s/resourceclaims", s->dir) < 0 ||
+	    asprintf(&s->nodes_dir, "%s/nodes", s->dir) < 0) {
+		file_destroy(&s->base);
+		return -ENOMEM;
+	}
+	int r = mkdir_p(s->slices_dir);
+	if (r < 0) {
+		snprintf(err, errlen, "file store: cannot create %s: %s", s->slices_dir, strerror(-r));
+		file_destroy(&s->base);
+		return r;
+	}
+	*ret_store = &s->base;
+	return 0;
+}
+
+void store_file_get_stats(struct store *st, struct store_stats *ret_stats);
+void store_file_get_stats(struct store *st, struct store_stats *ret_stats)
+{
+	*ret_stats = to_file(st)->stats;
+}

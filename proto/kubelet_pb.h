@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Short names for the protobuf-c code generated from the .proto files (into
+ * $(BUILD)/gen, never committed) plus the gRPC method paths the kubelet
+ * calls. Generated names follow the proto package
+ * (K8s__Io__Kubelet__Pkg__Apis__Dra__V1__Device); use these instead.
+ *
+ * Usage: unpack with protobuf_c_message_unpack(&<name>_descriptor, NULL, len,
+ * buf) (or the generated <type>__unpack), free with
+ * protobuf_c_message_free_unpacked(); pack with protobuf_c_message_pack().
+ * map<string, V> fields are arrays of *_claims_entry {key, value}.
+ */
+#ifndef DRALET_KUBELET_PB_H
+#define DRALET_KUBELET_PB_H
+
+#include "dra_health_v1alpha1.pb-c.h"
+#include "dra_v1.pb-c.h"
+#include "dra_v1beta1.pb-c.h"
+#include "grpc_health_v1.pb-c.h"
+#include "pluginregistration_v1.pb-c.h"
+
+/* ---- method paths ---- */
+#define KUBELET_PATH_GET_INFO "/pluginregistration.Registration/GetInfo"
+#define KUBELET_PATH_NOTIFY_REGISTRATION "/pluginregistration.Registration/NotifyRegistrationStatus"
+#define KUBELET_PATH_V1_PREPARE "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources"
+#define KUBELET_PATH_V1_UNPREPARE "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodeUnprepareResources"
+#define KUBELET_PATH_V1BETA1_PREPARE \
+	"/k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin/NodePrepareResources"
+#define KUBELET_PATH_V1BETA1_UNPREPARE \
+	"/k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin/NodeUnprepareResources"
+#define KUBELET_PATH_WATCH_HEALTH "/v1alpha1.DRAResourceHealth/NodeWatchResources"
+#define KUBELET_PATH_HEALTH_CHECK "/grpc.health.v1.Health/Check"
+#define KUBELET_PATH_HEALTH_WATCH "/grpc.health.v1.Health/Watch"
+
+/* PluginInfo.type and the supported_versions strings the kubelet knows. */
+#define KUBELET_PLUGIN_TYPE_DRA "DRAPlugin"
+#define KUBELET_SERVICE_V1 "v1.DRAPlugin"
+#define KUBELET_SERVICE_V1BETA1 "v1beta1.DRAPlugin"
+#define KUBELET_SERVICE_HEALTH_V1ALPHA1 "v1alpha1.DRAResourceHealth"
+
+/* ---- pluginregistration (package pluginregistration) ---- */
+typedef Pluginregistration__PluginInfo reg_plugin_info;
+typedef Pluginregistration__InfoRequest reg_info_request;
+typedef Pluginregistration__RegistrationStatus reg_status;
+typedef Pluginregistration__RegistrationStatusResponse reg_status_response;
+#define reg_plugin_info_descriptor pluginregistration__plugin_info__descriptor
+#define reg_info_request_descriptor pluginregistration__info_request__descriptor
+#define reg_status_descriptor pluginregistration__registration_status__descriptor
+#define reg_status_response_descriptor pluginregistration__registration_status_response__descriptor
+#define REG_PLUGIN_INFO_INIT PLUGINREGISTRATION__PLUGIN_INFO__INIT
+#define REG_STATUS_INIT PLUGINREGISTRATION__REGISTRATION_STATUS__INIT
+
+/* ---- DRA v1 (package k8s.io.kubelet.pkg.apis.dra.v1) ---- */
+typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__Claim dra_v1_claim;
+typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__Device dra_v1_device;
+/* NodePrepareResourcesRequest / Response, the response's map entry and value */
+typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodePrepareResourcesRequest dra_v1_prepare_request;
+typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodePrepareResourcesResponse dra_v1_prepare_response;
+typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodePrepareResourcesResponse__ClaimsEntry
+	dra_v1_prepare_entry;
+typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodePrepareResourceResponse dra_v1_prepare_result;
+typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodeUnprepareResourcesRequest dra_v1_unprepare_request;
+typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodeUnprepareResourcesResponse
+	dra_v1_unprepare_response;
+typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodeUnprepareResourcesResponse__ClaimsEntry
+	dra_v1_unprepare_entry;
+typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodeUnprepareResourceResponse dra_v1_unprepare_result;
+#define dra_v1_claim_descriptor k8s__io__kubelet__pkg__apis__dra__v1__claim__descriptor
+#define dra_v1_device_descriptor k8s__io__kubelet__pkg__apis__dra__v1__device__descriptor
+#define dra_v1_prepare_request_descriptor \
+	k8s__io__kubelet__pkg__apis__dra__v1__node_prepare_resources_request__descriptor
+#define dra_v1_prepare_response_descriptor \
+	k8s__io__kubelet__pkg__apis__dra__v1__node_prepare_resources_response__descriptor
+#define dra_v1_unprepare_request_descriptor \
+	k8s__io__kubelet__pkg__apis__dra__v1__node_unprepare_resources_request__descriptor
+#define dra_v1_unprepare_response_descriptor \
+	k8s__io__kubelet__pkg__apis__dra__v1__node_unprepare_resources_response__descriptor
+#define DRA_V1_CLAIM_INIT K8S__IO__KUBELET__PKG__APIS__DRA__V1__CLAIM__INIT
+#define DRA_V1_DEVICE_INIT K8S__IO__KUBELET__PKG__APIS__DRA__V1__DEVICE__INIT
+#define DRA_V1_PREPARE_REQUEST_INIT \
+	K8S__IO__KUBELET__PKG__APIS__DRA__V1__NODE_PREPARE_RESOURCES_REQUEST__INIT
+#define DRA_V1_PREPARE_RESPONSE_INIT \
+	K8S__IO__KUBELET__PKG__APIS__DRA__V1__NODE_PREPARE_RESOURCES_RESPONSE__INIT
+#define DRA_V1_PREPARE_ENTRY_INIT \
+	K8S__IO__KUBELET__PKG__APIS__DRA__V1__NODE_PREPARE_RESOURCES_RESPONSE__CLAIMS_ENTRY__INIT
+#define DRA_V1_PREPARE_RESULT_INIT \
+	K8S__IO__KUBELET__PKG__APIS__DRA__V1__NODE_PREPARE_RESOURCE_RESPONSE__INIT
+#define DRA_V1_UNPREPARE_REQUEST_INIT \
+	K8S__IO__KUBELET__PKG__APIS__DRA__V1__NODE_UNPREPARE_RESOURCES_REQUEST__INIT
+#define DRA_V1_UNPREPARE_RESPONSE_INIT \
+	K8S__IO__KUBELET__PKG__APIS__DRA__V1__NODE_UNPREPARE_RESOURCES_RESPONSE__INIT
+#define DRA_V1_UNPREPARE_ENTRY_INIT \
+	K8S__IO__KUBELET__PKG__APIS__DRA__V1__NODE_UNPREPARE_RESOURCES_RESPONSE__CLAIMS_ENTRY__INIT
+#define DRA_V1_UNPREPARE_RESULT_INIT \
+	K8S__IO__KUBELET__PKG__APIS__DRA__V1__NODE_UNPREPARE_RESOURCE_RESPONSE__INIT
+/* Device.share_id presence (1.35+ field; absent = NOT_SET) */
+#define DRA_V1_DEVICE_SHARE_ID_SET K8S__IO__KUBELET__PKG__APIS__DRA__V1__DEVICE___SHARE_ID_SHARE_ID
+
+/* ---- DRA v1beta1: the same messages in another package (version skew) ---- */
+typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1beta1__Claim dra_v1beta1_claim;
+typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1beta1__Device dra_v1beta1_device;
+typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1beta1__NodePrepareResourcesRequest
+	dra_v1beta1_prepare_request;
+typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1beta1__NodePrepareResourcesResponse
+	dra_v1beta1_prepare_response;
+typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1beta1__NodePrepareResourcesResponse__ClaimsEntry
+	dra_v1beta1_prepare_entry;
+typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1beta1__NodePrepareResourceResponse
+	dra_v1beta1_prepare_result;
+typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1beta1__NodeUnprepareResourcesRequest
+	dra_v1beta1_unprepare_request;
+typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1beta1__NodeUnprepareResourcesResponse
+	dra_v1beta1_unprepare_response;
+typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1beta1__NodeUnprepareResourcesResponse__ClaimsEntry
+	dra_v1beta1_unprepare_entry;
+typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1beta1__NodeUnprepareResourceResponse
+	dra_v1beta1_unprepare_result;
+#define dra_v1beta1_prepare_request_descriptor \
+	k8s__io__kubelet__pkg__apis__dra__v1beta1__node_prepare_resources_request__descriptor
+#define dra_v1beta1_prepare_response_descriptor \
+	k8s__io__kubelet__pkg__apis__dra__v1beta1__node_prepare_resources_response__descriptor
+#define dra_v1beta1_unprepare_request_descriptor \
+	k8s__io__kubelet__pkg__apis__dra__v1beta1__node_unprepare_resources_request__descriptor
+#define dra_v1beta1_unprepare_response_descriptor \
+	k8s__io__kubelet__pkg__apis__dra__v1beta1__node_unprepare_resources_response__descriptor
+
+/* ---- DRA resource health (package v1alpha1) ---- */
+typedef V1alpha1__NodeWatchResourcesRequest health_watch_request;
+typedef V1alpha1__NodeWatchResourcesResponse health_watch_response;
+typedef V1alpha1__DeviceHealth health_device;
+typedef V1alpha1__DeviceIdentifier health_device_id;
+#define health_watch_request_descriptor v1alpha1__node_watch_resources_request__descriptor
+#define health_watch_response_descriptor v1alpha1__node_watch_resources_response__descriptor
+#define HEALTH_WATCH_RESPONSE_INIT V1ALPHA1__NODE_WATCH_RESOURCES_RESPONSE__INIT
+#define HEALTH_DEVICE_INIT V1ALPHA1__DEVICE_HEALTH__INIT
+#define HEALTH_DEVICE_ID_INIT V1ALPHA1__DEVICE_IDENTIFIER__INIT
+#define HEALTH_STATUS_UNKNOWN V1ALPHA1__HEALTH_STATUS__UNKNOWN
+#define HEALTH_STATUS_HEALTHY V1ALPHA1__HEALTH_STATUS__HEALTHY
+#define HEALTH_STATUS_UNHEALTHY V1ALPHA1__HEALTH_STATUS__UNHEALTHY
+
+/* ---- grpc.health.v1 ---- */
+typedef Grpc__Health__V1__HealthCheckRequest grpc_health_request;
+typedef Grpc__Health__V1__HealthCheckResponse grpc_health_response;
+#define grpc_health_request_descriptor grpc__health__v1__health_check_request__descriptor
+#define grpc_health_response_descriptor grpc__health__v1__health_check_response__descriptor
+#define GRPC_HEALTH_RESPONSE_INIT GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__INIT
+#define GRPC_HEALTH_SERVING GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING
+#define GRPC_HEALTH_NOT_SERVING GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__NOT_SERVING
+#define GRPC_HEALTH_SERVICE_UNKNOWN \
+	GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVICE_UNKNOWN
+
+#endif

@@ -1,0 +1,227 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""The daemon against a kubelet-like gRPC client: batched prepare with the
+kubelet's 45 s deadline, per-claim errors (not found, replaced UID, not
+allocated, unknown device, device in use, invalid config), adminAccess,
+idempotent and concurrent calls, v1beta1, multi-device rollback, unprepare,
+CDI specs checked against the schema, a call whose deadline passes, and a
+clean SIGTERM. Prints prepare latencies."""
+import os
+import signal
+import statistics
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+import claims_kubelet as ck  # noqa: E402
+from claims_kubelet import uid, CLASS, VENDOR, NODE  # noqa: E402
+
+
+def cdi_id(claim_uid, device):
+    return "%s/%s=%s-%s" % (VENDOR, CLASS, claim_uid, device)
+
+
+def check(node):
+    node.start()
+    kl = node.kubelet()
+    dev = node.devices
+
+    # empty requests (the example driver's liveness probe sends one)
+    assert kl.prepare([]) == {}
+    assert kl.unprepare([]) == {}
+
+    node.put_claim("good", uid(1), [("gpu", 0)])
+    node.put_claim("sub", uid(2), [("fast/big", 1)],
+                   config=[{"source": "FromClass", "opaque": {"driver": ck.DRIVER,
+                            "parameters": {"mode": "class", "apiVersion": "x/v1"}}},
+                           {"source": "FromClaim", "requests": ["fast/big"], "opaque": {
+                               "driver": ck.DRIVER, "parameters": {"mode": "claim"}}},
+                           {"source": "FromClaim", "opaque": {"driver": "other.example.com",
+                                                              "parameters": {"junk": 1}}}])
+    node.put_claim("monitor", uid(3), [("mon", 0, True)])
+    node.put_claim("replaced", uid(99), [("gpu", 2)])
+    node.put_claim("unallocated", uid(5), [], allocated=False)
+    node.put_claim("nodevice", uid(6), [("gpu", "fake-0000-00-7f-0")])
+    node.put_claim("badconfig", uid(7), [("gpu", 3)],
+                   config=[{"source": "FromClaim", "opaque": {"driver": ck.DRIVER,
+                                                             "parameters": {"colour": "red"}}}])
+    batch = [("ns", "good", uid(1)), ("ns", "sub", uid(2)), ("ns", "monitor", uid(3)),
+             ("ns", "missing", uid(4)), ("ns", "replaced", uid(8)),
+             ("ns", "unallocated", uid(5)), ("ns", "nodevice", uid(6)),
+             ("ns", "badconfig", uid(7))]
+    t0 = time.monotonic()
+    res = kl.prepare(batch, timeout=45)
+    batch_ms = (time.monotonic() - t0) * 1000
+    assert sorted(res) == sorted(c[2] for c in batch), res
+    err, devs = res[uid(1)]
+    assert err == "", err
+    assert devs == [{"request_names": ["gpu"], "pool": NODE, "device": dev[0],
+                     "cdi_ids": [cdi_id(uid(1), dev[0])]}], devs
+    err, devs = res[uid(2)]
+    assert err == "" and devs[0]["request_names"] == ["fast"], res[uid(2)]
+    assert res[uid(3)][0] == "" and res[uid(3)][1][0]["device"] == dev[0], res[uid(3)]
+    expect = {
+        uid(4): ["claim ns/missing", "not found"],
+        uid(8): ["claim ns/replaced", "got replaced", uid(99)],
+        uid(5): ["claim ns/unallocated", "not allocated"],
+        uid(6): ["claim ns/nodevice", "fake-0000-00-7f-0", "unknown"],
+        uid(7): ["claim ns/badconfig", "invalid config", 'unknown field "colour"'],
+    }
+    for u, words in expect.items():
+        e = res[u][0]
+        for w in words:
+            assert w in e, (u, w, e)
+        assert res[u][1] == [], res[u]
+    # hardware: the two exclusive claims only; the monitor took nothing
+    assert node.hardware() == {dev[0]: uid(1), dev[1]: uid(2)}, node.hardware()
+
+    # the CDI specs: schema, names, minimum version, content
+    assert node.spec_files() == sorted(node.spec_file(u) for u in (uid(1), uid(2), uid(3)))
+    for u in (uid(1), uid(2), uid(3)):
+        spec = ck.validate_cdi_spec(os.path.join(node.cdi, node.spec_file(u)))
+        assert spec["kind"] == VENDOR + "/" + CLASS
+    spec = ck.validate_cdi_spec(os.path.join(node.cdi, node.spec_file(uid(2))))
+    edits = spec["devices"][0]["containerEdits"]
+    assert spec["devices"][0]["name"] == "%s-%s" % (uid(2), dev[1])
+    assert "FAKE_MODE=claim" in edits["env"], edits
+    assert {"path": "/dev/fake", "type": "c", "major": 511, "minor": 0xb,
+            "permissions": "rw"} in edits["deviceNodes"], edits
+    mon = ck.validate_cdi_spec(os.path.join(node.cdi, node.spec_file(uid(3))))
+    assert "DRA_ADMIN_ACCESS=true" in mon["devices"][0]["containerEdits"]["env"], mon
+
+    # a device in use by another claim
+    node.put_claim("thief", uid(10), [("gpu", 1)])
+    res = kl.prepare([("ns", "thief", uid(10))])
+    assert "claim ns/thief" in res[uid(10)][0] and "in use by another claim, ns/sub" in \
+        res[uid(10)][0], res
+
+    # idempotent: same answer, no hardware touched (even if the claim object is gone)
+    before = node.hardware()
+    os.unlink(os.path.join(node.store, "resourceclaims/ns/good.json"))
+    again = kl.prepare(batch[:3])
+    assert again[uid(1)] == ("", [{"request_names": ["gpu"], "pool": NODE, "device": dev[0],
+                                   "cdi_ids": [cdi_id(uid(1), dev[0])]}]), again
+    assert node.hardware() == before
+    # v1beta1 answers the same
+    beta = kl.prepare(batch[:3], api="v1beta1")
+    assert beta == again, (beta, again)
+    # a lost spec (tmpfs) comes back on the next prepare
+    os.unlink(os.path.join(node.cdi, node.spec_file(uid(1))))
+    assert kl.prepare(batch[:1])[uid(1)][0] == ""
+    ck.validate_cdi_spec(os.path.join(node.cdi, node.spec_file(uid(1))))
+
+    # multi-device claim where the last device fails: nothing left behind
+    node.put_claim("multi", uid(11), [("a", 2), ("a", 3), ("b", 4)],
+                   config=[{"source": "FromClaim", "requests": ["b"], "opaque": {
+                       "driver": ck.DRIVER, "parameters": {"failPrepare": True}}}])
+    res = kl.prepare([("ns", "multi", uid(11))])
+    e = res[uid(11)][0]
+    assert "claim ns/multi" in e and dev[4] in e and "failPrepare" in e, e
+    assert set(node.hardware()) == {dev[0], dev[1]}, node.hardware()
+    assert node.spec_file(uid(11)) not in node.spec_files()
+    assert uid(11) not in node.checkpoint_claims()
+    # fixed config: the same claim now succeeds with three devices
+    node.put_claim("multi", uid(11), [("a", 2), ("a", 3), ("b", 4)])
+    res = kl.prepare([("ns", "multi", uid(11))])
+    assert res[uid(11)][0] == "" and len(res[uid(11)][1]) == 3, res
+    ck.validate_cdi_spec(os.path.join(node.cdi, node.spec_file(uid(11))))
+
+    # concurrent calls, overlapping claims, from several kubelet threads
+    for i in range(20, 26):
+        node.put_claim("c%d" % i, uid(i), [("gpu", 5, True)])
+    results, errors = [], []
+
+    def worker(k):
+        try:
+            claims = [("ns", "c%d" % i, uid(i)) for i in range(20, 26) if (i + k) % 2 == 0]
+            for _ in range(3):
+                results.append(kl.prepare(claims))
+        except Exception as ex:  # noqa: BLE001
+            errors.append(ex)
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(6)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    assert not errors, errors
+    seen = {}
+    for r in results:
+        for u, (err, devs) in r.items():
+            assert err == "", err
+            assert seen.setdefault(u, devs) == devs, (u, devs, seen[u])
+    assert len(seen) == 6
+
+    # a call whose deadline passes still finishes and is recorded
+    node.put_claim("slow", uid(30), [("gpu", 5)],
+                   config=[{"source": "FromClaim", "opaque": {"driver": ck.DRIVER,
+                                                             "parameters": {"sleepMs": 1500}}}])
+    import grpc
+    try:
+        kl.prepare([("ns", "slow", uid(30))], timeout=0.3)
+        raise AssertionError("expected DEADLINE_EXCEEDED")
+    except grpc.RpcError as ex:
+        assert ex.code() == grpc.StatusCode.DEADLINE_EXCEEDED, ex
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        c = node.checkpoint_claims().get(uid(30))
+        if c and c["state"] == "PrepareCompleted":
+            break
+        time.sleep(0.05)
+    t0 = time.monotonic()
+    res = kl.prepare([("ns", "slow", uid(30))])
+    assert res[uid(30)][0] == "" and (time.monotonic() - t0) < 1.0, res
+
+    # latency of single-claim prepares (fresh claims) and of repeats
+    lat, rep = [], []
+    for i in range(40, 60):
+        node.put_claim("l%d" % i, uid(i), [("gpu", 5, True)])
+        t0 = time.monotonic()
+        r = kl.prepare([("ns", "l%d" % i, uid(i))])
+        lat.append((time.monotonic() - t0) * 1000)
+        assert r[uid(i)][0] == "", r
+        t0 = time.monotonic()
+        kl.prepare([("ns", "l%d" % i, uid(i))])
+        rep.append((time.monotonic() - t0) * 1000)
+    print("prepare latency: first %.2f ms median, %.2f ms max; repeat %.2f ms median; "
+          "batch of 8 %.1f ms" % (statistics.median(lat), max(lat), statistics.median(rep),
+                                  batch_ms))
+
+    # parallel: four claims of 400 ms backend work each in one call
+    for i in range(70, 74):
+        node.put_claim("p%d" % i, uid(i), [("gpu", 2 + i - 70, True)],
+                       config=[{"source": "FromClaim", "opaque": {
+                           "driver": ck.DRIVER, "parameters": {"sleepMs": 400}}}])
+    t0 = time.monotonic()
+    r = kl.prepare([("ns", "p%d" % i, uid(i)) for i in range(70, 74)])
+    par_ms = (time.monotonic() - t0) * 1000
+    assert all(v[0] == "" for v in r.values()), r
+    print("4 claims x 400 ms of backend work in one call: %.0f ms" % par_ms)
+    assert par_ms < 1200, par_ms
+
+    # unprepare everything, twice; unknown claims succeed too
+    claims = [(u_ns, n, u) for (u_ns, n, u) in
+              [("ns", c["name"], c["uid"]) for c in node.checkpoint_claims().values()]]
+    res = kl.unprepare(claims + [("ns", "never", uid(999))])
+    assert all(e == "" for e in res.values()), res
+    assert len(res) == len(claims) + 1
+    assert node.hardware() == {}, node.hardware()
+    assert node.spec_files() == [], node.spec_files()
+    assert node.checkpoint_claims() == {}
+    assert all(e == "" for e in kl.unprepare(claims).values())
+
+    # SIGTERM while a prepare runs: the call still gets its answer, the claim is
+    # recorded, then the sockets go and the daemon exits 0
+    node.put_claim("term", uid(80), [("gpu", 5)],
+                   config=[{"source": "FromClaim", "opaque": {"driver": ck.DRIVER,
+                                                             "parameters": {"sleepMs": 1000}}}])
+    fut = kl.prepare_future([("ns", "term", uid(80))])
+    time.sleep(0.3)
+    node.proc_handle.send_signal(signal.SIGTERM)
+    res = fut.result()
+    assert res.claims[uid(80)].error == "", res
+    assert node.checkpoint_claims()[uid(80)]["state"] == "PrepareCompleted"
+    kl.close()
+    node.stop(signal_sent=True)
+    print("claims prepare/unprepare: ok")
+
+
+ck.run_test(check)

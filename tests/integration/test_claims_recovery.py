@@ -1,0 +1,128 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""Recovery at start, through the daemon: a lost CDI spec is written again
+without touching hardware, an orphan spec of ours is removed (others' are
+not), a device that is another device now drops its claim, a reboot (new
+boot ID) forgets every claim, and a corrupt checkpoint is moved aside with a
+loud error while the agent keeps serving."""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+import claims_kubelet as ck  # noqa: E402
+from claims_kubelet import uid  # noqa: E402
+
+
+def check(node):
+    node.put_claim("a", uid(1), [("r", 0)])
+    node.put_claim("b", uid(2), [("r", 1)])
+    node.start()
+    kl = node.kubelet()
+    first = kl.prepare([("ns", "a", uid(1)), ("ns", "b", uid(2))])
+    assert all(e == "" for e, _ in first.values()), first
+    kl.close()
+    node.stop()
+
+    # lost spec + orphans (ours, and a foreign file that must stay)
+    os.unlink(os.path.join(node.cdi, node.spec_file(uid(1))))
+    orphan = os.path.join(node.cdi, node.spec_file(uid(77)))
+    with open(orphan, "w") as f:
+        json.dump({"cdiVersion": "0.5.0", "kind": ck.VENDOR + "/" + ck.CLASS, "devices": []}, f)
+    foreign = os.path.join(node.cdi, "nvidia.com-gpu.json")
+    with open(foreign, "w") as f:
+        json.dump({"cdiVersion": "0.5.0", "kind": "nvidia.com/gpu", "devices": []}, f)
+    hw = node.hardware()
+    node.start()
+    assert node.spec_files() == sorted([node.spec_file(uid(1)), node.spec_file(uid(2)),
+                                        "nvidia.com-gpu.json"]), node.spec_files()
+    ck.validate_cdi_spec(os.path.join(node.cdi, node.spec_file(uid(1))))
+    assert node.hardware() == hw
+    kl = node.kubelet()
+    assert kl.prepare([("ns", "a", uid(1)), ("ns", "b", uid(2))]) == first
+    kl.close()
+    node.stop()
+
+    # device 1 is another device now (same slot, other uuid): claim b dropped, hardware alone
+    node.set_uuid(1, "FAKE-SWAPPED")
+    node.start()
+    assert sorted(node.checkpoint_claims()) == [uid(1)]
+    assert node.spec_file(uid(2)) not in node.spec_files()
+    assert "DROPPED" in node.read_log() and "FAKE-SWAPPED" in node.read_log()
+    assert node.hardware() == hw	# nothing was unprepared on the new device
+    node.stop()
+    os.unlink(os.path.join(node.hw, node.devices[1]))
+
+    # reboot: new boot ID, tmpfs CDI dir and hardware state gone
+    node.set_boot_id("11111111-2222-4333-8444-555555555555")
+    for f in node.spec_files():
+        if f.startswith(ck.VENDOR):
+            os.unlink(os.path.join(node.cdi, f))
+    for f in os.listdir(node.hw):
+        os.unlink(os.path.join(node.hw, f))
+    node.start()
+    assert node.checkpoint_claims() == {}
+    assert node.checkpoint()["data"]["bootID"] == "11111111-2222-4333-8444-555555555555"
+    kl = node.kubelet()
+    again = kl.prepare([("ns", "a", uid(1))])
+    assert again[uid(1)] == first[uid(1)], (again, first)
+    assert node.hardware() == {node.devices[0]: uid(1)}
+    kl.close()
+    node.stop()
+
+    # a corrupt checkpoint: moved aside, loud error, still serving
+    path = os.path.join(node.plugins, ck.DRIVER, "checkpoint.json")
+    with open(path, "r+") as f:
+        text = f.read()
+        f.seek(0)
+        f.write(text.replace("PrepareCompleted", "PrepareCompletes"))
+    node.start()
+    log = node.read_log()
+    assert "THE CHECKPOINT" in log and "UNUSABLE" in log and "checksum" in log, log[-3000:]
+    aside = [f for f in os.listdir(os.path.dirname(path)) if ".corrupt-" in f]
+    assert len(aside) == 1, aside
+    assert node.checkpoint_claims() == {}
+    assert os.path.exists(foreign)
+    kl = node.kubelet()
+    # the hardware still says claim a holds device 0: the same claim prepares again
+    res = kl.prepare([("ns", "a", uid(1))])
+    assert res[uid(1)] == first[uid(1)], res
+    kl.close()
+    node.stop()
+
+    # one agent per checkpoint: a second plain agent is refused; with --pod-uid
+    # (rolling update) the new instance waits for the old one to exit
+    node.start()
+    old, old_log = node.proc_handle, node.log
+    second = node.start(wait=False)
+    assert node.wait_exit() == 1
+    assert "another dralet holds" in node.read_log()
+    node.proc_handle, node.log = old, old_log
+    node.stop()
+    node.use_pod_uid("pod-a")
+    node.start()
+    old, old_log = node.proc_handle, node.log
+    node.use_pod_uid("pod-b")
+    node.start(wait=False)
+    new, new_log = node.proc_handle, node.log
+    import time
+    deadline = time.time() + 10
+    while "waiting for it to exit" not in node.read_log() and time.time() < deadline:
+        time.sleep(0.05)
+    assert "waiting for it to exit" in node.read_log()
+    assert not os.path.exists(node.dra_socket)
+    node.proc_handle, node.log = old, old_log
+    node.use_pod_uid("pod-a")
+    node.stop()
+    node.proc_handle, node.log = new, new_log
+    node.use_pod_uid("pod-b")
+    node.wait_ready()
+    kl = node.kubelet()
+    assert kl.prepare([("ns", "a", uid(1))])[uid(1)] == first[uid(1)]
+    kl.close()
+    node.stop()
+    del second
+    print("recovery: ok")
+
+
+ck.run_test(check)

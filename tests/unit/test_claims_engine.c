@@ -1,0 +1,878 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The claims engine with a fake backend and an in-test store: per-claim
+ * errors, idempotency, adminAccess, device conflicts, multi-device rollback,
+ * parallel work, per-UID serialization, and recovery at start.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <json-c/json.h>
+#include <uv.h>
+
+#include "harness.h"
+#include "agent/cdi/cdi_files.h"
+#include "agent/checkpoint/checkpoint_file.h"
+#include "agent/claims/engine.h"
+#include "agent/store.h"
+
+#define DRV "gpu.test.dev"
+#define VENDOR "k8s." DRV
+#define POOL "node-1"
+#define BOOT "boot-1"
+#define NDEV 4
+
+/* ---- the fake backend ---- */
+
+static struct {
+	const char *fail_device;	/* prepare of this device fails */
+	unsigned sleep_ms;
+	atomic_int prepares, unprepares, validates;
+	atomic_int in_flight[NDEV];
+	atomic_bool overlap;		/* two calls on one device at once */
+	atomic_bool bad_undo;		/* unprepare without prepare's undo state */
+	atomic_int max_parallel, parallel;
+} fake;
+
+static int dev_index(struct dralet_device *dev)
+{
+	return dralet_device_pci(dev)->bus - 1;
+}
+
+static int fake_validate(struct dralet_backend_ctx *ctx, const char *config)
+{
+	struct json_object *o = json_tokener_parse(config);
+	int r = 0;
+
+	atomic_fetch_add(&fake.validates, 1);
+	if (!o || !json_object_is_type(o, json_type_object)) {
+		dralet_ctx_error(ctx, "config is not a JSON object");
+		json_object_put(o);
+		return -EINVAL;
+	}
+	json_object_object_foreach(o, key, val) {
+		(void)val;
+		if (strcmp(key, "mode") && strcmp(key, "apiVersion") && strcmp(key, "kind")) {
+			dralet_ctx_error(ctx, "unknown field \"%s\"", key);
+			r = -EINVAL;
+			break;
+		}
+	}
+	json_object_put(o);
+	return r;
+}
+
+static void enter(struct dralet_device *dev)
+{
+	int p = atomic_fetch_add(&fake.parallel, 1) + 1, m;
+
+	if (atomic_fetch_add(&fake.in_flight[dev_index(dev)], 1) != 0)
+		atomic_store(&fake.overlap, true);
+	while (p > (m = atomic_load(&fake.max_parallel)) &&
+	       !atomic_compare_exchange_weak(&fake.max_parallel, &m, p))
+		;
+}
+
+static void leave(struct dralet_device *dev)
+{
+	atomic_fetch_sub(&fake.in_flight[dev_index(dev)], 1);
+	atomic_fetch_sub(&fake.parallel, 1);
+}
+
+static int fake_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+			struct dralet_prepare_req *req)
+{
+	struct hal_devnode node = { .major = 240, .minor = (unsigned)dev_index(dev) };
+	char path[64];
+
+	enter(dev);
+	atomic_fetch_add(&fake.prepares, 1);
+	if (fake.sleep_ms)
+		usleep(fake.sleep_ms * 1000);
+	if (fake.fail_device && !strcmp(fake.fail_device, dralet_device_name(dev))) {
+		dralet_ctx_error(ctx, "injected failure");
+		leave(dev);
+		return -EIO;
+	}
+	snprintf(path, sizeof(path), "/dev/fake%d", dev_index(dev));
+	node.path = path;
+	dralet_edits_add_node(req->edits, &node, "rw");
+	dralet_edits_add_env(req->edits, "FAKE_MODE", req->config ? req->config : "none");
+	dralet_undo_set(req->undo, "token", req->claim.uid);
+	leave(dev);
+	return 0;
+}
+
+static int fake_unprepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+			  const struct dralet_claim_ref *claim, const struct dralet_undo *undo)
+{
+	const char *token = dralet_undo_get(undo, "token");
+
+	(void)ctx;
+	enter(dev);
+	atomic_fetch_add(&fake.unprepares, 1);
+	if (!token || strcmp(token, claim->uid))
+		atomic_store(&fake.bad_undo, true);
+	leave(dev);
+	return 0;
+}
+
+static int fake_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f)
+{
+	(void)ctx;
+	(void)f;
+	return 0;
+}
+
+static const struct dralet_pci_id fake_ids[] = { DRALET_PCI_DEVICE(0x10de, 0x2330), { 0 } };
+
+static const struct dralet_backend fake_backend = {
+	.abi = DRALET_BACKEND_ABI,
+	.name = "fakegpu",
+	.family = "gpu",
+	.default_driver = DRV,
+	.ids = fake_ids,
+	.probe = fake_probe,
+	.validate_config = fake_validate,
+	.prepare = fake_prepare,
+	.unprepare = fake_unprepare,
+};
+
+/* ---- devices ---- */
+
+static struct harness h;
+static struct hal_pci_func funcs[NDEV];
+static struct dralet_device *devices[NDEV];
+static char dev_names[NDEV][64];
+
+static void make_devices(void)
+{
+	assert_int_equal(harness_init(&h, &fake_backend, NULL, NULL), 0);
+	h.ctx.sink = &h.sink;
+	for (int i = 0; i < NDEV; i++) {
+		struct hal_pci_func *f = &funcs[i];
+		memset(f, 0, sizeof(*f));
+		snprintf(f->address, sizeof(f->address), "0000:%02x:00.0", i + 1);
+		f->bus = (unsigned)i + 1;
+		f->vendor_id = 0x10de;
+		f->device_id = 0x2330;
+		f->numa_node = -1;
+		f->iommu_group = -1;
+		f->vf_index = -1;
+		snprintf(f->pcie_root, sizeof(f->pcie_root), "pci0000:00");
+		assert_int_equal(dralet_device_new(&h.ctx, f, "gpu", NULL, &devices[i]), 0);
+		snprintf(dev_names[i], sizeof(dev_names[i]), "%s", dralet_device_name(devices[i]));
+		assert_int_equal(dralet_device_set_string(devices[i], "uuid", "GPU-original"), 0);
+	}
+	h.ctx.sink = NULL;
+}
+
+/* ---- the in-test store ---- */
+
+struct test_store {
+	struct store base;
+	uv_loop_t *loop;
+	struct json_object *claims;	/* "ns/name" -> claim */
+	int gets;
+};
+
+struct pending_get {
+	uv_timer_t timer;
+	struct test_store *s;
+	char key[256];
+	store_claim_cb cb;
+	void *userdata;
+};
+
+static void on_get_closed(uv_handle_t *hd)
+{
+	free(hd->data);
+}
+
+static void on_get_timer(uv_timer_t *t)
+{
+	struct pending_get *g = t->data;
+	struct json_object *c = NULL;
+
+	if (json_object_object_get_ex(g->s->claims, g->key, &c))
+		g->cb(g->userdata, 0, c, NULL);
+	else
+		g->cb(g->userdata, -ENOENT, NULL, "resourceclaims not found");
+	uv_close((uv_handle_t *)t, on_get_closed);
+}
+
+static void test_get_claim(struct store *st, const char *ns, const char *name, store_claim_cb cb,
+			   void *userdata)
+{
+	struct test_store *s = (struct test_store *)st;
+	struct pending_get *g = calloc(1, sizeof(*g));
+
+	s->gets++;
+	g->s = s;
+	snprintf(g->key, sizeof(g->key), "%s/%s", ns, name);
+	g->cb = cb;
+	g->userdata = userdata;
+	uv_timer_init(s->loop, &g->timer);
+	g->timer.data = g;
+	uv_timer_start(&g->timer, on_get_timer, 0, 0);
+}
+
+static const struct store_ops test_store_ops = { .name = "test", .get_claim = test_get_claim };
+
+/* ---- fixture ---- */
+
+struct env {
+	uv_loop_t loop;
+	struct test_store store;
+	char dir[64], state_dir[128], cdi_dir[128];
+	struct claims_engine *e;
+	struct claims_recovery_stats stats;
+};
+
+static struct env *env_;
+
+static int open_engine(struct env *x, const char *boot)
+{
+	struct claims_engine_config cfg = {
+		.loop = &x->loop,
+		.store = &x->store.base,
+		.driver = DRV,
+		.pool = POOL,
+		.devices = devices,
+		.n_devices = NDEV,
+		.state_dir = x->state_dir,
+		.cdi_dir = x->cdi_dir,
+		.boot_id = boot,
+	};
+	return claims_engine_new(&cfg, &x->e, &x->stats);
+}
+
+static int setup(void **state)
+{
+	struct env *x = calloc(1, sizeof(*x));
+
+	memset(&fake, 0, sizeof(fake));
+	make_devices();
+	uv_loop_init(&x->loop);
+	x->store.base.ops = &test_store_ops;
+	x->store.loop = &x->loop;
+	x->store.claims = json_object_new_object();
+	snprintf(x->dir, sizeof(x->dir), "/tmp/dralet-engine-XXXXXX");
+	assert_non_null(mkdtemp(x->dir));
+	snprintf(x->state_dir, sizeof(x->state_dir), "%s/plugins/" DRV, x->dir);
+	snprintf(x->cdi_dir, sizeof(x->cdi_dir), "%s/cdi", x->dir);
+	assert_int_equal(open_engine(x, BOOT), 0);
+	env_ = x;
+	*state = x;
+	return 0;
+}
+
+static void close_engine(struct env *x)
+{
+	claims_engine_free(x->e);
+	x->e = NULL;
+}
+
+static int teardown(void **state)
+{
+	struct env *x = *state;
+	char cmd[256];
+
+	close_engine(x);
+	uv_run(&x->loop, UV_RUN_DEFAULT);
+	assert_int_equal(uv_loop_close(&x->loop), 0);
+	json_object_put(x->store.claims);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", x->dir);
+	assert_int_equal(system(cmd), 0);
+	harness_fini(&h);
+	free(x);
+	return 0;
+}
+
+/* Adds a claim to the store. @results: JSON array text of results (driver
+ * filled in when missing is not done: give it). @config: array text or NULL. */
+static void put_claim(struct env *x, const char *ns, const char *name, const char *uid,
+		      const char *results, const char *config)
+{
+	char key[256], *text;
+
+	snprintf(key, sizeof(key), "%s/%s", ns, name);
+	if (results)
+		assert_true(asprintf(&text, "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":"
+				     "\"ResourceClaim\",\"metadata\":{\"namespace\":\"%s\",\"name\":"
+				     "\"%s\",\"uid\":\"%s\"},\"spec\":{},\"status\":{\"allocation\":"
+				     "{\"devices\":{\"results\":%s,\"config\":%s}}}}", ns, name, uid,
+				     results, config ? config : "[]") > 0);
+	else
+		assert_true(asprintf(&text, "{\"metadata\":{\"namespace\":\"%s\",\"name\":\"%s\","
+				     "\"uid\":\"%s\"},\"status\":{}}", ns, name, uid) > 0);
+	json_object_object_add(x->store.claims, key, json_tokener_parse(text));
+	free(text);
+}
+
+static char *result_json(const char *request, int dev, bool admin)
+{
+	char *s;
+
+	assert_true(asprintf(&s, "{\"request\":\"%s\",\"driver\":\"" DRV "\",\"pool\":\"" POOL
+			     "\",\"device\":\"%s\"%s}", request, dev_names[dev],
+			     admin ? ",\"adminAccess\":true" : "") > 0);
+	return s;
+}
+
+static void put_simple(struct env *x, const char *name, const char *uid, int dev, bool admin)
+{
+	char *r = result_json("gpu", dev, admin), results[512];
+
+	snprintf(results, sizeof(results), "[%s]", r);
+	put_claim(x, "ns", name, uid, results, NULL);
+	free(r);
+}
+
+/* ---- running calls ---- */
+
+struct outcome {
+	bool done;
+	size_t n;
+	char *uid[16];
+	char *error[16];
+	size_t n_devices[16];
+	char *device0[16];
+	char *cdi0[16];
+	char *requests0[16];	/* request names of the first device, joined with ',' */
+};
+
+static void on_done(void *userdata, const struct claims_result *res, size_t n)
+{
+	struct outcome *o = userdata;
+
+	o->done = true;
+	o->n = n;
+	for (size_t i = 0; i < n && i < 16; i++) {
+		o->uid[i] = strdup(res[i].uid);
+		o->error[i] = res[i].error ? strdup(res[i].error) : NULL;
+		o->n_devices[i] = res[i].n_devices;
+		if (res[i].n_devices) {
+			const struct claims_device_result *d = &res[i].devices[0];
+			char buf[256] = "";
+			o->device0[i] = strdup(d->device);
+			o->cdi0[i] = d->n_cdi_ids ? strdup(d->cdi_ids[0]) : NULL;
+			for (size_t j = 0; j < d->n_request_names; j++) {
+				if (j)
+					strcat(buf, ",");
+				strcat(buf, d->request_names[j]);
+			}
+			o->requests0[i] = strdup(buf);
+		}
+	}
+}
+
+static void outcome_free(struct outcome *o)
+{
+	for (size_t i = 0; i < 16; i++) {
+		free(o->uid[i]);
+		free(o->error[i]);
+		free(o->device0[i]);
+		free(o->cdi0[i]);
+		free(o->requests0[i]);
+	}
+	memset(o, 0, sizeof(*o));
+}
+
+static void wait_for(struct env *x, struct outcome *o)
+{
+	while (!o->done)
+		uv_run(&x->loop, UV_RUN_ONCE);
+}
+
+static void run(struct env *x, bool unprepare, const struct claims_ref *refs, size_t n,
+		struct outcome *o)
+{
+	memset(o, 0, sizeof(*o));
+	if (unprepare)
+		assert_int_equal(claims_unprepare(x->e, refs, n, on_done, o), 0);
+	else
+		assert_int_equal(claims_prepare(x->e, refs, n, on_done, o), 0);
+	wait_for(x, o);
+}
+
+static bool spec_exists(struct env *x, const char *uid)
+{
+	char file[256];
+
+	snprintf(file, sizeof(file), VENDOR "-gpu_%s.json", uid);
+	return cdi_files_exists(x->cdi_dir, file);
+}
+
+#define UID_A "aaaaaaaa-0000-4000-8000-000000000001"
+#define UID_B "bbbbbbbb-0000-4000-8000-000000000002"
+#define UID_C "cccccccc-0000-4000-8000-000000000003"
+#define UID_D "dddddddd-0000-4000-8000-000000000004"
+#define UID_E "eeeeeeee-0000-4000-8000-000000000005"
+#define UID_F "ffffffff-0000-4000-8000-000000000006"
+#define UID_0 "0a1b2c3d-0000-4000-8000-123456789abc"	/* digit first: CDI 0.5.0 */
+
+/* ---- tests ---- */
+
+static void test_prepare_idempotent_unprepare(void **state)
+{
+	struct env *x = *state;
+	struct claims_ref ref = { "ns", "a", UID_A };
+	struct outcome o;
+	char path[512], want[256];
+	struct stat st;
+
+	put_simple(x, "a", UID_A, 0, false);
+	run(x, false, &ref, 1, &o);
+	assert_int_equal(o.n, 1);
+	assert_null(o.error[0]);
+	assert_int_equal(o.n_devices[0], 1);
+	assert_string_equal(o.device0[0], dev_names[0]);
+	snprintf(want, sizeof(want), VENDOR "/gpu=" UID_A "-%s", dev_names[0]);
+	assert_string_equal(o.cdi0[0], want);
+	assert_string_equal(o.requests0[0], "gpu");
+	assert_true(spec_exists(x, UID_A));
+	snprintf(path, sizeof(path), "%s/" VENDOR "-gpu_" UID_A ".json", x->cdi_dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0644);
+	assert_int_equal(fake.prepares, 1);
+	assert_int_equal(claims_engine_n_claims(x->e), 1);
+	outcome_free(&o);
+
+	/* again: same answer, no hardware, no store read */
+	int gets = x->store.gets;
+	run(x, false, &ref, 1, &o);
+	assert_null(o.error[0]);
+	assert_string_equal(o.cdi0[0], want);
+	assert_int_equal(fake.prepares, 1);
+	assert_int_equal(x->store.gets, gets);
+	outcome_free(&o);
+
+	/* the spec vanished (tmpfs): a prepare writes it again, still no hardware */
+	assert_int_equal(unlink(path), 0);
+	run(x, false, &ref, 1, &o);
+	assert_null(o.error[0]);
+	assert_true(spec_exists(x, UID_A));
+	assert_int_equal(fake.prepares, 1);
+	outcome_free(&o);
+
+	run(x, true, &ref, 1, &o);
+	assert_null(o.error[0]);
+	assert_int_equal(fake.unprepares, 1);
+	assert_false(fake.bad_undo);
+	assert_false(spec_exists(x, UID_A));
+	assert_int_equal(claims_engine_n_claims(x->e), 0);
+	outcome_free(&o);
+
+	/* unprepare again, and of a claim never seen: success, nothing called */
+	struct claims_ref two[2] = { ref, { "ns", "never", UID_F } };
+	run(x, true, two, 2, &o);
+	assert_int_equal(o.n, 2);
+	assert_null(o.error[0]);
+	assert_null(o.error[1]);
+	assert_int_equal(fake.unprepares, 1);
+	outcome_free(&o);
+}
+
+static void test_empty_requests(void **state)
+{
+	struct env *x = *state;
+	struct outcome o;
+
+	run(x, false, NULL, 0, &o);
+	assert_true(o.done);
+	assert_int_equal(o.n, 0);
+	run(x, true, NULL, 0, &o);
+	assert_int_equal(o.n, 0);
+}
+
+static void test_errors_are_per_claim(void **state)
+{
+	struct env *x = *state;
+	char *r0 = result_json("gpu", 0, false), results[1024];
+	struct claims_ref refs[7] = {
+		{ "ns", "good", UID_A },
+		{ "ns", "missing", UID_B },
+		{ "ns", "replaced", UID_C },
+		{ "ns", "unallocated", UID_D },
+		{ "ns", "unknown-device", UID_E },
+		{ "ns", "bad-config", UID_F },
+		{ "ns", "", "x" },
+	};
+	struct outcome o;
+
+	put_simple(x, "good", UID_A, 0, false);
+	put_simple(x, "replaced", "99999999-0000-4000-8000-000000000000", 1, false);
+	put_claim(x, "ns", "unallocated", UID_D, NULL, NULL);
+	put_claim(x, "ns", "unknown-device", UID_E,
+		  "[{\"request\":\"gpu\",\"driver\":\"" DRV "\",\"pool\":\"" POOL "\","
+		  "\"device\":\"gpu-nope\"}]", NULL);
+	snprintf(results, sizeof(results), "[%s]", r0);
+	free(r0);
+	r0 = result_json("gpu", 2, false);
+	snprintf(results, sizeof(results), "[%s]", r0);
+	put_claim(x, "ns", "bad-config", UID_F, results,
+		  "[{\"source\":\"FromClass\",\"opaque\":{\"driver\":\"" DRV "\",\"parameters\":"
+		  "{\"mode\":\"fast\"}}},{\"source\":\"FromClaim\",\"requests\":[\"gpu\"],"
+		  "\"opaque\":{\"driver\":\"" DRV "\",\"parameters\":{\"speed\":11}}}]");
+	free(r0);
+
+	run(x, false, refs, 7, &o);
+	assert_int_equal(o.n, 7);
+	assert_null(o.error[0]);
+	assert_int_equal(o.n_devices[0], 1);
+	assert_non_null(strstr(o.error[1], "claim ns/missing"));
+	assert_non_null(strstr(o.error[1], "not found"));
+	assert_non_null(strstr(o.error[2], "claim ns/replaced"));
+	assert_non_null(strstr(o.error[2], "got replaced"));
+	assert_non_null(strstr(o.error[3], "claim ns/unallocated"));
+	assert_non_null(strstr(o.error[3], "not allocated"));
+	assert_non_null(strstr(o.error[4], "claim ns/unknown-device"));
+	assert_non_null(strstr(o.error[4], "gpu-nope is unknown"));
+	assert_non_null(strstr(o.error[5], "claim ns/bad-config"));
+	assert_non_null(strstr(o.error[5], "unknown field \"speed\""));
+	assert_non_null(o.error[6]);
+	assert_int_equal(fake.prepares, 1);	/* only the good claim touched hardware */
+	assert_false(spec_exists(x, UID_F));
+	assert_int_equal(claims_engine_n_claims(x->e), 1);
+	outcome_free(&o);
+}
+
+static void test_config_reaches_backend(void **state)
+{
+	struct env *x = *state;
+	char *r0 = result_json("gpu/big", 0, false), results[512], path[512], *text;
+	size_t len;
+	struct claims_ref ref = { "ns", "cfg", UID_0 };
+	struct outcome o;
+
+	snprintf(results, sizeof(results), "[%s]", r0);
+	free(r0);
+	put_claim(x, "ns", "cfg", UID_0, results,
+		  "[{\"source\":\"FromClaim\",\"requests\":[\"gpu/big\"],\"opaque\":{\"driver\":\"" DRV
+		  "\",\"parameters\":{\"mode\":\"claim\"}}},{\"source\":\"FromClass\",\"opaque\":"
+		  "{\"driver\":\"" DRV "\",\"parameters\":{\"mode\":\"class\",\"kind\":\"K\"}}},"
+		  "{\"source\":\"FromClaim\",\"opaque\":{\"driver\":\"other.dev\",\"parameters\":"
+		  "{\"junk\":1}}}]");
+	run(x, false, &ref, 1, &o);
+	assert_null(o.error[0]);
+	assert_string_equal(o.requests0[0], "gpu");	/* the base request name */
+	snprintf(path, sizeof(path), "%s/" VENDOR "-gpu_" UID_0 ".json", x->cdi_dir);
+	assert_int_equal(cdi_files_exists(x->cdi_dir, VENDOR "-gpu_" UID_0 ".json"), true);
+	{
+		FILE *f = fopen(path, "r");
+		text = calloc(1, 8192);
+		len = fread(text, 1, 8191, f);
+		fclose(f);
+	}
+	assert_true(len > 0);
+	assert_non_null(strstr(text, "FAKE_MODE={\\\"mode\\\":\\\"claim\\\",\\\"kind\\\":\\\"K\\\"}"));
+	assert_non_null(strstr(text, "\"cdiVersion\": \"0.5.0\""));
+	assert_non_null(strstr(text, "DRALET_DEVICE_GPU_0000_01_00_0=" DRV "/" POOL "/"));
+	assert_non_null(strstr(text, "\"major\": 240"));
+	free(text);
+	outcome_free(&o);
+}
+
+static void test_device_in_use_and_admin_access(void **state)
+{
+	struct env *x = *state;
+	struct claims_ref a = { "ns", "a", UID_A }, b = { "ns", "b", UID_B }, m = { "ns", "mon", UID_C };
+	struct outcome o;
+
+	put_simple(x, "a", UID_A, 1, false);
+	put_simple(x, "b", UID_B, 1, false);
+	put_simple(x, "mon", UID_C, 1, true);
+	run(x, false, &a, 1, &o);
+	assert_null(o.error[0]);
+	outcome_free(&o);
+	run(x, false, &b, 1, &o);
+	assert_non_null(o.error[0]);
+	assert_non_null(strstr(o.error[0], "claim ns/b"));
+	assert_non_null(strstr(o.error[0], "in use by another claim, ns/a (uid " UID_A ")"));
+	outcome_free(&o);
+	run(x, false, &m, 1, &o);
+	assert_null(o.error[0]);	/* monitoring shares the device */
+	outcome_free(&o);
+	/* a's unprepare frees the device for b; the admin claim did not hold it */
+	run(x, true, &a, 1, &o);
+	outcome_free(&o);
+	run(x, false, &b, 1, &o);
+	assert_null(o.error[0]);
+	outcome_free(&o);
+	assert_int_equal(claims_engine_n_claims(x->e), 2);
+}
+
+static void test_multi_device_rollback(void **state)
+{
+	struct env *x = *state;
+	char *r0 = result_json("gpu", 0, false), *r1 = result_json("gpu", 1, false);
+	char *r2 = result_json("gpu", 2, false), results[1024];
+	struct claims_ref ref = { "ns", "multi", UID_A }, other = { "ns", "other", UID_B };
+	struct outcome o;
+
+	snprintf(results, sizeof(results), "[%s,%s,%s]", r0, r1, r2);
+	free(r0);
+	free(r1);
+	free(r2);
+	put_claim(x, "ns", "multi", UID_A, results, NULL);
+	fake.fail_device = dev_names[1];
+	run(x, false, &ref, 1, &o);
+	assert_non_null(o.error[0]);
+	assert_non_null(strstr(o.error[0], "claim ns/multi"));
+	assert_non_null(strstr(o.error[0], "injected failure"));
+	assert_non_null(strstr(o.error[0], dev_names[1]));
+	assert_int_equal(fake.prepares, 2);	/* the third device was never touched */
+	assert_int_equal(fake.unprepares, 1);	/* the first was undone */
+	assert_false(fake.bad_undo);
+	assert_false(spec_exists(x, UID_A));
+	assert_int_equal(claims_engine_n_claims(x->e), 0);
+	outcome_free(&o);
+	/* nothing stays reserved: another claim takes the first device */
+	put_simple(x, "other", UID_B, 0, false);
+	fake.fail_device = NULL;
+	run(x, false, &other, 1, &o);
+	assert_null(o.error[0]);
+	outcome_free(&o);
+	/* and the multi claim succeeds later once the device works, minus the taken one */
+	run(x, false, &ref, 1, &o);
+	assert_non_null(strstr(o.error[0], "in use by another claim"));
+	outcome_free(&o);
+}
+
+static void test_parallel_and_same_uid(void **state)
+{
+	struct env *x = *state;
+	struct claims_ref refs[4] = {
+		{ "ns", "p0", UID_A }, { "ns", "p1", UID_B }, { "ns", "p2", UID_C }, { "ns", "p3", UID_D },
+	};
+	struct outcome o1, o2;
+	struct timespec t0, t1;
+	double ms;
+
+	for (int i = 0; i < 4; i++)
+		put_simple(x, refs[i].name, refs[i].uid, i, false);
+	fake.sleep_ms = 200;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* two calls: the second repeats two claims of the first, concurrently */
+	memset(&o1, 0, sizeof(o1));
+	memset(&o2, 0, sizeof(o2));
+	assert_int_equal(claims_prepare(x->e, refs, 4, on_done, &o1), 0);
+	assert_int_equal(claims_prepare(x->e, refs, 2, on_done, &o2), 0);
+	wait_for(x, &o1);
+	wait_for(x, &o2);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	for (int i = 0; i < 4; i++)
+		assert_null(o1.error[i]);
+	assert_null(o2.error[0]);
+	assert_null(o2.error[1]);
+	assert_string_equal(o1.cdi0[0], o2.cdi0[0]);
+	assert_string_equal(o1.cdi0[1], o2.cdi0[1]);
+	assert_int_equal(fake.prepares, 4);	/* the repeats were answered from the checkpoint */
+	assert_false(fake.overlap);
+	assert_true(fake.max_parallel >= 2);
+	print_message("4 claims of 200 ms each in %.0f ms (max %d in parallel)\n", ms,
+		      fake.max_parallel);
+	assert_true(ms < 4 * 200);
+	outcome_free(&o1);
+	outcome_free(&o2);
+	fake.sleep_ms = 0;
+}
+
+static void test_shutdown_refuses(void **state)
+{
+	struct env *x = *state;
+	struct claims_ref ref = { "ns", "a", UID_A };
+	struct outcome o;
+	bool called = false;
+
+	claims_engine_shutdown(x->e, (void (*)(void *))(void *)NULL, NULL);
+	(void)called;
+	run(x, false, &ref, 1, &o);
+	assert_non_null(strstr(o.error[0], "shutting down"));
+	outcome_free(&o);
+}
+
+/* ---- recovery ---- */
+
+static void write_checkpoint_with(struct env *x, enum ckpt_state state, int dev, const char *uid)
+{
+	struct checkpoint *ck = NULL;
+	char err[256];
+	struct ckpt_claim *c;
+	char id[256];
+
+	assert_int_equal(checkpoint_file_load(x->state_dir, &ck, err, sizeof(err)), 0);
+	c = calloc(1, sizeof(*c));
+	c->uid = strdup(uid);
+	c->namespace_ = strdup("ns");
+	c->name = strdup("crashed");
+	c->state = state;
+	c->devices = calloc(1, sizeof(*c->devices));
+	c->n_devices = 1;
+	c->devices[0].pool = strdup(POOL);
+	c->devices[0].device = strdup(dev_names[dev]);
+	c->devices[0].requests = calloc(1, sizeof(char *));
+	c->devices[0].requests[0] = strdup("gpu");
+	c->devices[0].n_requests = 1;
+	c->devices[0].cdi_class = strdup("gpu");
+	snprintf(id, sizeof(id), VENDOR "/gpu=%s-%s", uid, dev_names[dev]);
+	c->devices[0].cdi_id = strdup(id);
+	c->devices[0].identity.pci_address = strdup(funcs[dev].address);
+	c->devices[0].identity.vendor_id = 0x10de;
+	c->devices[0].identity.device_id = 0x2330;
+	c->devices[0].identity.uuid = strdup("GPU-original");
+	dralet_undo_set(&c->devices[0].undo, "token", uid);
+	dralet_edits_add_env(&c->devices[0].edits, "X", "1");
+	assert_int_equal(checkpoint_add(ck, c), 0);
+	assert_int_equal(checkpoint_file_save(x->state_dir, ck), 0);
+	checkpoint_free(ck);
+}
+
+static void test_recovery(void **state)
+{
+	struct env *x = *state;
+	struct claims_ref a = { "ns", "a", UID_A }, b = { "ns", "b", UID_B };
+	struct outcome o;
+	char path[512];
+	FILE *f;
+
+	put_simple(x, "a", UID_A, 0, false);
+	put_simple(x, "b", UID_B, 1, false);
+	run(x, false, &a, 1, &o);
+	outcome_free(&o);
+	run(x, false, &b, 1, &o);
+	outcome_free(&o);
+	close_engine(x);
+
+	/* a lost spec, a PrepareStarted and an UnprepareStarted entry, an orphan spec */
+	snprintf(path, sizeof(path), "%s/" VENDOR "-gpu_" UID_A ".json", x->cdi_dir);
+	assert_int_equal(unlink(path), 0);
+	write_checkpoint_with(x, CKPT_PREPARE_STARTED, 2, UID_C);
+	write_checkpoint_with(x, CKPT_UNPREPARE_STARTED, 3, UID_D);
+	snprintf(path, sizeof(path), "%s/" VENDOR "-gpu_" UID_E ".json", x->cdi_dir);
+	f = fopen(path, "w");
+	fputs("{\"cdiVersion\":\"0.5.0\",\"kind\":\"" VENDOR "/gpu\",\"devices\":[]}", f);
+	fclose(f);
+	fake.prepares = fake.unprepares = 0;
+	assert_int_equal(open_engine(x, BOOT), 0);
+	assert_false(x->stats.corrupt);
+	assert_int_equal(x->stats.kept, 1);
+	assert_int_equal(x->stats.rewritten, 1);
+	assert_int_equal(x->stats.rolled_back, 1);
+	assert_int_equal(x->stats.unprepared, 1);
+	assert_int_equal(x->stats.orphans_removed, 1);
+	assert_int_equal(fake.unprepares, 2);
+	assert_int_equal(fake.prepares, 0);
+	assert_false(fake.bad_undo);
+	assert_true(spec_exists(x, UID_A));
+	assert_false(spec_exists(x, UID_E));
+	assert_int_equal(claims_engine_n_claims(x->e), 2);
+	/* reservations came back from the checkpoint */
+	put_simple(x, "c2", UID_F, 0, false);
+	{
+		struct claims_ref c2 = { "ns", "c2", UID_F };
+		run(x, false, &c2, 1, &o);
+		assert_non_null(strstr(o.error[0], "in use by another claim, ns/a"));
+		outcome_free(&o);
+	}
+	/* re-prepare returns the same ids */
+	run(x, false, &a, 1, &o);
+	assert_null(o.error[0]);
+	assert_int_equal(fake.prepares, 0);
+	outcome_free(&o);
+	close_engine(x);
+
+	/* device b changed identity: its claim is dropped, hardware untouched */
+	dralet_device_set_string(devices[1], "uuid", "GPU-replacement");
+	fake.unprepares = 0;
+	assert_int_equal(open_engine(x, BOOT), 0);
+	assert_int_equal(x->stats.dropped, 1);
+	assert_int_equal(fake.unprepares, 0);
+	assert_false(spec_exists(x, UID_B));
+	assert_true(spec_exists(x, UID_A));
+	assert_int_equal(claims_engine_n_claims(x->e), 1);
+	close_engine(x);
+	dralet_device_set_string(devices[1], "uuid", "GPU-original");
+
+	/* reboot: everything forgotten, specs removed */
+	assert_int_equal(open_engine(x, "boot-2"), 0);
+	assert_true(x->stats.boot_changed);
+	assert_int_equal(claims_engine_n_claims(x->e), 0);
+	assert_false(spec_exists(x, UID_A));
+	assert_int_equal(fake.unprepares, 0);
+	close_engine(x);
+}
+
+static void test_corrupt_checkpoint(void **state)
+{
+	struct env *x = *state;
+	struct claims_ref a = { "ns", "a", UID_A };
+	struct outcome o;
+	char path[512];
+	FILE *f;
+
+	put_simple(x, "a", UID_A, 0, false);
+	run(x, false, &a, 1, &o);
+	outcome_free(&o);
+	close_engine(x);
+	snprintf(path, sizeof(path), "%s/checkpoint.json", x->state_dir);
+	f = fopen(path, "r+");
+	fseek(f, 40, SEEK_SET);
+	fputc('#', f);
+	fclose(f);
+	assert_int_equal(open_engine(x, BOOT), 0);
+	assert_true(x->stats.corrupt);
+	assert_int_equal(claims_engine_n_claims(x->e), 0);
+	/* the agent keeps serving: the claim is prepared again */
+	run(x, false, &a, 1, &o);
+	assert_null(o.error[0]);
+	outcome_free(&o);
+	{
+		char cmd[512];
+		snprintf(cmd, sizeof(cmd), "ls %s | grep -q 'checkpoint.json.corrupt-'", x->state_dir);
+		assert_int_equal(system(cmd), 0);
+	}
+}
+
+static void test_one_agent_per_checkpoint(void **state)
+{
+	struct env *x = *state;
+	struct claims_engine *first = x->e;
+
+	/* a second engine on the same state directory is refused while the first lives */
+	x->e = NULL;
+	assert_int_equal(open_engine(x, BOOT), -EBUSY);
+	assert_null(x->e);
+	x->e = first;
+	close_engine(x);
+	assert_int_equal(open_engine(x, BOOT), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_prepare_idempotent_unprepare, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_empty_requests, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_errors_are_per_claim, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_config_reaches_backend, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_device_in_use_and_admin_access, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_multi_device_rollback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_parallel_and_same_uid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shutdown_refuses, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recovery, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_corrupt_checkpoint, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_one_agent_per_checkpoint, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

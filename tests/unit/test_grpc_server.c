@@ -1,0 +1,600 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The gRPC server over real unix sockets: the loop runs on the test's main
+ * thread, clients (the blocking client, raw sockets) on a second thread.
+ * Assertions happen on the main thread after the client thread is joined.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <nghttp2/nghttp2.h>
+#include <uv.h>
+
+#include "agent/grpc/client.h"
+#include "agent/grpc/server.h"
+
+struct fixture {
+	uv_loop_t loop;
+	struct grpc_server *srv;
+	char dir[64];
+	char path[128];
+	bool closed;
+	unsigned cancels;
+	enum grpc_status cancel_reason;
+	bool close_in_handler;
+	struct grpc_call *hung;
+};
+
+/* ---- running a client on another thread ---- */
+
+struct bg {
+	uv_async_t async;
+	uv_thread_t thread;
+	void (*fn)(struct fixture *f, void *arg);
+	struct fixture *f;
+	void *arg;
+};
+
+static void bg_main(void *p)
+{
+	struct bg *b = p;
+
+	b->fn(b->f, b->arg);
+	uv_async_send(&b->async);
+}
+
+static void bg_done(uv_async_t *a)
+{
+	uv_stop(a->loop);
+}
+
+static void run_client(struct fixture *f, void (*fn)(struct fixture *, void *), void *arg)
+{
+	struct bg b = { .fn = fn, .f = f, .arg = arg };
+
+	assert_int_equal(uv_async_init(&f->loop, &b.async, bg_done), 0);
+	assert_int_equal(uv_thread_create(&b.thread, bg_main, &b), 0);
+	uv_run(&f->loop, UV_RUN_DEFAULT);
+	uv_thread_join(&b.thread);
+	uv_close((uv_handle_t *)&b.async, NULL);
+	uv_run(&f->loop, UV_RUN_NOWAIT);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- handlers ---- */
+
+static void on_closed(struct grpc_server *srv, void *ud);
+
+static void h_echo(struct grpc_call *call, const uint8_t *req, size_t len, void *ud)
+{
+	(void)ud;
+	grpc_call_reply(call, GRPC_STATUS_OK, req, len, NULL);
+}
+
+struct slow {
+	uv_timer_t timer;
+	struct grpc_call *call;
+};
+
+static void slow_closed(uv_handle_t *h)
+{
+	free(h->data);
+}
+
+static void slow_fire(uv_timer_t *t)
+{
+	struct slow *s = t->data;
+
+	grpc_call_reply(s->call, GRPC_STATUS_OK, "slow", 4, NULL);
+	uv_close((uv_handle_t *)t, slow_closed);
+}
+
+static void h_slow(struct grpc_call *call, const uint8_t *req, size_t len, void *ud)
+{
+	struct fixture *f = ud;
+	struct slow *s = calloc(1, sizeof(*s));
+
+	(void)req;
+	(void)len;
+	s->call = call;
+	uv_timer_init(&f->loop, &s->timer);
+	s->timer.data = s;
+	uv_timer_start(&s->timer, slow_fire, 200, 0);
+	if (f->close_in_handler)
+		grpc_server_close(f->srv, on_closed, f);
+}
+
+static void hang_cancel(struct grpc_call *call, void *ud)
+{
+	struct fixture *f = ud;
+
+	f->cancels++;
+	f->cancel_reason = grpc_call_cancel_reason(call);
+	f->hung = NULL;
+	grpc_call_reply(call, GRPC_STATUS_OK, NULL, 0, NULL);
+}
+
+static void h_hang(struct grpc_call *call, const uint8_t *req, size_t len, void *ud)
+{
+	struct fixture *f = ud;
+
+	(void)req;
+	(void)len;
+	f->hung = call;
+	grpc_call_on_cancel(call, hang_cancel, f);
+	if (f->close_in_handler)
+		grpc_server_close(f->srv, on_closed, f);
+}
+
+static void h_stream(struct grpc_call *call, const uint8_t *req, size_t len, void *ud)
+{
+	static uint8_t chunk[16384];
+
+	(void)req;
+	(void)len;
+	(void)ud;
+	/* queue as much as the call takes; the client decides to read or not */
+	while (grpc_call_send(call, chunk, sizeof(chunk)) == 0)
+		;
+	grpc_call_reply(call, GRPC_STATUS_OK, NULL, 0, NULL);
+}
+
+static void on_closed(struct grpc_server *srv, void *ud)
+{
+	struct fixture *f = ud;
+
+	(void)srv;
+	f->closed = true;
+}
+
+static void on_closed_flag(struct grpc_server *srv, void *ud)
+{
+	(void)srv;
+	*(bool *)ud = true;
+}
+
+static int setup_with(void **state, const struct grpc_server_limits *limits)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	assert_int_equal(uv_loop_init(&f->loop), 0);
+	strcpy(f->dir, "/tmp/dralet-grpc-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->path, sizeof(f->path), "%s/a/b/test.sock", f->dir);
+	assert_int_equal(grpc_server_new(&f->loop, limits, &f->srv), 0);
+	grpc_server_add_method(f->srv, "/t.T/Echo", GRPC_UNARY, h_echo, f);
+	grpc_server_add_method(f->srv, "/t.T/Slow", GRPC_UNARY, h_slow, f);
+	grpc_server_add_method(f->srv, "/t.T/Hang", GRPC_UNARY, h_hang, f);
+	grpc_server_add_method(f->srv, "/t.T/Stream", GRPC_SERVER_STREAMING, h_stream, f);
+	assert_int_equal(grpc_server_listen(f->srv, f->path), 0);
+	*state = f;
+	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_with(state, NULL);
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[128];
+
+	if (!f->closed)
+		grpc_server_close(f->srv, on_closed, f);
+	uv_run(&f->loop, UV_RUN_DEFAULT);
+	assert_true(f->closed);
+	assert_int_equal(access(f->path, F_OK), -1);	/* socket removed */
+	assert_int_equal(uv_loop_close(&f->loop), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
+	assert_int_equal(system(cmd), 0);
+	free(f);
+	return 0;
+}
+
+/* ---- client bodies (client thread) ---- */
+
+static void test_listen_errors(void **state)
+{
+	struct fixture *f = *state;
+	struct grpc_server *srv;
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	char path[256];
+	int fd;
+	bool closed = false;
+
+	assert_int_equal(grpc_server_new(&f->loop, NULL, &srv), 0);
+	/* a regular file is never removed */
+	snprintf(path, sizeof(path), "%s/file", f->dir);
+	fd = open(path, O_CREAT | O_WRONLY, 0600);
+	close(fd);
+	assert_int_equal(grpc_server_listen(srv, path), -EEXIST);
+	assert_int_equal(access(path, F_OK), 0);
+	/* too long for sockaddr_un */
+	memset(path, 'x', sizeof(path) - 1);
+	path[0] = '/';
+	path[sizeof(path) - 1] = '\0';
+	assert_int_equal(grpc_server_listen(srv, path), -ENAMETOOLONG);
+	/* a stale socket (bound, nobody listening) is replaced */
+	snprintf(path, sizeof(path), "%s/stale.sock", f->dir);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	strcpy(sun.sun_path, path);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	close(fd);
+	assert_int_equal(grpc_server_listen(srv, path), 0);
+	grpc_server_close(srv, on_closed_flag, &closed);
+	uv_run(&f->loop, UV_RUN_NOWAIT);
+	uv_run(&f->loop, UV_RUN_NOWAIT);
+	assert_true(closed);
+	assert_int_equal(access(path, F_OK), -1);
+}
+
+struct calls {
+	int connect_err;
+	int errs[64];
+	int status[64];
+	size_t lens[64];
+	int64_t ms[64];
+	unsigned n;
+	const char *path;
+	const char *body;
+	int timeout_ms;
+};
+
+static void do_calls(struct fixture *f, void *arg)
+{
+	struct calls *c = arg;
+	struct grpc_client *cl;
+	struct grpc_client_result res;
+
+	c->connect_err = grpc_client_connect(f->path, 2000, &cl);
+	if (c->connect_err < 0)
+		return;
+	for (unsigned i = 0; i < c->n; i++) {
+		int64_t t0 = now_ms();
+
+		c->errs[i] = grpc_client_call(cl, c->path, c->body, strlen(c->body),
+					      c->timeout_ms ? c->timeout_ms : 2000, &res);
+		c->ms[i] = now_ms() - t0;
+		if (c->errs[i] == 0) {
+			c->status[i] = res.status;
+			c->lens[i] = res.response_len;
+			grpc_client_result_clear(&res);
+		}
+	}
+	grpc_client_free(cl);
+}
+
+/* ---- tests ---- */
+
+static void test_socket_file(void **state)
+{
+	struct fixture *f = *state;
+	struct stat st;
+	char dir[160];
+
+	assert_int_equal(stat(f->path, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0600);
+	snprintf(dir, sizeof(dir), "%s/a/b", f->dir);
+	assert_int_equal(stat(dir, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0750);
+	assert_string_equal(grpc_server_path(f->srv), f->path);
+	assert_int_equal(grpc_server_listen(f->srv, f->path), -EBUSY);
+}
+
+static void test_unary_calls(void **state)
+{
+	struct fixture *f = *state;
+	struct calls c = { .n = 20, .path = "/t.T/Echo", .body = "hello" };
+
+	run_client(f, do_calls, &c);
+	assert_int_equal(c.connect_err, 0);
+	for (unsigned i = 0; i < c.n; i++) {
+		assert_int_equal(c.errs[i], 0);
+		assert_int_equal(c.status[i], GRPC_STATUS_OK);
+		assert_int_equal(c.lens[i], 5);
+	}
+	print_message("echo over the socket: first %lld ms, last %lld ms\n",
+		      (long long)c.ms[0], (long long)c.ms[c.n - 1]);
+}
+
+static void test_unknown_method(void **state)
+{
+	struct fixture *f = *state;
+	struct calls c = { .n = 1, .path = "/t.T/Nope", .body = "" };
+
+	run_client(f, do_calls, &c);
+	assert_int_equal(c.errs[0], 0);
+	assert_int_equal(c.status[0], GRPC_STATUS_UNIMPLEMENTED);
+}
+
+static void test_deadline(void **state)
+{
+	struct fixture *f = *state;
+	struct calls c = { .n = 1, .path = "/t.T/Hang", .body = "", .timeout_ms = 100 };
+
+	run_client(f, do_calls, &c);
+	assert_int_equal(c.errs[0], 0);
+	assert_int_equal(c.status[0], GRPC_STATUS_DEADLINE_EXCEEDED);
+	/* the server noticed too (its own timer or the client's RST_STREAM) */
+	while (f->cancels == 0)
+		uv_run(&f->loop, UV_RUN_ONCE);
+	assert_true(f->cancel_reason == GRPC_STATUS_DEADLINE_EXCEEDED ||
+		    f->cancel_reason == GRPC_STATUS_CANCELLED);
+}
+
+static void test_close_waits_for_calls(void **state)
+{
+	struct fixture *f = *state;
+	struct calls c = { .n = 1, .path = "/t.T/Slow", .body = "" };
+
+	f->close_in_handler = true;	/* closes the server while the call runs */
+	run_client(f, do_calls, &c);
+	assert_int_equal(c.errs[0], 0);
+	assert_int_equal(c.status[0], GRPC_STATUS_OK);
+	assert_true(c.ms[0] >= 150);
+	assert_int_equal(access(f->path, F_OK), -1);	/* removed at close */
+}
+
+static int setup_short_grace(void **state)
+{
+	struct grpc_server_limits l;
+
+	grpc_server_default_limits(&l);
+	l.shutdown_grace_ms = 100;
+	l.handshake_timeout_ms = 100;
+	l.max_connections = 2;
+	return setup_with(state, &l);
+}
+
+static void test_close_grace_expires(void **state)
+{
+	struct fixture *f = *state;
+	struct calls c = { .n = 1, .path = "/t.T/Hang", .body = "" };
+
+	f->close_in_handler = true;
+	run_client(f, do_calls, &c);
+	/* the connection was closed under the call */
+	assert_true(c.errs[0] == -ECONNRESET || c.status[0] != GRPC_STATUS_OK);
+	uv_run(&f->loop, UV_RUN_DEFAULT);
+	assert_int_equal(f->cancels, 1);
+	assert_int_equal(f->cancel_reason, GRPC_STATUS_UNAVAILABLE);
+}
+
+static int raw_connect(const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	strcpy(sun.sun_path, path);
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Reads until EOF (or 3 s); returns the bytes read, -1 on timeout. */
+static ssize_t read_until_eof(int fd)
+{
+	char buf[4096];
+	ssize_t total = 0;
+	int64_t end = now_ms() + 3000;
+
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (poll(&p, 1, (int)(end - now_ms())) <= 0)
+			return -1;
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n <= 0)
+			return total;
+		total += n;
+	}
+}
+
+struct raw_result {
+	ssize_t got;
+	struct calls after;
+};
+
+static void do_silent(struct fixture *f, void *arg)
+{
+	struct raw_result *r = arg;
+	int fd = raw_connect(f->path);
+
+	r->got = read_until_eof(fd);	/* our SETTINGS, then the close */
+	close(fd);
+}
+
+static void test_handshake_timeout(void **state)
+{
+	struct fixture *f = *state;
+	struct raw_result r = { 0 };
+
+	run_client(f, do_silent, &r);
+	assert_true(r.got > 0);
+}
+
+static void do_garbage(struct fixture *f, void *arg)
+{
+	struct raw_result *r = arg;
+	int fd = raw_connect(f->path);
+	static const char junk[] = "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n";
+
+	if (write(fd, junk, sizeof(junk) - 1) < 0)
+		r->got = -2;
+	else
+		r->got = read_until_eof(fd);
+	close(fd);
+	do_calls(f, &r->after);
+}
+
+static void test_garbage(void **state)
+{
+	struct fixture *f = *state;
+	struct raw_result r = { .after = { .n = 1, .path = "/t.T/Echo", .body = "x" } };
+
+	run_client(f, do_garbage, &r);
+	assert_true(r.got >= 0);	/* closed, not hanging */
+	assert_int_equal(r.after.errs[0], 0);
+	assert_int_equal(r.after.status[0], GRPC_STATUS_OK);
+}
+
+struct limit_result {
+	int first, second, third;
+};
+
+static void do_limit(struct fixture *f, void *arg)
+{
+	struct limit_result *r = arg;
+	struct grpc_client *a = NULL, *b = NULL, *c = NULL;
+
+	r->first = grpc_client_connect(f->path, 1000, &a);
+	r->second = grpc_client_connect(f->path, 1000, &b);
+	r->third = grpc_client_connect(f->path, 1000, &c);	/* over max_connections 2 */
+	grpc_client_free(a);
+	grpc_client_free(b);
+	grpc_client_free(c);
+}
+
+static void test_connection_limit(void **state)
+{
+	struct fixture *f = *state;
+	struct limit_result r;
+
+	run_client(f, do_limit, &r);
+	assert_int_equal(r.first, 0);
+	assert_int_equal(r.second, 0);
+	assert_true(r.third < 0);
+}
+
+/* A client that asks for a lot of streamed data and never reads. */
+struct stuck_result {
+	struct calls others;
+	int setup_err;
+};
+
+static ssize_t stuck_send(nghttp2_session *s, const uint8_t *data, size_t len, int flags,
+			  void *ud)
+{
+	(void)s;
+	(void)flags;
+	return write(*(int *)ud, data, len);
+}
+
+/* Every request body is one empty message. */
+static ssize_t stuck_body(nghttp2_session *s, int32_t id, uint8_t *buf, size_t len,
+			  uint32_t *flags, nghttp2_data_source *src, void *ud)
+{
+	(void)s;
+	(void)id;
+	(void)len;
+	(void)src;
+	(void)ud;
+	memset(buf, 0, 5);
+	*flags |= NGHTTP2_DATA_FLAG_EOF;
+	return 5;
+}
+
+static void do_stuck(struct fixture *f, void *arg)
+{
+	struct stuck_result *r = arg;
+	int fd = raw_connect(f->path);
+	nghttp2_session_callbacks *cbs;
+	nghttp2_session *s;
+	nghttp2_settings_entry iv[] = { { NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, (1u << 31) - 1 } };
+#define NV(k, v) { (uint8_t *)(k), (uint8_t *)(v), sizeof(k) - 1, sizeof(v) - 1, 0 }
+	nghttp2_nv nv[] = {
+		NV(":method", "POST"), NV(":scheme", "http"), NV(":path", "/t.T/Stream"),
+		NV(":authority", "x"), NV("content-type", "application/grpc"),
+	};
+#undef NV
+	nghttp2_data_provider prd = { .read_callback = stuck_body };
+
+	nghttp2_session_callbacks_new(&cbs);
+	nghttp2_session_callbacks_set_send_callback(cbs, stuck_send);
+	nghttp2_session_client_new(&s, cbs, &fd);
+	nghttp2_session_callbacks_del(cbs);
+	nghttp2_submit_settings(s, NGHTTP2_FLAG_NONE, iv, 1);
+	nghttp2_session_set_local_window_size(s, NGHTTP2_FLAG_NONE, 0, 1 << 30);
+	for (int i = 0; i < 20; i++)
+		nghttp2_submit_request(s, NULL, nv, 5, &prd, NULL);
+	r->setup_err = nghttp2_session_send(s);
+	usleep(100000);	/* the server fills the socket and blocks */
+	/* never read from fd; others must be served meanwhile */
+	do_calls(f, &r->others);
+	nghttp2_session_del(s);
+	close(fd);
+}
+
+static int setup_stuck(void **state)
+{
+	struct grpc_server_limits l;
+
+	grpc_server_default_limits(&l);
+	l.max_stream_output = 256 * 1024;
+	l.shutdown_grace_ms = 100;
+	return setup_with(state, &l);
+}
+
+static void test_stuck_reader(void **state)
+{
+	struct fixture *f = *state;
+	struct stuck_result r = { .others = { .n = 10, .path = "/t.T/Echo", .body = "hi" } };
+
+	run_client(f, do_stuck, &r);
+	assert_int_equal(r.setup_err, 0);
+	assert_int_equal(r.others.connect_err, 0);
+	for (unsigned i = 0; i < r.others.n; i++) {
+		assert_int_equal(r.others.errs[i], 0);
+		assert_int_equal(r.others.status[i], GRPC_STATUS_OK);
+		assert_true(r.others.ms[i] < 500);
+	}
+}
+
+int main(void)
+{
+	signal(SIGPIPE, SIG_IGN);	/* as the daemon does: peers may vanish */
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_socket_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unary_calls, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_listen_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unknown_method, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_deadline, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_close_waits_for_calls, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_close_grace_expires, setup_short_grace,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_handshake_timeout, setup_short_grace,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_garbage, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_connection_limit, setup_short_grace,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_stuck_reader, setup_stuck, teardown),
+	};
+
+	return cmocka_run_group_tests_name("grpc_server", tests, NULL, NULL);
+}
