@@ -102,8 +102,10 @@ struct json_object *sriov_status_json(const struct hal_sysfs_io *io, const struc
 	}
 	for (size_t i = 0; pol && i < pol->n; i++) {
 		bool used = false;
-		for (size_t j = 0; j < scan->n_funcs && !used; j++)
-			used = sriov_policy_for(pol, scan->funcs[j], NULL) == &pol->items[i];
+		for (size_t j = 0; j < scan->n_funcs && !used; j++) {
+			const struct hal_pci_func *f = scan->funcs[j];
+			used = f->sriov && !f->physfn && sriov_selector_matches(&pol->items[i].pf, f);
+		}
 		if (!used)
 			json_object_array_add(unused, json_object_new_string(pol->items[i].name));
 	}
