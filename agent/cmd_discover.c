@@ -60,15 +60,42 @@ static void print_table(const struct inventory *inv)
 	}
 }
 
-static struct json_object *devices_json(const struct inventory *inv)
+/*
+ * {"devices": [...]} written one device at a time, so a node with thousands
+ * of devices never holds the whole document in memory.
+ */
+static void print_devices_json(const struct inventory *inv)
 {
-	struct json_object *root = json_object_new_object();
-	struct json_object *list = json_object_new_array();
+	size_t n = inventory_n_all(inv);
 
-	for (size_t i = 0; i < inventory_n_all(inv); i++)
-		json_object_array_add(list, device_to_json(inventory_all(inv, i), true));
-	json_object_object_add(root, "devices", list);
-	return root;
+	fputs(n ? "{\n  \"devices\": [\n" : "{\n  \"devices\": [\n  ]\n}\n", stdout);
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *d = device_to_json(inventory_all(inv, i), true);
+		const char *text = json_object_to_json_string_ext(d, JSON_C_TO_STRING_PRETTY |
+								     JSON_C_TO_STRING_SPACED |
+								     JSON_C_TO_STRING_NOSLASHESCAPE);
+		fputs("    ", stdout);
+		for (const char *p = text; *p; p++) {
+			putchar(*p);
+			if (*p == '\n')
+				fputs("    ", stdout);
+		}
+		fputs(i + 1 < n ? ",\n" : "\n  ]\n}\n", stdout);
+		json_object_put(d);
+	}
+}
+
+static void print_devices_yaml(const struct inventory *inv)
+{
+	size_t n = inventory_n_all(inv);
+
+	fputs(n ? "devices:\n" : "devices: []\n", stdout);
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *item = json_object_new_array();
+		json_object_array_add(item, device_to_json(inventory_all(inv, i), true));
+		yaml_emit(item, stdout);
+		json_object_put(item);
+	}
 }
 
 int cmd_discover(int argc, char **argv)
@@ -117,18 +144,12 @@ int cmd_discover(int argc, char **argv)
 		setup_teardown(&s);
 		return 1;
 	}
-	if (!strcmp(output, "table")) {
+	if (!strcmp(output, "table"))
 		print_table(inv);
-	} else {
-		struct json_object *j = devices_json(inv);
-		if (!strcmp(output, "json"))
-			printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
-									 JSON_C_TO_STRING_SPACED |
-									 JSON_C_TO_STRING_NOSLASHESCAPE));
-		else
-			yaml_emit(j, stdout);
-		json_object_put(j);
-	}
+	else if (!strcmp(output, "json"))
+		print_devices_json(inv);
+	else
+		print_devices_yaml(inv);
 	r = fflush(stdout) == 0 ? 0 : 1;
 	inventory_free(inv);
 	setup_teardown(&s);

@@ -133,14 +133,18 @@ static void read_function(struct hal_scan_private *s, struct hal_pci_func *f)
 			scan_warn(s, "%s/%s/local_cpulist: not a CPU list", s->roots.sys,
 				  f->sysfs_path);
 	}
-	read_link(s, f, fd);
+	/* a VF has no link of its own (its link registers are reserved) and
+	 * cannot be a PF: its PF set physfn already, or its physfn link says so */
 	if (!f->physfn && sysfs_readlink(fd, "physfn", buf, sizeof(buf)) > 0) {
 		f->physfn = scan_find(s, path_basename(buf));
 		if (!f->physfn)
 			scan_warn(s, "%s/%s/physfn: PF %s not found", s->roots.sys, f->sysfs_path,
 				  path_basename(buf));
 	}
-	read_sriov(s, f, fd);
+	if (!f->physfn) {
+		read_link(s, f, fd);
+		read_sriov(s, f, fd);
+	}
 	close(fd);
 
 	if (f->iommu_group >= 0 && f->driver && !strcmp(f->driver, "vfio-pci")) {
@@ -154,8 +158,37 @@ static void read_function(struct hal_scan_private *s, struct hal_pci_func *f)
 	}
 }
 
+static int compare_groups(const void *a, const void *b)
+{
+	const struct hal_pci_func *fa = *(struct hal_pci_func *const *)a;
+	const struct hal_pci_func *fb = *(struct hal_pci_func *const *)b;
+	return (fa->iommu_group > fb->iommu_group) - (fa->iommu_group < fb->iommu_group);
+}
+
+/* Group sizes from the scan itself: every member of a group is a PCI
+ * function we listed, so no directory needs reading. */
+static void count_iommu_groups(struct hal_scan_private *s)
+{
+	struct hal_pci_func **by_group = arena_alloc(s->arena, (s->n_funcs + 1) * sizeof(*by_group));
+	size_t n = 0;
+
+	if (!by_group)
+		return;
+	for (size_t i = 0; i < s->n_funcs; i++)
+		if (s->funcs[i].iommu_group >= 0)
+			by_group[n++] = &s->funcs[i];
+	qsort(by_group, n, sizeof(*by_group), compare_groups);
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i; j < n && by_group[j]->iommu_group == by_group[i]->iommu_group; j++)
+			;
+		for (size_t k = i; k < j; k++)
+			by_group[k]->iommu_group_size = (unsigned)(j - i);
+	}
+}
+
 void pci_functions_read(struct hal_scan_private *s)
 {
 	for (size_t i = 0; i < s->n_funcs; i++)
 		read_function(s, &s->funcs[i]);
+	count_iommu_groups(s);
 }

@@ -143,24 +143,25 @@ static int list_functions(struct hal_scan_private *s, struct entry **ret_entries
 	return (int)n;
 }
 
-/* libpci reads missing identity files as a fatal error and garbage as 0:
- * check them first so a broken function is skipped with a clear warning. */
-static bool identity_readable(struct hal_scan_private *s, const struct entry *e)
+/*
+ * libpci treats a missing identity file as fatal (our error handler turns
+ * that into "skip the function") and parses garbage as 0. Values that are
+ * never valid (vendor 0 or 0xffff) are read again here to tell a garbage file
+ * from a real answer, so the warning can name the file.
+ */
+static bool identity_plausible(struct hal_scan_private *s, const struct entry *e,
+			       const struct pci_dev *d)
 {
-	static const char *const files[] = { "vendor", "device", "class" };
 	char path[4200];
 	uint64_t v;
 
-	for (size_t i = 0; i < 3; i++) {
-		snprintf(path, sizeof(path), "%s/%s", e->path, files[i]);
-		int r = sysfs_read_u64(s->sys_fd, path, 16, &v);
-		if (r < 0 || v > (i < 2 ? 0xffffu : 0xffffffu)) {
-			scan_warn(s, "%s/%s: %s; function skipped", s->roots.sys, path,
-				  r == -ENOENT ? "missing" : r < 0 ? strerror(-r) : "out of range");
-			return false;
-		}
-	}
-	return true;
+	if (d->vendor_id != 0 && d->vendor_id != 0xffff)
+		return true;
+	snprintf(path, sizeof(path), "%s/vendor", e->path);
+	int r = sysfs_read_u64(s->sys_fd, path, 16, &v);
+	scan_warn(s, "%s/%s: %s; function skipped", s->roots.sys, path,
+		  r < 0 ? strerror(-r) : "not a vendor id");
+	return false;
 }
 
 static const char *lookup_name(struct hal_scan_private *s, struct pci_access *pacc, int flags,
@@ -214,8 +215,6 @@ static __attribute__((noinline)) size_t fill_all(struct hal_scan_private *s,
 		struct pci_dev *volatile d = NULL;
 		unsigned dom, bus, dev, fn;
 
-		if (!identity_readable(s, &entries[i]))
-			continue;
 		if (setjmp(jump)) {
 			scan_warn(s, "%s/%s: libpci could not read it; function skipped", s->roots.sys,
 				  entries[i].path);
@@ -227,8 +226,10 @@ static __attribute__((noinline)) size_t fill_all(struct hal_scan_private *s,
 		d = pci_get_dev(pacc, (int)dom, (int)bus, (int)dev, (int)fn);
 		pci_fill_info(d, PCI_FILL_IDENT | PCI_FILL_CLASS | PCI_FILL_CLASS_EXT |
 				 PCI_FILL_SUBSYS | PCI_FILL_NUMA_NODE);
-		fill_function(s, pacc, &entries[i], &s->funcs[kept], d);
-		kept++;
+		if (identity_plausible(s, &entries[i], d)) {
+			fill_function(s, pacc, &entries[i], &s->funcs[kept], d);
+			kept++;
+		}
 		pci_free_dev(d);
 	}
 	pci_error_jump = NULL;

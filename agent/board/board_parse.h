@@ -71,12 +71,43 @@ int p_bars(struct pctx *c, struct json_object *obj, const char *key, const struc
 int p_cpulist(struct pctx *c, struct json_object *obj, const char *key, const struct jpath *at,
 	      const char **ret, unsigned *ret_max);
 
+/* A value from a table of names (also its number, or the kernel's "N: NAME"). */
+struct named_int {
+	const char *name;
+	int value;
+};
+int p_enum(struct pctx *c, struct json_object *obj, const char *key, const struct jpath *at,
+	   const struct named_int *table, int *ret);
+/* 32 hex digits (a UUID written without dashes, as DFL and FPGA regions do). */
+int p_hex128(struct pctx *c, struct json_object *obj, const char *key, const struct jpath *at,
+	     const char **ret);
+/* A relative sub-path inside a device directory ("fmgr.m.0"). */
+int p_subpath(struct pctx *c, struct json_object *obj, const char *key, const struct jpath *at,
+	      const char **ret);
+/* A list-valued key: *ret_n items (a single mapping counts as a list of one,
+ * *ret_single set); returns 0 when absent. p_item() picks item @i. */
+int p_list_of(struct pctx *c, struct json_object *obj, const char *key, const struct jpath *at,
+	      struct json_object **ret_list, size_t *ret_n, bool *ret_single);
+struct json_object *p_item(struct json_object *list, bool single, size_t i);
+
+/* board_parse_rdma.c: netdevs and RDMA devices. */
+int p_netdev(struct pctx *c, struct json_object *obj, const struct jpath *at,
+	     struct board_netdev *n);
+int p_ibdev(struct pctx *c, struct json_object *obj, const struct jpath *at,
+	    struct board_ibdev *ib, bool soft);
+
+/* board_parse_gpu.c: DRM nodes, NVIDIA (with MIG), ROCm kfd. */
+int p_drm(struct pctx *c, struct board_func *f, struct json_object *obj,
+	  const struct jpath *at);
+int p_nvidia(struct pctx *c, struct board_func *f, struct json_object *obj,
+	     const struct jpath *at);
+int p_kfd(struct pctx *c, struct board_func *f, struct json_object *obj,
+	  const struct jpath *at);
+
 /* board_parse_dev.c: the class devices and vendor extras of one function. */
 int p_function_devices(struct pctx *c, struct board_func *f, struct json_object *obj,
 		       const struct jpath *at);
 int p_sriov(struct pctx *c, struct board_func *f, struct json_object *obj,
 	    const struct jpath *at);
-int p_ibdev(struct pctx *c, struct json_object *obj, const struct jpath *at,
-	    struct board_ibdev *ib, bool soft);
 
 #endif

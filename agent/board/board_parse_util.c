@@ -522,3 +522,89 @@ bad_list:
 	return board_fail(c->d, &kp, bad, key);
 }
 
+int p_enum(struct pctx *c, struct json_object *obj, const char *key,
+		  const struct jpath *at, const struct named_int *table, int *ret)
+{
+	const char *s = NULL;
+	struct jpath kp = JP_KEY(at, key);
+	int r = p_text(c, obj, key, at, &s);
+
+	if (r <= 0)
+		return r;
+	if (isdigit((unsigned char)s[0]) && strchr(s, ':'))
+		s = strchr(s, ':') + 1 + (strchr(s, ':')[1] == ' ');
+	for (const struct named_int *t = table; t->name; t++)
+		if (!strcmp(t->name, s) ||
+		    (isdigit((unsigned char)s[0]) && atoi(s) == t->value && !strchr(s, ' '))) {
+			*ret = t->value;
+			return 1;
+		}
+	{
+		char names[256] = "";
+
+		for (const struct named_int *t = table; t->name; t++)
+			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+				 names[0] ? ", " : "", t->name);
+		return board_fail(c->d, &kp, "'%s' is '%s'; expected one of %s", key, s, names);
+	}
+}
+
+static bool is_hex_string(const char *s, size_t len)
+{
+	if (strlen(s) != len)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+int p_hex128(struct pctx *c, struct json_object *obj, const char *key,
+		    const struct jpath *at, const char **ret)
+{
+	struct jpath kp = JP_KEY(at, key);
+	int r = p_str(c, obj, key, at, ret);
+
+	if (r > 0 && !is_hex_string(*ret, 32))
+		return board_fail(c->d, &kp, "'%s' must be 32 hex digits", key);
+	return r;
+}
+
+int p_subpath(struct pctx *c, struct json_object *obj, const char *key,
+		     const struct jpath *at, const char **ret)
+{
+	struct jpath kp = JP_KEY(at, key);
+	int r = p_str(c, obj, key, at, ret);
+
+	if (r <= 0)
+		return r;
+	if (!(*ret)[0] || (*ret)[0] == '/' || strstr(*ret, "..") || strstr(*ret, "//") ||
+	    (*ret)[strlen(*ret) - 1] == '/')
+		return board_fail(c->d, &kp, "'%s' must be a relative path inside the device", key);
+	return 1;
+}
+
+int p_list_of(struct pctx *c, struct json_object *obj, const char *key,
+		   const struct jpath *at, struct json_object **ret_list, size_t *ret_n,
+		   bool *ret_single)
+{
+	struct json_object *v = NULL;
+	struct jpath kp = JP_KEY(at, key);
+	int r;
+
+	*ret_n = 0;
+	if (!json_object_object_get_ex(obj, key, &v) || !v)
+		return 0;
+	r = p_expect_list(c, v, &kp, key, true, ret_single);
+	if (r < 0)
+		return r;
+	*ret_list = v;
+	*ret_n = *ret_single ? 1 : json_object_array_length(v);
+	return 1;
+}
+
+struct json_object *p_item(struct json_object *list, bool single, size_t i)
+{
+	return single ? list : json_object_array_get_idx(list, i);
+}
+

@@ -109,7 +109,8 @@ void bw_virtual_classes(struct bw *w);			/* board_write_class.c */
 void bw_nvidia(struct bw *w);				/* board_write_nvidia.c: also nvml.json */
 void bw_system(struct bw *w);				/* board_write_system.c */
 
-/* "0-15,32-47" -> the kernel's 32-bit-word hex mask for @nr_cpus bits. */
+/* "0-15,32-47" -> the kernel's 32-bit-word hex mask for @nr_cpus bits;
+ * malloc'd, NULL when out of memory. */
 char *bw_cpumask(const char *cpulist, unsigned nr_cpus);
 /* CPU list of a NUMA node (all CPUs for -1). */
 const char *bw_numa_cpus(const struct board *b, int node);

@@ -287,7 +287,7 @@ static void write_function(struct bw *w, const struct board_func *f)
 		  (f->class_code >> 8) & 0xff, f->class_code & 0xff);
 	snprintf(subsys_id, sizeof(subsys_id), "%04X:%04X", f->sub_vendor, f->sub_device);
 	bw_printf(w, d.fd, "uevent",
-		  "%s%s%sPCI_CLASS=%X\nPCI_ID=%04X:%04X\nPCI_SUBSYS_ID=%s\nPCI_SLOT_NAME=%s\n"
+		  "%s%s%sPCI_CLASS=%04X\nPCI_ID=%04X:%04X\nPCI_SUBSYS_ID=%s\nPCI_SLOT_NAME=%s\n"
 		  "MODALIAS=pci:v%08Xd%08Xsv%08Xsd%08Xbc%02Xsc%02Xi%02X\n",
 		  f->driver ? "DRIVER=" : "", f->driver ? f->driver : "", f->driver ? "\n" : "",
 		  f->class_code, f->vendor, f->device, subsys_id, f->bdf, f->vendor, f->device,

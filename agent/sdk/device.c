@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The device model of the backend SDK (include/dralet/device.h). */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,7 @@ struct dralet_device {
 	struct dralet_backend_ctx *ctx;
 	const struct hal_pci_func *pci;
 	struct dralet_attr *attrs;
-	size_t n_attrs;
+	size_t n_attrs, cap_attrs;
 	struct dralet_capacity *caps;
 	size_t n_caps;
 	struct hal_devnode *nodes;
@@ -24,9 +25,59 @@ struct dralet_device {
 	void (*priv_free)(void *);
 };
 
+/*
+ * Attribute and capacity names are interned: a node has a few dozen distinct
+ * names repeated over every device, so each is validated and copied once and
+ * duplicates are found by pointer. The table lives for the whole process
+ * (agent state) and is shared by every backend, behind a mutex.
+ */
+#define INTERN_MAX 4096	/* distinct names; beyond, names are still accepted but copied */
+
+static struct {
+	pthread_mutex_t lock;
+	const char *slots[INTERN_MAX * 2];	/* open addressing, at most half full */
+	size_t count;
+} names = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static size_t name_hash(const char *s)
+{
+	size_t h = 1469598103934665603u;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211u;
+	return h;
+}
+
+/* The interned copy of a valid qualified name; NULL when @name is invalid or
+ * on ENOMEM (*ret_err says which). */
+static const char *intern_name(const char *name, int *ret_err)
+{
+	const char *found = NULL;
+	size_t mask = INTERN_MAX * 2 - 1, i = name_hash(name) & mask;
+
+	pthread_mutex_lock(&names.lock);
+	for (; names.slots[i]; i = (i + 1) & mask)
+		if (!strcmp(names.slots[i], name)) {
+			found = names.slots[i];
+			break;
+		}
+	if (!found) {
+		if (!k8s_valid_qualified_name(name)) {
+			*ret_err = -EINVAL;
+		} else if (names.count >= INTERN_MAX) {
+			*ret_err = -ENOSPC;
+		} else if (!(found = strdup(name))) {
+			*ret_err = -ENOMEM;
+		} else {
+			names.slots[i] = found;
+			names.count++;
+		}
+	}
+	pthread_mutex_unlock(&names.lock);
+	return found;
+}
+
 static void attr_clear(struct dralet_attr *a)
 {
-	free((char *)a->name);
 	if (a->type == DRALET_ATTR_STRING || a->type == DRALET_ATTR_VERSION)
 		free((char *)a->string_value);
 }
@@ -42,7 +93,6 @@ void dralet_device_free(struct dralet_backend_ctx *ctx, struct dralet_device *de
 	for (size_t i = 0; i < dev->n_attrs; i++)
 		attr_clear(&dev->attrs[i]);
 	for (size_t i = 0; i < dev->n_caps; i++) {
-		free((char *)dev->caps[i].name);
 		free((char *)dev->caps[i].quantity);
 	}
 	for (size_t i = 0; i < dev->n_nodes; i++)
@@ -140,7 +190,9 @@ int dralet_device_new(struct dralet_backend_ctx *ctx, const struct hal_pci_func 
 			       "device skipped", name);
 		return -EINVAL;
 	}
-	for (size_t i = 0; i < sink->n; i++)
+	/* names derive from the function's address, so only the devices this
+	 * probe made for the same function can collide; they are at the end */
+	for (size_t i = sink->n; i-- > 0 && sink->items[i]->pci == func;)
 		if (!strcmp(sink->items[i]->name, name))
 			return -EEXIST;
 	if (sink->n == sink->cap) {
@@ -169,40 +221,37 @@ int dralet_device_new(struct dralet_backend_ctx *ctx, const struct hal_pci_func 
 static struct dralet_attr *attr_slot(struct dralet_device *dev, const char *name, int *ret)
 {
 	struct dralet_attr *attrs;
+	const char *interned;
 
 	*ret = 0;
-	if (!k8s_valid_qualified_name(name)) {
-		*ret = reject(dev, "attribute", name, "not a qualified name");
+	interned = intern_name(name, ret);
+	if (!interned) {
+		if (*ret == -EINVAL)
+			*ret = reject(dev, "attribute", name, "not a qualified name");
 		return NULL;
 	}
 	for (size_t i = 0; i < dev->n_attrs; i++)
-		if (!strcmp(dev->attrs[i].name, name)) {
+		if (dev->attrs[i].name == interned) {
 			attr_clear(&dev->attrs[i]);
-			dev->attrs[i].name = strdup(name);
-			if (!dev->attrs[i].name) {
-				memmove(&dev->attrs[i], &dev->attrs[i + 1],
-					(--dev->n_attrs - i) * sizeof(*dev->attrs));
-				*ret = -ENOMEM;
-				return NULL;
-			}
 			return &dev->attrs[i];
 		}
 	if (dev->n_attrs + dev->n_caps >= DRALET_ATTRS_AND_CAPACITIES_MAX) {
 		*ret = reject(dev, "attribute", name, "more than 32 attributes and capacities");
 		return NULL;
 	}
-	attrs = realloc(dev->attrs, (dev->n_attrs + 1) * sizeof(*attrs));
-	if (!attrs) {
-		*ret = -ENOMEM;
-		return NULL;
+	if (dev->n_attrs == dev->cap_attrs) {
+		size_t cap = dev->cap_attrs ? dev->cap_attrs * 2 : 16;
+		attrs = realloc(dev->attrs, cap * sizeof(*attrs));
+		if (!attrs) {
+			*ret = -ENOMEM;
+			return NULL;
+		}
+		dev->attrs = attrs;
+		dev->cap_attrs = cap;
 	}
-	dev->attrs = attrs;
+	attrs = dev->attrs;
 	memset(&attrs[dev->n_attrs], 0, sizeof(*attrs));
-	attrs[dev->n_attrs].name = strdup(name);
-	if (!attrs[dev->n_attrs].name) {
-		*ret = -ENOMEM;
-		return NULL;
-	}
+	attrs[dev->n_attrs].name = interned;
 	return &attrs[dev->n_attrs++];
 }
 
@@ -284,16 +333,19 @@ int dralet_device_remove_attr(struct dralet_device *dev, const char *name)
 int dralet_device_set_capacity(struct dralet_device *dev, const char *name, const char *quantity)
 {
 	struct dralet_capacity *caps;
-	char *n, *q;
+	const char *interned;
+	char *q;
+	int r = 0;
 
-	if (!k8s_valid_qualified_name(name))
-		return reject(dev, "capacity", name, "not a qualified name");
+	interned = intern_name(name, &r);
+	if (!interned)
+		return r == -EINVAL ? reject(dev, "capacity", name, "not a qualified name") : r;
 	if (!k8s_valid_quantity(quantity))
 		return reject(dev, "capacity", name, "not a Kubernetes quantity");
 	if (!(q = strdup(quantity)))
 		return -ENOMEM;
 	for (size_t i = 0; i < dev->n_caps; i++)
-		if (!strcmp(dev->caps[i].name, name)) {
+		if (dev->caps[i].name == interned) {
 			free((char *)dev->caps[i].quantity);
 			dev->caps[i].quantity = q;
 			return 0;
@@ -303,14 +355,12 @@ int dralet_device_set_capacity(struct dralet_device *dev, const char *name, cons
 		return reject(dev, "capacity", name, "more than 32 attributes and capacities");
 	}
 	caps = realloc(dev->caps, (dev->n_caps + 1) * sizeof(*caps));
-	if (!caps || !(n = strdup(name))) {
-		if (caps)
-			dev->caps = caps;
+	if (!caps) {
 		free(q);
 		return -ENOMEM;
 	}
 	dev->caps = caps;
-	caps[dev->n_caps].name = n;
+	caps[dev->n_caps].name = interned;
 	caps[dev->n_caps++].quantity = q;
 	return 0;
 }

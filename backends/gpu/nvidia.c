@@ -50,7 +50,6 @@ const char *nvidia_driver_version(const struct nvidia_state *st)
 static int nvidia_init(struct dralet_backend_ctx *ctx, void **ret_state)
 {
 	struct nvidia_state *st = calloc(1, sizeof(*st));
-	int r;
 
 	if (!st)
 		return -ENOMEM;
@@ -62,11 +61,6 @@ static int nvidia_init(struct dralet_backend_ctx *ctx, void **ret_state)
 	st->uvm_major = dralet_char_major(ctx, "nvidia-uvm");
 	st->caps_major = dralet_char_major(ctx, "nvidia-caps");
 	nvidia_proc_driver_version(ctx, st->proc_driver_version, sizeof(st->proc_driver_version));
-	r = nvidia_proc_cap_minors(ctx, st);
-	if (r == -ENOMEM) {
-		free(st);
-		return r;
-	}
 	nvidia_roots_init(ctx, st);
 	*ret_state = st;
 	return 0;

@@ -35,6 +35,7 @@ struct nvidia_state {
 	int major;			/* nvidia-frontend */
 	int uvm_major;			/* -1 unknown */
 	int caps_major;			/* -1 unknown */
+	bool caps_loaded;		/* mig-minors is read at the first need */
 	struct nvidia_cap_minor *caps;
 	size_t n_caps;
 	char driver_root[4096];		/* where dralet reads driver files */
@@ -63,9 +64,9 @@ int nvidia_proc_gpu_read(struct dralet_backend_ctx *ctx, const char *address,
 /* "NVRM version: ... 550.54.15 ..." -> "550.54.15". */
 int nvidia_proc_driver_version(struct dralet_backend_ctx *ctx, char *buf, size_t size);
 /* Parses proc/driver/nvidia-caps/mig-minors into st->caps. */
-int nvidia_proc_cap_minors(struct dralet_backend_ctx *ctx, struct nvidia_state *st);
 /* The minor of gpu<gpu>/gi<gi>[/ci<ci>]/access, or -ENOENT. */
-int nvidia_cap_minor(const struct nvidia_state *st, unsigned gpu, unsigned gi, int ci);
+int nvidia_cap_minor(struct dralet_backend_ctx *ctx, struct nvidia_state *st, unsigned gpu,
+		     unsigned gi, int ci);
 /* True when proc/driver/nvidia/capabilities/gpu<minor>/mig has GPU
  * instances (the GPU is in MIG mode with instances configured). */
 bool nvidia_proc_has_gpu_instances(struct dralet_backend_ctx *ctx, int minor);

@@ -146,8 +146,8 @@ static int publish_mig(struct dralet_backend_ctx *ctx, struct nvidia_state *st,
 	int gi_minor, ci_minor, r;
 
 	/* without its capability nodes no container could use the device */
-	gi_minor = gpu->minor >= 0 ? nvidia_cap_minor(st, (unsigned)gpu->minor, m->gi, -1) : -ENOENT;
-	ci_minor = gpu->minor >= 0 ? nvidia_cap_minor(st, (unsigned)gpu->minor, m->gi, (int)m->ci)
+	gi_minor = gpu->minor >= 0 ? nvidia_cap_minor(ctx, st, (unsigned)gpu->minor, m->gi, -1) : -ENOENT;
+	ci_minor = gpu->minor >= 0 ? nvidia_cap_minor(ctx, st, (unsigned)gpu->minor, m->gi, (int)m->ci)
 				   : -ENOENT;
 	if (gi_minor < 0 || ci_minor < 0) {
 		dralet_ctx_warn(ctx, "%s: MIG device %s (gi %u, ci %u): no gpu%d/gi%u%s/access in "

@@ -108,9 +108,49 @@ int nvidia_proc_driver_version(struct dralet_backend_ctx *ctx, char *buf, size_t
 	return -EINVAL;
 }
 
-int nvidia_proc_cap_minors(struct dralet_backend_ctx *ctx, struct nvidia_state *st)
+/* "<prefix><number>" at *p: advances *p past it. */
+static bool take_number(const char **p, const char *prefix, unsigned *ret)
+{
+	size_t n = strlen(prefix);
+	char *end;
+	unsigned long v;
+
+	if (strncmp(*p, prefix, n) || !isdigit((unsigned char)(*p)[n]))
+		return false;
+	v = strtoul(*p + n, &end, 10);
+	if (v > (1u << 20))
+		return false;
+	*ret = (unsigned)v;
+	*p = end;
+	return true;
+}
+
+/* "gpu0/gi1/ci0/access 22" or "gpu0/gi1/access 21"; false for "config 1",
+ * "monitor 2" and garbage. The file lists every possible instance of every
+ * GPU (thousands of lines), so it is parsed by hand, once, when a MIG device
+ * first needs a minor. */
+static bool parse_cap_line(const char *line, struct nvidia_cap_minor *ret)
+{
+	unsigned gpu, gi, ci = 0, minor;
+	bool has_ci;
+	const char *p = line;
+
+	if (!take_number(&p, "gpu", &gpu) || !take_number(&p, "/gi", &gi))
+		return false;
+	has_ci = take_number(&p, "/ci", &ci);
+	if (strncmp(p, "/access ", 8))
+		return false;
+	p += 8;
+	if (!take_number(&p, "", &minor) || (*p && *p != '\n') || ci > 1024)
+		return false;
+	*ret = (struct nvidia_cap_minor){ gpu, gi, has_ci ? (int)ci : -1, minor };
+	return true;
+}
+
+static int load_cap_minors(struct dralet_backend_ctx *ctx, struct nvidia_state *st)
 {
 	char path[4096], line[256];
+	size_t cap = 0;
 	FILE *f;
 	int r = dralet_root_path(ctx, DRALET_ROOT_PROC, "driver/nvidia-caps/mig-minors", path,
 				 sizeof(path));
@@ -121,32 +161,31 @@ int nvidia_proc_cap_minors(struct dralet_backend_ctx *ctx, struct nvidia_state *
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
-		unsigned gpu, gi, ci, minor;
-		char tail;
 		struct nvidia_cap_minor c;
-
-		if (sscanf(line, "gpu%u/gi%u/ci%u/access %u %c", &gpu, &gi, &ci, &minor, &tail) == 4)
-			c = (struct nvidia_cap_minor){ gpu, gi, (int)ci, minor };
-		else if (sscanf(line, "gpu%u/gi%u/access %u %c", &gpu, &gi, &minor, &tail) == 3)
-			c = (struct nvidia_cap_minor){ gpu, gi, -1, minor };
-		else
-			continue;	/* "config 1", "monitor 2", or garbage */
-		if (minor > (1u << 20) || c.ci > 1024)
+		if (!parse_cap_line(line, &c))
 			continue;
-		struct nvidia_cap_minor *caps = realloc(st->caps, (st->n_caps + 1) * sizeof(*caps));
-		if (!caps) {
-			fclose(f);
-			return -ENOMEM;
+		if (st->n_caps == cap) {
+			cap = cap ? cap * 2 : 256;
+			struct nvidia_cap_minor *caps = realloc(st->caps, cap * sizeof(*caps));
+			if (!caps) {
+				fclose(f);
+				return -ENOMEM;
+			}
+			st->caps = caps;
 		}
-		st->caps = caps;
 		st->caps[st->n_caps++] = c;
 	}
 	fclose(f);
 	return 0;
 }
 
-int nvidia_cap_minor(const struct nvidia_state *st, unsigned gpu, unsigned gi, int ci)
+int nvidia_cap_minor(struct dralet_backend_ctx *ctx, struct nvidia_state *st, unsigned gpu,
+		     unsigned gi, int ci)
 {
+	if (!st->caps_loaded) {
+		st->caps_loaded = true;
+		load_cap_minors(ctx, st);	/* no file: no MIG capabilities, -ENOENT below */
+	}
 	for (size_t i = 0; i < st->n_caps; i++)
 		if (st->caps[i].gpu == gpu && st->caps[i].gi == gi && st->caps[i].ci == ci)
 			return (int)st->caps[i].minor;

@@ -48,57 +48,11 @@ int pcidev_driver_now(struct dralet_backend_ctx *ctx, const struct hal_pci_func 
 	return 0;
 }
 
-int pcidev_iommu_group_size(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
-{
-	char rel[64], path[4096];
-	struct dirent *de;
-	DIR *dir;
-	int n = 0, r;
-
-	if (func->iommu_group < 0)
-		return -ENOENT;
-	snprintf(rel, sizeof(rel), "kernel/iommu_groups/%d/devices", func->iommu_group);
-	r = dralet_root_path(ctx, DRALET_ROOT_SYS, rel, path, sizeof(path));
-	if (r < 0)
-		return r;
-	dir = opendir(path);
-	if (!dir)
-		return -errno;
-	while ((de = readdir(dir)))
-		if (de->d_name[0] != '.')
-			n++;
-	closedir(dir);
-	return n;
-}
-
-/* Members of @func's group among the functions of its slot (device 0-7):
- * the fallback when kernel/iommu_groups/<N>/devices cannot be listed. */
-static int group_members_in_slot(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
-{
-	char address[32];
-	int n = 0;
-
-	for (unsigned fn = 0; fn < 8; fn++) {
-		const struct hal_pci_func *f;
-		snprintf(address, sizeof(address), "%04x:%02x:%02x.%u", func->domain, func->bus,
-			 func->dev, fn);
-		f = fn == func->fn ? func : dralet_ctx_find_pci(ctx, address);
-		if (f && f->iommu_group == func->iommu_group)
-			n++;
-	}
-	return n;
-}
-
 bool pcidev_vfio_capable(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
 {
-	int n;
-
-	if (func->iommu_group < 0)
-		return false;
-	n = pcidev_iommu_group_size(ctx, func);
-	if (n < 0)
-		n = group_members_in_slot(ctx, func);
-	return n == 1;
+	(void)ctx;
+	/* alone in its IOMMU group: vfio can take it without taking others */
+	return func->iommu_group >= 0 && func->iommu_group_size == 1;
 }
 
 static bool parse_devnum(const char *s, unsigned *major, unsigned *minor)

@@ -33,10 +33,6 @@ bool pcidev_present(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f
 int pcidev_driver_now(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func, char *buf,
 		      size_t size);
 
-/* Number of PCI functions in @func's IOMMU group (>= 1), -ENOENT without an
- * IOMMU group, other -errno when the group cannot be listed. */
-int pcidev_iommu_group_size(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func);
-
 /* A function a container can own through vfio: it has an IOMMU group and is
  * alone in it (a shared group would hand its neighbours over too). */
 bool pcidev_vfio_capable(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func);

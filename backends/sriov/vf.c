@@ -71,7 +71,23 @@ static void add_attributes(struct dralet_backend_ctx *ctx, struct dralet_device 
 	dralet_device_set_string(dev, "k8s.cni.cncf.io/deviceID", vf->address);
 }
 
-/* Health from what the node says now; used by probe and by the health op. */
+static bool link_down(const char *operstate)
+{
+	return operstate && (!strcmp(operstate, "down") || !strcmp(operstate, "lowerlayerdown"));
+}
+
+/* Health from the discovery's facts, read a moment ago: for probe. */
+static int health_at_probe(const struct hal_pci_func *vf)
+{
+	const struct hal_netdev *pf_net = first_netdev(vf->physfn);
+
+	if (!vf->driver || !vf->physfn)
+		return DRALET_HEALTH_UNHEALTHY;
+	return pf_net && link_down(pf_net->operstate) ? DRALET_HEALTH_UNHEALTHY
+						       : DRALET_HEALTH_HEALTHY;
+}
+
+/* Health from what the node says now: for the health op. */
 static int health_now(struct dralet_backend_ctx *ctx, const struct hal_pci_func *vf)
 {
 	char driver[64], rel[128], state[32];
@@ -85,7 +101,7 @@ static int health_now(struct dralet_backend_ctx *ctx, const struct hal_pci_func 
 		snprintf(rel, sizeof(rel), "class/net/%s/operstate", pf_net->ifname);
 		const char *op = dralet_read_file(ctx, DRALET_ROOT_SYS, rel, state,
 						  sizeof(state)) > 0 ? state : pf_net->operstate;
-		if (op && (!strcmp(op, "down") || !strcmp(op, "lowerlayerdown")))
+		if (link_down(op))
 			return DRALET_HEALTH_UNHEALTHY;	/* no carrier on the PF: no traffic */
 	}
 	return DRALET_HEALTH_HEALTHY;
@@ -110,7 +126,7 @@ int vf_probe_device(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f
 	r = pcidev_device_add_vfio(ctx, dev, func);
 	if (r >= 0 && ib && !pcidev_is_vfio(func))
 		r = rdma_device_add_nodes(ctx, dev, ib);
-	dralet_device_set_health(dev, health_now(ctx, func));
+	dralet_device_set_health(dev, health_at_probe(func));
 	*ret_dev = dev;
 	return r < 0 ? r : 0;
 }

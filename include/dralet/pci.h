@@ -157,6 +157,7 @@ struct hal_pci_func {
 	int numa_node;		/* -1 unknown */
 	const char *local_cpulist;	/* "0-15,32-47", NULL if unknown */
 	int iommu_group;	/* -1 without IOMMU */
+	unsigned iommu_group_size;	/* PCI functions in that group (1: alone, vfio-safe) */
 	struct hal_devnode vfio_group;	/* /dev/vfio/<group> (path NULL if absent) */
 	struct hal_pci_link link;
 

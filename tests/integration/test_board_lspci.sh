@@ -16,7 +16,13 @@ if ! command -v lspci >/dev/null 2>&1; then
 fi
 [ -x "$dralet" ] || { echo "no dralet binary at $dralet"; exit 1; }
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/dralet-test-lspci.XXXXXX")
+# trees are tens of thousands of tiny files: tmpfs when TMPDIR is unset
+base=${TMPDIR:-}
+if [ -z "$base" ] && [ -w /dev/shm ] &&
+   [ "$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 {print $4}')" -ge 524288 ] 2>/dev/null; then
+    base=/dev/shm
+fi
+tmp=$(mktemp -d "${base:-/tmp}/dralet-test-lspci.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 fail=0
 

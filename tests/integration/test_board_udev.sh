@@ -23,7 +23,13 @@ if ! ldconfig -p 2>/dev/null | grep -q "$preload"; then
 fi
 [ -x "$dralet" ] || { echo "no dralet binary at $dralet"; exit 1; }
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/dralet-test-udev.XXXXXX")
+# trees are tens of thousands of tiny files: tmpfs when TMPDIR is unset
+base=${TMPDIR:-}
+if [ -z "$base" ] && [ -w /dev/shm ] &&
+   [ "$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 {print $4}')" -ge 524288 ] 2>/dev/null; then
+    base=/dev/shm
+fi
+tmp=$(mktemp -d "${base:-/tmp}/dralet-test-udev.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
 cat >"$tmp/enumerate.c" <<'EOF'
