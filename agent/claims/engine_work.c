@@ -399,6 +399,33 @@ static int clear_stale_entry(struct claims_engine *e, struct op *op)
 	return 0;
 }
 
+/* dralet_undo_commit() of a prepare: the device's undo state so far goes into
+ * its checkpoint entry (not yet prepared) and onto disk, so that a crash in
+ * the middle of the backend's changes is rolled back with it at the next start. */
+struct undo_commit {
+	struct claims_engine *e;
+	struct ckpt_device *cd;
+};
+
+static int commit_undo(void *userdata, const struct dralet_undo *undo)
+{
+	struct undo_commit *uc = userdata;
+	struct dralet_undo copy;
+	int r = ckpt_undo_copy(&copy, undo);
+
+	if (r < 0)
+		return r;
+	claims_state_lock(uc->e->state);
+	undo_clear(&uc->cd->undo);
+	uc->cd->undo = copy;
+	claims_state_changed(uc->e->state);
+	claims_state_unlock(uc->e->state);
+	r = claims_state_sync(uc->e->state);
+	if (r == 0)
+		claims_crash_point("prepare-undo-committed");
+	return r;
+}
+
 void engine_work_prepare(struct claims_engine *e, struct op *op)
 {
 	const struct claim_plan *p = op->plan;
@@ -453,8 +480,12 @@ void engine_work_prepare(struct claims_engine *e, struct op *op)
 			.undo = &undo,
 		};
 		char env[128], value[768];
+		struct undo_commit uc = { e, cd };
 
+		undo.commit = commit_undo;
+		undo.commit_userdata = &uc;
 		r = call_prepare(op->targets[i], &req, cause, sizeof(cause));
+		undo.commit = NULL;
 		if (r < 0) {
 			/* a failing prepare cleans up after itself (backend.h): nothing to undo */
 			edits_clear(&edits);
@@ -472,6 +503,7 @@ void engine_work_prepare(struct claims_engine *e, struct op *op)
 		claims_state_lock(e->state);
 		cd->prepared = true;
 		cd->edits = edits;
+		undo_clear(&cd->undo);	/* what the backend committed on the way */
 		cd->undo = undo;
 		claims_state_changed(e->state);
 		claims_state_unlock(e->state);
