@@ -9,10 +9,12 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "agent/commands.h"
 #include "agent/config.h"
+#include "agent/inventory.h"
 #include "agent/kubelet/registration.h"
 #include "agent/log.h"
 #include "agent/setup.h"
@@ -90,6 +92,32 @@ static void print_report(const struct sriov_report *rep, bool dry_run)
 	}
 }
 
+/* The claims checkpoints of this node's DRA drivers (other plugins keep
+ * files of their own in the plugins directory). */
+static int prepared_of_our_drivers(const struct setup *s, const char *plugins_dir,
+				   struct sriov_prepared *prep, char *err, size_t errlen)
+{
+	struct inventory *inv;
+	const char **names;
+	size_t n;
+	int r = inventory_discover(&s->roots, s->cfg, s->reg, &inv);
+
+	if (r < 0)
+		return r;
+	n = inventory_n_drivers(inv);
+	names = calloc(n + 1, sizeof(*names));
+	if (!names) {
+		inventory_free(inv);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		names[i] = inventory_driver(inv, i);
+	r = sriov_prepared_load_drivers(plugins_dir, names, n, prep, err, errlen);
+	free(names);
+	inventory_free(inv);
+	return r;
+}
+
 int cmd_sriov(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -163,7 +191,7 @@ int cmd_sriov(int argc, char **argv)
 		return 1;
 	}
 	err[0] = '\0';
-	r = sriov_prepared_load_all(plugins_dir, &prep, err, sizeof(err));
+	r = prepared_of_our_drivers(&s, plugins_dir, &prep, err, sizeof(err));
 	if (r < 0) {
 		/* without it, prepared VFs are not protected: refuse to change anything */
 		log_error("cannot tell which VFs are prepared for claims: %s",

@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "agent/sriov/prepared.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "agent/checkpoint/checkpoint_file.h"
 
@@ -49,26 +47,16 @@ int sriov_prepared_load_dir(const char *state_dir, struct sriov_prepared *p, cha
 	return r;
 }
 
-int sriov_prepared_load_all(const char *plugins_dir, struct sriov_prepared *p, char *err,
-			    size_t errlen)
+int sriov_prepared_load_drivers(const char *plugins_dir, const char *const *drivers, size_t n,
+				struct sriov_prepared *p, char *err, size_t errlen)
 {
-	DIR *dir = opendir(plugins_dir);
-	struct dirent *de;
 	int r = 0;
 
-	if (!dir)
-		return errno == ENOENT ? 0 : -errno;
-	while (r >= 0 && (de = readdir(dir))) {
-		char sub[4096];
-		struct stat st;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(sub, sizeof(sub), "%s/%s", plugins_dir, de->d_name);
-		if (stat(sub, &st) < 0 || !S_ISDIR(st.st_mode))
-			continue;
-		r = sriov_prepared_load_dir(sub, p, err, errlen);
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		char dir[4096];
+		if (snprintf(dir, sizeof(dir), "%s/%s", plugins_dir, drivers[i]) >= (int)sizeof(dir))
+			return -ENAMETOOLONG;
+		r = sriov_prepared_load_dir(dir, p, err, errlen);
 	}
-	closedir(dir);
 	return r;
 }

@@ -25,8 +25,9 @@ int sriov_prepared_from_checkpoint(const struct checkpoint *ck, struct sriov_pre
 int sriov_prepared_load_dir(const char *state_dir, struct sriov_prepared *p, char *err,
 			    size_t errlen);
 
-/* The same for every driver directory below @plugins_dir. */
-int sriov_prepared_load_all(const char *plugins_dir, struct sriov_prepared *p, char *err,
-			    size_t errlen);
+/* The same for the directories <@plugins_dir>/<driver> of @drivers (other
+ * plugins keep files of their own there). */
+int sriov_prepared_load_drivers(const char *plugins_dir, const char *const *drivers, size_t n,
+				struct sriov_prepared *p, char *err, size_t errlen);
 
 #endif

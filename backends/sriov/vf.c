@@ -93,8 +93,10 @@ static int health_now(struct dralet_backend_ctx *ctx, const struct hal_pci_func 
 	char driver[64], rel[128], state[32];
 	const struct hal_netdev *pf_net = first_netdev(vf->physfn);
 
-	if (pcidev_driver_now(ctx, vf, driver, sizeof(driver)) <= 0)
-		return DRALET_HEALTH_UNHEALTHY;	/* gone, or no driver to use it through */
+	/* no driver is fine: prepare binds one (VfConfig.driver), as policies with
+	 * vfDriver none intend */
+	if (pcidev_driver_now(ctx, vf, driver, sizeof(driver)) < 0)
+		return DRALET_HEALTH_UNHEALTHY;	/* gone */
 	if (!vf->physfn || !pcidev_present(ctx, vf->physfn))
 		return DRALET_HEALTH_UNHEALTHY;
 	if (pf_net) {

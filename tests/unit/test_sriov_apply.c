@@ -400,10 +400,13 @@ static void test_prepared_from_checkpoints(void **state)
 	assert_int_equal(add_claim(ck, "u2", "two", "0000:17:00.2", CKPT_PREPARE_STARTED), 0);
 	snprintf(plugins, sizeof(plugins), "%s/plugins", f->dir);
 	snprintf(dir, sizeof(dir), "%s/sriov.dralet.dev", plugins);
+	static const char *const drivers[] = { "sriov.dralet.dev", "gpu.dralet.dev" };
 	tree_mkdir(f->dir, "plugins/sriov.dralet.dev");
 	tree_mkdir(f->dir, "plugins/gpu.dralet.dev");	/* no checkpoint yet */
+	/* another vendor's plugin keeps a file of its own name: not read */
+	tree_write(f->dir, "plugins/gpu.example.com/checkpoint.json", "{\"v1\": {}}");
 	assert_int_equal(checkpoint_file_save(dir, ck), 0);
-	assert_int_equal(sriov_prepared_load_all(plugins, &p, err, sizeof(err)), 0);
+	assert_int_equal(sriov_prepared_load_drivers(plugins, drivers, 2, &p, err, sizeof(err)), 0);
 	assert_int_equal(p.n, 2);
 	const struct sriov_prepared_vf *v = sriov_prepared_find(&p, "0000:17:00.2");
 	assert_non_null(v);
@@ -415,11 +418,12 @@ static void test_prepared_from_checkpoints(void **state)
 	/* a corrupt checkpoint is an error: its claims would go unprotected */
 	snprintf(dir, sizeof(dir), "plugins/sriov.dralet.dev/%s", CHECKPOINT_FILE_NAME);
 	tree_write(f->dir, dir, "{garbage");
-	assert_true(sriov_prepared_load_all(plugins, &p, err, sizeof(err)) < 0);
+	assert_true(sriov_prepared_load_drivers(plugins, drivers, 2, &p, err, sizeof(err)) < 0);
 	assert_non_null(strstr(err, CHECKPOINT_FILE_NAME));
 	sriov_prepared_clear(&p);
 	/* no plugins directory at all: nothing prepared */
-	assert_int_equal(sriov_prepared_load_all("/nonexistent/dralet", &p, err, sizeof(err)), 0);
+	assert_int_equal(sriov_prepared_load_drivers("/nonexistent/dralet", drivers, 2, &p, err,
+						     sizeof(err)), 0);
 	checkpoint_free(ck);
 	fixture_free(f);
 }
