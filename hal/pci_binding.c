@@ -109,6 +109,22 @@ void hal_pf_state_clear(struct hal_pf_state *st)
 	st->n_vfs = 0;
 }
 
+int hal_sriov_set_autoprobe(const struct hal_sysfs_io *io, const char *address, int on,
+			    char *err, size_t errlen)
+{
+	char rel[160];
+	unsigned now;
+	int r;
+
+	if (read_uint(io, address, "sriov_drivers_autoprobe", &now) == 0 && (now != 0) == (on != 0))
+		return 0;
+	snprintf(rel, sizeof(rel), "bus/pci/devices/%s/sriov_drivers_autoprobe", address);
+	r = io->write(io->userdata, rel, on ? "1" : "0");
+	if (r < 0)
+		say(err, errlen, "%s: cannot set sriov_drivers_autoprobe: %s", address, strerror(-r));
+	return r;
+}
+
 const struct hal_vf_state *hal_pf_state_vf(const struct hal_pf_state *st, const char *address)
 {
 	for (size_t i = 0; st && i < st->n_vfs; i++)

@@ -45,6 +45,12 @@ int hal_pf_state_read(const struct hal_sysfs_io *io, const char *address,
 		      struct hal_pf_state *ret);
 void hal_pf_state_clear(struct hal_pf_state *st);
 
+/* Writes PF @address's sriov_drivers_autoprobe (@on 0 or 1), which decides
+ * whether VFs created later bind to their default driver; nothing is written
+ * when it already is so. */
+int hal_sriov_set_autoprobe(const struct hal_sysfs_io *io, const char *address, int on,
+			    char *err, size_t errlen);
+
 /* The VF of @st with @address, or NULL. */
 const struct hal_vf_state *hal_pf_state_vf(const struct hal_pf_state *st, const char *address);
 

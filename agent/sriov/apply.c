@@ -164,9 +164,18 @@ static void apply_pf(const struct node_ctl *ctl, const struct sriov_policy *pol,
 	}
 	if (!dry_run || plan.action != SRIOV_COUNT_SET)
 		apply_vfs(ctl, pol, pf, &st, prep, dry_run, rep);
+	/* for the VFs created later, and so the next run sees the policy's value */
+	if (st.autoprobe >= 0 && st.autoprobe != plan.autoprobe) {
+		r = dry_run ? 0 : hal_sriov_set_autoprobe(&ctl->sysfs, pf->address, plan.autoprobe,
+							  err, sizeof(err));
+		if (r < 0)
+			failure(rep, "%s", err);
+		else
+			rep->autoprobe_set = true;
+	}
 	hal_pf_state_clear(&st);
 	if (rep->outcome == SRIOV_PF_UNCHANGED &&
-	    (rep->vfs_changed || rep->vfs_rebound || rep->vfs_set))
+	    (rep->vfs_changed || rep->vfs_rebound || rep->vfs_set || rep->autoprobe_set))
 		rep->outcome = SRIOV_PF_CHANGED;
 }
 
@@ -194,7 +203,7 @@ int sriov_apply(const struct node_ctl *ctl, const struct sriov_policies *pol,
 		r->also = also ? also->name : NULL;
 		apply_pf(ctl, p, pf, prep, dry_run, r);
 		rep->vfs_changed |= r->vfs_changed;
-		rep->changed |= r->vfs_changed || r->vfs_rebound || r->vfs_set;
+		rep->changed |= r->vfs_changed || r->vfs_rebound || r->vfs_set || r->autoprobe_set;
 	}
 	*ret = rep;
 	return 0;

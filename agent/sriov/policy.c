@@ -157,8 +157,9 @@ void sriov_plan_vfs(const struct sriov_policy *pol, const struct hal_pf_state *s
 		switch (pol->vf_driver) {
 		case SRIOV_VF_DRIVER_DEFAULT:
 			/* an override (ours or another's) or vfio-pci: back to the kernel's
-			 * choice; no driver: let the kernel try */
-			if (vf->override[0] || vfio || !vf->driver[0])
+			 * choice; no driver and autoprobe was off (another vfDriver before):
+			 * let the kernel try once (apply turns autoprobe on) */
+			if (vf->override[0] || vfio || (!vf->driver[0] && st->autoprobe == 0))
 				s->bind = SRIOV_BIND_DEFAULT;
 			break;
 		case SRIOV_VF_DRIVER_VFIO:

@@ -317,12 +317,17 @@ static void test_vf_steps(void **state)
 	snprintf(vfs[2].driver, sizeof(vfs[2].driver), "vfio-pci");
 	snprintf(vfs[2].override, sizeof(vfs[2].override), "vfio-pci");
 	vfs[3].driver[0] = '\0';
-	/* default: iavf stays, vfio-pci goes back, an unbound VF is probed */
+	/* default: iavf stays, vfio-pci goes back; an unbound VF is left to the kernel,
+	 * which tried it with autoprobe on ... */
 	sriov_plan_vfs(&pol, &st, &prep, true, steps);
 	assert_int_equal(steps[0].bind, SRIOV_BIND_KEEP);
 	assert_non_null(steps[1].prepared);	/* VF 1 (0000:3b:00.2) belongs to a claim */
 	assert_int_equal(steps[1].bind, SRIOV_BIND_KEEP);
 	assert_int_equal(steps[2].bind, SRIOV_BIND_DEFAULT);
+	assert_int_equal(steps[3].bind, SRIOV_BIND_KEEP);
+	/* ... and probed when it was made with autoprobe off (another vfDriver before) */
+	st.autoprobe = 0;
+	sriov_plan_vfs(&pol, &st, &prep, true, steps);
 	assert_int_equal(steps[3].bind, SRIOV_BIND_DEFAULT);
 	assert_false(steps[0].set);
 	/* vfio-pci: everything not on vfio-pci with the override moves */

@@ -206,7 +206,15 @@ static void test_vfio_policy(void **state)
 	assert_int_equal(pf_report(rep, NIC)->vfs_rebound, 3);
 	assert_false(pf_report(rep, NIC)->vfs_changed);
 	assert_int_equal(k_find_log(&f->k, before, "sriov_numvfs"), -1);
+	assert_true(k_find_log(&f->k, before, NIC "/sriov_drivers_autoprobe=1") >= 0);
 	assert_string_equal(driver_of(f, "0000:17:00.2"), "iavf");
+	sriov_report_free(rep);
+	/* converged: nothing more to write */
+	rescan(f);
+	before = f->k.n_log;
+	rep = apply(f, NULL, false);
+	assert_false(rep->changed);
+	assert_int_equal(f->k.n_log, before);
 	sriov_report_free(rep);
 	fixture_free(f);
 }
@@ -294,7 +302,29 @@ static void test_kernel_errors_stay_with_their_pf(void **state)
 	assert_int_equal(numvfs(f, NVME), 3);
 	sriov_report_free(rep);
 
+	/* VFs in use elsewhere (EBUSY) and a driver refusing a count (EINVAL) */
+	f->k.pfs[1].disable_error = -EBUSY;
+	set_policies(f, "sriov:\n  policies:\n"
+		     "  - {name: nvme, pfSelector: {drivers: [nvme]}, numVfs: 1}\n");
+	rep = apply(f, NVME, false);
+	assert_int_equal(pf_report(rep, NVME)->outcome, SRIOV_PF_FAILED);
+	assert_non_null(strstr(pf_report(rep, NVME)->message, NVME ": cannot disable its 3 VFs: "
+			       "VFs are enabled or in use"));
+	assert_int_equal(numvfs(f, NVME), 3);
+	sriov_report_free(rep);
+	f->k.pfs[1].disable_error = 0;
+	f->k.pfs[1].enable_error = -EINVAL;
+	rep = apply(f, NVME, false);
+	assert_int_equal(pf_report(rep, NVME)->outcome, SRIOV_PF_FAILED);
+	assert_non_null(strstr(pf_report(rep, NVME)->message, NVME ": enabling 1 VFs failed: "
+			       "the PF driver refused the count"));
+	assert_true(pf_report(rep, NVME)->vfs_changed);	/* the 3 went: rediscover */
+	assert_int_equal(numvfs(f, NVME), 0);
+	sriov_report_free(rep);
+
 	/* the PF loses its driver: no VFs can be made */
+	set_policies(f, "sriov:\n  policies:\n"
+		     "  - {name: nic, pfSelector: {drivers: [ice]}, numVfs: 4}\n");
 	char p[PATH_MAX + 64];
 	snprintf(p, sizeof(p), "%s/sys/devices/" RP0 "/" NIC "/driver", f->dir);
 	unlink(p);

@@ -45,6 +45,8 @@ struct k_pf {
 	char pf_ifname[32];
 	int pf_ifindex;
 	unsigned enospc_above;	/* 0: no limit */
+	int disable_error;	/* writing 0 answers this (-EBUSY: VFs assigned) */
+	int enable_error;	/* writing N answers this (-EINVAL: the driver refuses) */
 };
 
 struct k_vfset {
@@ -381,6 +383,10 @@ static inline int k_numvfs(struct kmodel *k, const char *address, const char *va
 		return -EBUSY;
 	if (pf->enospc_above && n > pf->enospc_above)
 		return -ENOSPC;
+	if (!n && pf->disable_error)
+		return pf->disable_error;
+	if (n && pf->enable_error)
+		return pf->enable_error;
 	if (!n)
 		k_remove_vfs(k, pf, cur);
 	else
