@@ -15,9 +15,14 @@
 
 struct node_ctl {
 	struct hal_sysfs_io sysfs;
-	/* VF settings through the PF (hal_vf_get / hal_vf_apply); 0 or -errno */
-	int (*vf_get)(void *userdata, int pf_ifindex, unsigned vf, struct hal_vf_settings *ret);
-	int (*vf_set)(void *userdata, int pf_ifindex, unsigned vf, const struct hal_vf_settings *s);
+	/* VF settings through the PF (hal_vf_get / hal_vf_apply); 0 or -errno. The
+	 * real ones first check that @pf_ifindex is @pf_ifname in this network
+	 * namespace (-ENODEV when not): a simulated tree's interface index may be
+	 * a real interface of the host. */
+	int (*vf_get)(void *userdata, const char *pf_ifname, int pf_ifindex, unsigned vf,
+		      struct hal_vf_settings *ret);
+	int (*vf_set)(void *userdata, const char *pf_ifname, int pf_ifindex, unsigned vf,
+		      const struct hal_vf_settings *s);
 	void *vf_userdata;
 };
 

@@ -104,24 +104,27 @@ static void from_hal(const struct hal_vf_settings *h, struct dralet_vf_settings 
 	memcpy(s->mac, h->mac, sizeof(s->mac));
 }
 
-int dralet_vf_get(struct dralet_backend_ctx *ctx, int pf_ifindex, unsigned vf,
+int dralet_vf_get(struct dralet_backend_ctx *ctx, const struct hal_netdev *pf, unsigned vf,
 		  struct dralet_vf_settings *ret)
 {
 	struct node_ctl tmp;
 	const struct node_ctl *c = ctl_of(ctx, &tmp);
 	struct hal_vf_settings h = HAL_VF_SETTINGS_INIT;
-	int r = c->vf_get ? c->vf_get(c->vf_userdata, pf_ifindex, vf, &h) : -EOPNOTSUPP;
+	int r = c->vf_get ? c->vf_get(c->vf_userdata, pf->ifname, pf->ifindex, vf, &h)
+			  : -EOPNOTSUPP;
 
 	if (r < 0) {
-		dralet_ctx_error(ctx, "cannot read the settings of VF %u of interface %d: %s", vf,
-				 pf_ifindex, strerror(-r));
+		dralet_ctx_error(ctx, "cannot read the settings of VF %u of %s (index %d): %s%s", vf,
+				 pf->ifname, pf->ifindex, strerror(-r),
+				 r == -ENODEV ? " (no such interface in this network namespace)"
+					      : "");
 		return r;
 	}
 	from_hal(&h, ret);
 	return 0;
 }
 
-int dralet_vf_set(struct dralet_backend_ctx *ctx, int pf_ifindex, unsigned vf,
+int dralet_vf_set(struct dralet_backend_ctx *ctx, const struct hal_netdev *pf, unsigned vf,
 		  const struct dralet_vf_settings *s)
 {
 	struct node_ctl tmp;
@@ -132,11 +135,13 @@ int dralet_vf_set(struct dralet_backend_ctx *ctx, int pf_ifindex, unsigned vf,
 	to_hal(s, &h);
 	r = hal_vf_settings_valid(&h);
 	if (r == 0)
-		r = c->vf_set ? c->vf_set(c->vf_userdata, pf_ifindex, vf, &h) : -EOPNOTSUPP;
+		r = c->vf_set ? c->vf_set(c->vf_userdata, pf->ifname, pf->ifindex, vf, &h)
+			      : -EOPNOTSUPP;
 	if (r < 0)
-		dralet_ctx_error(ctx, "setting VF %u through interface %d failed: %s%s", vf,
-				 pf_ifindex, strerror(-r),
-				 r == -EOPNOTSUPP ? " (the PF's driver does not support it)" : "");
+		dralet_ctx_error(ctx, "setting VF %u through %s failed: %s%s", vf, pf->ifname,
+				 strerror(-r),
+				 r == -EOPNOTSUPP ? " (the PF's driver does not support it)"
+				 : r == -ENODEV ? " (no such interface in this network namespace)" : "");
 	return r;
 }
 

@@ -52,13 +52,14 @@ static int set_binding(const struct node_ctl *ctl, const struct sriov_vf_step *s
 }
 
 /* The settings of one VF: only what differs is sent. 1 when sent. */
-static int apply_settings(const struct node_ctl *ctl, int ifindex, const struct sriov_vf_step *s,
-			  bool dry_run, char *err, size_t errlen)
+static int apply_settings(const struct node_ctl *ctl, const struct hal_netdev *pf_net,
+			  const struct sriov_vf_step *s, bool dry_run, char *err, size_t errlen)
 {
 	struct hal_vf_settings now = HAL_VF_SETTINGS_INIT, diff;
 	int r;
 
-	r = ctl->vf_get ? ctl->vf_get(ctl->vf_userdata, ifindex, (unsigned)s->vf->index, &now)
+	r = ctl->vf_get ? ctl->vf_get(ctl->vf_userdata, pf_net->ifname, pf_net->ifindex,
+				      (unsigned)s->vf->index, &now)
 			: -EOPNOTSUPP;
 	if (r < 0) {
 		snprintf(err, errlen, "cannot read its settings through the PF: %s", strerror(-r));
@@ -68,7 +69,8 @@ static int apply_settings(const struct node_ctl *ctl, int ifindex, const struct 
 		return 0;
 	if (dry_run)
 		return 1;
-	r = ctl->vf_set ? ctl->vf_set(ctl->vf_userdata, ifindex, (unsigned)s->vf->index, &diff)
+	r = ctl->vf_set ? ctl->vf_set(ctl->vf_userdata, pf_net->ifname, pf_net->ifindex,
+				      (unsigned)s->vf->index, &diff)
 			: -EOPNOTSUPP;
 	if (r < 0) {
 		snprintf(err, errlen, "setting it through the PF failed: %s%s", strerror(-r),
@@ -83,7 +85,8 @@ static void apply_vfs(const struct node_ctl *ctl, const struct sriov_policy *pol
 		      const struct hal_pci_func *pf, const struct hal_pf_state *st,
 		      const struct sriov_prepared *prep, bool dry_run, struct sriov_pf_report *rep)
 {
-	int ifindex = pf->n_net ? pf->net[0].ifindex : -1;
+	const struct hal_netdev *pf_net = pf->n_net ? &pf->net[0] : NULL;
+	int ifindex = pf_net && pf_net->ifname ? pf_net->ifindex : -1;
 	struct sriov_vf_step *steps = calloc(st->n_vfs + 1, sizeof(*steps));
 	char err[512];
 
@@ -102,7 +105,7 @@ static void apply_vfs(const struct node_ctl *ctl, const struct sriov_policy *pol
 
 		err[0] = '\0';
 		if (s->set) {
-			r = apply_settings(ctl, ifindex, s, dry_run, err, sizeof(err));
+			r = apply_settings(ctl, pf_net, s, dry_run, err, sizeof(err));
 			if (r < 0)
 				failure(rep, "PF %s: VF %d (%s): %s", pf->address, s->vf->index,
 					s->vf->address, err);

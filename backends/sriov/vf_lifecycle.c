@@ -142,12 +142,15 @@ static void wanted_settings(const struct vf_config *c, struct dralet_vf_settings
 /* Records the values @want will change, as they are now (@now; what the PF
  * does not report gets the kernel's default back: no MAC, no VLAN, trust
  * off, spoof check on, link auto, no rate limit). */
-static int record_settings(struct dralet_undo *undo, int pf_ifindex, int vf_index,
+static int record_settings(struct dralet_undo *undo, const struct hal_netdev *pf, int vf_index,
 			   const struct dralet_vf_settings *want,
 			   const struct dralet_vf_settings *now)
 {
 	char mac[18];
-	int r = undo_int(undo, "pfIfindex", pf_ifindex);
+	int r = dralet_undo_set(undo, "pfName", pf->ifname);
+
+	if (r >= 0)
+		r = undo_int(undo, "pfIfindex", pf->ifindex);
 
 	if (r >= 0)
 		r = undo_int(undo, "vfIndex", vf_index);
@@ -177,16 +180,17 @@ static int record_settings(struct dralet_undo *undo, int pf_ifindex, int vf_inde
 }
 
 /* The settings to restore from @undo; false when it recorded none. */
-static bool previous_settings(const struct dralet_undo *undo, int *pf_ifindex, unsigned *vf,
-			      struct dralet_vf_settings *s)
+static bool previous_settings(const struct dralet_undo *undo, struct hal_netdev *pf,
+			      unsigned *vf, struct dralet_vf_settings *s)
 {
 	long long ifindex, index, v, w;
 
 	*s = (struct dralet_vf_settings)DRALET_VF_SETTINGS_INIT;
 	if (!undo_get_int(undo, "pfIfindex", &ifindex) || !undo_get_int(undo, "vfIndex", &index) ||
-	    ifindex <= 0 || index < 0)
+	    ifindex <= 0 || index < 0 || !dralet_undo_get(undo, "pfName"))
 		return false;
-	*pf_ifindex = (int)ifindex;
+	*pf = (struct hal_netdev){ .ifname = dralet_undo_get(undo, "pfName"),
+				   .ifindex = (int)ifindex };
 	*vf = (unsigned)index;
 	s->has_mac = mac_parse(dralet_undo_get(undo, "prevMac"), s->mac);
 	if (undo_get_int(undo, "prevVlan", &v)) {
@@ -220,9 +224,10 @@ int vf_lifecycle_restore(struct dralet_backend_ctx *ctx, const struct dralet_und
 	const char *address = dralet_undo_get(undo, "pciAddress");
 	const char *rebound = dralet_undo_get(undo, "rebound");
 	struct dralet_vf_settings s;
+	struct hal_netdev pf;
 	char driver[DRIVER_MAX], override[DRIVER_MAX];
-	int pf_ifindex, r;
 	unsigned vf;
+	int r;
 
 	if (!address)
 		return 0;	/* prepare changed nothing */
@@ -244,8 +249,8 @@ int vf_lifecycle_restore(struct dralet_backend_ctx *ctx, const struct dralet_und
 		if (r < 0)
 			return r;
 	}
-	if (previous_settings(undo, &pf_ifindex, &vf, &s)) {
-		r = dralet_vf_set(ctx, pf_ifindex, vf, &s);
+	if (previous_settings(undo, &pf, &vf, &s)) {
+		r = dralet_vf_set(ctx, &pf, vf, &s);
 		if (r == -ENODEV)
 			return 0;	/* the PF's interface is gone, and its VFs with it */
 		if (r < 0)
@@ -254,9 +259,9 @@ int vf_lifecycle_restore(struct dralet_backend_ctx *ctx, const struct dralet_und
 	return 0;
 }
 
-/* The PF's interface index for VF settings, or -EOPNOTSUPP with the reason. */
-static int pf_ifindex_of(struct dralet_backend_ctx *ctx, const struct hal_pci_func *vf,
-			 const struct vf_config *c)
+/* The PF's interface for VF settings, or -EOPNOTSUPP with the reason. */
+static int pf_netdev_of(struct dralet_backend_ctx *ctx, const struct hal_pci_func *vf,
+			const struct vf_config *c, const struct hal_netdev **ret)
 {
 	const struct hal_pci_func *pf = vf->physfn;
 
@@ -265,14 +270,15 @@ static int pf_ifindex_of(struct dralet_backend_ctx *ctx, const struct hal_pci_fu
 				 vf_config_first_setting(c), vf->address);
 		return -EINVAL;
 	}
-	if (!pf->n_net || pf->net[0].ifindex <= 0 || vf->vf_index < 0) {
+	if (!pf->n_net || !pf->net[0].ifname || pf->net[0].ifindex <= 0 || vf->vf_index < 0) {
 		dralet_ctx_error(ctx, "VfConfig.%s is set through the PF's network interface, and "
 				 "the PF %s of VF %s has none (only NIC VFs take MAC, VLAN, trust, "
 				 "spoof check, link state and rate settings)",
 				 vf_config_first_setting(c), pf->address, vf->address);
 		return -EOPNOTSUPP;
 	}
-	return pf->net[0].ifindex;
+	*ret = &pf->net[0];
+	return 0;
 }
 
 /* Fails with a message unless the VF's binding can go where @c asks. */
@@ -308,8 +314,9 @@ int vf_lifecycle_prepare(struct dralet_backend_ctx *ctx, const struct hal_pci_fu
 {
 	char driver[DRIVER_MAX], override[DRIVER_MAX], msg[512];
 	struct dralet_vf_settings want, now = DRALET_VF_SETTINGS_INIT;
+	const struct hal_netdev *pf_net = NULL;
 	const char *target = NULL;
-	int pf_ifindex = 0, r;
+	int r;
 
 	r = dralet_pci_binding(ctx, vf->address, driver, sizeof(driver), override, sizeof(override));
 	if (r == -ENODEV) {
@@ -319,16 +326,16 @@ int vf_lifecycle_prepare(struct dralet_backend_ctx *ctx, const struct hal_pci_fu
 	}
 	if (r < 0)
 		return r;
-	if (vf_config_has_settings(c) && (pf_ifindex = pf_ifindex_of(ctx, vf, c)) < 0)
-		return pf_ifindex;
+	if (vf_config_has_settings(c) && (r = pf_netdev_of(ctx, vf, c, &pf_net)) < 0)
+		return r;
 	if ((r = decide_binding(ctx, vf, c, allow_rebind, driver, &target)) < 0)
 		return r;
 	if (((target && target[0]) || (!target && is_vfio(driver))) &&
 	    (r = vf_iommu_check(ctx, vf)) < 0)
 		return r;
 	wanted_settings(c, &want);
-	if (pf_ifindex > 0) {
-		r = dralet_vf_get(ctx, pf_ifindex, (unsigned)vf->vf_index, &now);
+	if (pf_net) {
+		r = dralet_vf_get(ctx, pf_net, (unsigned)vf->vf_index, &now);
 		if (r < 0) {
 			dralet_ctx_error(ctx, "VF %s: cannot read its settings through PF %s to "
 					 "restore them later: %s", vf->address, vf->physfn->address,
@@ -345,9 +352,9 @@ int vf_lifecycle_prepare(struct dralet_backend_ctx *ctx, const struct hal_pci_fu
 		r = dralet_undo_set(undo, "driverOverride", override[0] ? override : "none");
 	if (r >= 0 && target)
 		r = dralet_undo_set(undo, "rebound", target[0] ? VFIO : "kernel");
-	if (r >= 0 && pf_ifindex > 0)
-		r = record_settings(undo, pf_ifindex, vf->vf_index, &want, &now);
-	if (r >= 0 && (target || pf_ifindex > 0))
+	if (r >= 0 && pf_net)
+		r = record_settings(undo, pf_net, vf->vf_index, &want, &now);
+	if (r >= 0 && (target || pf_net))
 		r = dralet_undo_commit(undo);
 	if (r < 0) {
 		dralet_ctx_error(ctx, "VF %s: cannot record its state before changing it: %s",
@@ -356,8 +363,7 @@ int vf_lifecycle_prepare(struct dralet_backend_ctx *ctx, const struct hal_pci_fu
 	}
 
 	/* settings first: a kernel driver probing the VF afterwards picks up its MAC */
-	if (pf_ifindex > 0 && (r = dralet_vf_set(ctx, pf_ifindex, (unsigned)vf->vf_index,
-						 &want)) < 0)
+	if (pf_net && (r = dralet_vf_set(ctx, pf_net, (unsigned)vf->vf_index, &want)) < 0)
 		goto undo;
 	if (target && (r = dralet_pci_bind(ctx, vf->address, target[0] ? VFIO : NULL)) < 0)
 		goto undo;

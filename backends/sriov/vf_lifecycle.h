@@ -13,7 +13,7 @@
  *   rebound, driverOverride    set when prepare moved it: the driver it was
  *                              moved to ("vfio-pci" or "kernel") and the
  *                              override it had ("none" when unset)
- *   pfIfindex, vfIndex         set when prepare changed VF settings, with
+ *   pfName, pfIfindex, vfIndex set when prepare changed VF settings, with
  *   prevMac, prevVlan, prevQos, prevTrust, prevSpoofChk, prevLinkState,
  *   prevMinTxRate, prevMaxTxRate   the values before, for what it changed
  */

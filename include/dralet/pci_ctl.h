@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include <dralet/backend.h>
+#include <dralet/pci.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -66,14 +67,16 @@ struct dralet_vf_settings {
 
 #define DRALET_VF_SETTINGS_INIT { .trust = -1, .spoof_check = -1, .link_state = -1 }
 
-/* VF @vf's settings now, from the PF with interface index @pf_ifindex
- * (rtnetlink RTM_GETLINK); fields the PF does not report stay unset. */
-int dralet_vf_get(struct dralet_backend_ctx *ctx, int pf_ifindex, unsigned vf,
+/* VF @vf's settings now, from the PF's interface @pf (rtnetlink
+ * RTM_GETLINK); fields the PF does not report stay unset. -ENODEV when the
+ * interface is not there (by name and index) in the agent's network
+ * namespace. */
+int dralet_vf_get(struct dralet_backend_ctx *ctx, const struct hal_netdev *pf, unsigned vf,
 		  struct dralet_vf_settings *ret);
 
-/* Changes VF @vf's settings through its PF (RTM_SETLINK). -EOPNOTSUPP when
- * the PF's driver does not support one of them. */
-int dralet_vf_set(struct dralet_backend_ctx *ctx, int pf_ifindex, unsigned vf,
+/* Changes VF @vf's settings through the PF's interface @pf (RTM_SETLINK).
+ * -EOPNOTSUPP when the PF's driver does not support one of them. */
+int dralet_vf_set(struct dralet_backend_ctx *ctx, const struct hal_netdev *pf, unsigned vf,
 		  const struct dralet_vf_settings *s);
 
 /* The operation's error message so far ("" when none): a backend cleaning

@@ -514,6 +514,21 @@ static void test_status(void **state)
 	fixture_free(f);
 }
 
+/* The real seam never talks to an interface the tree does not name: a simulated
+ * board's interface index may be one of this host's. */
+static void test_real_netlink_checks_the_interface(void **state)
+{
+	struct hal_roots roots = { "/nonexistent/sys", "/nonexistent/dev", "/nonexistent/proc" };
+	struct node_ctl ctl = node_ctl_real(&roots);
+	struct hal_vf_settings s = HAL_VF_SETTINGS_INIT;
+
+	(void)state;
+	s.trust = 1;
+	assert_int_equal(ctl.vf_set(ctl.vf_userdata, "dralet-no-such0", 1, 0, &s), -ENODEV);
+	assert_int_equal(ctl.vf_get(ctl.vf_userdata, "dralet-no-such0", 1, 0, &s), -ENODEV);
+	assert_int_equal(ctl.vf_set(ctl.vf_userdata, NULL, 1, 0, &s), -ENODEV);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -525,6 +540,7 @@ int main(void)
 		cmocka_unit_test(test_dry_run),
 		cmocka_unit_test(test_prepared_from_checkpoints),
 		cmocka_unit_test(test_status),
+		cmocka_unit_test(test_real_netlink_checks_the_interface),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

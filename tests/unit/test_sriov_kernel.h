@@ -452,9 +452,13 @@ static inline int k_readlink(void *ud, const char *rel, char *buf, size_t size)
 	return k->real.readlink(k->real.userdata, rel, buf, size);
 }
 
-static inline int k_vf_get(void *ud, int ifindex, unsigned vf, struct hal_vf_settings *ret)
+static inline int k_vf_get(void *ud, const char *ifname, int ifindex, unsigned vf,
+			   struct hal_vf_settings *ret)
 {
 	struct kmodel *k = ud;
+
+	if (!ifname || !*ifname)
+		return -ENODEV;
 	struct hal_vf_settings *s;
 
 	if (k->vf_get_error)
@@ -466,9 +470,13 @@ static inline int k_vf_get(void *ud, int ifindex, unsigned vf, struct hal_vf_set
 	return 0;
 }
 
-static inline int k_vf_set(void *ud, int ifindex, unsigned vf, const struct hal_vf_settings *n)
+static inline int k_vf_set(void *ud, const char *ifname, int ifindex, unsigned vf,
+			   const struct hal_vf_settings *n)
 {
 	struct kmodel *k = ud;
+
+	if (!ifname || !*ifname)
+		return -ENODEV;
 	struct hal_vf_settings *s;
 
 	k_log(k, "vf_set if%d vf%u%s%s%s%s%s%s", ifindex, vf, n->has_mac ? " mac" : "",
