@@ -23,32 +23,20 @@
 #include "agent/yaml_load.h"
 #include "proto/kubelet_pb.h"
 
-#define MAX_CLAIMS 1024
+#include "agent/ctl.h"
 
-struct ctl_claim {
-	const char *namespace_;
-	const char *uid;
-	const char *name;
-};
-
-struct ctl_opts {
-	const char *socket;
-	const char *service;
-	const char *claim_file;
-	const char *api;
-	struct ctl_claim flag_claim;
-	int timeout_ms;
-};
 
 static void ctl_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: dralet ctl <info|health|prepare|unprepare> --socket PATH [options]\n"
+		"usage: dralet ctl <info|health|prepare|unprepare|bench> --socket PATH [options]\n"
 		"\n"
 		"  info       GetInfo on a registration socket (<driver>-reg.sock)\n"
 		"  health     grpc.health.v1 Check on either socket [--service NAME]\n"
 		"  prepare    NodePrepareResources on a DRA socket (dra.sock)\n"
 		"  unprepare  NodeUnprepareResources on a DRA socket\n"
+		"  bench      prepare+unprepare latency and throughput, one claim per call\n"
+		"             (--claim LIST, --concurrency N, --rounds R; --null: empty calls)\n"
 		"\n"
 		"options:\n"
 		"  --socket PATH       the unix socket to call (required)\n"
@@ -208,8 +196,7 @@ static const char *claim_field(struct json_object *claim, const char *key)
 	return json_object_get_string(v);
 }
 
-/* Fills @claims from the file's objects (borrowed from @root). */
-static int load_claims(struct json_object *root, struct ctl_claim *claims, size_t *ret_n)
+int ctl_load_claims(struct json_object *root, struct ctl_claim *claims, size_t *ret_n)
 {
 	struct json_object *items = NULL;
 	size_t n = 0;
@@ -358,7 +345,7 @@ static int ctl_prepare(const struct ctl_opts *o, bool prepare)
 				r == -EINVAL ? err : strerror(-r));
 			goto out;
 		}
-		r = load_claims(root, claims, &n);
+		r = ctl_load_claims(root, claims, &n);
 		if (r < 0) {
 			fprintf(stderr, "dralet ctl: %s: %s\n", o->claim_file,
 				r == -E2BIG ? "too many claims"
@@ -416,6 +403,9 @@ int cmd_ctl(int argc, char **argv)
 		{ "namespace", required_argument, NULL, 'n' },
 		{ "name", required_argument, NULL, 'N' },
 		{ "api", required_argument, NULL, 'a' },
+		{ "concurrency", required_argument, NULL, 'C' },
+		{ "rounds", required_argument, NULL, 'R' },
+		{ "null", no_argument, NULL, '0' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -438,6 +428,9 @@ int cmd_ctl(int argc, char **argv)
 		case 'n': o.flag_claim.namespace_ = optarg; break;
 		case 'N': o.flag_claim.name = optarg; break;
 		case 'a': o.api = optarg; break;
+		case 'C': o.concurrency = atoi(optarg); break;
+		case 'R': o.rounds = atoi(optarg); break;
+		case '0': o.null_calls = true; break;
 		case 't':
 			if (parse_duration_ms(optarg, &o.timeout_ms) < 0 || o.timeout_ms == 0) {
 				fprintf(stderr, "dralet ctl: bad --timeout '%s'\n", optarg);
@@ -464,6 +457,8 @@ int cmd_ctl(int argc, char **argv)
 		return ctl_info(&o);
 	if (!strcmp(sub, "health"))
 		return ctl_health(&o);
+	if (!strcmp(sub, "bench"))
+		return ctl_bench(&o);
 	if (!strcmp(sub, "prepare") || !strcmp(sub, "unprepare")) {
 		bool flags = o.flag_claim.uid || o.flag_claim.namespace_ || o.flag_claim.name;
 

@@ -10,6 +10,7 @@
 #include "agent/inventory.h"
 #include "agent/setup.h"
 #include "agent/yaml_emit.h"
+#include "hal/hal.h"
 
 enum { OPT_OUTPUT = OPT_FIRST_COMMAND_OPTION, OPT_HELP };
 
@@ -22,7 +23,8 @@ static void usage(FILE *out)
 		"Lists every device the enabled backends find on the node.\n\n"
 		"  -o, --output FORMAT   table (default), json or yaml; json/yaml give\n"
 		"                        {\"devices\": [...]} with attributes and capacity in\n"
-		"                        the resource.k8s.io/v1 Device form\n"
+		"                        the resource.k8s.io/v1 Device form, and\n"
+		"                        \"sriovPhysicalFunctions\" with the node's SR-IOV PFs\n"
 		SETUP_OPTIONS_HELP);
 }
 
@@ -61,33 +63,78 @@ static void print_table(const struct inventory *inv)
 }
 
 /*
- * {"devices": [...]} written one device at a time, so a node with thousands
- * of devices never holds the whole document in memory.
+ * The SR-IOV physical functions of the node: not devices anyone allocates,
+ * but what VFs come from and what SR-IOV policies provision, so operators
+ * see their topology and VF counts next to the devices.
+ */
+static struct json_object *sriov_pfs_json(const struct inventory *inv)
+{
+	const struct hal_scan *scan = inventory_scan(inv);
+	struct json_object *list = json_object_new_array();
+	char id[8];
+
+	for (size_t i = 0; i < scan->n_funcs; i++) {
+		const struct hal_pci_func *f = scan->funcs[i];
+		struct json_object *o;
+
+		if (!f->sriov)
+			continue;
+		o = json_object_new_object();
+		json_object_object_add(o, "pciAddress", json_object_new_string(f->address));
+		if (f->device_name)
+			json_object_object_add(o, "productName", json_object_new_string(f->device_name));
+		if (f->driver)
+			json_object_object_add(o, "driver", json_object_new_string(f->driver));
+		json_object_object_add(o, "numaNode", json_object_new_int(f->numa_node));
+		json_object_object_add(o, "pcieRoot", json_object_new_string(f->pcie_root));
+		if (f->pcie_switch)
+			json_object_object_add(o, "pcieSwitch",
+					       json_object_new_string(f->pcie_switch->address));
+		json_object_object_add(o, "totalVFs", json_object_new_int((int)f->sriov->total_vfs));
+		json_object_object_add(o, "numVFs", json_object_new_int((int)f->sriov->num_vfs));
+		snprintf(id, sizeof(id), "0x%04x", f->sriov->vf_device_id);
+		json_object_object_add(o, "vfDeviceID", json_object_new_string(id));
+		if (f->unsafe_reason)
+			json_object_object_add(o, "unsafe", json_object_new_string(f->unsafe_reason));
+		json_object_array_add(list, o);
+	}
+	return list;
+}
+
+/*
+ * {"devices": [...], "sriovPhysicalFunctions": [...]} written one device at
+ * a time, so a node with thousands of devices never holds the whole document
+ * in memory.
  */
 static void print_devices_json(const struct inventory *inv)
 {
-	size_t n = inventory_n_all(inv);
+	static struct json_writer w;	/* 64 KiB buffer: not on the stack */
+	struct json_object *pfs = sriov_pfs_json(inv);
+	const char *pfs_text = json_object_to_json_string_ext(pfs, JSON_C_TO_STRING_PRETTY |
+							      JSON_C_TO_STRING_SPACED |
+							      JSON_C_TO_STRING_NOSLASHESCAPE);
 
-	fputs(n ? "{\n  \"devices\": [\n" : "{\n  \"devices\": [\n  ]\n}\n", stdout);
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *d = device_to_json(inventory_all(inv, i), true);
-		const char *text = json_object_to_json_string_ext(d, JSON_C_TO_STRING_PRETTY |
-								     JSON_C_TO_STRING_SPACED |
-								     JSON_C_TO_STRING_NOSLASHESCAPE);
-		fputs("    ", stdout);
-		for (const char *p = text; *p; p++) {
-			putchar(*p);
-			if (*p == '\n')
-				fputs("    ", stdout);
-		}
-		fputs(i + 1 < n ? ",\n" : "\n  ]\n}\n", stdout);
-		json_object_put(d);
+	fputs("{\n  \"devices\": [", stdout);
+	jw_init(&w, stdout, 2);
+	w.depth = 1;	/* inside the "devices" array */
+	for (size_t i = 0; i < inventory_n_all(inv); i++)
+		device_write_json(&w, inventory_all(inv, i), true);
+	jw_flush(&w);
+	fputs(inventory_n_all(inv) ? "\n  ],\n  \"sriovPhysicalFunctions\": "
+				   : "],\n  \"sriovPhysicalFunctions\": ", stdout);
+	for (const char *p = pfs_text; *p; p++) {
+		putchar(*p);
+		if (*p == '\n')
+			fputs("  ", stdout);
 	}
+	fputs("\n}\n", stdout);
+	json_object_put(pfs);
 }
 
 static void print_devices_yaml(const struct inventory *inv)
 {
 	size_t n = inventory_n_all(inv);
+	struct json_object *pfs = json_object_new_object();
 
 	fputs(n ? "devices:\n" : "devices: []\n", stdout);
 	for (size_t i = 0; i < n; i++) {
@@ -96,6 +143,9 @@ static void print_devices_yaml(const struct inventory *inv)
 		yaml_emit(item, stdout);
 		json_object_put(item);
 	}
+	json_object_object_add(pfs, "sriovPhysicalFunctions", sriov_pfs_json(inv));
+	yaml_emit(pfs, stdout);
+	json_object_put(pfs);
 }
 
 int cmd_discover(int argc, char **argv)

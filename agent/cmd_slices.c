@@ -39,6 +39,7 @@ enum {
 	OPT_FOLLOW,
 	OPT_TIMEOUT,
 	OPT_STATS,
+	OPT_DEBOUNCE,
 };
 
 static void usage(FILE *out)
@@ -63,6 +64,7 @@ static void usage(FILE *out)
 		"  --follow              keep publishing until SIGINT/SIGTERM\n"
 		"  --timeout SECONDS     --publish without --follow gives up after this (default 60)\n"
 		"  --stats               print request counters as JSON on stderr at exit\n"
+		"  --debounce MS         quiet time that merges bursts of changes (default 100)\n"
 		SETUP_OPTIONS_HELP);
 }
 
@@ -90,8 +92,15 @@ static int build_desired(struct run *rn, const char *node_uid, struct json_objec
 	if (rn->devices_file) {
 		struct json_object *doc = NULL;
 		char err[512];
-		r = yaml_load_file(rn->devices_file, &doc, err, sizeof(err));
-		if (r < 0) {
+		size_t len = strlen(rn->devices_file);
+		if (len > 5 && !strcmp(rn->devices_file + len - 5, ".json")) {
+			/* json-c directly: many times faster than the YAML loader */
+			doc = json_object_from_file(rn->devices_file);
+			if (!doc) {
+				log_error("%s: %s", rn->devices_file, json_util_get_last_err());
+				return -EINVAL;
+			}
+		} else if ((r = yaml_load_file(rn->devices_file, &doc, err, sizeof(err))) < 0) {
 			log_error("%s: %s", rn->devices_file, r == -EINVAL ? err : strerror(-r));
 			return r;
 		}
@@ -340,6 +349,7 @@ int cmd_slices(int argc, char **argv)
 		{ "follow", no_argument, NULL, OPT_FOLLOW },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "stats", no_argument, NULL, OPT_STATS },
+		{ "debounce", required_argument, NULL, OPT_DEBOUNCE },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct run rn;
@@ -377,6 +387,16 @@ int cmd_slices(int argc, char **argv)
 				return 2;
 			}
 			rn.timeout_s = (unsigned)v;
+			break;
+		}
+		case OPT_DEBOUNCE: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || v <= 0 || v > 60000) {
+				fprintf(stderr, "dralet: --debounce must be 1 to 60000 ms\n");
+				return 2;
+			}
+			rn.store_opts.debounce_ms = (uint32_t)v;
 			break;
 		}
 		case 'h':

@@ -2,6 +2,7 @@
 #include "agent/device_json.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "agent/sdk/backend_ctx.h"
 
@@ -35,50 +36,106 @@ static const char *health_name(enum dralet_health h)
 	}
 }
 
-struct json_object *device_to_json(const struct dralet_device *dev, bool extended)
+static void write_attr_value(struct json_writer *w, const struct dralet_attr *a)
 {
-	struct json_object *o = json_object_new_object();
-	struct json_object *attrs = json_object_new_object();
-	struct json_object *caps = json_object_new_object();
-	const struct hal_pci_func *f = dralet_device_pci(dev);
+	jw_begin_object(w);
+	switch (a->type) {
+	case DRALET_ATTR_INT:
+		jw_key(w, "int");
+		jw_int(w, a->int_value);
+		break;
+	case DRALET_ATTR_BOOL:
+		jw_key(w, "bool");
+		jw_bool(w, a->bool_value);
+		break;
+	case DRALET_ATTR_STRING:
+		jw_key(w, "string");
+		jw_string(w, a->string_value);
+		break;
+	case DRALET_ATTR_VERSION:
+		jw_key(w, "version");
+		jw_string(w, a->string_value);
+		break;
+	}
+	jw_end_object(w);
+}
 
-	json_object_object_add(o, "name", json_object_new_string(dralet_device_name(dev)));
+void device_write_json(struct json_writer *w, const struct dralet_device *dev, bool extended)
+{
+	const struct hal_pci_func *f = dralet_device_pci(dev);
+	char num[32];
+
+	jw_begin_object(w);
+	jw_key(w, "name");
+	jw_string(w, dralet_device_name(dev));
+	jw_key(w, "attributes");
+	jw_begin_object(w);
 	for (size_t i = 0; i < dralet_device_n_attrs(dev); i++) {
 		const struct dralet_attr *a = dralet_device_attr(dev, i);
-		json_object_object_add(attrs, a->name, device_attr_value_json(a));
+		jw_key(w, a->name);
+		write_attr_value(w, a);
 	}
+	jw_end_object(w);
+	jw_key(w, "capacity");
+	jw_begin_object(w);
 	for (size_t i = 0; i < dralet_device_n_capacities(dev); i++) {
 		const struct dralet_capacity *c = dralet_device_capacity(dev, i);
-		struct json_object *v = json_object_new_object();
-		json_object_object_add(v, "value", json_object_new_string(c->quantity));
-		json_object_object_add(caps, c->name, v);
+		jw_key(w, c->name);
+		jw_begin_object(w);
+		jw_key(w, "value");
+		jw_string(w, c->quantity);
+		jw_end_object(w);
 	}
-	json_object_object_add(o, "attributes", attrs);
-	json_object_object_add(o, "capacity", caps);
-	if (!extended)
-		return o;
+	jw_end_object(w);
+	if (extended) {
+		jw_key(w, "driver");
+		jw_string(w, dralet_device_driver(dev));
+		jw_key(w, "kind");
+		jw_string(w, dralet_device_kind(dev));
+		jw_key(w, "backend");
+		jw_string(w, dralet_device_ctx(dev)->backend->name);
+		jw_key(w, "health");
+		jw_string(w, health_name(dralet_device_health(dev)));
+		if (f) {
+			jw_key(w, "pciAddress");
+			jw_string(w, f->address);
+			if (f->unsafe_reason) {
+				jw_key(w, "unsafe");
+				jw_string(w, f->unsafe_reason);
+			}
+		}
+		jw_key(w, "deviceNodes");
+		jw_begin_array(w);
+		for (size_t i = 0; i < dralet_device_n_nodes(dev); i++) {
+			const struct hal_devnode *n = dralet_device_node(dev, i);
+			jw_begin_object(w);
+			jw_key(w, "path");
+			jw_string(w, n->path);
+			snprintf(num, sizeof(num), "%u:%u", n->major, n->minor);
+			jw_key(w, "device");
+			jw_string(w, num);
+			jw_end_object(w);
+		}
+		jw_end_array(w);
+	}
+	jw_end_object(w);
+}
 
-	json_object_object_add(o, "driver", json_object_new_string(dralet_device_driver(dev)));
-	json_object_object_add(o, "kind", json_object_new_string(dralet_device_kind(dev)));
-	json_object_object_add(o, "backend",
-			       json_object_new_string(dralet_device_ctx(dev)->backend->name));
-	json_object_object_add(o, "health",
-			       json_object_new_string(health_name(dralet_device_health(dev))));
-	if (f) {
-		json_object_object_add(o, "pciAddress", json_object_new_string(f->address));
-		if (f->unsafe_reason)
-			json_object_object_add(o, "unsafe", json_object_new_string(f->unsafe_reason));
-	}
-	struct json_object *nodes = json_object_new_array();
-	for (size_t i = 0; i < dralet_device_n_nodes(dev); i++) {
-		const struct hal_devnode *n = dralet_device_node(dev, i);
-		struct json_object *nj = json_object_new_object();
-		char num[32];
-		json_object_object_add(nj, "path", json_object_new_string(n->path));
-		snprintf(num, sizeof(num), "%u:%u", n->major, n->minor);
-		json_object_object_add(nj, "device", json_object_new_string(num));
-		json_object_array_add(nodes, nj);
-	}
-	json_object_object_add(o, "deviceNodes", nodes);
+struct json_object *device_to_json(const struct dralet_device *dev, bool extended)
+{
+	static _Thread_local struct json_writer w;	/* 64 KiB: not on the stack */
+	struct json_object *o = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return NULL;
+	jw_init(&w, f, 0);
+	device_write_json(&w, dev, extended);
+	jw_flush(&w);
+	if (fclose(f) == 0)
+		o = json_tokener_parse(text);
+	free(text);
 	return o;
 }

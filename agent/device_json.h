@@ -10,11 +10,16 @@
 #include <json-c/json.h>
 #include <dralet/device.h>
 
+#include "agent/json_writer.h"
+
 /*
- * Returns a new object: {"name", "attributes", "capacity"} — the API form;
+ * Writes the device: {"name", "attributes", "capacity"} — the API form;
  * with @extended also "driver", "kind", "backend", "health", "pciAddress",
- * "deviceNodes" and "unsafe" for operators. NULL on ENOMEM.
+ * "unsafe" and "deviceNodes" for operators.
  */
+void device_write_json(struct json_writer *w, const struct dralet_device *dev, bool extended);
+
+/* The same as a new json-c object (for other renderings); NULL on ENOMEM. */
 struct json_object *device_to_json(const struct dralet_device *dev, bool extended);
 
 /* The API form of one attribute value: {"int": 1} / {"string": "x"} ... */

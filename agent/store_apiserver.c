@@ -68,6 +68,7 @@ struct drv {
 
 	/* informer */
 	bool listed;			/* cache is valid, a watch runs or will */
+	bool unwatched;			/* no devices: listed once, not watched */
 	struct json_object *list_acc;	/* pages of a list in progress */
 	char *list_rv;
 	struct kube_request *list_req, *watch_req;
@@ -87,7 +88,11 @@ struct drv {
 	struct op_ctx *ops;
 	enum phase phase;
 	size_t outstanding;
-	bool failed, conflict, rejected;
+	bool failed, conflict, rejected;	/* of the round running */
+	uint64_t desired_version;	/* bumped by every publish */
+	uint64_t round_version;		/* the desired_version the running round writes */
+	uint64_t rejected_version;	/* a 422 for this version: wait for the next publish */
+	bool progress;			/* a write of this round succeeded */
 	uint32_t retry_after_ms;
 	bool have_retry_after;
 	struct backoff sync_backoff;
@@ -179,6 +184,11 @@ static bool rv_older(const char *a, const char *b)
 		return false;
 	unsigned long long x = strtoull(a, &ea, 10), y = strtoull(b, &eb, 10);
 	return *a && *b && !*ea && !*eb && x < y;
+}
+
+static bool rv_equal(const char *a, const char *b)
+{
+	return a && b && !strcmp(a, b);
 }
 
 static int start(struct store_api *s, const char *method, const char *path, const char *body,
@@ -296,6 +306,11 @@ static void drv_retry_informer(struct drv *d, enum watch_next next, const struct
 	uv_timer_start(&d->watch_timer, on_watch_timer, delay, 0);
 }
 
+static bool drv_wants_watch(const struct drv *d)
+{
+	return !d->desired || json_object_array_length(d->desired) > 0;
+}
+
 static void list_done(void *ud, const struct kube_response *resp)
 {
 	struct drv *d = ud;
@@ -361,7 +376,12 @@ static void list_done(void *ud, const struct kube_response *resp)
 	d->listed = true;
 	log_debug("apiserver: listed %d ResourceSlice(s) of %s at resourceVersion %s",
 		  json_object_object_length(d->cache), d->driver, d->rv ? d->rv : "?");
-	drv_start_watch(d);
+	/* A driver without devices only needs its old slices gone: no watch (and
+	 * no request) until it has devices again; publish() lists again then. */
+	if (drv_wants_watch(d))
+		drv_start_watch(d);
+	else
+		d->unwatched = true;
 	if (d->desired)
 		drv_want_sync(d, true);
 }
@@ -454,13 +474,18 @@ static void watch_done(void *ud, const struct kube_response *resp)
 {
 	struct drv *d = ud;
 	d->watch_req = NULL;
+	if (!drv_wants_watch(d)) {
+		d->unwatched = true;	/* the next publish with devices lists again */
+		return;
+	}
 	uint64_t lasted = uv_now(d->s->loop) - d->watch_started;
 	size_t events = kube_watch_parser_events(d->parser);
 	bool clean = resp->status == 200 && !resp->error && kube_watch_parser_idle(d->parser);
 	if (d->watch_expired || resp->status == 410) {
 		d->watch_expired = false;
-		/* The first relist right away; a server that keeps expiring us gets a backoff. */
-		if (lasted >= 1000 || events > 0) {
+		/* Relist right away after a watch that ran a while; a server that
+		 * expires every new watch at once gets a backoff. */
+		if (lasted >= 1000) {
 			backoff_reset(&d->watch_backoff);
 			drv_start_list(d);
 		} else {
@@ -540,8 +565,10 @@ static void drv_want_sync(struct drv *d, bool immediate)
 	if (!d->pending_since)
 		d->pending_since = now;
 	uint64_t delay = immediate ? 0 : s->debounce_ms;
-	if (now + delay > d->pending_since + DEBOUNCE_MAX_MS)
-		delay = d->pending_since + DEBOUNCE_MAX_MS > now ? d->pending_since + DEBOUNCE_MAX_MS - now : 0;
+	/* A burst that never pauses still gets published after a while. */
+	uint64_t max_wait = s->debounce_ms * 10u > DEBOUNCE_MAX_MS ? s->debounce_ms * 10u : DEBOUNCE_MAX_MS;
+	if (now + delay > d->pending_since + max_wait)
+		delay = d->pending_since + max_wait > now ? d->pending_since + max_wait - now : 0;
 	uv_timer_start(&d->sync_timer, on_sync_timer, delay, 0);
 }
 
@@ -569,8 +596,9 @@ static void drv_end_round(struct drv *d)
 static void drv_sync_now(struct drv *d)
 {
 	struct store_api *s = d->s;
-	struct json_object *existing = NULL, *desired = NULL;
-	if (d->sync_running || !d->desired || d->rejected || d->stalled)
+	struct json_object *existing = NULL;
+	if (d->sync_running || !d->desired || d->stalled ||
+	    (d->rejected_version && d->rejected_version == d->desired_version))
 		return;
 	if (!s->node_uid || !d->listed)
 		return;	/* node_done / list_done call again */
@@ -580,21 +608,17 @@ static void drv_sync_now(struct drv *d)
 		(void)name;
 		json_object_array_add(existing, json_object_get(obj));
 	}
-	if (json_object_deep_copy(d->desired, &desired, NULL) < 0) {
-		json_object_put(existing);
-		drv_want_sync(d, false);
-		return;
-	}
-	for (size_t i = 0; i < json_object_array_length(desired); i++) {
-		struct json_object *meta = NULL, *sl = json_object_array_get_idx(desired, i);
-		if (json_object_object_get_ex(sl, "metadata", &meta) &&
+	struct slice_plan *plan = NULL;
+	int r = slice_plan_compute(existing, d->desired, s->node_name, s->dropped_gates, &plan);
+	json_object_put(existing);
+	/* New slices are owned by the Node (the daemon may not know its UID). */
+	for (size_t i = 0; r == 0 && i < plan->n_ops; i++) {
+		struct json_object *meta = NULL, *op = plan->ops[i].object;
+		if (plan->ops[i].type == SLICE_OP_CREATE &&
+		    json_object_object_get_ex(op, "metadata", &meta) &&
 		    !json_object_object_get_ex(meta, "ownerReferences", NULL))
 			json_object_object_add(meta, "ownerReferences", owner_ref(s->node_name, s->node_uid));
 	}
-	struct slice_plan *plan = NULL;
-	int r = slice_plan_compute(existing, desired, s->node_name, s->dropped_gates, &plan);
-	json_object_put(existing);
-	json_object_put(desired);
 	if (r < 0) {
 		log_error("apiserver: cannot plan the slices of %s: %s", d->driver, strerror(-r));
 		return;
@@ -630,7 +654,8 @@ static void drv_sync_now(struct drv *d)
 	}
 	d->sync_running = true;
 	d->sync_again = false;
-	d->failed = d->conflict = d->have_retry_after = false;
+	d->failed = d->conflict = d->rejected = d->have_retry_after = d->progress = false;
+	d->round_version = d->desired_version;
 	d->retry_after_ms = 0;
 	d->phase = PHASE_DELETE;
 	s->stats.syncs++;
@@ -662,8 +687,14 @@ static void drv_finish_round(struct drv *d)
 	drv_end_round(d);
 	if (s->destroying)
 		return;
-	if (d->rejected)
-		return;	/* logged with the causes; the next publish tries again */
+	if (d->rejected) {
+		/* Logged with the causes. The same content would be refused again: wait
+		 * for the next publish (or write the newer one that came meanwhile). */
+		d->rejected_version = d->round_version;
+		if (d->desired_version != d->round_version)
+			drv_want_sync(d, false);
+		return;
+	}
 	if (d->conflict) {
 		/* Our view was stale: read again (the list triggers the next round). */
 		d->conflicts++;
@@ -679,6 +710,10 @@ static void drv_finish_round(struct drv *d)
 		return;
 	}
 	if (d->failed) {
+		/* A round that got something written talks to a working server: retry
+		 * soon. Only rounds without progress back off further. */
+		if (d->progress)
+			backoff_reset(&d->sync_backoff);
 		uint32_t delay = backoff_with_retry_after(backoff_next(&d->sync_backoff, rnd(s)),
 							  d->have_retry_after, d->retry_after_ms,
 							  RETRY_AFTER_CAP_MS);
@@ -739,7 +774,11 @@ static void op_done(void *ud, const struct kube_response *resp)
 		if (resp->status == 200 || resp->status == 201) {
 			struct json_object *stored = kube_json_parse(resp->body, resp->body_len);
 			if (stored && jstr(stored, "metadata", "name")) {
-				cache_put(d, stored);
+				/* Cache what we wrote unless the watch is already past it: then
+				 * the watch told the truth (maybe a deletion) before our answer. */
+				if (!rv_older(jstr(stored, "metadata", "resourceVersion"), d->rv) &&
+				    !rv_equal(jstr(stored, "metadata", "resourceVersion"), d->rv))
+					cache_put(d, stored);
 				note_dropped(d, sop->object, stored);
 				if (sop->type == SLICE_OP_UPDATE)
 					s->stats.updates++;
@@ -755,6 +794,8 @@ static void op_done(void *ud, const struct kube_response *resp)
 		}
 		break;
 	}
+	if (ok)
+		d->progress = true;
 	if (!ok) {
 		char why[1024];
 		describe_failure(resp, why, sizeof(why));
@@ -905,20 +946,21 @@ static struct drv *drv_find(struct store_api *s, const char *driver, bool create
 static int api_publish(struct store *st, const char *driver, struct json_object *slices)
 {
 	struct store_api *s = to_api(st);
-	struct json_object *copy = NULL;
 	if (!driver || !slices || !json_object_is_type(slices, json_type_array) || s->destroying)
 		return -EINVAL;
 	struct drv *d = drv_find(s, driver, true);
 	if (!d)
 		return -ENOMEM;
-	if (json_object_deep_copy(slices, &copy, NULL) < 0)
-		return -ENOMEM;
 	bool first = !d->desired;
 	json_object_put(d->desired);
-	d->desired = copy;
-	d->rejected = false;
+	d->desired = json_object_get(slices);	/* kept, never modified (see store_open.h) */
+	d->desired_version++;
 	d->stalled = false;
 	d->unconverged = 0;
+	if (d->unwatched && drv_wants_watch(d)) {
+		d->unwatched = false;
+		d->listed = false;	/* the cache went stale unwatched: read again */
+	}
 	if (!d->listed && !d->list_req && !uv_is_active((uv_handle_t *)&d->watch_timer))
 		drv_start_list(d);
 	drv_want_sync(d, first);
@@ -1137,7 +1179,6 @@ int store_apiserver_new(uv_loop_t *loop, const struct store_options *opts,
 	return 0;
 }
 
-void store_apiserver_get_stats(struct store *st, struct store_stats *ret_stats);
 void store_apiserver_get_stats(struct store *st, struct store_stats *ret_stats)
 {
 	struct store_api *s = to_api(st);

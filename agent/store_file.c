@@ -480,7 +480,6 @@ int store_file_new(uv_loop_t *loop, const struct store_options *opts, struct sto
 	return 0;
 }
 
-void store_file_get_stats(struct store *st, struct store_stats *ret_stats);
 void store_file_get_stats(struct store *st, struct store_stats *ret_stats)
 {
 	*ret_stats = to_file(st)->stats;

@@ -6,8 +6,6 @@
 
 #include "agent/store_open.h"
 
-void store_file_get_stats(struct store *st, struct store_stats *ret_stats);
-void store_apiserver_get_stats(struct store *st, struct store_stats *ret_stats);
 
 void store_get_stats(struct store *s, struct store_stats *ret_stats)
 {

@@ -15,6 +15,8 @@
  *       slices_build(inv, driver, node, NULL, &slice_opts, &slices);
  *       st->ops->publish(st, driver, slices); json_object_put(slices);
  *   ... a driver that went away: publish(st, driver, <empty array>)
+ *   (the store keeps a reference to the array until the next publish of that
+ *   driver: do not modify it after publishing; build a new one instead)
  *   st->ops->destroy(st);  then let the loop run until its handles close.
  */
 #ifndef DRALET_STORE_OPEN_H
@@ -36,7 +38,8 @@ struct store_options {
 	const char *kube_context;	/* kubeconfig context (NULL: current) */
 	const char *service_account_dir;	/* in-cluster files (NULL: the standard) */
 	const char *node_name;		/* required: pool name, field selectors */
-	uint32_t debounce_ms;		/* quiet time that merges bursts (0: 100 ms) */
+	uint32_t debounce_ms;		/* quiet time that merges bursts (0: 100 ms); a
+					 * burst waits at most 10 times that (>= 1 s) */
 	store_synced_cb on_synced;	/* optional */
 	void *userdata;
 };
@@ -61,5 +64,8 @@ struct store_stats {
 	uint64_t token_reloads;
 };
 void store_get_stats(struct store *s, struct store_stats *ret_stats);
+/* What store_get_stats dispatches to. */
+void store_file_get_stats(struct store *s, struct store_stats *ret_stats);
+void store_apiserver_get_stats(struct store *s, struct store_stats *ret_stats);
 
 #endif

@@ -105,7 +105,38 @@ static void read_sriov(struct hal_scan_private *s, struct hal_pci_func *f, int f
 	f->sriov = sr;
 }
 
-static void read_function(struct hal_scan_private *s, struct hal_pci_func *f)
+/* local_cpulist is the CPU mask of the function's bus (the kernel derives it
+ * from the bus), so functions on one bus — adjacent in address order — share
+ * the first one's answer instead of reading it again. */
+struct bus_cpus {
+	unsigned domain, bus;
+	bool known;
+	const char *cpulist;
+};
+
+/* /dev/vfio/vfio (misc 10:196 unless class/misc/vfio says otherwise): the
+ * same node for every vfio-pci function, resolved once. */
+static const struct hal_devnode *vfio_container(struct hal_scan_private *s)
+{
+	if (!s->vfio_container_tried) {
+		struct hal_devnode *n = arena_alloc(s->arena, sizeof(*n));
+		int cfd = openat(s->sys_fd, "class/misc/vfio", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+		s->vfio_container_tried = true;
+		if (n && cfd >= 0)
+			scan_devnode(s, cfd, "vfio/vfio", n);
+		else if (n)
+			scan_devnode_numbers(s, "vfio/vfio", 10, 196, n);
+		if (cfd >= 0)
+			close(cfd);
+		if (n && n->path)
+			s->vfio_container = n;
+	}
+	return s->vfio_container;
+}
+
+static void read_function(struct hal_scan_private *s, struct hal_pci_func *f,
+			  struct bus_cpus *cache)
 {
 	char buf[4096];
 	int64_t group;
@@ -126,12 +157,15 @@ static void read_function(struct hal_scan_private *s, struct hal_pci_func *f)
 		else
 			f->iommu_group = (int)group;
 	}
-	if (sysfs_read(fd, "local_cpulist", buf, sizeof(buf)) > 0) {
+	if (cache->known && cache->domain == f->domain && cache->bus == f->bus) {
+		f->local_cpulist = cache->cpulist;
+	} else if (sysfs_read(fd, "local_cpulist", buf, sizeof(buf)) > 0) {
 		if (valid_cpulist(buf))
 			f->local_cpulist = arena_strdup(s->arena, buf);
 		else
 			scan_warn(s, "%s/%s/local_cpulist: not a CPU list", s->roots.sys,
 				  f->sysfs_path);
+		*cache = (struct bus_cpus){ f->domain, f->bus, true, f->local_cpulist };
 	}
 	/* a VF has no link of its own (its link registers are reserved) and
 	 * cannot be a PF: its PF set physfn already, or its physfn link says so */
@@ -142,7 +176,9 @@ static void read_function(struct hal_scan_private *s, struct hal_pci_func *f)
 				  path_basename(buf));
 	}
 	if (!f->physfn) {
-		read_link(s, f, fd);
+		/* nothing publishes a bridge, and nothing asks for its link */
+		if ((f->class_code >> 16) != 0x06)
+			read_link(s, f, fd);
 		read_sriov(s, f, fd);
 	}
 	close(fd);
@@ -155,6 +191,7 @@ static void read_function(struct hal_scan_private *s, struct hal_pci_func *f)
 		scan_devnode(s, cfd >= 0 ? cfd : s->sys_fd, dev_path, &f->vfio_group);
 		if (cfd >= 0)
 			close(cfd);
+		f->vfio_container = vfio_container(s);
 	}
 }
 
@@ -188,7 +225,9 @@ static void count_iommu_groups(struct hal_scan_private *s)
 
 void pci_functions_read(struct hal_scan_private *s)
 {
+	struct bus_cpus cache = { 0 };
+
 	for (size_t i = 0; i < s->n_funcs; i++)
-		read_function(s, &s->funcs[i]);
+		read_function(s, &s->funcs[i], &cache);
 	count_iommu_groups(s);
 }

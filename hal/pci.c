@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <pci/pci.h>
 
+#include "hal/pci_names.h"
 #include "hal/scan_internal.h"
 
 /*
@@ -164,16 +165,7 @@ static bool identity_plausible(struct hal_scan_private *s, const struct entry *e
 	return false;
 }
 
-static const char *lookup_name(struct hal_scan_private *s, struct pci_access *pacc, int flags,
-			       unsigned vendor, unsigned device)
-{
-	char buf[256];
-	const char *name = pci_lookup_name(pacc, buf, sizeof(buf), flags | PCI_LOOKUP_NO_NUMBERS,
-					   vendor, device);
-	return name ? arena_strdup(s->arena, name) : NULL;
-}
-
-static void fill_function(struct hal_scan_private *s, struct pci_access *pacc,
+static void fill_function(struct hal_scan_private *s, struct pci_names *names,
 			  const struct entry *e, struct hal_pci_func *f, struct pci_dev *d)
 {
 	memcpy(f->address, e->address, sizeof(f->address));
@@ -188,16 +180,20 @@ static void fill_function(struct hal_scan_private *s, struct pci_access *pacc,
 	f->numa_node = d->numa_node < 0 ? -1 : d->numa_node;
 	f->iommu_group = -1;
 	f->vf_index = -1;
-	if (!s->opts->no_names) {
-		f->vendor_name = lookup_name(s, pacc, PCI_LOOKUP_VENDOR, f->vendor_id, 0);
-		f->device_name = lookup_name(s, pacc, PCI_LOOKUP_DEVICE, f->vendor_id, f->device_id);
+	if (names) {
+		char buf[256];
+		f->vendor_name = arena_strdup(s->arena, pci_names_vendor(names, f->vendor_id, buf,
+									sizeof(buf)));
+		f->device_name = arena_strdup(s->arena, pci_names_device(names, f->vendor_id,
+									f->device_id, buf,
+									sizeof(buf)));
 	}
 }
 
 /* Fills s->funcs from the entries through libpci; returns how many were
  * kept. Kept apart so that nothing else lives across its setjmp points. */
 static __attribute__((noinline)) size_t fill_all(struct hal_scan_private *s,
-						 struct pci_access *pacc,
+						 struct pci_access *pacc, struct pci_names *names,
 						 const struct entry *entries, size_t n)
 {
 	jmp_buf jump;
@@ -227,7 +223,7 @@ static __attribute__((noinline)) size_t fill_all(struct hal_scan_private *s,
 		pci_fill_info(d, PCI_FILL_IDENT | PCI_FILL_CLASS | PCI_FILL_CLASS_EXT |
 				 PCI_FILL_SUBSYS | PCI_FILL_NUMA_NODE);
 		if (identity_plausible(s, &entries[i], d)) {
-			fill_function(s, pacc, &entries[i], &s->funcs[kept], d);
+			fill_function(s, names, &entries[i], &s->funcs[kept], d);
 			kept++;
 		}
 		pci_free_dev(d);
@@ -262,7 +258,9 @@ int pci_enumerate(struct hal_scan_private *s)
 		pci_set_name_list_path(pacc, (char *)s->opts->pci_ids, 0);
 	}
 	pci_warn_scan = s;
-	s->n_funcs = fill_all(s, pacc, entries, (size_t)n);
+	struct pci_names *names = s->opts->no_names ? NULL : pci_names_open(pacc, s->opts->pci_ids);
+	s->n_funcs = fill_all(s, pacc, names, entries, (size_t)n);
+	pci_names_close(names);
 	pci_cleanup(pacc);
 	pci_warn_scan = NULL;
 	free(entries);

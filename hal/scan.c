@@ -62,26 +62,53 @@ struct hal_pci_func *scan_find(struct hal_scan_private *s, const char *address)
 	return bsearch(address, s->funcs, s->n_funcs, sizeof(*s->funcs), compare_address);
 }
 
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* @n hex digits at @s; -1 when one is not. */
+static long hex_field(const char *s, size_t n)
+{
+	long v = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int d = hex_digit(s[i]);
+		if (d < 0)
+			return -1;
+		v = v * 16 + d;
+	}
+	return v;
+}
+
+/* Called for every path component the HAL looks at, so no sscanf. */
 bool hal_parse_address(const char *s, unsigned *domain, unsigned *bus, unsigned *dev, unsigned *fn)
 {
-	unsigned d, b, v, f;
-	int n = 0;
+	size_t len = s ? strlen(s) : 0, dlen;
+	long d, b, v;
 
-	if (!s || strlen(s) < 12 || strlen(s) > 16)
+	/* "DDDD:BB:DD.F" with a domain of 4 to 8 hex digits */
+	if (len < 12 || len > 16)
 		return false;
-	for (const char *p = s; *p; p++)
-		if (!strchr("0123456789abcdefABCDEF:.", *p))
-			return false;
-	if (sscanf(s, "%x:%2x:%2x.%1u%n", &d, &b, &v, &f, &n) != 4 || s[n] != '\0')
+	dlen = len - 8;
+	if (s[dlen] != ':' || s[dlen + 3] != ':' || s[dlen + 6] != '.' ||
+	    s[dlen + 7] < '0' || s[dlen + 7] > '7')
 		return false;
-	/* domain 4+ hex digits, bus/dev 2, fn 1 digit 0-7; device 0-31 */
-	const char *colon = strchr(s, ':');
-	if (colon - s < 4 || colon[3] != ':' || colon[6] != '.' || v > 31 || f > 7)
+	d = hex_field(s, dlen);
+	b = hex_field(s + dlen + 1, 2);
+	v = hex_field(s + dlen + 4, 2);
+	if (d < 0 || b < 0 || v < 0 || v > 31)
 		return false;
-	*domain = d;
-	*bus = b;
-	*dev = v;
-	*fn = f;
+	*domain = (unsigned)d;
+	*bus = (unsigned)b;
+	*dev = (unsigned)v;
+	*fn = (unsigned)(s[dlen + 7] - '0');
 	return true;
 }
 
@@ -151,9 +178,29 @@ void scan_devnode(struct hal_scan_private *s, int class_dirfd, const char *dev_p
 		  struct hal_devnode *ret)
 {
 	unsigned major = 0, minor = 0;
+	char path[4096];
+	struct stat st;
+
+	/* a real node answers with its own numbers; only a placeholder (or a
+	 * missing node) needs the class device's "dev" file */
+	if (hal_root_path(s->roots.dev, dev_path, path, sizeof(path)) == 0 &&
+	    stat(path, &st) == 0 && S_ISCHR(st.st_mode)) {
+		char node[4096];
+		snprintf(node, sizeof(node), "/dev/%s", dev_path);
+		ret->path = arena_strdup(s->arena, node);
+		ret->major = major(st.st_rdev);
+		ret->minor = minor(st.st_rdev);
+		return;
+	}
+	sysfs_read_devnum(class_dirfd, "dev", &major, &minor);
+	scan_devnode_numbers(s, dev_path, major, minor, ret);
+}
+
+void scan_devnode_numbers(struct hal_scan_private *s, const char *dev_path, unsigned major,
+			  unsigned minor, struct hal_devnode *ret)
+{
 	struct hal_devnode node;
 
-	sysfs_read_devnum(class_dirfd, "dev", &major, &minor);
 	if (hal_devnode_resolve(&s->roots, dev_path, major, minor, &node) < 0 || !node.path) {
 		*ret = (struct hal_devnode){ 0 };
 		return;

@@ -21,6 +21,8 @@ struct hal_scan_private {
 	size_t n_funcs;
 	const char **warnings;
 	size_t n_warnings, cap_warnings, dropped_warnings;
+	struct hal_devnode *vfio_container;	/* resolved once, shared by vfio-pci functions */
+	bool vfio_container_tried;
 };
 
 /* Adds a warning ("<sysfs root>/<relpath>: problem" is the convention). */
@@ -70,5 +72,8 @@ void safety_mark(struct hal_scan_private *s);		/* safety.c */
  * the class device's "dev" file when the dev root has a placeholder. */
 void scan_devnode(struct hal_scan_private *s, int class_dirfd, const char *dev_path,
 		  struct hal_devnode *ret);
+/* The same with known numbers (used when the dev root has a placeholder). */
+void scan_devnode_numbers(struct hal_scan_private *s, const char *dev_path, unsigned major,
+			  unsigned minor, struct hal_devnode *ret);
 
 #endif

@@ -7,10 +7,10 @@ set -eu
 BUILD_PKGS="build-essential pkg-config libpci-dev libudev-dev libjson-c-dev libyaml-dev \
 libuv1-dev libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev \
 libnl-3-dev libnl-route-3-dev libmicrohttpd-dev"
-TEST_PKGS="libcmocka-dev umockdev libumockdev-dev valgrind clang libclang-rt-14-dev pciutils \
+TEST_PKGS="openssl libcmocka-dev umockdev libumockdev-dev valgrind clang libclang-rt-14-dev pciutils \
 python3 python3-grpcio \
 python3-protobuf protobuf-compiler python3-jsonschema python3-yaml golang-go golang-google-grpc-dev \
-qemu-system-x86 linux-image-amd64 busybox-static cpio kmod iproute2 rdma-core hyperfine"
+qemu-system-x86 linux-image-amd64 busybox-static cpio kmod iproute2 rdma-core hyperfine time"
 PKGS="$BUILD_PKGS $TEST_PKGS"
 
 missing() {

@@ -22,17 +22,23 @@ const char *ckpt_state_name(enum ckpt_state s)
 	return (unsigned)s < sizeof(state_names) / sizeof(state_names[0]) ? state_names[s] : "?";
 }
 
-uint32_t checkpoint_crc32(const void *data, size_t len)
+/* CRC-32 (IEEE) carried over pieces: start with 0, feed, use the result. */
+static uint32_t crc32_update(uint32_t crc, const void *data, size_t len)
 {
 	const uint8_t *p = data;
-	uint32_t crc = 0xffffffffu;
 
+	crc = ~crc;
 	for (size_t i = 0; i < len; i++) {
 		crc ^= p[i];
 		for (int k = 0; k < 8; k++)
 			crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
 	}
 	return ~crc;
+}
+
+uint32_t checkpoint_crc32(const void *data, size_t len)
+{
+	return crc32_update(0, data, len);
 }
 
 /* ---- model ---- */
@@ -333,72 +339,108 @@ static struct json_object *encode_device(const struct ckpt_device *d, int *err)
 	return o;
 }
 
-static struct json_object *encode_data(const struct checkpoint *ck, int *err)
+static struct json_object *encode_claim(const struct ckpt_claim *c, int *err)
 {
-	struct json_object *data = json_object_new_object(), *claims = json_object_new_array();
+	struct json_object *o = json_object_new_object(), *devs;
 
-	if (!data || !claims) {
-		json_object_put(data);
-		json_object_put(claims);
+	if (!o) {
 		*err = -ENOMEM;
 		return NULL;
 	}
-	put_string(data, "driver", ck->driver, err);
-	put_string(data, "bootID", ck->boot_id, err);
-	for (size_t i = 0; i < ck->n_claims; i++) {
-		const struct ckpt_claim *c = ck->claims[i];
-		struct json_object *o = json_object_new_object(), *devs;
-
-		push(claims, o, err);
-		if (*err)
-			break;
-		put_string(o, "uid", c->uid, err);
-		put_string(o, "namespace", c->namespace_, err);
-		put_string(o, "name", c->name, err);
-		put_string(o, "state", ckpt_state_name(c->state), err);
-		devs = json_object_new_array();
-		for (size_t j = 0; devs && j < c->n_devices; j++)
-			push(devs, encode_device(&c->devices[j], err), err);
-		put_value(o, "devices", devs, err);
-	}
-	put_value(data, "claims", claims, err);
-	return data;
+	put_string(o, "uid", c->uid, err);
+	put_string(o, "namespace", c->namespace_, err);
+	put_string(o, "name", c->name, err);
+	put_string(o, "state", ckpt_state_name(c->state), err);
+	devs = json_object_new_array();
+	for (size_t j = 0; devs && j < c->n_devices; j++)
+		push(devs, encode_device(&c->devices[j], err), err);
+	put_value(o, "devices", devs, err);
+	return o;
 }
 
+/* Writes @text to the file with every line after the first indented. */
+static void put_indented(FILE *f, const char *text, const char *indent)
+{
+	for (const char *p = text; *p; p++) {
+		fputc(*p, f);
+		if (*p == '\n')
+			fputs(indent, f);
+	}
+}
+
+/*
+ * The file is written claim by claim, so encoding never holds more than one
+ * claim as a JSON tree (a full tree of thousands of claims would be tens of
+ * MiB). The checksum covers the compact serialization of "data" that the
+ * decoder recomputes from the parsed file, built here from the same
+ * json-c serializations piece by piece; it comes after "data" in the file.
+ */
 int checkpoint_encode(const struct checkpoint *ck, char **ret_text, size_t *ret_len)
 {
-	struct json_object *data, *file;
-	const char *data_text, *file_text;
-	char checksum[32];
-	char *out;
+	struct json_object *head = json_object_new_object(), *claims_key;
+	char *out = NULL;
+	size_t out_len = 0;
+	uint32_t crc = 0;
 	int err = 0;
+	FILE *f;
 
-	data = encode_data(ck, &err);
-	if (err || !(data_text = json_object_to_json_string_ext(data, DATA_FLAGS))) {
-		json_object_put(data);
+	if (!head)
+		return -ENOMEM;
+	put_string(head, "driver", ck->driver, &err);
+	put_string(head, "bootID", ck->boot_id, &err);
+	claims_key = json_object_new_string("claims");
+	f = err || !claims_key ? NULL : open_memstream(&out, &out_len);
+	if (!f) {
+		json_object_put(head);
+		json_object_put(claims_key);
 		return -ENOMEM;
 	}
-	snprintf(checksum, sizeof(checksum), "crc32:%08" PRIx32,
-		 checkpoint_crc32(data_text, strlen(data_text)));
-	file = json_object_new_object();
-	if (!file) {
-		json_object_put(data);
-		return -ENOMEM;
+
+	/* compact: {"driver":"...","bootID":"...","claims":[ ... ]} */
+	const char *compact_head = json_object_to_json_string_ext(head, DATA_FLAGS);
+	crc = crc32_update(crc, compact_head, strlen(compact_head) - 1);	/* without '}' */
+	crc = crc32_update(crc, ",", 1);
+	const char *key = json_object_to_json_string_ext(claims_key, DATA_FLAGS);
+	crc = crc32_update(crc, key, strlen(key));
+	crc = crc32_update(crc, ":[", 2);
+
+	fprintf(f, "{\n  \"kind\": \"%s\",\n  \"version\": %d,\n  \"data\": ", CHECKPOINT_KIND,
+		CHECKPOINT_VERSION);
+	const char *pretty_head = json_object_to_json_string_ext(head, JSON_C_TO_STRING_PRETTY |
+							     JSON_C_TO_STRING_SPACED |
+							     JSON_C_TO_STRING_NOSLASHESCAPE);
+	/* "{\n  \"driver\": ...\n}": reopen it to append the claims */
+	put_indented(f, pretty_head, "  ");
+	fseek(f, -4, SEEK_CUR);	/* drop the indented closing "\n  }" */
+	fputs(",\n    \"claims\": [", f);
+	for (size_t i = 0; !err && i < ck->n_claims; i++) {
+		struct json_object *c = encode_claim(ck->claims[i], &err);
+		const char *text;
+
+		if (err)
+			break;
+		text = json_object_to_json_string_ext(c, DATA_FLAGS);
+		if (i)
+			crc = crc32_update(crc, ",", 1);
+		crc = crc32_update(crc, text, strlen(text));
+		fputs(i ? ",\n      " : "\n      ", f);
+		put_indented(f, json_object_to_json_string_ext(c, JSON_C_TO_STRING_PRETTY |
+							      JSON_C_TO_STRING_SPACED |
+							      JSON_C_TO_STRING_NOSLASHESCAPE),
+			     "      ");
+		json_object_put(c);
 	}
-	put_string(file, "kind", CHECKPOINT_KIND, &err);
-	put_value(file, "version", json_object_new_int(CHECKPOINT_VERSION), &err);
-	put_string(file, "checksum", checksum, &err);
-	put_value(file, "data", data, &err);
-	file_text = err ? NULL : json_object_to_json_string_ext(file, JSON_C_TO_STRING_PRETTY |
-							       JSON_C_TO_STRING_SPACED |
-							       JSON_C_TO_STRING_NOSLASHESCAPE);
-	if (!file_text || asprintf(&out, "%s\n", file_text) < 0) {
-		json_object_put(file);
-		return -ENOMEM;
+	crc = crc32_update(crc, "]}", 2);
+	fprintf(f, "%s]\n  },\n  \"checksum\": \"crc32:%08" PRIx32 "\"\n}\n",
+		ck->n_claims ? "\n    " : "", crc);
+	json_object_put(head);
+	json_object_put(claims_key);
+	if (fclose(f) != 0 || err) {
+		free(out);
+		return err ? err : -ENOMEM;
 	}
-	json_object_put(file);
 	*ret_text = out;
-	*ret_len = strlen(out);
+	*ret_len = out_len;
 	return 0;
 }
 

@@ -169,13 +169,12 @@ static void call_deadline_fired(uv_timer_t *handle)
 		return;
 	conn = call->conn;
 	call->refs++;
+	/* Answer with the status first (a client whose own timer is late would
+	 * otherwise see CANCELLED from a bare RST_STREAM; RST_STREAM follows if
+	 * it is still sending), then tell the handler, whose reply is dropped. */
+	if (call->conn && !call->response_submitted)
+		grpc_conn_reject(conn, call, GRPC_STATUS_DEADLINE_EXCEEDED, "deadline exceeded");
 	grpc_call_cancel(call, GRPC_STATUS_DEADLINE_EXCEEDED);
-	/* The client has given up; cancel the stream (PROTOCOL-HTTP2.md). */
-	if (call->conn) {
-		call->rejected = true;
-		nghttp2_submit_rst_stream(conn->session, NGHTTP2_FLAG_NONE, call->stream_id,
-					  NGHTTP2_CANCEL);
-	}
 	call_timer_release(call);
 	grpc_call_unref(call);
 	grpc_conn_kick(conn);

@@ -14,6 +14,7 @@
 
 #include "agent/kube/backoff.h"
 #include "agent/kube/client.h"
+#include "agent/kube/curl_loader.h"
 #include "agent/kube/config.h"
 
 #define BODY_MAX (64u << 20)
@@ -122,6 +123,7 @@ static int token_refresh(struct kube_client *c, bool force)
 	buf[n] = '\0';
 	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' ' || buf[n - 1] == '\t'))
 		buf[--n] = '\0';
+	bool first = !c->have_token_st;
 	c->token_st = st;
 	c->have_token_st = true;
 	if (n == 0 || (c->token && !strcmp(c->token, buf))) {
@@ -130,7 +132,8 @@ static int token_refresh(struct kube_client *c, bool force)
 	}
 	secret_free(c->token);
 	c->token = buf;
-	c->stats.token_reloads++;
+	if (!first)
+		c->stats.token_reloads++;
 	return 1;
 }
 
@@ -476,10 +479,9 @@ static void request_finished(struct kube_request *r, CURLcode res)
 			return;
 		}
 	}
-	bool streamed_ok = r->streamed && !error;
-	bool retryable = !streamed_ok && !r->aborted && !r->too_big &&
-			 ((error && status == 0) || status >= 500 || status == 429 ||
-			  (error && !r->streamed));
+	/* Retry what failed before anything reached the caller: no answer, 5xx, 429. */
+	bool retryable = !r->streamed && !r->aborted && !r->too_big &&
+			 (status == 0 || status >= 500 || status == 429);
 	if (retryable && r->retries_left > 0) {
 		r->retries_left--;
 		uint32_t ra = 0;
@@ -565,7 +567,6 @@ int kube_request_start(struct kube_client *c, const struct kube_request_opts *o,
 	curl_easy_setopt(e, CURLOPT_USERAGENT, "dralet/" DRALET_VERSION);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "https");
 	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
-	curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
 	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
 			 (long)(r->timeout_ms < CONNECT_TIMEOUT_MS ? r->timeout_ms : CONNECT_TIMEOUT_MS));
@@ -712,6 +713,8 @@ int kube_client_new(uv_loop_t *loop, const struct kube_config *cfg, struct kube_
 	    check_readable(cfg->key_file, "client key", err, errlen) < 0)
 		return -EINVAL;
 	if (!curl_ready) {
+		if (curl_loader_load(err, errlen) < 0)
+			return -ELIBACC;
 		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 			snprintf(err, errlen, "libcurl initialisation failed");
 			return -EIO;

@@ -79,7 +79,8 @@ int kube_request_start(struct kube_client *c, const struct kube_request_opts *op
 void kube_request_cancel(struct kube_request *req);
 
 void kube_client_get_stats(const struct kube_client *c, struct kube_client_stats *ret_stats);
-/* Bytes of query-string escaping ("spec.nodeName=a,b" -> "spec.nodeName%3Da%2Cb"). */
+/* Percent-escapes everything but [A-Za-z0-9._~-] for a path segment or query
+ * value ("spec.nodeName=a,b" -> "spec.nodeName%3Da%2Cb"). malloc'd; NULL on ENOMEM. */
 char *kube_escape(const char *s);
 
 #endif

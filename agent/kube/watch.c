@@ -9,7 +9,9 @@
 struct kube_watch_parser {
 	struct json_tokener *tok;
 	size_t max_event;
-	size_t in_event;	/* bytes of the event being parsed */
+	char *line;		/* the line being received */
+	size_t line_len, line_cap;
+	size_t in_event;	/* bytes of earlier lines of the event being parsed */
 	size_t events;
 	bool broken;
 };
@@ -54,12 +56,14 @@ void kube_watch_parser_free(struct kube_watch_parser *p)
 	if (!p)
 		return;
 	json_tokener_free(p->tok);
+	free(p->line);
 	free(p);
 }
 
 void kube_watch_parser_reset(struct kube_watch_parser *p)
 {
 	json_tokener_reset(p->tok);
+	p->line_len = 0;
 	p->in_event = 0;
 	p->events = 0;
 	p->broken = false;
@@ -67,7 +71,7 @@ void kube_watch_parser_reset(struct kube_watch_parser *p)
 
 bool kube_watch_parser_idle(const struct kube_watch_parser *p)
 {
-	return p->in_event == 0 && !p->broken;
+	return p->in_event == 0 && p->line_len == 0 && !p->broken;
 }
 
 size_t kube_watch_parser_events(const struct kube_watch_parser *p)
@@ -101,9 +105,40 @@ static int deliver(struct kube_watch_parser *p, struct json_object *obj, kube_wa
 	return cb ? cb(userdata, &ev) : 0;
 }
 
-static bool is_space(char c)
+static bool blank(const char *s, size_t n)
 {
-	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != ' ' && s[i] != '\n' && s[i] != '\r' && s[i] != '\t')
+			return false;
+	return true;
+}
+
+/* One complete line (with its newline) into the tokener. Whole lines only:
+ * json-c's incremental tokener does not treat every split the same (invalid
+ * UTF-8, for one), so the network's chunking must never reach it. */
+static int parse_line(struct kube_watch_parser *p, const char *line, size_t len, kube_watch_cb cb,
+		      void *userdata)
+{
+	if (p->in_event == 0 && blank(line, len))
+		return 0;
+	struct json_object *obj = json_tokener_parse_ex(p->tok, line, (int)len);
+	enum json_tokener_error err = json_tokener_get_error(p->tok);
+	if (!obj) {
+		if (err != json_tokener_continue)
+			return -EBADMSG;
+		p->in_event += len;	/* an event spanning lines (pretty-printed) */
+		return 0;
+	}
+	size_t used = json_tokener_get_parse_end(p->tok);
+	json_tokener_reset(p->tok);
+	p->in_event = 0;
+	if (used < len && !blank(line + used, len - used)) {
+		json_object_put(obj);
+		return -EBADMSG;	/* two values on one line */
+	}
+	int r = deliver(p, obj, cb, userdata);
+	json_object_put(obj);
+	return r;
 }
 
 int kube_watch_parser_feed(struct kube_watch_parser *p, const char *buf, size_t len,
@@ -112,53 +147,42 @@ int kube_watch_parser_feed(struct kube_watch_parser *p, const char *buf, size_t 
 	if (p->broken)
 		return -EBADMSG;
 	while (len > 0) {
-		/* Skip whitespace between events ourselves, so "idle" is exact. */
-		if (p->in_event == 0) {
-			while (len > 0 && is_space(*buf)) {
-				buf++;
-				len--;
-			}
-			if (len == 0)
-				break;
-		}
-		size_t room = p->max_event - p->in_event;
-		size_t chunk = len < room ? len : room;
-		if (chunk == 0) {
+		const char *nl = memchr(buf, '\n', len);
+		size_t take = nl ? (size_t)(nl - buf) + 1 : len;
+		if (p->in_event + p->line_len + take > p->max_event) {
 			p->broken = true;
 			return -E2BIG;
 		}
-		/* json_tokener takes an int length. */
-		if (chunk > (1u << 30))
-			chunk = 1u << 30;
-		struct json_object *obj = json_tokener_parse_ex(p->tok, buf, (int)chunk);
-		enum json_tokener_error err = json_tokener_get_error(p->tok);
-		if (!obj) {
-			if (err != json_tokener_continue) {
-				p->broken = true;
-				return -EBADMSG;
+		int r;
+		if (nl && p->line_len == 0) {
+			r = parse_line(p, buf, take, cb, userdata);	/* no copy needed */
+		} else {
+			if (p->line_len + take > p->line_cap) {
+				size_t cap = p->line_cap ? p->line_cap : 1024;
+				while (cap < p->line_len + take)
+					cap *= 2;
+				char *l = realloc(p->line, cap);
+				if (!l) {
+					p->broken = true;
+					return -ENOMEM;
+				}
+				p->line = l;
+				p->line_cap = cap;
 			}
-			p->in_event += chunk;
-			buf += chunk;
-			len -= chunk;
-			if (p->in_event >= p->max_event && len > 0) {
-				p->broken = true;
-				return -E2BIG;
+			memcpy(p->line + p->line_len, buf, take);
+			p->line_len += take;
+			r = 0;
+			if (nl) {
+				r = parse_line(p, p->line, p->line_len, cb, userdata);
+				p->line_len = 0;
 			}
-			continue;
 		}
-		size_t used = json_tokener_get_parse_end(p->tok);
-		if (used > chunk)
-			used = chunk;
-		json_tokener_reset(p->tok);
-		p->in_event = 0;
-		buf += used;
-		len -= used;
-		int r = deliver(p, obj, cb, userdata);
-		json_object_put(obj);
 		if (r < 0) {
 			p->broken = true;
 			return r;
 		}
+		buf += take;
+		len -= take;
 	}
 	return 0;
 }

@@ -4,8 +4,10 @@
  * chunked) is a sequence of JSON objects {"type": ..., "object": {...}},
  * normally one per line. Sans-I/O: feed it bytes as they arrive, in chunks
  * of any size and split anywhere; it calls back once per complete event.
- * Built on json-c's incremental tokener (strict mode), so an event may also
- * span lines or share one. Memory is bounded by the per-event byte cap.
+ * Built on json-c's incremental tokener (strict mode): events end with a
+ * newline, as the apiserver writes them; one event may span several lines
+ * (pretty-printed), two may not share one. Memory is bounded by the
+ * per-event byte cap.
  */
 #ifndef DRALET_KUBE_WATCH_H
 #define DRALET_KUBE_WATCH_H

@@ -322,43 +322,108 @@ static void copy_time_added(struct json_object *old_devs, struct json_object *ne
 	}
 }
 
+
+/*
+ * Write bodies share the bulk (device lists) with the desired and existing
+ * slices by reference (json-c counts references); only the small parts that
+ * differ are new. Nothing here modifies a shared member.
+ */
+static struct json_object *shallow_copy(struct json_object *src, const char *const *skip)
+{
+	struct json_object *o = json_object_new_object();
+	if (!o || !src)
+		return o;
+	json_object_object_foreach(src, key, val) {
+		bool skipped = false;
+		for (size_t i = 0; skip && skip[i]; i++)
+			skipped |= !strcmp(key, skip[i]);
+		if (skipped)
+			continue;
+		struct json_object *ref = json_object_get(val);
+		if (json_object_object_add(o, key, ref) < 0) {
+			json_object_put(ref);
+			json_object_put(o);
+			return NULL;
+		}
+	}
+	return o;
+}
+
+/* @slice with a deep copy of its metadata, its spec's members shared except
+ * @skip, and @pool. *ret_spec: the new spec (owned by the result). */
+static int compose(struct json_object *slice, const char *const *skip, struct json_object *pool,
+		   struct json_object **ret, struct json_object **ret_spec)
+{
+	static const char *const top_skip[] = { "metadata", "spec", NULL };
+	struct json_object *obj = shallow_copy(slice, top_skip), *meta = NULL, *spec;
+	int r = -ENOMEM;
+	if (!obj)
+		return r;
+	if (get(slice, "metadata") && ((r = deep_copy(get(slice, "metadata"), &meta)) < 0 ||
+				       (r = set_key(obj, "metadata", meta)) < 0))
+		goto fail;
+	r = -ENOMEM;
+	spec = shallow_copy(get(slice, "spec"), skip);
+	if (set_key(obj, "spec", spec) < 0 || set_key(spec, "pool", json_object_get(pool)) < 0)
+		goto fail;
+	*ret = obj;
+	*ret_spec = spec;
+	return 0;
+fail:
+	json_object_put(obj);
+	return r;
+}
+
 static const char *const spec_copied_fields[] = { "devices", "sharedCounters",
-						  "perDeviceNodeSelection", "nodeSelector", NULL };
+						  "perDeviceNodeSelection", "nodeSelector",
+						  "allNodes", "pool", NULL };
+
+static bool any_taints(struct json_object *devices)
+{
+	for (size_t i = 0; devices && i < json_object_array_length(devices); i++)
+		if (!is_empty(get(json_object_array_get_idx(devices, i), "taints")))
+			return true;
+	return false;
+}
+
+/* The POST body: @desired with the pool. */
+static int create_object(struct json_object *desired, struct json_object *pool,
+			 struct json_object **ret)
+{
+	static const char *const skip[] = { "pool", NULL };
+	struct json_object *spec;
+	return compose(desired, skip, pool, ret, &spec);
+}
 
 /* The PUT body: @existing with the desired spec fields and pool. */
 static int update_object(struct json_object *existing, struct json_object *desired,
 			 struct json_object *pool, struct json_object **ret)
 {
-	struct json_object *obj;
-	int r = deep_copy(existing, &obj);
+	struct json_object *obj, *spec, *dspec = get(desired, "spec");
+	if (!get(existing, "spec"))
+		return -EINVAL;
+	int r = compose(existing, spec_copied_fields, pool, &obj, &spec);
 	if (r < 0)
 		return r;
-	struct json_object *spec = get(obj, "spec"), *dspec = get(desired, "spec");
-	if (!spec) {
-		json_object_put(obj);
-		return -EINVAL;
-	}
-	struct json_object *old_devs = NULL;
-	if (slice_devices(obj))
-		old_devs = json_object_get(slice_devices(obj));
 	for (size_t i = 0; spec_copied_fields[i]; i++) {
-		struct json_object *v = get(dspec, spec_copied_fields[i]), *copy = NULL;
-		if (!v) {
-			json_object_object_del(spec, spec_copied_fields[i]);
+		const char *key = spec_copied_fields[i];
+		struct json_object *v = get(dspec, key), *val = NULL;
+		if (!v || !strcmp(key, "pool") || !strcmp(key, "allNodes"))
 			continue;
+		if (!strcmp(key, "devices") && any_taints(v)) {
+			/* the server's taint timeAdded is kept: these devices get their own copy */
+			if ((r = deep_copy(v, &val)) < 0)
+				goto fail;
+			copy_time_added(slice_devices(existing), val);
+		} else {
+			val = json_object_get(v);
 		}
-		if ((r = deep_copy(v, &copy)) < 0 || (r = set_key(spec, spec_copied_fields[i], copy)) < 0)
+		if ((r = set_key(spec, key, val)) < 0)
 			goto fail;
 	}
-	json_object_object_del(spec, "allNodes");
-	if ((r = set_key(spec, "pool", json_object_get(pool))) < 0)
-		goto fail;
-	copy_time_added(old_devs, slice_devices(obj));
-	json_object_put(old_devs);
 	*ret = obj;
 	return 0;
 fail:
-	json_object_put(old_devs);
 	json_object_put(obj);
 	return r;
 }
@@ -461,10 +526,15 @@ int slice_plan_compute(struct json_object *existing, struct json_object *desired
 			r = -EINVAL;
 			goto out;
 		}
-		if ((r = deep_copy(d, &des[i])) < 0)
-			goto out;
-		r = -ENOMEM;
-		slice_strip_gates(des[i], dropped);
+		/* Borrowed unless fields must go: only the writes get copies. */
+		if (dropped) {
+			if ((r = deep_copy(d, &des[i])) < 0)
+				goto out;
+			r = -ENOMEM;
+			slice_strip_gates(des[i], dropped);
+		} else {
+			des[i] = json_object_get(d);
+		}
 		match[i] = -1;
 	}
 
@@ -546,10 +616,9 @@ int slice_plan_compute(struct json_object *existing, struct json_object *desired
 	for (size_t i = 0; i < n_des; i++) {
 		if (match[i] >= 0)
 			continue;
-		struct json_object *obj = des[i];
-		if ((r = set_key(get(obj, "spec"), "pool", json_object_get(pool))) < 0)
+		struct json_object *obj = NULL;
+		if ((r = create_object(des[i], pool, &obj)) < 0)
 			goto out;
-		des[i] = NULL;
 		plan_add(plan, SLICE_OP_CREATE, obj, (int)i);
 	}
 	*ret_plan = plan;

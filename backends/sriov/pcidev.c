@@ -110,6 +110,8 @@ int pcidev_device_add_vfio(struct dralet_backend_ctx *ctx, struct dralet_device 
 	r = dralet_device_add_node(dev, &func->vfio_group);
 	if (r < 0)
 		return r;
+	if (func->vfio_container)	/* the discovery resolved it already */
+		return dralet_device_add_node(dev, func->vfio_container);
 	r = pcidev_misc_node(ctx, "vfio", "vfio/vfio", VFIO_CONTAINER_MAJOR, VFIO_CONTAINER_MINOR,
 			     &container);
 	if (r < 0 || !container.path)

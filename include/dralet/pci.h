@@ -158,7 +158,8 @@ struct hal_pci_func {
 	const char *local_cpulist;	/* "0-15,32-47", NULL if unknown */
 	int iommu_group;	/* -1 without IOMMU */
 	unsigned iommu_group_size;	/* PCI functions in that group (1: alone, vfio-safe) */
-	struct hal_devnode vfio_group;	/* /dev/vfio/<group> (path NULL if absent) */
+	struct hal_devnode vfio_group;	/* bound to vfio-pci: /dev/vfio/<group> (path NULL if absent) */
+	const struct hal_devnode *vfio_container;	/* bound to vfio-pci: /dev/vfio/vfio, or NULL */
 	struct hal_pci_link link;
 
 	/* topology */

@@ -17,14 +17,18 @@ RUNS = int(os.environ.get("BENCH_RUNS", "15"))
 
 
 def run_once(argv):
-    """Wall seconds and peak RSS (KiB) of one run of argv."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
-    elapsed = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"benchmark command failed: {' '.join(argv)}")
-    return elapsed, usage.ru_maxrss
+    """Wall seconds and peak RSS (KiB) of one run of argv.
+
+    The peak RSS comes from GNU time: a child forked from this Python
+    process would inherit Python's own high-water mark across exec."""
+    with tempfile.NamedTemporaryFile("r") as rss:
+        start = time.perf_counter()
+        proc = subprocess.run(["/usr/bin/time", "-o", rss.name, "-f", "%M"] + argv,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        elapsed = time.perf_counter() - start
+        if proc.returncode != 0:
+            sys.exit(f"benchmark command failed: {' '.join(argv)}")
+        return elapsed, int(rss.read().split()[-1])
 
 
 def main():

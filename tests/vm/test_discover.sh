@@ -31,5 +31,8 @@ GUEST
 
 VM_FILES=$tmp/sriov.yaml vm_run "$tmp/guest.sh" >"$tmp/out" || {
     echo "the VM run failed; its output:"; cat "$tmp/out"; exit 1; }
-/usr/bin/python3 "$VM_LIB_DIR/check_discover.py" "$tmp/out" || {
-    echo "--- dralet discover -o json (at boot) ---"; sed '/^---$/q' "$tmp/out"; exit 1; }
+# On failure the JSON first, the verdict last (the test runner shows the last lines).
+/usr/bin/python3 "$VM_LIB_DIR/check_discover.py" "$tmp/out" >"$tmp/verdict" || {
+    echo "--- dralet discover -o json (at boot) ---"; sed '/^---$/q' "$tmp/out"
+    cat "$tmp/verdict"; exit 1; }
+cat "$tmp/verdict"

@@ -21,4 +21,7 @@ dralet pci -o json
 GUEST
 
 vm_run "$tmp/guest.sh" >"$tmp/out" || { echo "the VM run failed; output:"; cat "$tmp/out"; exit 1; }
-/usr/bin/python3 "$VM_LIB_DIR/check_pci.py" "$tmp/out" || { echo "--- output ---"; cat "$tmp/out"; exit 1; }
+# On failure the JSON first, the verdict last (the test runner shows the last lines).
+/usr/bin/python3 "$VM_LIB_DIR/check_pci.py" "$tmp/out" >"$tmp/verdict" || {
+    echo "--- dralet pci -o json ---"; cat "$tmp/out"; cat "$tmp/verdict"; exit 1; }
+cat "$tmp/verdict"

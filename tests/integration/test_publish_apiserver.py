@@ -1,0 +1,478 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""dralet publishing ResourceSlices to the test apiserver (tests/apiserver):
+first publish and its request count, kubelet-style wipe repaired within 2 s,
+one generation bump and minimal writes when a device comes or goes, a
+hot-plug burst debounced into one round, convergence under injected faults
+(and staying converged once they stop), 410 relists, 422 without a loop,
+dropped alpha fields, token rotation, client certificates, in-cluster
+configuration, TLS verification, and no token in any log line."""
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'apiserver'))
+import harness  # noqa: E402
+from harness import ApiServer, Dralet, converged, wait_for, write_devices  # noqa: E402
+
+NODE = 'node-1'
+GPU, NET = 'gpu.dralet.dev', 'net.dralet.dev'
+TMP = tempfile.mkdtemp(prefix='dralet-publish-')
+
+
+def names(n, prefix='dev-'):
+    return ['%s%04d' % (prefix, i) for i in range(n)]
+
+
+def server(**kw):
+    return ApiServer(tempfile.mkdtemp(dir=TMP), **kw).start()
+
+
+def writes(counts):
+    return sum(counts.get(k, 0) for k in ('create', 'update', 'delete'))
+
+
+def test_first_publish_and_requests():
+    srv = server()
+    dev = os.path.join(TMP, 'first.json')
+    write_devices(dev, {GPU: 300, NET: 2})
+    d = Dralet(srv, dev, follow=False, extra=['--stats'])
+    rc = d.run()
+    assert rc == 0, d.log()
+    expected = {GPU: names(300), NET: names(2)}
+    assert converged(srv, NODE, expected), json.dumps(srv.slices())[:2000]
+    slices = srv.slices()
+    harness.check_schema(slices)
+    node_uid = srv.state.nodes[NODE]['metadata']['uid']
+    for s in slices:
+        assert s['metadata']['name'].startswith('%s-%s-' % (NODE, s['spec']['driver']))
+        ref = s['metadata']['ownerReferences'][0]
+        assert ref == {'apiVersion': 'v1', 'kind': 'Node', 'name': NODE, 'uid': node_uid,
+                       'controller': True}, ref
+        assert s['spec']['nodeName'] == NODE and s['spec']['pool']['name'] == NODE
+        assert s['spec']['pool']['generation'] == 1
+    c = srv.counts()
+    # no more requests than slices + per driver one list and one watch + the node
+    assert c.get('create') == 4 and writes(c) == 4, c
+    assert c['total'] <= 4 + 2 * 2 + 1, c
+    assert c.get('unauthorized', 0) == 0, c
+    ua = {e['ua'] for e in srv.state.log}
+    assert all(u.startswith('dralet/') for u in ua), ua
+    # a second run against the published state writes nothing
+    srv.reset_counts()
+    rc = Dralet(srv, dev, follow=False).run()
+    assert rc == 0
+    assert writes(srv.counts()) == 0, srv.counts()
+    srv.stop()
+
+
+def test_wipe_and_device_changes():
+    srv = server()
+    dev = os.path.join(TMP, 'follow.json')
+    write_devices(dev, {GPU: 200, NET: 4})
+    d = Dralet(srv, dev).start()
+    try:
+        expected = {GPU: names(200), NET: names(4)}
+        wait_for(lambda: converged(srv, NODE, expected), 10, what='first publish')
+        time.sleep(0.3)
+        # kubelet-style wipe: deletecollection by node; repaired within 2 s
+        for rnd in range(3):
+            assert srv.wipe(NODE) == 3
+            took = wait_for(lambda: converged(srv, NODE, expected), 5, what='repair')
+            assert took < 2.0, 'wipe repaired after %.2fs' % took
+            time.sleep(0.3)
+        # somebody deletes or edits one slice: repaired too
+        victim = srv.slices(NODE, GPU)[0]['metadata']['name']
+        srv.state.lock.acquire()
+        try:
+            obj = srv.state.slices.pop(victim)
+            obj['metadata']['resourceVersion'] = srv.state.next_rv()
+            srv.state.emit('DELETED', obj)
+        finally:
+            srv.state.lock.release()
+        wait_for(lambda: converged(srv, NODE, expected), 2, what='repair of one slice')
+        time.sleep(0.3)
+        # a device appears: one generation bump, writes = the pool's slices (updates)
+        gen_before = srv.slices(NODE, GPU)[0]['spec']['pool']['generation']
+        srv.reset_counts()
+        write_devices(dev, {GPU: 201, NET: 4})
+        d.reload()
+        expected = {GPU: names(201), NET: names(4)}
+        wait_for(lambda: converged(srv, NODE, expected), 5, what='device added')
+        time.sleep(0.5)
+        c = srv.counts()
+        gens = {s['spec']['pool']['generation'] for s in srv.slices(NODE, GPU)}
+        assert gens == {gen_before + 1}, (gen_before, gens)
+        assert c.get('update') == 2 and c.get('create', 0) == 0 and c.get('delete', 0) == 0, c
+        net_gen = {s['spec']['pool']['generation'] for s in srv.slices(NODE, NET)}
+        assert net_gen == {1}, net_gen     # the untouched driver: no write, no bump
+        # a device disappears (single-slice pool): one bump, one update
+        srv.reset_counts()
+        write_devices(dev, {GPU: 201, NET: 3})
+        d.reload()
+        expected = {GPU: names(201), NET: names(3)}
+        wait_for(lambda: converged(srv, NODE, expected), 5, what='device removed')
+        time.sleep(0.5)
+        c = srv.counts()
+        assert writes(c) == 1 and c.get('update') == 1, c
+        assert {s['spec']['pool']['generation'] for s in srv.slices(NODE, NET)} == {2}
+        # a driver goes away: its slices are deleted
+        write_devices(dev, {GPU: 201})
+        d.reload()
+        wait_for(lambda: not srv.slices(NODE, NET), 5, what='driver removed')
+        assert d.alive()
+    finally:
+        rc = d.stop()
+        log = d.log()
+        srv.stop()
+    assert rc == 0, log
+    assert srv.token() not in log
+
+
+def test_burst_is_one_round():
+    """A hot-plug burst (5 changes in quick succession) is published in one round."""
+    srv = server()
+    dev = os.path.join(TMP, 'burst.json')
+    write_devices(dev, {GPU: 201, NET: 3})
+    # a longer quiet time than the default 100 ms, so that slow (sanitizer) builds,
+    # which need longer to re-read the devices, still see one burst
+    d = Dralet(srv, dev, extra=['--debounce', '600']).start()
+    try:
+        wait_for(lambda: converged(srv, NODE, {GPU: names(201), NET: names(3)}), 10)
+        time.sleep(0.8)
+        srv.reset_counts()
+        for i in range(5):
+            write_devices(dev, {GPU: 201, NET: 3 + i + 1})
+            d.reload()
+            time.sleep(0.01)
+        expected = {GPU: names(201), NET: names(8)}
+        wait_for(lambda: converged(srv, NODE, expected), 10, what='burst')
+        time.sleep(0.8)
+        c = srv.counts()
+        assert writes(c) == 1, c
+        assert {s['spec']['pool']['generation'] for s in srv.slices(NODE, NET)} == {2}
+    finally:
+        d.stop()
+        srv.stop()
+
+
+def test_faults_converge_and_stay():
+    srv = server(bookmark_interval=0.3)
+    dev = os.path.join(TMP, 'faults.json')
+    write_devices(dev, {GPU: 300, NET: 5})
+    srv.set_faults(rate500=0.2, rate429=0.1, retryAfter=1, dropRate=0.1, rate409=0.15,
+                   watchDropRate=0.3, delayMs=5)
+    d = Dralet(srv, dev).start()
+    try:
+        expected = {GPU: names(300), NET: names(5)}
+        wait_for(lambda: converged(srv, NODE, expected), 60, interval=0.1,
+                 what='convergence under faults')
+        # changes and wipes while faults go on
+        write_devices(dev, {GPU: 290, NET: 6})
+        d.reload()
+        expected = {GPU: names(290), NET: names(6)}
+        srv.wipe(NODE, GPU)
+        wait_for(lambda: converged(srv, NODE, expected), 60, interval=0.1,
+                 what='convergence after changes under faults')
+        faults = {k: v for k, v in srv.counts().items() if k.startswith('fault_')}
+        assert sum(faults.values()) > 0, 'no fault was injected: %s' % srv.counts()
+        srv.set_faults()
+        wait_for(lambda: converged(srv, NODE, expected), 30, interval=0.1,
+                 what='convergence once faults stop')
+        # it stays there: no more writes, and few requests (watches, no storm)
+        time.sleep(1.5)
+        srv.reset_counts()
+        snapshot = json.dumps(sorted((s['metadata']['name'], s['metadata']['resourceVersion'])
+                                     for s in srv.slices()))
+        time.sleep(3)
+        c = srv.counts()
+        assert writes(c) == 0, c
+        assert c.get('total', 0) <= 6, c
+        assert snapshot == json.dumps(sorted((s['metadata']['name'],
+                                              s['metadata']['resourceVersion'])
+                                             for s in srv.slices()))
+        assert converged(srv, NODE, expected)
+        assert d.alive()
+    finally:
+        d.stop()
+        log = d.log()
+        srv.stop()
+    assert srv.token() not in log
+    assert 'retrying' in log, log[-2000:]
+
+
+def test_no_storm_when_down():
+    """Every request fails: the request rate stays low (backoff with jitter)."""
+    srv = server()
+    dev = os.path.join(TMP, 'down.json')
+    write_devices(dev, {GPU: 4, NET: 4})
+    srv.set_faults(rate500=1.0)
+    d = Dralet(srv, dev).start()
+    try:
+        time.sleep(6)
+        c = srv.counts()
+        # node GET retries + 2 drivers' list retries; capped backoff keeps it small
+        assert c.get('total', 0) < 60, c
+        srv.set_faults()
+        wait_for(lambda: converged(srv, NODE, {GPU: names(4), NET: names(4)}), 40, interval=0.1,
+                 what='recovery')
+    finally:
+        d.stop()
+        srv.stop()
+
+
+def test_watch_expiry_relists():
+    srv = server()
+    dev = os.path.join(TMP, 'expire.json')
+    write_devices(dev, {GPU: 3})
+    d = Dralet(srv, dev).start()
+    try:
+        expected = {GPU: names(3)}
+        wait_for(lambda: converged(srv, NODE, expected), 10)
+        time.sleep(0.3)
+        srv.reset_counts()
+        with srv.state.lock:
+            srv.state.compacted = srv.state.rv + 1
+            srv.state.watch_generation += 1
+            srv.state.watch_expire = True
+            srv.state.lock.notify_all()
+        wait_for(lambda: srv.counts().get('list', 0) >= 1 and srv.counts().get('watch', 0) >= 1,
+                 5, what='relist after 410')
+        with srv.state.lock:
+            srv.state.watch_expire = False
+        # the relisted informer still repairs
+        time.sleep(0.3)
+        srv.wipe(NODE)
+        wait_for(lambda: converged(srv, NODE, expected), 3, what='repair after relist')
+        assert writes(srv.counts()) == 1, srv.counts()
+    finally:
+        d.stop()
+        srv.stop()
+
+
+def test_rejected_is_not_retried():
+    srv = server()
+    dev = os.path.join(TMP, 'reject.json')
+    write_devices(dev, {GPU: 3})
+    srv.set_faults(reject=True)
+    d = Dralet(srv, dev).start()
+    try:
+        wait_for(lambda: srv.counts().get('fault_422', 0) >= 1, 10, what='a rejected create')
+        time.sleep(2)
+        c = srv.counts()
+        assert c.get('fault_422') == 1, c     # logged once, not looped
+        assert 'injected rejection' in d.log() and 'spec.devices[0].name' in d.log()
+        # the next change tries again
+        srv.set_faults()
+        write_devices(dev, {GPU: 4})
+        d.reload()
+        wait_for(lambda: converged(srv, NODE, {GPU: names(4)}), 5)
+    finally:
+        d.stop()
+        srv.stop()
+
+
+def test_dropped_alpha_fields():
+    srv = server()
+    dev = os.path.join(TMP, 'taints.json')
+    doc = harness.devices_doc({GPU: 3})
+    doc['devices'][1]['health'] = 'Unhealthy'
+    write_devices(dev, doc=doc)
+    cfg = os.path.join(TMP, 'taints-config.yaml')
+    with open(cfg, 'w') as f:
+        f.write('featureGates:\n  DRADeviceTaints: true\n')
+    d = Dralet(srv, dev, extra=['--config', cfg]).start()
+    try:
+        wait_for(lambda: converged(srv, NODE, {GPU: names(3)}), 10)
+        time.sleep(1)
+        c = srv.counts()
+        assert writes(c) == 1, c              # no update loop over the dropped taint
+        log = d.log()
+        assert log.count('feature gate DRADeviceTaints is probably disabled') == 1, log
+    finally:
+        d.stop()
+        srv.stop()
+    # with the gate on, the taint is stored (timeAdded set by the server)
+    srv = server()
+    with srv.state.lock:
+        srv.state.gates['DRADeviceTaints'] = True
+    d = Dralet(srv, dev, extra=['--config', cfg]).start()
+    try:
+        wait_for(lambda: converged(srv, NODE, {GPU: names(3)}), 10)
+        time.sleep(0.5)
+        devs = [x for s in srv.slices() for x in s['spec']['devices']]
+        tainted = [x for x in devs if x.get('taints')]
+        assert len(tainted) == 1 and tainted[0]['name'] == 'dev-0001', devs
+        assert tainted[0]['taints'][0]['key'] == 'dralet.dev/unhealthy'
+        assert 'timeAdded' in tainted[0]['taints'][0]
+        assert writes(srv.counts()) == 1, srv.counts()   # timeAdded is no difference
+        assert 'probably disabled' not in d.log()
+    finally:
+        d.stop()
+        srv.stop()
+
+
+def test_token_rotation_and_secrets():
+    srv = server()
+    dev = os.path.join(TMP, 'token.json')
+    write_devices(dev, {GPU: 2})
+    d = Dralet(srv, dev, verbosity=10).start()
+    tokens = [srv.token()]
+    try:
+        wait_for(lambda: converged(srv, NODE, {GPU: names(2)}), 10)
+        for i in range(3):
+            srv.rotate_token()
+            tokens.append(srv.token())
+            srv.wipe(NODE)
+            wait_for(lambda: converged(srv, NODE, {GPU: names(2)}), 5,
+                     what='publish with a rotated token')
+        c = srv.counts()
+        assert c.get('bad_token', 0) <= 6, c
+        assert d.alive()
+    finally:
+        d.stop()
+        log = d.log()
+        srv.stop()
+    for t in tokens:
+        assert t not in log, 'token in the log'
+        assert t[len('test-token-'):] not in log
+    assert 'Bearer' not in log and 'Authorization' not in log
+
+
+def test_static_token_client_cert_and_in_cluster():
+    srv = server()
+    dev = os.path.join(TMP, 'cert.json')
+    write_devices(dev, {GPU: 2})
+    # a client certificate and key instead of a token
+    d = Dralet(srv, dev, kubeconfig=srv.kubeconfig_cert, follow=False)
+    assert d.run() == 0, d.log()
+    assert converged(srv, NODE, {GPU: names(2)})
+    # a static token in the kubeconfig, at the highest verbosity: never logged
+    with open(srv.kubeconfig) as f:
+        kc = json.load(f)
+    kc['users'][0]['user'] = {'token': srv.token()}
+    static = os.path.join(srv.dir, 'kubeconfig-static')
+    with open(static, 'w') as f:
+        json.dump(kc, f)
+    srv.wipe(NODE)
+    d = Dralet(srv, dev, kubeconfig=static, follow=False, verbosity=10)
+    assert d.run() == 0, d.log()
+    assert srv.token() not in d.log()
+    # in-cluster: KUBERNETES_SERVICE_HOST/PORT and the service-account files
+    sa = os.path.join(srv.dir, 'sa')
+    os.makedirs(sa)
+    shutil.copy(srv.token_file, os.path.join(sa, 'token'))
+    shutil.copy(srv.ca, os.path.join(sa, 'ca.crt'))
+    srv.wipe(NODE)
+    d = Dralet(srv, dev, kubeconfig=False, follow=False,
+               extra=['--service-account-dir', sa],
+               env={'KUBERNETES_SERVICE_HOST': '127.0.0.1',
+                    'KUBERNETES_SERVICE_PORT': str(srv.port)})
+    assert d.run() == 0, d.log()
+    assert converged(srv, NODE, {GPU: names(2)})
+    assert 'in-cluster' in d.log()
+    # TLS is verified: a kubeconfig trusting another CA publishes nothing
+    kc['clusters'][0]['cluster']['certificate-authority'] = '/etc/ssl/certs/ca-certificates.crt'
+    wrong = os.path.join(srv.dir, 'kubeconfig-wrong-ca')
+    with open(wrong, 'w') as f:
+        json.dump(kc, f)
+    srv.wipe(NODE)
+    srv.reset_counts()
+    d = Dralet(srv, dev, kubeconfig=wrong, follow=False, extra=['--timeout', '3'])
+    assert d.run() == 1
+    assert srv.counts().get('total', 0) == 0, srv.counts()
+    assert 'certificate' in d.log().lower(), d.log()
+    srv.stop()
+
+
+def test_many_functions_split():
+    """A node with more than 1,000 functions: correctly split, schema-valid slices."""
+    srv = server()
+    dev = os.path.join(TMP, 'big.json')
+    spec = {GPU: 64, NET: 700, 'sriov.dralet.dev': 1100 - 64 - 700 + 100,
+            'accel.dralet.dev': 8}
+    write_devices(dev, spec)
+    d = Dralet(srv, dev, follow=False)
+    assert d.run() == 0, d.log()
+    expected = {k: names(v) for k, v in spec.items()}
+    assert converged(srv, NODE, expected)
+    slices = srv.slices()
+    harness.check_schema(slices)
+    by_driver = {}
+    for s in slices:
+        by_driver.setdefault(s['spec']['driver'], []).append(len(s['spec']['devices']))
+    for driver, n in spec.items():
+        sizes = sorted(by_driver[driver], reverse=True)
+        assert sum(sizes) == n and all(x <= 128 for x in sizes), (driver, sizes)
+        assert len(sizes) == (n + 127) // 128, (driver, sizes)
+    srv.stop()
+
+
+def test_daemon_publishes_and_repairs():
+    """`dralet run` (the daemon) publishes a board's slices through the apiserver store and
+    repairs a kubelet-style wipe."""
+    import signal
+    import subprocess
+    top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    board = os.path.join(top, 'boards', 'hgx-h100.yaml')
+    if not os.path.exists(board):
+        print('(no boards/hgx-h100.yaml: daemon check skipped)')
+        return
+    out = subprocess.run([harness.dralet_path(), 'slices', '--board', board, '--node-name', NODE,
+                          '-o', 'json'], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    expected = {}
+    for s in json.loads(out.stdout)['items']:
+        expected.setdefault(s['spec']['driver'], []).extend(d['name'] for d in s['spec']['devices'])
+    srv = server()
+    run_dir = tempfile.mkdtemp(dir=TMP)
+    log = open(os.path.join(run_dir, 'daemon.log'), 'w')
+    proc = subprocess.Popen([harness.dralet_path(), 'run', '--board', board, '--node-name', NODE,
+                             '--kubeconfig', srv.kubeconfig,
+                             '--registry-dir', os.path.join(run_dir, 'registry'),
+                             '--plugins-dir', os.path.join(run_dir, 'plugins'),
+                             '--cdi-dir', os.path.join(run_dir, 'cdi')],
+                            stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_for(lambda: converged(srv, NODE, expected), 30, what='the daemon publishing')
+        harness.check_schema(srv.slices())
+        time.sleep(0.3)
+        srv.wipe(NODE)
+        took = wait_for(lambda: converged(srv, NODE, expected), 5, what='the daemon repairing')
+        assert took < 2.0, took
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        rc = proc.wait(30)
+        log.close()
+        srv.stop()
+    with open(os.path.join(run_dir, 'daemon.log')) as f:
+        text = f.read()
+    assert rc == 0, text[-3000:]
+    assert srv.token() not in text
+
+
+def main():
+    tests = [v for k, v in sorted(globals().items()) if k.startswith('test_')]
+    only = sys.argv[1:]
+    failed = 0
+    for t in tests:
+        if only and t.__name__ not in only:
+            continue
+        start = time.monotonic()
+        try:
+            t()
+            print('ok   %s (%.1fs)' % (t.__name__, time.monotonic() - start), flush=True)
+        except Exception as e:  # noqa: BLE001
+            failed += 1
+            import traceback
+            traceback.print_exc()
+            print('FAIL %s: %s' % (t.__name__, e), flush=True)
+    shutil.rmtree(TMP, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
