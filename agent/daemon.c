@@ -310,7 +310,7 @@ static void start_sriov(struct daemon *d)
 		.policies = d->o->cfg->sriov,
 		.ops = { engines_idle, prepared_vfs, rediscover, d },
 		/* the host's uevents describe a simulated tree's node no more than /sys */
-		.hotplug = !strcmp(d->o->roots->sys, "/sys") || getenv("DRALET_SRIOV_HOTPLUG"),
+		.hotplug = !strcmp(d->o->roots->sys, "/sys"),
 	};
 	int r = sriov_agent_start(&sc, &d->sriov);
 

@@ -27,7 +27,7 @@ static void failure(struct sriov_pf_report *rep, const char *fmt, ...)
 {
 	va_list ap;
 
-	rep->vf_errors++;
+	rep->errors++;
 	if (rep->outcome == SRIOV_PF_FAILED)
 		return;
 	rep->outcome = SRIOV_PF_FAILED;

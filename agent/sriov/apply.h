@@ -36,7 +36,7 @@ struct sriov_pf_report {
 	enum sriov_pf_outcome outcome;
 	unsigned wanted, before, after;	/* VF counts */
 	bool vfs_changed;		/* VFs were created or removed */
-	unsigned vfs_rebound, vfs_set, vf_errors;
+	unsigned vfs_rebound, vfs_set, errors;
 	bool autoprobe_set;		/* sriov_drivers_autoprobe changed to the policy's */
 	char message[768];		/* refusal or first failure, naming the PF */
 };

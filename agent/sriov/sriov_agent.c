@@ -61,7 +61,7 @@ static void log_report(const struct sriov_report *rep, bool *ret_refused)
 			break;
 		case SRIOV_PF_FAILED:
 			log_error("sriov: %s%s", p->message,
-				  p->vf_errors > 1 ? " (and more errors on this PF)" : "");
+				  p->errors > 1 ? " (and more errors on this PF)" : "");
 			break;
 		default:
 			log_debug("sriov: PF %s (policy %s): as the policy says (%u VFs)", p->pf,
