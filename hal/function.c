@@ -120,15 +120,12 @@ static const struct hal_devnode *vfio_container(struct hal_scan_private *s)
 {
 	if (!s->vfio_container_tried) {
 		struct hal_devnode *n = arena_alloc(s->arena, sizeof(*n));
-		int cfd = openat(s->sys_fd, "class/misc/vfio", O_PATH | O_DIRECTORY | O_CLOEXEC);
 
 		s->vfio_container_tried = true;
-		if (n && cfd >= 0)
-			scan_devnode(s, cfd, "vfio/vfio", n);
+		if (n && faccessat(s->sys_fd, "class/misc/vfio/dev", F_OK, 0) == 0)
+			scan_devnode(s, s->sys_fd, "class/misc/vfio/dev", "vfio/vfio", n);
 		else if (n)
 			scan_devnode_numbers(s, "vfio/vfio", 10, 196, n);
-		if (cfd >= 0)
-			close(cfd);
 		if (n && n->path)
 			s->vfio_container = n;
 	}
@@ -184,13 +181,10 @@ static void read_function(struct hal_scan_private *s, struct hal_pci_func *f,
 	close(fd);
 
 	if (f->iommu_group >= 0 && f->driver && !strcmp(f->driver, "vfio-pci")) {
-		char class_dir[64], dev_path[32];
-		snprintf(class_dir, sizeof(class_dir), "class/vfio/%d", f->iommu_group);
+		char dev_file[64], dev_path[32];
+		snprintf(dev_file, sizeof(dev_file), "class/vfio/%d/dev", f->iommu_group);
 		snprintf(dev_path, sizeof(dev_path), "vfio/%d", f->iommu_group);
-		int cfd = openat(s->sys_fd, class_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		scan_devnode(s, cfd >= 0 ? cfd : s->sys_fd, dev_path, &f->vfio_group);
-		if (cfd >= 0)
-			close(cfd);
+		scan_devnode(s, s->sys_fd, dev_file, dev_path, &f->vfio_group);
 		f->vfio_container = vfio_container(s);
 	}
 }

@@ -174,26 +174,28 @@ int hal_devnode_resolve(const struct hal_roots *roots, const char *dev_path, uns
 	return 0;
 }
 
-void scan_devnode(struct hal_scan_private *s, int class_dirfd, const char *dev_path,
-		  struct hal_devnode *ret)
+void scan_devnode(struct hal_scan_private *s, int dirfd, const char *dev_file,
+		  const char *dev_path, struct hal_devnode *ret)
 {
 	unsigned major = 0, minor = 0;
-	char path[4096];
+	char path[4096], node[4096];
 	struct stat st;
 
-	/* a real node answers with its own numbers; only a placeholder (or a
-	 * missing node) needs the class device's "dev" file */
-	if (hal_root_path(s->roots.dev, dev_path, path, sizeof(path)) == 0 &&
-	    stat(path, &st) == 0 && S_ISCHR(st.st_mode)) {
-		char node[4096];
-		snprintf(node, sizeof(node), "/dev/%s", dev_path);
-		ret->path = arena_strdup(s->arena, node);
-		ret->major = major(st.st_rdev);
-		ret->minor = minor(st.st_rdev);
-		return;
+	*ret = (struct hal_devnode){ 0 };
+	if (hal_root_path(s->roots.dev, dev_path, path, sizeof(path)) < 0 || stat(path, &st) < 0)
+		return;	/* no node */
+	/* a real node answers with its own numbers; a simulated tree's
+	 * placeholder takes them from the class device's "dev" file */
+	if (S_ISCHR(st.st_mode)) {
+		major = major(st.st_rdev);
+		minor = minor(st.st_rdev);
+	} else {
+		sysfs_read_devnum(dirfd, dev_file, &major, &minor);
 	}
-	sysfs_read_devnum(class_dirfd, "dev", &major, &minor);
-	scan_devnode_numbers(s, dev_path, major, minor, ret);
+	snprintf(node, sizeof(node), "/dev/%s", dev_path);
+	ret->path = arena_strdup(s->arena, node);
+	ret->major = major;
+	ret->minor = minor;
 }
 
 void scan_devnode_numbers(struct hal_scan_private *s, const char *dev_path, unsigned major,

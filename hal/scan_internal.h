@@ -68,10 +68,11 @@ void class_drm_scan(struct hal_scan_private *s);	/* class_drm.c (drm and accel) 
 void class_fpga_scan(struct hal_scan_private *s);	/* class_fpga.c (fpga classes, DFL, XRT) */
 void safety_mark(struct hal_scan_private *s);		/* safety.c */
 
-/* A device node for a class device: "/dev/<dev_path>" with the numbers from
- * the class device's "dev" file when the dev root has a placeholder. */
-void scan_devnode(struct hal_scan_private *s, int class_dirfd, const char *dev_path,
-		  struct hal_devnode *ret);
+/* A device node "/dev/<dev_path>": a real character node gives its own
+ * numbers; a simulated tree's placeholder takes them from the sysfs file
+ * @dev_file ("major:minor") below @dirfd. ret->path NULL when absent. */
+void scan_devnode(struct hal_scan_private *s, int dirfd, const char *dev_file,
+		  const char *dev_path, struct hal_devnode *ret);
 /* The same with known numbers (used when the dev root has a placeholder). */
 void scan_devnode_numbers(struct hal_scan_private *s, const char *dev_path, unsigned major,
 			  unsigned minor, struct hal_devnode *ret);

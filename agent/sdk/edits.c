@@ -128,7 +128,7 @@ void edits_clear(struct dralet_edits *e)
 	memset(e, 0, sizeof(*e));
 }
 
-int dralet_undo_set(struct dralet_undo *u, const char *key, const char *value)
+static int undo_store(struct dralet_undo *u, const char *key, const char *value)
 {
 	struct undo_entry *entries;
 	char *v;
@@ -155,17 +155,36 @@ int dralet_undo_set(struct dralet_undo *u, const char *key, const char *value)
 	return 0;
 }
 
+int dralet_undo_set(struct dralet_undo *u, const char *key, const char *value)
+{
+	int r = undo_store(u, key, value);
+
+	if (r == 0 && u->persist)
+		r = u->persist(u->persist_userdata, u);
+	return r;
+}
+
+int undo_copy(struct dralet_undo *dst, const struct dralet_undo *src)
+{
+	struct dralet_undo copy = { 0 };
+
+	for (size_t i = 0; i < src->n; i++)
+		if (undo_store(&copy, src->entries[i].key, src->entries[i].value) < 0) {
+			undo_clear(&copy);
+			return -ENOMEM;
+		}
+	undo_clear(dst);
+	dst->entries = copy.entries;
+	dst->n = copy.n;
+	return 0;
+}
+
 const char *dralet_undo_get(const struct dralet_undo *u, const char *key)
 {
 	for (size_t i = 0; u && i < u->n; i++)
 		if (!strcmp(u->entries[i].key, key))
 			return u->entries[i].value;
 	return NULL;
-}
-
-int dralet_undo_commit(struct dralet_undo *u)
-{
-	return u && u->commit ? u->commit(u->commit_userdata, u) : 0;
 }
 
 void undo_clear(struct dralet_undo *u)

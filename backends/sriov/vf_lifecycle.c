@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,29 +71,6 @@ int vf_iommu_check(struct dralet_backend_ctx *ctx, const struct hal_pci_func *vf
 
 /* ---- undo values ---- */
 
-static int undo_int(struct dralet_undo *undo, const char *key, long long v)
-{
-	char s[24];
-
-	snprintf(s, sizeof(s), "%lld", v);
-	return dralet_undo_set(undo, key, s);
-}
-
-static bool undo_get_int(const struct dralet_undo *undo, const char *key, long long *ret)
-{
-	const char *s = dralet_undo_get(undo, key);
-	char *end;
-	long long v;
-
-	if (!s || !*s)
-		return false;
-	v = strtoll(s, &end, 10);
-	if (*end)
-		return false;
-	*ret = v;
-	return true;
-}
-
 static void mac_text(const uint8_t mac[6], char *buf, size_t size)
 {
 	snprintf(buf, size, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3],
@@ -110,6 +88,24 @@ static bool mac_parse(const char *s, uint8_t mac[6])
 	for (int i = 0; i < 6; i++)
 		mac[i] = (uint8_t)b[i];
 	return true;
+}
+
+/* Appends " key=value" to @buf. */
+static void add_field(char *buf, size_t size, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void add_field(char *buf, size_t size, const char *key, const char *fmt, ...)
+{
+	size_t o = strlen(buf);
+	va_list ap;
+
+	if (o + 1 >= size)
+		return;
+	o += (size_t)snprintf(buf + o, size - o, "%s%s=", o ? " " : "", key);
+	if (o >= size)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + o, size - o, fmt, ap);
+	va_end(ap);
 }
 
 /* ---- VF settings ---- */
@@ -139,76 +135,99 @@ static void wanted_settings(const struct vf_config *c, struct dralet_vf_settings
 	}
 }
 
-/* Records the values @want will change, as they are now (@now; what the PF
- * does not report gets the kernel's default back: no MAC, no VLAN, trust
- * off, spoof check on, link auto, no rate limit). */
-static int record_settings(struct dralet_undo *undo, const struct hal_netdev *pf, int vf_index,
-			   const struct dralet_vf_settings *want,
-			   const struct dralet_vf_settings *now)
+/*
+ * The vfSettings undo value: the PF's interface, the VF, and the values @want
+ * will change as they are now (@now; what the PF does not report gets the
+ * kernel's default back: no MAC, no VLAN, trust off, spoof check on, link
+ * auto, no rate limit), in one value so it costs one checkpoint write:
+ *   "pf=ens1f0 ifindex=7 vf=2 mac=02:11:22:33:44:55 vlan=5 qos=0 trust=0"
+ */
+static void settings_undo_text(const struct hal_netdev *pf, int vf_index,
+			       const struct dralet_vf_settings *want,
+			       const struct dralet_vf_settings *now, char *buf, size_t size)
 {
+	static const uint8_t zero[6];
 	char mac[18];
-	int r = dralet_undo_set(undo, "pfName", pf->ifname);
 
-	if (r >= 0)
-		r = undo_int(undo, "pfIfindex", pf->ifindex);
-
-	if (r >= 0)
-		r = undo_int(undo, "vfIndex", vf_index);
-	if (r >= 0 && want->has_mac) {
-		static const uint8_t zero[6];
+	buf[0] = '\0';
+	add_field(buf, size, "pf", "%s", pf->ifname);
+	add_field(buf, size, "ifindex", "%d", pf->ifindex);
+	add_field(buf, size, "vf", "%d", vf_index);
+	if (want->has_mac) {
 		mac_text(now->has_mac ? now->mac : zero, mac, sizeof(mac));
-		r = dralet_undo_set(undo, "prevMac", mac);
+		add_field(buf, size, "mac", "%s", mac);
 	}
-	if (r >= 0 && want->has_vlan) {
-		r = undo_int(undo, "prevVlan", now->has_vlan ? now->vlan : 0);
-		if (r >= 0)
-			r = undo_int(undo, "prevQos", now->has_vlan ? now->qos : 0);
+	if (want->has_vlan) {
+		add_field(buf, size, "vlan", "%u", now->has_vlan ? now->vlan : 0);
+		add_field(buf, size, "qos", "%u", now->has_vlan ? now->qos : 0);
 	}
-	if (r >= 0 && want->trust >= 0)
-		r = undo_int(undo, "prevTrust", now->trust >= 0 ? now->trust : 0);
-	if (r >= 0 && want->spoof_check >= 0)
-		r = undo_int(undo, "prevSpoofChk", now->spoof_check >= 0 ? now->spoof_check : 1);
-	if (r >= 0 && want->link_state >= 0)
-		r = undo_int(undo, "prevLinkState",
-			     now->link_state >= 0 ? now->link_state : DRALET_VF_LINK_AUTO);
-	if (r >= 0 && want->has_rate) {
-		r = undo_int(undo, "prevMinTxRate", now->has_rate ? now->min_tx_mbps : 0);
-		if (r >= 0)
-			r = undo_int(undo, "prevMaxTxRate", now->has_rate ? now->max_tx_mbps : 0);
+	if (want->trust >= 0)
+		add_field(buf, size, "trust", "%d", now->trust >= 0 ? now->trust : 0);
+	if (want->spoof_check >= 0)
+		add_field(buf, size, "spoofChk", "%d", now->spoof_check >= 0 ? now->spoof_check : 1);
+	if (want->link_state >= 0)
+		add_field(buf, size, "linkState", "%d",
+			  now->link_state >= 0 ? now->link_state : DRALET_VF_LINK_AUTO);
+	if (want->has_rate) {
+		add_field(buf, size, "minTxRate", "%u", now->has_rate ? now->min_tx_mbps : 0);
+		add_field(buf, size, "maxTxRate", "%u", now->has_rate ? now->max_tx_mbps : 0);
 	}
-	return r;
 }
 
-/* The settings to restore from @undo; false when it recorded none. */
-static bool previous_settings(const struct dralet_undo *undo, struct hal_netdev *pf,
-			      unsigned *vf, struct dralet_vf_settings *s)
+/* The settings to restore from the vfSettings undo value; false when there
+ * is none (or it cannot be read). @ifname receives the PF's interface name. */
+static bool previous_settings(const struct dralet_undo *undo, char *ifname, size_t ifsize,
+			      struct hal_netdev *pf, unsigned *vf, struct dralet_vf_settings *s)
 {
-	long long ifindex, index, v, w;
+	const char *text = dralet_undo_get(undo, "vfSettings");
+	char copy[512], *save = NULL;
+	long ifindex = -1, index = -1, min = -1, max = -1;
 
 	*s = (struct dralet_vf_settings)DRALET_VF_SETTINGS_INIT;
-	if (!undo_get_int(undo, "pfIfindex", &ifindex) || !undo_get_int(undo, "vfIndex", &index) ||
-	    ifindex <= 0 || index < 0 || !dralet_undo_get(undo, "pfName"))
+	if (!text || strlen(text) >= sizeof(copy))
 		return false;
-	*pf = (struct hal_netdev){ .ifname = dralet_undo_get(undo, "pfName"),
-				   .ifindex = (int)ifindex };
-	*vf = (unsigned)index;
-	s->has_mac = mac_parse(dralet_undo_get(undo, "prevMac"), s->mac);
-	if (undo_get_int(undo, "prevVlan", &v)) {
-		s->has_vlan = true;
-		s->vlan = (unsigned)v;
-		s->qos = undo_get_int(undo, "prevQos", &w) ? (unsigned)w : 0;
+	snprintf(copy, sizeof(copy), "%s", text);
+	ifname[0] = '\0';
+	for (char *f = strtok_r(copy, " ", &save); f; f = strtok_r(NULL, " ", &save)) {
+		char *v = strchr(f, '=');
+		long n;
+		if (!v)
+			return false;
+		*v++ = '\0';
+		n = strtol(v, NULL, 10);
+		if (!strcmp(f, "pf"))
+			snprintf(ifname, ifsize, "%s", v);
+		else if (!strcmp(f, "ifindex"))
+			ifindex = n;
+		else if (!strcmp(f, "vf"))
+			index = n;
+		else if (!strcmp(f, "mac"))
+			s->has_mac = mac_parse(v, s->mac);
+		else if (!strcmp(f, "vlan")) {
+			s->has_vlan = true;
+			s->vlan = (unsigned)n;
+		} else if (!strcmp(f, "qos"))
+			s->qos = (unsigned)n;
+		else if (!strcmp(f, "trust"))
+			s->trust = (int)n;
+		else if (!strcmp(f, "spoofChk"))
+			s->spoof_check = (int)n;
+		else if (!strcmp(f, "linkState"))
+			s->link_state = (int)n;
+		else if (!strcmp(f, "minTxRate"))
+			min = n;
+		else if (!strcmp(f, "maxTxRate"))
+			max = n;
 	}
-	if (undo_get_int(undo, "prevTrust", &v))
-		s->trust = (int)v;
-	if (undo_get_int(undo, "prevSpoofChk", &v))
-		s->spoof_check = (int)v;
-	if (undo_get_int(undo, "prevLinkState", &v))
-		s->link_state = (int)v;
-	if (undo_get_int(undo, "prevMinTxRate", &v) && undo_get_int(undo, "prevMaxTxRate", &w)) {
+	if (!ifname[0] || ifindex <= 0 || index < 0)
+		return false;
+	if (min >= 0 && max >= 0) {
 		s->has_rate = true;
-		s->min_tx_mbps = (unsigned)v;
-		s->max_tx_mbps = (unsigned)w;
+		s->min_tx_mbps = (unsigned)min;
+		s->max_tx_mbps = (unsigned)max;
 	}
+	*pf = (struct hal_netdev){ .ifname = ifname, .ifindex = (int)ifindex };
+	*vf = (unsigned)index;
 	return true;
 }
 
@@ -225,7 +244,7 @@ int vf_lifecycle_restore(struct dralet_backend_ctx *ctx, const struct dralet_und
 	const char *rebound = dralet_undo_get(undo, "rebound");
 	struct dralet_vf_settings s;
 	struct hal_netdev pf;
-	char driver[DRIVER_MAX], override[DRIVER_MAX];
+	char driver[DRIVER_MAX], override[DRIVER_MAX], ifname[64];
 	unsigned vf;
 	int r;
 
@@ -249,7 +268,7 @@ int vf_lifecycle_restore(struct dralet_backend_ctx *ctx, const struct dralet_und
 		if (r < 0)
 			return r;
 	}
-	if (previous_settings(undo, &pf, &vf, &s)) {
+	if (previous_settings(undo, ifname, sizeof(ifname), &pf, &vf, &s)) {
 		r = dralet_vf_set(ctx, &pf, vf, &s);
 		if (r == -ENODEV)
 			return 0;	/* the PF's interface is gone, and its VFs with it */
@@ -344,21 +363,27 @@ int vf_lifecycle_prepare(struct dralet_backend_ctx *ctx, const struct hal_pci_fu
 		}
 	}
 
-	/* what unprepare (or a rollback after a crash) needs, on disk before any change */
+	/* What unprepare (or the rollback after a crash) needs: every value is on
+	 * disk when dralet_undo_set returns, so each goes in before the change it
+	 * undoes; "rebound" (restore the binding) last, once the rest is there. */
+	if (!target && !pf_net)
+		goto done;	/* nothing changes */
 	r = dralet_undo_set(undo, "pciAddress", vf->address);
 	if (r >= 0)
 		r = dralet_undo_set(undo, "driver", driver[0] ? driver : "none");
+	if (r >= 0 && pf_net) {
+		char text[512];
+		settings_undo_text(pf_net, vf->vf_index, &want, &now, text, sizeof(text));
+		r = dralet_undo_set(undo, "vfSettings", text);
+	}
 	if (r >= 0 && target)
 		r = dralet_undo_set(undo, "driverOverride", override[0] ? override : "none");
 	if (r >= 0 && target)
 		r = dralet_undo_set(undo, "rebound", target[0] ? VFIO : "kernel");
-	if (r >= 0 && pf_net)
-		r = record_settings(undo, pf_net, vf->vf_index, &want, &now);
-	if (r >= 0 && (target || pf_net))
-		r = dralet_undo_commit(undo);
 	if (r < 0) {
 		dralet_ctx_error(ctx, "VF %s: cannot record its state before changing it: %s",
 				 vf->address, strerror(-r));
+		/* what was recorded describes the VF as it still is: restoring is harmless */
 		return r;
 	}
 
@@ -367,6 +392,7 @@ int vf_lifecycle_prepare(struct dralet_backend_ctx *ctx, const struct hal_pci_fu
 		goto undo;
 	if (target && (r = dralet_pci_bind(ctx, vf->address, target[0] ? VFIO : NULL)) < 0)
 		goto undo;
+done:
 	r = dralet_pci_binding(ctx, vf->address, driver, sizeof(driver), override,
 			       sizeof(override));
 	if (r >= 0 && !driver[0]) {

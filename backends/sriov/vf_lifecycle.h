@@ -3,19 +3,20 @@
  * A VF's life in a claim: prepare moves it to the driver its VfConfig asks
  * for and sets its VF settings through the PF; unprepare puts both back.
  *
- * Crash safety: the state found (driver, driver_override, the settings about
- * to change) goes into the undo state and is committed to the checkpoint
- * (dralet_undo_commit) before anything changes, so a rollback after a crash
- * in the middle restores it; a prepare that fails part-way restores what it
- * changed before it returns. Undo keys (strings; "none" for no driver):
+ * Crash safety: what prepare finds (driver, driver_override, the settings
+ * about to change) goes into the undo state before anything changes, and
+ * dralet_undo_set makes each value durable (the claims checkpoint) before it
+ * returns, so the rollback after a crash in the middle restores it; a
+ * prepare that fails part-way restores what it changed before it returns.
+ * Undo keys (strings; "none" for no driver), only when prepare changes the VF:
  *
  *   pciAddress, driver         the VF and the driver it had
- *   rebound, driverOverride    set when prepare moved it: the driver it was
- *                              moved to ("vfio-pci" or "kernel") and the
- *                              override it had ("none" when unset)
- *   pfName, pfIfindex, vfIndex set when prepare changed VF settings, with
- *   prevMac, prevVlan, prevQos, prevTrust, prevSpoofChk, prevLinkState,
- *   prevMinTxRate, prevMaxTxRate   the values before, for what it changed
+ *   vfSettings                 when prepare changes VF settings: the PF's
+ *                              interface and the values before, in one value
+ *                              ("pf=ens1f0 ifindex=7 vf=2 mac=.. vlan=5 qos=0")
+ *   driverOverride, rebound    when prepare moves it: the override it had
+ *                              ("none" when unset) and where it moved it
+ *                              ("vfio-pci" or "kernel"); rebound comes last
  */
 #ifndef DRALET_BACKENDS_VF_LIFECYCLE_H
 #define DRALET_BACKENDS_VF_LIFECYCLE_H

@@ -4,7 +4,7 @@
  * (test_sriov_kernel.h): VfConfig driver moves (kernel driver -> vfio-pci
  * and back, vfio-pci -> kernel driver and back, no driver -> vfio-pci), VF
  * settings through the PF and their restore, the IOMMU group rule, undo
- * state recorded and committed before any change, failures that put
+ * state on disk (persisted by each dralet_undo_set) before any change, failures that put
  * everything back, unprepare of a VF that is gone, idempotent unprepare.
  */
 #include <stdarg.h>
@@ -87,19 +87,20 @@ static const char *override_of(struct fixture *f, const char *address)
 	return buf;
 }
 
-/* A prepare whose undo state is "committed" into @saved when it asks. */
-static int commit_copy(void *userdata, const struct dralet_undo *undo)
+/* The checkpoint as the claims engine keeps it: dralet_undo_set persists the
+ * undo state after every value, before the backend goes on. */
+static int persist_copy(void *userdata, const struct dralet_undo *undo)
 {
 	struct dralet_undo *saved = userdata;
 
-	undo_clear(saved);
-	for (size_t i = 0; i < undo->n; i++)
-		assert_int_equal(dralet_undo_set(saved, undo->entries[i].key,
-						 undo->entries[i].value), 0);
+	/* the binding is restored only once everything it needs is on disk */
+	if (dralet_undo_get(undo, "rebound"))
+		assert_non_null(dralet_undo_get(undo, "driverOverride"));
+	assert_int_equal(undo_copy(saved, undo), 0);
 	return 0;
 }
 
-static int commit_fails(void *userdata, const struct dralet_undo *undo)
+static int persist_fails(void *userdata, const struct dralet_undo *undo)
 {
 	(void)userdata;
 	(void)undo;
@@ -117,8 +118,8 @@ static void test_kernel_driver_to_vfio_and_back(void **state)
 	assert_non_null(v0);
 	assert_string_equal(driver_of(f, "0000:17:00.1"), "iavf");
 	t_req_init(&t, "{" API ",\"driver\":\"vfio-pci\"}");
-	t.undo.commit = commit_copy;
-	t.undo.commit_userdata = &saved;
+	t.undo.persist = persist_copy;
+	t.undo.persist_userdata = &saved;
 	assert_int_equal(backend_sriov.prepare(&f->h.ctx, v0, &t.req), 0);
 	assert_string_equal(driver_of(f, "0000:17:00.1"), "vfio-pci");
 	assert_string_equal(override_of(f, "0000:17:00.1"), "vfio-pci");
@@ -133,13 +134,13 @@ static void test_kernel_driver_to_vfio_and_back(void **state)
 	assert_string_equal(t_env(&t, "DRALET_VF_0000_17_00_1_PCI_ADDRESS"), "0000:17:00.1");
 	assert_string_equal(t_env(&t, "DRALET_VF_0000_17_00_1_DRIVER"), "vfio-pci");
 	assert_null(t_env(&t, "DRALET_VF_0000_17_00_1_NETDEV"));
-	/* the state before, committed before the first write */
+	/* the state before, on disk before the first write */
 	assert_string_equal(dralet_undo_get(&saved, "driver"), "iavf");
 	assert_string_equal(dralet_undo_get(&saved, "driverOverride"), "none");
 	assert_string_equal(dralet_undo_get(&saved, "rebound"), "vfio-pci");
 	assert_string_equal(dralet_undo_get(&t.undo, "pciAddress"), "0000:17:00.1");
 
-	/* unprepare from the committed state alone (a new process) */
+	/* unprepare from the state on disk alone (a new process) */
 	size_t before = f->k.n_log;
 	assert_int_equal(backend_sriov.unprepare(&f->h.ctx, v0, &t.req.claim, &saved), 0);
 	assert_string_equal(driver_of(f, "0000:17:00.1"), "iavf");
@@ -256,9 +257,9 @@ static void test_vf_settings(void **state)
 	assert_string_equal(driver_of(f, "0000:17:00.3"), "iavf");
 	assert_string_equal(t_env(&t, "DRALET_VF_0000_17_00_3_MAC"), "02:aa:bb:cc:dd:ee");
 	assert_string_equal(t_env(&t, "DRALET_VF_0000_17_00_3_NETDEV"), "ens1f0v2");
-	assert_string_equal(dralet_undo_get(&t.undo, "prevMac"), "02:11:22:33:44:55");
-	assert_string_equal(dralet_undo_get(&t.undo, "prevVlan"), "5");
-	assert_string_equal(dralet_undo_get(&t.undo, "pfIfindex"), "7");
+	assert_string_equal(dralet_undo_get(&t.undo, "vfSettings"),
+			    "pf=ens1f0 ifindex=7 vf=2 mac=02:11:22:33:44:55 vlan=5 qos=0 trust=0 "
+			    "spoofChk=1 linkState=0 minTxRate=0 maxTxRate=0");
 	assert_null(dralet_undo_get(&t.undo, "rebound"));
 
 	assert_int_equal(backend_sriov.unprepare(&f->h.ctx, v2, &t.req.claim, &t.undo), 0);
@@ -274,8 +275,7 @@ static void test_vf_settings(void **state)
 	/* only what is asked for is touched and restored */
 	t_req_init(&t, "{" API ",\"trust\":true}");
 	assert_int_equal(backend_sriov.prepare(&f->h.ctx, v2, &t.req), 0);
-	assert_null(dralet_undo_get(&t.undo, "prevMac"));
-	assert_string_equal(dralet_undo_get(&t.undo, "prevTrust"), "0");
+	assert_string_equal(dralet_undo_get(&t.undo, "vfSettings"), "pf=ens1f0 ifindex=7 vf=2 trust=0");
 	assert_int_equal(backend_sriov.unprepare(&f->h.ctx, v2, &t.req.claim, &t.undo), 0);
 	t_req_clear(&t);
 
@@ -371,7 +371,7 @@ static void test_failures_put_everything_back(void **state)
 
 	/* the undo state cannot be made durable: nothing changes */
 	t_req_init(&t, "{" API ",\"driver\":\"vfio-pci\"}");
-	t.undo.commit = commit_fails;
+	t.undo.persist = persist_fails;
 	assert_int_equal(backend_sriov.prepare(&f->h.ctx, v0, &t.req), -EIO);
 	assert_non_null(strstr(f->h.ctx.error, "cannot record its state"));
 	assert_int_equal(f->k.n_log, before);
