@@ -130,6 +130,7 @@ int cmd_run(int argc, char **argv)
 	}
 	o.roots = &s.roots;
 	o.cfg = s.cfg;
+	o.config_path = so.config;
 	o.reg = s.reg;
 	r = daemon_run(&o);
 	setup_teardown(&s);

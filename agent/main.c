@@ -18,6 +18,7 @@ static const struct command commands[] = {
 	{ "pci", cmd_pci, "every PCI function, its topology, and what discovery did with it" },
 	{ "ctl", cmd_ctl, "call a running driver's kubelet sockets (info, health, prepare, unprepare)" },
 	{ "slices", cmd_slices, "the ResourceSlices this node publishes (and --publish them)" },
+	{ "sriov", cmd_sriov, "SR-IOV PFs against the VF policies: status, apply" },
 };
 
 static void usage(FILE *out)

@@ -56,6 +56,7 @@ int dralet_undo_set(struct dralet_undo *undo, const char *key, const char *value
 /* The value for @key, or NULL. */
 const char *dralet_undo_get(const struct dralet_undo *undo, const char *key);
 
+
 #ifdef __cplusplus
 }
 #endif
