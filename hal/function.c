@@ -94,9 +94,7 @@ static void read_sriov(struct hal_scan_private *s, struct hal_pci_func *f, int f
 						  f->sysfs_path, name, path_basename(target));
 					continue;
 				}
-				vfs[n] = vf;
-				vf->physfn = f;
-				vf->vf_index = (int)n;
+				vfs[n] = vf;	/* vf->physfn and vf_index: link_vfs() */
 			}
 			sr->vfs = (const struct hal_pci_func *const *)vfs;
 			sr->n_vfs = sr->num_vfs;
@@ -165,8 +163,8 @@ static void read_function(struct hal_scan_private *s, struct hal_pci_func *f,
 		*cache = (struct bus_cpus){ f->domain, f->bus, true, f->local_cpulist };
 	}
 	/* a VF has no link of its own (its link registers are reserved) and
-	 * cannot be a PF: its PF set physfn already, or its physfn link says so */
-	if (!f->physfn && sysfs_readlink(fd, "physfn", buf, sizeof(buf)) > 0) {
+	 * cannot be a PF; its physfn link says so */
+	if (sysfs_readlink(fd, "physfn", buf, sizeof(buf)) > 0) {
 		f->physfn = scan_find(s, path_basename(buf));
 		if (!f->physfn)
 			scan_warn(s, "%s/%s/physfn: PF %s not found", s->roots.sys, f->sysfs_path,
@@ -185,7 +183,6 @@ static void read_function(struct hal_scan_private *s, struct hal_pci_func *f,
 		snprintf(dev_file, sizeof(dev_file), "class/vfio/%d/dev", f->iommu_group);
 		snprintf(dev_path, sizeof(dev_path), "vfio/%d", f->iommu_group);
 		scan_devnode(s, s->sys_fd, dev_file, dev_path, &f->vfio_group);
-		f->vfio_container = vfio_container(s);
 	}
 }
 
@@ -217,11 +214,39 @@ static void count_iommu_groups(struct hal_scan_private *s)
 	}
 }
 
-void pci_functions_read(struct hal_scan_private *s)
+/* One thread's share of the functions: each read touches only its own
+ * function (a PF notes its VFs; link_vfs() points them back afterwards). */
+static void read_share(struct hal_scan_private *s, size_t begin, size_t end, void *userdata)
 {
 	struct bus_cpus cache = { 0 };
 
-	for (size_t i = 0; i < s->n_funcs; i++)
+	(void)userdata;
+	for (size_t i = begin; i < end; i++)
 		read_function(s, &s->funcs[i], &cache);
+}
+
+/* VFs learn their PF and index from the PF's virtfnN links, and every
+ * vfio-pci function shares one /dev/vfio/vfio. */
+static void link_vfs(struct hal_scan_private *s)
+{
+	for (size_t i = 0; i < s->n_funcs; i++) {
+		struct hal_pci_func *f = &s->funcs[i];
+
+		for (size_t n = 0; f->sriov && n < f->sriov->n_vfs; n++) {
+			struct hal_pci_func *vf = (struct hal_pci_func *)f->sriov->vfs[n];
+			if (vf) {
+				vf->physfn = f;
+				vf->vf_index = (int)n;
+			}
+		}
+		if (f->vfio_group.path)
+			f->vfio_container = vfio_container(s);
+	}
+}
+
+void pci_functions_read(struct hal_scan_private *s)
+{
+	scan_parallel(s, s->n_funcs, read_share, NULL);
+	link_vfs(s);
 	count_iommu_groups(s);
 }

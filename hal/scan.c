@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* One scan of the node: opens the roots and runs the HAL modules in order. */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,18 +17,22 @@ void scan_warn(struct hal_scan_private *s, const char *fmt, ...)
 	char buf[1024];
 	va_list ap;
 
-	if (s->n_warnings >= SCAN_MAX_WARNINGS) {
-		s->dropped_warnings++;
-		return;
-	}
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	pthread_mutex_lock(&s->warn_lock);
+	if (s->n_warnings >= SCAN_MAX_WARNINGS) {
+		s->dropped_warnings++;
+		pthread_mutex_unlock(&s->warn_lock);
+		return;
+	}
 	if (s->n_warnings == s->cap_warnings) {
 		size_t cap = s->cap_warnings ? s->cap_warnings * 2 : 16;
 		const char **w = arena_alloc(s->arena, cap * sizeof(*w));
-		if (!w)
+		if (!w) {
+			pthread_mutex_unlock(&s->warn_lock);
 			return;
+		}
 		if (s->n_warnings)
 			memcpy(w, s->warnings, s->n_warnings * sizeof(*w));
 		s->warnings = w;
@@ -36,6 +41,52 @@ void scan_warn(struct hal_scan_private *s, const char *fmt, ...)
 	const char *copy = arena_strdup(s->arena, buf);
 	if (copy)
 		s->warnings[s->n_warnings++] = copy;
+	pthread_mutex_unlock(&s->warn_lock);
+}
+
+struct parallel_job {
+	struct hal_scan_private *s;
+	size_t begin, end;
+	scan_range_fn fn;
+	void *userdata;
+};
+
+static void *run_range(void *arg)
+{
+	struct parallel_job *j = arg;
+
+	j->fn(j->s, j->begin, j->end, j->userdata);
+	return NULL;
+}
+
+void scan_parallel(struct hal_scan_private *s, size_t n, scan_range_fn fn, void *userdata)
+{
+	struct parallel_job jobs[SCAN_MAX_THREADS];
+	pthread_t threads[SCAN_MAX_THREADS];
+	bool started[SCAN_MAX_THREADS] = { false };
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t t = cpus > 1 ? (size_t)cpus : 1;
+
+	if (t > SCAN_MAX_THREADS)
+		t = SCAN_MAX_THREADS;
+	/* small nodes: threads cost more than they save */
+	if (n < SCAN_MIN_PER_THREAD * 2)
+		t = 1;
+	else if (t > n / SCAN_MIN_PER_THREAD)
+		t = n / SCAN_MIN_PER_THREAD;
+	for (size_t i = 0; i < t; i++) {
+		jobs[i] = (struct parallel_job){ s, n * i / t, n * (i + 1) / t, fn, userdata };
+		/* the calling thread takes the last share; a thread that cannot
+		 * start leaves its share to it too */
+		if (i + 1 < t)
+			started[i] = pthread_create(&threads[i], NULL, run_range, &jobs[i]) == 0;
+	}
+	for (size_t i = 0; i < t; i++)
+		if (!started[i])
+			run_range(&jobs[i]);
+	for (size_t i = 0; i < t; i++)
+		if (started[i])
+			pthread_join(threads[i], NULL);
 }
 
 void *scan_append(struct hal_scan_private *s, const void **array, size_t *n, size_t size)
@@ -271,6 +322,7 @@ int hal_scan(const struct hal_roots *roots, const struct hal_scan_options *opts,
 		return -ENOMEM;
 	}
 	s->opts = opts ? opts : &defaults;
+	pthread_mutex_init(&s->warn_lock, NULL);
 	s->roots.sys = arena_strdup(s->arena, roots->sys);
 	s->roots.dev = arena_strdup(s->arena, roots->dev);
 	s->roots.proc = arena_strdup(s->arena, roots->proc);
@@ -326,6 +378,7 @@ fail:
 		close(s->sys_fd);
 	if (s->proc_fd >= 0)
 		close(s->proc_fd);
+	pthread_mutex_destroy(&s->warn_lock);
 	arena_free(s->arena);
 	free(s);
 	return r;
@@ -338,6 +391,7 @@ void hal_scan_free(struct hal_scan *scan)
 	if (!scan)
 		return;
 	s = scan->priv;
+	pthread_mutex_destroy(&s->warn_lock);
 	arena_free(s->arena);
 	free(s);
 }

@@ -9,7 +9,11 @@
 #include "hal/arena.h"
 #include "hal/hal.h"
 
+#include <pthread.h>
+
 #define SCAN_MAX_WARNINGS 1000
+#define SCAN_MAX_THREADS 4
+#define SCAN_MIN_PER_THREAD 64	/* functions; fewer per thread run on one */
 
 struct hal_scan_private {
 	struct arena *arena;
@@ -19,13 +23,22 @@ struct hal_scan_private {
 	int proc_fd;
 	struct hal_pci_func *funcs;	/* n_funcs, sorted by address (strcmp) */
 	size_t n_funcs;
+	pthread_mutex_t warn_lock;
 	const char **warnings;
 	size_t n_warnings, cap_warnings, dropped_warnings;
 	struct hal_devnode *vfio_container;	/* resolved once, shared by vfio-pci functions */
 	bool vfio_container_tried;
 };
 
-/* Adds a warning ("<sysfs root>/<relpath>: problem" is the convention). */
+/* Calls @fn on [0, @n) split in ranges over up to SCAN_MAX_THREADS threads
+ * (one per online CPU; the caller's thread takes a share). @fn may use the
+ * arena and scan_warn, and write only the items of its own range. */
+typedef void (*scan_range_fn)(struct hal_scan_private *s, size_t begin, size_t end,
+			      void *userdata);
+void scan_parallel(struct hal_scan_private *s, size_t n, scan_range_fn fn, void *userdata);
+
+/* Adds a warning ("<sysfs root>/<relpath>: problem" is the convention);
+ * thread-safe. */
 void scan_warn(struct hal_scan_private *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
