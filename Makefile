@@ -133,8 +133,8 @@ test-libs: $(TEST_LIBS)
 # ---- running ----
 RUN_DIR ?= $(CURDIR)/run
 BOARD ?= boards/hgx-h100.yaml
-run: $(BUILD)/dralet
-	$(Q)scripts/run-demo.sh $(BUILD)/dralet $(BOARD) $(RUN_DIR)
+run: $(BUILD)/dralet $(BUILD)/tests/lib/fake-nvml.so
+	$(Q)scripts/run-demo.sh $(BUILD)/dralet $(BOARD) $(RUN_DIR) $(CURDIR)/$(BUILD)/tests/lib/fake-nvml.so
 
 # ---- tests ----
 check-unit: $(UNIT_BIN) $(TEST_LIBS)

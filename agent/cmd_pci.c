@@ -16,9 +16,11 @@
 
 enum { OPT_OUTPUT = OPT_FIRST_COMMAND_OPTION, OPT_HELP };
 
-static const char *port_type(enum hal_pci_port_type t)
+static const char *port_type(const struct hal_pci_func *f)
 {
-	switch (t) {
+	if ((f->class_code >> 8) == 0x0600)
+		return "host-bridge";
+	switch (f->port_type) {
 	case HAL_PCI_ROOT_PORT: return "root-port";
 	case HAL_PCI_SWITCH_UPSTREAM: return "switch-upstream";
 	case HAL_PCI_SWITCH_DOWNSTREAM: return "switch-downstream";
@@ -71,7 +73,7 @@ static struct json_object *function_json(const struct inventory *inv, size_t i)
 	add_string(o, "localCPUs", f->local_cpulist);
 	add_int(o, "iommuGroup", f->iommu_group);
 	add_string(o, "pcieRoot", f->pcie_root);
-	add_string(o, "portType", port_type(f->port_type));
+	add_string(o, "portType", port_type(f));
 	add_string(o, "parent", f->parent ? f->parent->address : NULL);
 	add_string(o, "pcieSwitch", f->pcie_switch ? f->pcie_switch->address : NULL);
 	add_string(o, "sysfsPath", f->sysfs_path);
@@ -132,7 +134,7 @@ static void print_table(const struct inventory *inv)
 		printf("%-13s %04x:%04x %06x   %-12.12s %-4d %-5d %-11s %-13s %-17s %-10s %s\n",
 		       f->address, f->vendor_id, f->device_id, f->class_code,
 		       f->driver ? f->driver : "-", f->numa_node, f->iommu_group, f->pcie_root,
-		       f->pcie_switch ? f->pcie_switch->address : "-", port_type(f->port_type),
+		       f->pcie_switch ? f->pcie_switch->address : "-", port_type(f),
 		       owner ? owner : "-", note ? note : "published");
 	}
 }

@@ -52,21 +52,6 @@ static void usage(FILE *out)
 		KUBELET_DEFAULT_REGISTRY_DIR, KUBELET_DEFAULT_PLUGINS_DIR, DEFAULT_CDI_DIR);
 }
 
-static const char *default_node_name(char *buf, size_t size)
-{
-	const char *env = getenv("NODE_NAME");
-
-	if (env && *env)
-		return env;
-	if (gethostname(buf, size) < 0)
-		return NULL;
-	buf[size - 1] = '\0';
-	for (char *p = buf; *p; p++)
-		if (*p >= 'A' && *p <= 'Z')
-			*p = (char)(*p - 'A' + 'a');
-	return buf;
-}
-
 int cmd_run(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -115,7 +100,7 @@ int cmd_run(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (!o.node_name && !(o.node_name = default_node_name(host, sizeof(host)))) {
+	if (!o.node_name && !(o.node_name = setup_default_node_name(host, sizeof(host)))) {
 		fprintf(stderr, "dralet: no node name: use --node-name\n");
 		return 2;
 	}
@@ -130,6 +115,7 @@ int cmd_run(int argc, char **argv)
 	}
 	o.roots = &s.roots;
 	o.cfg = s.cfg;
+	o.config_path = so.config;
 	o.reg = s.reg;
 	r = daemon_run(&o);
 	setup_teardown(&s);

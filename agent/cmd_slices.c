@@ -323,20 +323,6 @@ static int publish_and_wait(struct run *rn, struct slice_by_driver *by_driver)
 	return rn->exit_code;
 }
 
-static const char *default_node_name(char *buf, size_t size)
-{
-	const char *env = getenv("NODE_NAME");
-	if (env && *env)
-		return env;
-	if (gethostname(buf, size) < 0)
-		return NULL;
-	buf[size - 1] = '\0';
-	for (char *p = buf; *p; p++)
-		if (*p >= 'A' && *p <= 'Z')
-			*p = (char)(*p - 'A' + 'a');
-	return buf;
-}
-
 int cmd_slices(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -416,7 +402,7 @@ int cmd_slices(int argc, char **argv)
 		return 2;
 	}
 	log_setup(rn.so.verbosity, rn.so.log_json);
-	if (!rn.node_name && !(rn.node_name = default_node_name(host, sizeof(host)))) {
+	if (!rn.node_name && !(rn.node_name = setup_default_node_name(host, sizeof(host)))) {
 		fprintf(stderr, "dralet: no node name: use --node-name\n");
 		return 2;
 	}

@@ -13,5 +13,6 @@ int cmd_pci(int argc, char **argv);		/* agent/cmd_pci.c */
 int cmd_ctl(int argc, char **argv);		/* agent/cmd_ctl.c */
 int cmd_slices(int argc, char **argv);		/* agent/cmd_slices.c */
 int cmd_run(int argc, char **argv);		/* agent/cmd_run.c */
+int cmd_sriov(int argc, char **argv);		/* agent/cmd_sriov.c */
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "agent/sdk/k8s_names.h"
+#include "agent/sriov/policy_config.h"
 #include "agent/yaml_load.h"
 
 #define CONFIG_ERROR(err, errlen, ...) (snprintf((err), (errlen), __VA_ARGS__), -EINVAL)
@@ -71,7 +72,8 @@ static int parse_backend(const char *name, struct json_object *obj, struct confi
 static int parse(struct config *cfg, char *err, size_t errlen)
 {
 	static const char *const keys[] = { "apiVersion", "kind", "backends",
-					    "publishUnsafeDevices", "pciIDs", "featureGates", NULL };
+					    "publishUnsafeDevices", "pciIDs", "featureGates",
+					    "sriov", NULL };
 	static const char *const gates[] = { "DRADeviceTaints", "DRAPartitionableDevices", NULL };
 	struct json_object *v;
 	int r;
@@ -91,6 +93,12 @@ static int parse(struct config *cfg, char *err, size_t errlen)
 		if (!json_object_is_type(v, json_type_string))
 			return CONFIG_ERROR(err, errlen, "pciIDs: must be a file path");
 		cfg->pci_ids = json_object_get_string(v);
+	}
+	if (json_object_object_get_ex(cfg->root, "sriov", &v) && v) {
+		sriov_policies_free(cfg->sriov);
+		cfg->sriov = NULL;
+		if ((r = sriov_policies_parse(v, &cfg->sriov, err, errlen)) < 0)
+			return r;
 	}
 	/* Kubernetes alpha API fields dralet may publish (agent/slices/build.h). */
 	if (json_object_object_get_ex(cfg->root, "featureGates", &v) && v) {
@@ -126,8 +134,10 @@ int config_load(const char *path, struct config **ret_cfg, char *err, size_t err
 	char msg[512];
 	int r;
 
-	if (!cfg)
+	if (!cfg || !(cfg->sriov = calloc(1, sizeof(*cfg->sriov)))) {
+		free(cfg);
 		return -ENOMEM;
+	}
 	if (path) {
 		r = yaml_load_file(path, &cfg->root, msg, sizeof(msg));
 		if (r < 0) {
@@ -151,6 +161,7 @@ void config_free(struct config *cfg)
 	if (!cfg)
 		return;
 	free(cfg->backends);
+	sriov_policies_free(cfg->sriov);
 	json_object_put(cfg->root);
 	free(cfg);
 }

@@ -16,6 +16,8 @@
  *   featureGates:                 # alpha resource.k8s.io fields to publish (default off;
  *     DRADeviceTaints: true       # the cluster must enable the same gates)
  *     DRAPartitionableDevices: false
+ *   sriov:                        # VF provisioning policies
+ *     policies: [...]             # agent/sriov/policy_config.h, docs/sriov.md
  */
 #ifndef DRALET_CONFIG_H
 #define DRALET_CONFIG_H
@@ -23,6 +25,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <json-c/json.h>
+
+struct sriov_policies;
 
 struct config_backend {
 	const char *name;
@@ -36,6 +40,7 @@ struct config {
 	size_t n_backends;
 	bool publish_unsafe;
 	const char *pci_ids;		/* NULL: libpci default */
+	struct sriov_policies *sriov;	/* never NULL after config_load */
 	struct json_object *root;	/* owns every string above */
 };
 

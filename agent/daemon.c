@@ -11,16 +11,19 @@
 #include "agent/checkpoint/checkpoint_file.h"
 #include "agent/claims/dra_service.h"
 #include "agent/claims/engine.h"
+#include "agent/config.h"
 #include "agent/inventory.h"
 #include "agent/kubelet/registration.h"
 #include "agent/log.h"
 #include "agent/slices/slices.h"
+#include "agent/sriov/prepared.h"
+#include "agent/sriov/sriov_agent.h"
 #include "agent/store_open.h"
 #include "hal/hal.h"
 
 struct daemon_driver {
 	struct daemon *d;
-	const char *name;		/* owned by the inventory */
+	char *name;
 	struct dralet_device **devices;
 	size_t n_devices;
 	char *state_dir;
@@ -36,6 +39,7 @@ struct daemon {
 	struct store *store;
 	struct daemon_driver *drivers;
 	size_t n_drivers;
+	struct sriov_agent *sriov;
 	size_t drivers_open;	/* endpoints not yet closed + engines not yet idle */
 	bool stopping;
 	char boot_id[128];
@@ -86,6 +90,8 @@ static void stop(struct daemon *d)
 	if (d->stopping)
 		return;
 	d->stopping = true;
+	sriov_agent_close(d->sriov);
+	d->sriov = NULL;
 	uv_close((uv_handle_t *)&d->sigterm, NULL);
 	uv_close((uv_handle_t *)&d->sigint, NULL);
 	d->drivers_open = d->n_drivers + 1;
@@ -109,6 +115,23 @@ static void on_signal(uv_signal_t *sig, int signum)
 
 /* ---- start ---- */
 
+/* The ResourceSlices of the driver: the store converges in the background. */
+static void publish_driver(struct daemon *d, struct daemon_driver *dd)
+{
+	const struct daemon_options *o = d->o;
+	struct slice_list *slices = NULL;
+	int r = slices_build(d->inv, dd->name, o->node_name, NULL, &o->slice_opts, &slices);
+
+	if (r < 0) {
+		log_error("driver %s: cannot build its ResourceSlices: %s", dd->name, strerror(-r));
+		return;	/* serving prepared claims matters more than publishing */
+	}
+	r = d->store->ops->publish(d->store, dd->name, slices);
+	if (r < 0)
+		log_error("driver %s: cannot publish its ResourceSlices: %s", dd->name, strerror(-r));
+	slice_list_unref(slices);
+}
+
 static int start_driver(struct daemon *d, struct daemon_driver *dd)
 {
 	const struct daemon_options *o = d->o;
@@ -130,7 +153,6 @@ static int start_driver(struct daemon *d, struct daemon_driver *dd)
 		.boot_id = d->boot_id,
 		.wait_for_lock = o->pod_uid && *o->pod_uid,
 	};
-	struct slice_list *slices = NULL;
 	int r;
 
 	dd->n_devices = inventory_n_devices(d->inv, dd->name);
@@ -157,18 +179,143 @@ static int start_driver(struct daemon *d, struct daemon_driver *dd)
 	}
 	log_info("driver %s: %zu device(s), checkpoint %s/%s, CDI specs in %s", dd->name,
 		 dd->n_devices, dd->state_dir, CHECKPOINT_FILE_NAME, o->cdi_dir);
-
-	/* The ResourceSlices of the driver: the store converges in the background. */
-	r = slices_build(d->inv, dd->name, o->node_name, NULL, &o->slice_opts, &slices);
-	if (r < 0) {
-		log_error("driver %s: cannot build its ResourceSlices: %s", dd->name, strerror(-r));
-		return 0;	/* serving prepared claims matters more than publishing */
-	}
-	r = d->store->ops->publish(d->store, dd->name, slices);
-	if (r < 0)
-		log_error("driver %s: cannot publish its ResourceSlices: %s", dd->name, strerror(-r));
-	slice_list_unref(slices);
+	publish_driver(d, dd);
 	return 0;
+}
+
+/* ---- rediscovery (SR-IOV policies, PCI hot-plug) ---- */
+
+static bool engines_idle(void *userdata)
+{
+	struct daemon *d = userdata;
+
+	for (size_t i = 0; i < d->n_drivers; i++)
+		if (d->drivers[i].engine && !claims_engine_idle(d->drivers[i].engine))
+			return false;
+	return true;
+}
+
+static int prepared_vfs(void *userdata, struct sriov_prepared *ret, char *err, size_t errlen)
+{
+	struct daemon *d = userdata;
+
+	for (size_t i = 0; i < d->n_drivers; i++) {
+		int r = d->drivers[i].state_dir
+		      ? sriov_prepared_load_dir(d->drivers[i].state_dir, ret, err, errlen) : 0;
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* While every engine is idle: a new inventory, the engines' devices
+ * replaced, every driver's slices published again. */
+static void rediscover(void *userdata)
+{
+	struct daemon *d = userdata;
+	struct dralet_device ***lists;
+	struct inventory *inv;
+	int r;
+
+	if (d->stopping)
+		return;
+	r = inventory_discover(d->o->roots, d->o->cfg, d->o->reg, &inv);
+	if (r < 0) {
+		log_error("rediscovery failed (%s); the devices published stay", strerror(-r));
+		return;
+	}
+	lists = calloc(d->n_drivers + 1, sizeof(*lists));
+	for (size_t i = 0; lists && i < d->n_drivers; i++) {
+		size_t n = inventory_n_devices(inv, d->drivers[i].name);
+		if (!(lists[i] = calloc(n + 1, sizeof(**lists))))
+			goto oom;
+		for (size_t j = 0; j < n; j++)
+			lists[i][j] = inventory_device(inv, d->drivers[i].name, j);
+	}
+	if (!lists)
+		goto oom;
+	for (size_t i = 0; i < d->n_drivers; i++) {
+		struct daemon_driver *dd = &d->drivers[i];
+		size_t n = inventory_n_devices(inv, dd->name);
+		if (dd->engine && (r = claims_engine_set_devices(dd->engine, lists[i], n)) < 0) {
+			/* cannot happen while idle; the old inventory stays with this engine */
+			log_error("driver %s: cannot take the rediscovered devices: %s", dd->name,
+				  strerror(-r));
+			continue;
+		}
+		if (n != dd->n_devices)
+			log_info("driver %s: %zu device(s) after rediscovery (were %zu)", dd->name, n,
+				 dd->n_devices);
+		free(dd->devices);
+		dd->devices = lists[i];
+		dd->n_devices = n;
+		lists[i] = NULL;
+	}
+	inventory_free(d->inv);
+	d->inv = inv;
+	for (size_t i = 0; i < d->n_drivers; i++)
+		publish_driver(d, &d->drivers[i]);
+	for (size_t i = 0; i < d->n_drivers; i++)
+		free(lists[i]);
+	free(lists);
+	return;
+oom:
+	for (size_t i = 0; lists && i < d->n_drivers; i++)
+		free(lists[i]);
+	free(lists);
+	inventory_free(inv);
+	log_error("rediscovery: out of memory; the devices published stay");
+}
+
+/* Before the first discovery: VFs a policy creates are there when the
+ * drivers start (checkpoints on disk tell which VFs claims hold). */
+static int apply_sriov_at_start(struct daemon *d)
+{
+	const struct sriov_policies *pol = d->o->cfg->sriov;
+	struct sriov_prepared prep = { 0 };
+	bool changed = false;
+	char err[640] = "";
+	int r = 0;
+
+	if (!pol || !pol->n)
+		return 0;
+	for (size_t i = 0; r >= 0 && i < inventory_n_drivers(d->inv); i++) {
+		char *dir = NULL;
+		if (asprintf(&dir, "%s/%s", d->o->plugins_dir, inventory_driver(d->inv, i)) < 0)
+			r = -ENOMEM;
+		else
+			r = sriov_prepared_load_dir(dir, &prep, err, sizeof(err));
+		free(dir);
+	}
+	if (r < 0)
+		log_error("sriov: not applying the policies at start: cannot tell which VFs are "
+			  "prepared for claims: %s", err[0] ? err : strerror(-r));
+	else
+		r = sriov_agent_apply_once(d->o->roots, pol, inventory_scan(d->inv), &prep, &changed,
+					   NULL);
+	sriov_prepared_clear(&prep);
+	if (r < 0 || !changed)
+		return 0;
+	inventory_free(d->inv);
+	d->inv = NULL;
+	return inventory_discover(d->o->roots, d->o->cfg, d->o->reg, &d->inv);
+}
+
+static void start_sriov(struct daemon *d)
+{
+	struct sriov_agent_config sc = {
+		.loop = &d->loop,
+		.roots = d->o->roots,
+		.config_path = d->o->config_path,
+		.policies = d->o->cfg->sriov,
+		.ops = { engines_idle, prepared_vfs, rediscover, d },
+		/* the host's uevents describe a simulated tree's node no more than /sys */
+		.hotplug = !strcmp(d->o->roots->sys, "/sys"),
+	};
+	int r = sriov_agent_start(&sc, &d->sriov);
+
+	if (r < 0)
+		log_error("sriov: cannot watch for policy changes: %s", strerror(-r));
 }
 
 static void free_drivers(struct daemon *d)
@@ -177,6 +324,7 @@ static void free_drivers(struct daemon *d)
 		claims_engine_free(d->drivers[i].engine);
 		free(d->drivers[i].devices);
 		free(d->drivers[i].state_dir);
+		free(d->drivers[i].name);
 	}
 	free(d->drivers);
 }
@@ -200,8 +348,12 @@ int daemon_run(const struct daemon_options *o)
 		d.boot_id[0] = '\0';
 	}
 	r = inventory_discover(o->roots, o->cfg, o->reg, &d.inv);
-	if (r < 0)
+	if (r >= 0)
+		r = apply_sriov_at_start(&d);
+	if (r < 0) {
+		inventory_free(d.inv);
 		return 1;
+	}
 	if ((r = uv_loop_init(&d.loop)) < 0) {
 		log_error("cannot start the event loop: %s", uv_strerror(r));
 		inventory_free(d.inv);
@@ -229,14 +381,17 @@ int daemon_run(const struct daemon_options *o)
 		log_warn("no device and no enabled backend: nothing to register; waiting for a signal");
 	for (size_t i = 0; i < d.n_drivers; i++) {
 		d.drivers[i].d = &d;
-		d.drivers[i].name = inventory_driver(d.inv, i);
+		if (!(d.drivers[i].name = strdup(inventory_driver(d.inv, i))))
+			status = 1;
 	}
-	for (size_t i = 0; i < d.n_drivers; i++) {
+	for (size_t i = 0; !status && i < d.n_drivers; i++) {
 		if (start_driver(&d, &d.drivers[i]) < 0) {
 			status = 1;
 			break;
 		}
 	}
+	if (!status)
+		start_sriov(&d);
 	if (status)
 		stop(&d);
 	else

@@ -6,6 +6,10 @@
  * NodePrepareResources/NodeUnprepareResources) and its ResourceSlices
  * handed to the store; served on one libuv loop until SIGTERM or SIGINT,
  * then the sockets are removed, calls in flight finish, and it returns.
+ * SR-IOV policies (agent/sriov/sriov_agent.h) are applied before the first
+ * discovery and whenever they or the PFs change; a change of VFs (or a PCI
+ * hot-plug) rediscovers: the engines get the new devices while idle and
+ * every driver's slices are published again.
  */
 #ifndef DRALET_DAEMON_H
 #define DRALET_DAEMON_H
@@ -19,6 +23,7 @@ struct registry;
 struct daemon_options {
 	const struct hal_roots *roots;	/* borrowed, like everything here */
 	const struct config *cfg;
+	const char *config_path;	/* reloaded for its SR-IOV policies; NULL: none */
 	const struct registry *reg;
 	const char *store_dir;		/* file store; NULL: apiserver */
 	const char *kubeconfig;		/* apiserver from a kubeconfig; NULL: in-cluster */

@@ -16,8 +16,9 @@ static const struct command commands[] = {
 	{ "discover", cmd_discover, "list the node's accelerators in the uniform device model" },
 	{ "board", cmd_board, "simulated boards: materialize a board file into a sysfs/dev/proc tree" },
 	{ "pci", cmd_pci, "every PCI function, its topology, and what discovery did with it" },
-	{ "ctl", cmd_ctl, "call a running driver's kubelet sockets (info, health, prepare, unprepare)" },
+	{ "ctl", cmd_ctl, "call a running driver's kubelet sockets (info, health, prepare, unprepare, bench)" },
 	{ "slices", cmd_slices, "the ResourceSlices this node publishes (and --publish them)" },
+	{ "sriov", cmd_sriov, "SR-IOV PFs against the VF policies: status, apply" },
 };
 
 static void usage(FILE *out)

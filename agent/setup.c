@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "agent/board/board.h"
 #include "agent/config.h"
@@ -138,4 +139,19 @@ void setup_teardown(struct setup *s)
 	free((char *)s->roots.dev);
 	free((char *)s->roots.proc);
 	memset(s, 0, sizeof(*s));
+}
+
+const char *setup_default_node_name(char *buf, size_t size)
+{
+	const char *env = getenv("NODE_NAME");
+
+	if (env && *env)
+		return env;
+	if (gethostname(buf, size) < 0)
+		return NULL;
+	buf[size - 1] = '\0';
+	for (char *p = buf; *p; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p = (char)(*p - 'A' + 'a');
+	return buf;
 }

@@ -72,4 +72,9 @@ int setup_option(struct setup_options *o, int opt, const char *arg);
 int setup_init(const struct setup_options *o, struct setup *ret);
 void setup_teardown(struct setup *s);
 
+/* The node's name when --node-name is not given: $NODE_NAME (the downward
+ * API), else the host name in lower case, written into @buf. NULL when
+ * neither is known. */
+const char *setup_default_node_name(char *buf, size_t size);
+
 #endif

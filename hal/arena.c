@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "hal/arena.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,13 +16,20 @@ struct chunk {
 	_Alignas(16) unsigned char data[];
 };
 
+/* Scans fill functions on several threads; one uncontended lock per
+ * allocation is cheaper than per-thread arenas to merge. */
 struct arena {
+	pthread_mutex_t lock;
 	struct chunk *head;
 };
 
 struct arena *arena_new(void)
 {
-	return calloc(1, sizeof(struct arena));
+	struct arena *a = calloc(1, sizeof(struct arena));
+
+	if (a)
+		pthread_mutex_init(&a->lock, NULL);
+	return a;
 }
 
 void arena_free(struct arena *a)
@@ -32,10 +40,11 @@ void arena_free(struct arena *a)
 		next = c->next;
 		free(c);
 	}
+	pthread_mutex_destroy(&a->lock);
 	free(a);
 }
 
-void *arena_alloc(struct arena *a, size_t size)
+static void *alloc_locked(struct arena *a, size_t size)
 {
 	struct chunk *c = a->head;
 	size_t need = (size + 15) & ~(size_t)15;
@@ -61,6 +70,16 @@ void *arena_alloc(struct arena *a, size_t size)
 	void *p = c->data + c->used;
 	c->used += need;
 	memset(p, 0, size);
+	return p;
+}
+
+void *arena_alloc(struct arena *a, size_t size)
+{
+	void *p;
+
+	pthread_mutex_lock(&a->lock);
+	p = alloc_locked(a, size);
+	pthread_mutex_unlock(&a->lock);
 	return p;
 }
 

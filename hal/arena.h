@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A bump allocator: everything one scan produces lives in one arena and is
- * released at once. Allocations are zeroed and 16-byte aligned.
+ * released at once. Allocations are zeroed and 16-byte aligned, and may come
+ * from several threads at once.
  */
 #ifndef DRALET_HAL_ARENA_H
 #define DRALET_HAL_ARENA_H

@@ -25,7 +25,7 @@ static void on_drm(struct hal_scan_private *s, const char *name, int fd, const c
 		return;
 	d->name = arena_strdup(s->arena, name);
 	snprintf(dev_path, sizeof(dev_path), "dri/%s", name);
-	scan_devnode(s, fd, dev_path, &d->node);
+	scan_devnode(s, fd, "dev", dev_path, &d->node);
 }
 
 static void on_accel(struct hal_scan_private *s, const char *name, int fd, const char *path,
@@ -40,7 +40,7 @@ static void on_accel(struct hal_scan_private *s, const char *name, int fd, const
 		return;
 	d->name = arena_strdup(s->arena, name);
 	snprintf(dev_path, sizeof(dev_path), "accel/%s", name);
-	scan_devnode(s, fd, dev_path, &d->node);
+	scan_devnode(s, fd, "dev", dev_path, &d->node);
 }
 
 void class_drm_scan(struct hal_scan_private *s)

@@ -125,7 +125,7 @@ static void on_dfl(struct hal_scan_private *s, const char *name, int fd, const c
 		if (!m)
 			return;
 		m->name = arena_strdup(s->arena, name);
-		scan_devnode(s, fd, name, &m->node);
+		scan_devnode(s, fd, "dev", name, &m->node);
 		m->bitstream_id = read_string(s, fd, "bitstream_id");
 		m->bitstream_metadata = read_string(s, fd, "bitstream_metadata");
 		m->ports_num = sysfs_read_int(fd, "ports_num", &v) == 0 ? (int)v : -1;
@@ -137,7 +137,7 @@ static void on_dfl(struct hal_scan_private *s, const char *name, int fd, const c
 		if (!p)
 			return;
 		p->name = arena_strdup(s->arena, name);
-		scan_devnode(s, fd, name, &p->node);
+		scan_devnode(s, fd, "dev", name, &p->node);
 		p->afu_id = read_string(s, fd, "afu_id");
 		p->id = sysfs_read_int(fd, "id", &v) == 0 ? (int)v : -1;
 	}

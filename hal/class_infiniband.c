@@ -143,7 +143,7 @@ static void on_uverbs(struct hal_scan_private *s, const char *name, int fd, cons
 	if (!ib)
 		return;
 	snprintf(dev_path, sizeof(dev_path), "infiniband/%s", name);
-	scan_devnode(s, fd, dev_path, &ib->uverbs);
+	scan_devnode(s, fd, "dev", dev_path, &ib->uverbs);
 }
 
 static void on_mad(struct hal_scan_private *s, const char *name, int fd, const char *path,
@@ -168,7 +168,7 @@ static void on_mad(struct hal_scan_private *s, const char *name, int fd, const c
 		if (p->number != port)
 			continue;
 		snprintf(dev_path, sizeof(dev_path), "infiniband/%s", name);
-		scan_devnode(s, fd, dev_path, umad ? &p->umad : &p->issm);
+		scan_devnode(s, fd, "dev", dev_path, umad ? &p->umad : &p->issm);
 	}
 }
 

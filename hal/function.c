@@ -94,9 +94,7 @@ static void read_sriov(struct hal_scan_private *s, struct hal_pci_func *f, int f
 						  f->sysfs_path, name, path_basename(target));
 					continue;
 				}
-				vfs[n] = vf;
-				vf->physfn = f;
-				vf->vf_index = (int)n;
+				vfs[n] = vf;	/* vf->physfn and vf_index: link_vfs() */
 			}
 			sr->vfs = (const struct hal_pci_func *const *)vfs;
 			sr->n_vfs = sr->num_vfs;
@@ -120,15 +118,12 @@ static const struct hal_devnode *vfio_container(struct hal_scan_private *s)
 {
 	if (!s->vfio_container_tried) {
 		struct hal_devnode *n = arena_alloc(s->arena, sizeof(*n));
-		int cfd = openat(s->sys_fd, "class/misc/vfio", O_PATH | O_DIRECTORY | O_CLOEXEC);
 
 		s->vfio_container_tried = true;
-		if (n && cfd >= 0)
-			scan_devnode(s, cfd, "vfio/vfio", n);
+		if (n && faccessat(s->sys_fd, "class/misc/vfio/dev", F_OK, 0) == 0)
+			scan_devnode(s, s->sys_fd, "class/misc/vfio/dev", "vfio/vfio", n);
 		else if (n)
 			scan_devnode_numbers(s, "vfio/vfio", 10, 196, n);
-		if (cfd >= 0)
-			close(cfd);
 		if (n && n->path)
 			s->vfio_container = n;
 	}
@@ -168,28 +163,26 @@ static void read_function(struct hal_scan_private *s, struct hal_pci_func *f,
 		*cache = (struct bus_cpus){ f->domain, f->bus, true, f->local_cpulist };
 	}
 	/* a VF has no link of its own (its link registers are reserved) and
-	 * cannot be a PF: its PF set physfn already, or its physfn link says so */
-	if (!f->physfn && sysfs_readlink(fd, "physfn", buf, sizeof(buf)) > 0) {
+	 * cannot be a PF; its physfn link says so */
+	if (sysfs_readlink(fd, "physfn", buf, sizeof(buf)) > 0) {
 		f->physfn = scan_find(s, path_basename(buf));
 		if (!f->physfn)
 			scan_warn(s, "%s/%s/physfn: PF %s not found", s->roots.sys, f->sysfs_path,
 				  path_basename(buf));
 	}
 	if (!f->physfn) {
-		read_link(s, f, fd);
+		/* nothing publishes a bridge, and nothing asks for its link */
+		if ((f->class_code >> 16) != 0x06)
+			read_link(s, f, fd);
 		read_sriov(s, f, fd);
 	}
 	close(fd);
 
 	if (f->iommu_group >= 0 && f->driver && !strcmp(f->driver, "vfio-pci")) {
-		char class_dir[64], dev_path[32];
-		snprintf(class_dir, sizeof(class_dir), "class/vfio/%d", f->iommu_group);
+		char dev_file[64], dev_path[32];
+		snprintf(dev_file, sizeof(dev_file), "class/vfio/%d/dev", f->iommu_group);
 		snprintf(dev_path, sizeof(dev_path), "vfio/%d", f->iommu_group);
-		int cfd = openat(s->sys_fd, class_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		scan_devnode(s, cfd >= 0 ? cfd : s->sys_fd, dev_path, &f->vfio_group);
-		if (cfd >= 0)
-			close(cfd);
-		f->vfio_container = vfio_container(s);
+		scan_devnode(s, s->sys_fd, dev_file, dev_path, &f->vfio_group);
 	}
 }
 
@@ -221,11 +214,39 @@ static void count_iommu_groups(struct hal_scan_private *s)
 	}
 }
 
-void pci_functions_read(struct hal_scan_private *s)
+/* One thread's share of the functions: each read touches only its own
+ * function (a PF notes its VFs; link_vfs() points them back afterwards). */
+static void read_share(struct hal_scan_private *s, size_t begin, size_t end, void *userdata)
 {
 	struct bus_cpus cache = { 0 };
 
-	for (size_t i = 0; i < s->n_funcs; i++)
+	(void)userdata;
+	for (size_t i = begin; i < end; i++)
 		read_function(s, &s->funcs[i], &cache);
+}
+
+/* VFs learn their PF and index from the PF's virtfnN links, and every
+ * vfio-pci function shares one /dev/vfio/vfio. */
+static void link_vfs(struct hal_scan_private *s)
+{
+	for (size_t i = 0; i < s->n_funcs; i++) {
+		struct hal_pci_func *f = &s->funcs[i];
+
+		for (size_t n = 0; f->sriov && n < f->sriov->n_vfs; n++) {
+			struct hal_pci_func *vf = (struct hal_pci_func *)f->sriov->vfs[n];
+			if (vf) {
+				vf->physfn = f;
+				vf->vf_index = (int)n;
+			}
+		}
+		if (f->vfio_group.path)
+			f->vfio_container = vfio_container(s);
+	}
+}
+
+void pci_functions_read(struct hal_scan_private *s)
+{
+	scan_parallel(s, s->n_funcs, read_share, NULL);
+	link_vfs(s);
 	count_iommu_groups(s);
 }

@@ -165,8 +165,8 @@ static bool identity_plausible(struct hal_scan_private *s, const struct entry *e
 	return false;
 }
 
-static void fill_function(struct hal_scan_private *s, struct pci_names *names,
-			  const struct entry *e, struct hal_pci_func *f, struct pci_dev *d)
+static void fill_function(struct hal_scan_private *s, const struct entry *e,
+			  struct hal_pci_func *f, struct pci_dev *d)
 {
 	memcpy(f->address, e->address, sizeof(f->address));
 	hal_parse_address(e->address, &f->domain, &f->bus, &f->dev, &f->fn);
@@ -180,34 +180,58 @@ static void fill_function(struct hal_scan_private *s, struct pci_names *names,
 	f->numa_node = d->numa_node < 0 ? -1 : d->numa_node;
 	f->iommu_group = -1;
 	f->vf_index = -1;
-	if (names) {
-		char buf[256];
-		f->vendor_name = arena_strdup(s->arena, pci_names_vendor(names, f->vendor_id, buf,
-									sizeof(buf)));
-		f->device_name = arena_strdup(s->arena, pci_names_device(names, f->vendor_id,
-									f->device_id, buf,
-									sizeof(buf)));
-	}
 }
 
-/* Fills s->funcs from the entries through libpci; returns how many were
- * kept. Kept apart so that nothing else lives across its setjmp points. */
-static __attribute__((noinline)) size_t fill_all(struct hal_scan_private *s,
-						 struct pci_access *pacc, struct pci_names *names,
-						 const struct entry *entries, size_t n)
+/* A pci_access reading below the scan's sysfs root, with our handlers. */
+static struct pci_access *new_access(struct hal_scan_private *s)
+{
+	char sysfs_path[4096];
+	struct pci_access *pacc = pci_alloc();
+
+	if (!pacc)
+		return NULL;
+	pacc->error = pci_on_error;
+	pacc->warning = pci_on_warning;
+	pacc->debug = pci_on_debug;
+	pacc->method = PCI_ACCESS_SYS_BUS_PCI;
+	hal_root_path(s->roots.sys, "bus/pci", sysfs_path, sizeof(sysfs_path));
+	pci_set_param(pacc, "sysfs.path", sysfs_path);
+	if (s->opts->pci_ids) {
+		pci_set_param(pacc, "hwdb.disable", "1");
+		pci_set_name_list_path(pacc, (char *)s->opts->pci_ids, 0);
+	}
+	return pacc;
+}
+
+/* pci_init behind the error jump; false when libpci refused. */
+static __attribute__((noinline)) bool init_access(struct hal_scan_private *s,
+						  struct pci_access *pacc)
 {
 	jmp_buf jump;
-	volatile size_t kept = 0;
 
 	pci_error_jump = &jump;
 	if (setjmp(jump)) {
 		scan_warn(s, "%s: libpci could not be initialised", s->roots.sys);
 		pci_error_jump = NULL;
-		return 0;
+		return false;
 	}
 	pci_init(pacc);
+	pci_error_jump = NULL;
+	return true;
+}
 
-	for (volatile size_t i = 0; i < n; i++) {
+/* Fills s->funcs[i] for the entries in [begin, end) through libpci, setting
+ * kept[i] for those it could read. Kept apart so that nothing else lives
+ * across its setjmp points. */
+static __attribute__((noinline)) void fill_range(struct hal_scan_private *s,
+						 struct pci_access *pacc,
+						 const struct entry *entries, size_t begin,
+						 size_t end, bool *kept)
+{
+	jmp_buf jump;
+
+	pci_error_jump = &jump;
+	for (volatile size_t i = begin; i < end; i++) {
 		struct pci_dev *volatile d = NULL;
 		unsigned dom, bus, dev, fn;
 
@@ -223,46 +247,88 @@ static __attribute__((noinline)) size_t fill_all(struct hal_scan_private *s,
 		pci_fill_info(d, PCI_FILL_IDENT | PCI_FILL_CLASS | PCI_FILL_CLASS_EXT |
 				 PCI_FILL_SUBSYS | PCI_FILL_NUMA_NODE);
 		if (identity_plausible(s, &entries[i], d)) {
-			fill_function(s, names, &entries[i], &s->funcs[kept], d);
-			kept++;
+			fill_function(s, &entries[i], &s->funcs[i], d);
+			kept[i] = true;
 		}
 		pci_free_dev(d);
 	}
 	pci_error_jump = NULL;
-	return kept;
+}
+
+struct fill_job {
+	const struct entry *entries;
+	bool *kept;
+};
+
+/* One thread's share: its own pci_access (libpci keeps per-access state). */
+static void fill_share(struct hal_scan_private *s, size_t begin, size_t end, void *userdata)
+{
+	struct fill_job *job = userdata;
+	struct pci_access *pacc = new_access(s);
+
+	if (!pacc) {
+		scan_warn(s, "%s: out of memory for libpci", s->roots.sys);
+		return;
+	}
+	pci_warn_scan = s;
+	if (init_access(s, pacc))
+		fill_range(s, pacc, job->entries, begin, end, job->kept);
+	pci_cleanup(pacc);
+	pci_warn_scan = NULL;
+}
+
+static void fill_names(struct hal_scan_private *s)
+{
+	struct pci_access *pacc = new_access(s);
+	struct pci_names *names = NULL;
+	char buf[256];
+
+	pci_warn_scan = s;
+	if (pacc && init_access(s, pacc))
+		names = pci_names_open(pacc, s->opts->pci_ids);
+	for (size_t i = 0; names && i < s->n_funcs; i++) {
+		struct hal_pci_func *f = &s->funcs[i];
+		f->vendor_name = arena_strdup(s->arena, pci_names_vendor(names, f->vendor_id, buf,
+									sizeof(buf)));
+		f->device_name = arena_strdup(s->arena, pci_names_device(names, f->vendor_id,
+									f->device_id, buf,
+									sizeof(buf)));
+	}
+	pci_names_close(names);
+	if (pacc)
+		pci_cleanup(pacc);
+	pci_warn_scan = NULL;
 }
 
 int pci_enumerate(struct hal_scan_private *s)
 {
 	struct entry *entries = NULL;
-	struct pci_access *pacc;
-	char sysfs_path[4096];
+	bool *kept;
 	int n = list_functions(s, &entries);
 
 	if (n <= 0)
 		return n;
 	s->funcs = arena_alloc(s->arena, (size_t)n * sizeof(*s->funcs));
-	pacc = s->funcs ? pci_alloc() : NULL;
-	if (!pacc) {
+	kept = calloc((size_t)n, sizeof(*kept));
+	if (!s->funcs || !kept) {
+		free(kept);
 		free(entries);
 		return -ENOMEM;
 	}
-	pacc->error = pci_on_error;
-	pacc->warning = pci_on_warning;
-	pacc->debug = pci_on_debug;
-	pacc->method = PCI_ACCESS_SYS_BUS_PCI;
-	hal_root_path(s->roots.sys, "bus/pci", sysfs_path, sizeof(sysfs_path));
-	pci_set_param(pacc, "sysfs.path", sysfs_path);
-	if (s->opts->pci_ids) {
-		pci_set_param(pacc, "hwdb.disable", "1");
-		pci_set_name_list_path(pacc, (char *)s->opts->pci_ids, 0);
-	}
-	pci_warn_scan = s;
-	struct pci_names *names = s->opts->no_names ? NULL : pci_names_open(pacc, s->opts->pci_ids);
-	s->n_funcs = fill_all(s, pacc, names, entries, (size_t)n);
-	pci_names_close(names);
-	pci_cleanup(pacc);
-	pci_warn_scan = NULL;
+	struct fill_job job = { entries, kept };
+	scan_parallel(s, (size_t)n, fill_share, &job);
+	/* keep the address order, without the functions libpci could not read */
+	size_t k = 0;
+	for (size_t i = 0; i < (size_t)n; i++)
+		if (kept[i]) {
+			if (k != i)
+				s->funcs[k] = s->funcs[i];
+			k++;
+		}
+	s->n_funcs = k;
+	free(kept);
 	free(entries);
+	if (!s->opts->no_names)
+		fill_names(s);
 	return 0;
 }

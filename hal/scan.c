@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* One scan of the node: opens the roots and runs the HAL modules in order. */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,18 +17,22 @@ void scan_warn(struct hal_scan_private *s, const char *fmt, ...)
 	char buf[1024];
 	va_list ap;
 
-	if (s->n_warnings >= SCAN_MAX_WARNINGS) {
-		s->dropped_warnings++;
-		return;
-	}
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	pthread_mutex_lock(&s->warn_lock);
+	if (s->n_warnings >= SCAN_MAX_WARNINGS) {
+		s->dropped_warnings++;
+		pthread_mutex_unlock(&s->warn_lock);
+		return;
+	}
 	if (s->n_warnings == s->cap_warnings) {
 		size_t cap = s->cap_warnings ? s->cap_warnings * 2 : 16;
 		const char **w = arena_alloc(s->arena, cap * sizeof(*w));
-		if (!w)
+		if (!w) {
+			pthread_mutex_unlock(&s->warn_lock);
 			return;
+		}
 		if (s->n_warnings)
 			memcpy(w, s->warnings, s->n_warnings * sizeof(*w));
 		s->warnings = w;
@@ -36,6 +41,52 @@ void scan_warn(struct hal_scan_private *s, const char *fmt, ...)
 	const char *copy = arena_strdup(s->arena, buf);
 	if (copy)
 		s->warnings[s->n_warnings++] = copy;
+	pthread_mutex_unlock(&s->warn_lock);
+}
+
+struct parallel_job {
+	struct hal_scan_private *s;
+	size_t begin, end;
+	scan_range_fn fn;
+	void *userdata;
+};
+
+static void *run_range(void *arg)
+{
+	struct parallel_job *j = arg;
+
+	j->fn(j->s, j->begin, j->end, j->userdata);
+	return NULL;
+}
+
+void scan_parallel(struct hal_scan_private *s, size_t n, scan_range_fn fn, void *userdata)
+{
+	struct parallel_job jobs[SCAN_MAX_THREADS];
+	pthread_t threads[SCAN_MAX_THREADS];
+	bool started[SCAN_MAX_THREADS] = { false };
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t t = cpus > 1 ? (size_t)cpus : 1;
+
+	if (t > SCAN_MAX_THREADS)
+		t = SCAN_MAX_THREADS;
+	/* small nodes: threads cost more than they save */
+	if (n < SCAN_MIN_PER_THREAD * 2)
+		t = 1;
+	else if (t > n / SCAN_MIN_PER_THREAD)
+		t = n / SCAN_MIN_PER_THREAD;
+	for (size_t i = 0; i < t; i++) {
+		jobs[i] = (struct parallel_job){ s, n * i / t, n * (i + 1) / t, fn, userdata };
+		/* the calling thread takes the last share; a thread that cannot
+		 * start leaves its share to it too */
+		if (i + 1 < t)
+			started[i] = pthread_create(&threads[i], NULL, run_range, &jobs[i]) == 0;
+	}
+	for (size_t i = 0; i < t; i++)
+		if (!started[i])
+			run_range(&jobs[i]);
+	for (size_t i = 0; i < t; i++)
+		if (started[i])
+			pthread_join(threads[i], NULL);
 }
 
 void *scan_append(struct hal_scan_private *s, const void **array, size_t *n, size_t size)
@@ -174,13 +225,28 @@ int hal_devnode_resolve(const struct hal_roots *roots, const char *dev_path, uns
 	return 0;
 }
 
-void scan_devnode(struct hal_scan_private *s, int class_dirfd, const char *dev_path,
-		  struct hal_devnode *ret)
+void scan_devnode(struct hal_scan_private *s, int dirfd, const char *dev_file,
+		  const char *dev_path, struct hal_devnode *ret)
 {
 	unsigned major = 0, minor = 0;
+	char path[4096], node[4096];
+	struct stat st;
 
-	sysfs_read_devnum(class_dirfd, "dev", &major, &minor);
-	scan_devnode_numbers(s, dev_path, major, minor, ret);
+	*ret = (struct hal_devnode){ 0 };
+	if (hal_root_path(s->roots.dev, dev_path, path, sizeof(path)) < 0 || stat(path, &st) < 0)
+		return;	/* no node */
+	/* a real node answers with its own numbers; a simulated tree's
+	 * placeholder takes them from the class device's "dev" file */
+	if (S_ISCHR(st.st_mode)) {
+		major = major(st.st_rdev);
+		minor = minor(st.st_rdev);
+	} else {
+		sysfs_read_devnum(dirfd, dev_file, &major, &minor);
+	}
+	snprintf(node, sizeof(node), "/dev/%s", dev_path);
+	ret->path = arena_strdup(s->arena, node);
+	ret->major = major;
+	ret->minor = minor;
 }
 
 void scan_devnode_numbers(struct hal_scan_private *s, const char *dev_path, unsigned major,
@@ -256,6 +322,7 @@ int hal_scan(const struct hal_roots *roots, const struct hal_scan_options *opts,
 		return -ENOMEM;
 	}
 	s->opts = opts ? opts : &defaults;
+	pthread_mutex_init(&s->warn_lock, NULL);
 	s->roots.sys = arena_strdup(s->arena, roots->sys);
 	s->roots.dev = arena_strdup(s->arena, roots->dev);
 	s->roots.proc = arena_strdup(s->arena, roots->proc);
@@ -311,6 +378,7 @@ fail:
 		close(s->sys_fd);
 	if (s->proc_fd >= 0)
 		close(s->proc_fd);
+	pthread_mutex_destroy(&s->warn_lock);
 	arena_free(s->arena);
 	free(s);
 	return r;
@@ -323,6 +391,7 @@ void hal_scan_free(struct hal_scan *scan)
 	if (!scan)
 		return;
 	s = scan->priv;
+	pthread_mutex_destroy(&s->warn_lock);
 	arena_free(s->arena);
 	free(s);
 }

@@ -9,7 +9,11 @@
 #include "hal/arena.h"
 #include "hal/hal.h"
 
+#include <pthread.h>
+
 #define SCAN_MAX_WARNINGS 1000
+#define SCAN_MAX_THREADS 4
+#define SCAN_MIN_PER_THREAD 64	/* functions; fewer per thread run on one */
 
 struct hal_scan_private {
 	struct arena *arena;
@@ -19,13 +23,22 @@ struct hal_scan_private {
 	int proc_fd;
 	struct hal_pci_func *funcs;	/* n_funcs, sorted by address (strcmp) */
 	size_t n_funcs;
+	pthread_mutex_t warn_lock;
 	const char **warnings;
 	size_t n_warnings, cap_warnings, dropped_warnings;
 	struct hal_devnode *vfio_container;	/* resolved once, shared by vfio-pci functions */
 	bool vfio_container_tried;
 };
 
-/* Adds a warning ("<sysfs root>/<relpath>: problem" is the convention). */
+/* Calls @fn on [0, @n) split in ranges over up to SCAN_MAX_THREADS threads
+ * (one per online CPU; the caller's thread takes a share). @fn may use the
+ * arena and scan_warn, and write only the items of its own range. */
+typedef void (*scan_range_fn)(struct hal_scan_private *s, size_t begin, size_t end,
+			      void *userdata);
+void scan_parallel(struct hal_scan_private *s, size_t n, scan_range_fn fn, void *userdata);
+
+/* Adds a warning ("<sysfs root>/<relpath>: problem" is the convention);
+ * thread-safe. */
 void scan_warn(struct hal_scan_private *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -68,10 +81,11 @@ void class_drm_scan(struct hal_scan_private *s);	/* class_drm.c (drm and accel) 
 void class_fpga_scan(struct hal_scan_private *s);	/* class_fpga.c (fpga classes, DFL, XRT) */
 void safety_mark(struct hal_scan_private *s);		/* safety.c */
 
-/* A device node for a class device: "/dev/<dev_path>" with the numbers from
- * the class device's "dev" file when the dev root has a placeholder. */
-void scan_devnode(struct hal_scan_private *s, int class_dirfd, const char *dev_path,
-		  struct hal_devnode *ret);
+/* A device node "/dev/<dev_path>": a real character node gives its own
+ * numbers; a simulated tree's placeholder takes them from the sysfs file
+ * @dev_file ("major:minor") below @dirfd. ret->path NULL when absent. */
+void scan_devnode(struct hal_scan_private *s, int dirfd, const char *dev_file,
+		  const char *dev_path, struct hal_devnode *ret);
 /* The same with known numbers (used when the dev root has a placeholder). */
 void scan_devnode_numbers(struct hal_scan_private *s, const char *dev_path, unsigned major,
 			  unsigned minor, struct hal_devnode *ret);

@@ -4,6 +4,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/if_link.h>
+#include <linux/rtnetlink.h>
+#include <netlink/attr.h>
+#include <netlink/msg.h>
 #include <netlink/netlink.h>
 #include <netlink/route/link.h>
 #include <netlink/route/link/sriov.h>
@@ -115,6 +119,22 @@ int hal_vf_build_request(int pf_ifindex, unsigned vf, const struct hal_vf_settin
 	return r;
 }
 
+/* libnl error codes are positive NLE_*; the kernel's errno is lost in
+ * translation for some, so map the common ones back. */
+static int errno_of(int r)
+{
+	switch (r < 0 ? -r : 0) {
+	case 0: return 0;
+	case NLE_OPNOTSUPP: return -EOPNOTSUPP;
+	case NLE_PERM: return -EPERM;
+	case NLE_NODEV: case NLE_OBJ_NOTFOUND: return -ENODEV;
+	case NLE_INVAL: case NLE_RANGE: return -EINVAL;
+	case NLE_BUSY: return -EBUSY;
+	case NLE_NOMEM: return -ENOMEM;
+	default: return -EIO;
+	}
+}
+
 int hal_vf_apply(int pf_ifindex, unsigned vf, const struct hal_vf_settings *s)
 {
 	struct nl_sock *sock;
@@ -134,16 +154,141 @@ int hal_vf_apply(int pf_ifindex, unsigned vf, const struct hal_vf_settings *s)
 	else
 		nlmsg_free(msg);
 	nl_socket_free(sock);
-	/* libnl error codes are positive NLE_*; the kernel's errno is lost in
-	 * translation for some, so map the common ones back */
-	switch (r < 0 ? -r : 0) {
-	case 0: return 0;
-	case NLE_OPNOTSUPP: return -EOPNOTSUPP;
-	case NLE_PERM: return -EPERM;
-	case NLE_NODEV: case NLE_OBJ_NOTFOUND: return -ENODEV;
-	case NLE_INVAL: case NLE_RANGE: return -EINVAL;
-	case NLE_BUSY: return -EBUSY;
-	case NLE_NOMEM: return -ENOMEM;
-	default: return -EIO;
+	return errno_of(r);
+}
+
+int hal_vf_build_get_request(int pf_ifindex, struct nl_msg **ret_msg)
+{
+	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = pf_ifindex };
+	struct nl_msg *msg;
+
+	if (pf_ifindex <= 0)
+		return -EINVAL;
+	msg = nlmsg_alloc_simple(RTM_GETLINK, 0);
+	if (!msg)
+		return -ENOMEM;
+	if (nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 ||
+	    nla_put_u32(msg, IFLA_EXT_MASK, RTEXT_FILTER_VF) < 0) {
+		nlmsg_free(msg);
+		return -ENOMEM;
 	}
+	*ret_msg = msg;
+	return 0;
+}
+
+/* The payload of attribute @a when it holds at least @size bytes. */
+static const void *payload(const struct nlattr *a, size_t size)
+{
+	return a && nla_len(a) >= (int)size ? nla_data(a) : NULL;
+}
+
+/* Fills @s from one IFLA_VF_INFO nest; false when it is another VF's. */
+static bool parse_vf_info(const struct nlattr *info, unsigned vf, struct hal_vf_settings *s)
+{
+	struct nlattr *tb[IFLA_VF_MAX + 1];
+	const struct ifla_vf_mac *mac;
+	const struct ifla_vf_vlan *vlan;
+	const struct ifla_vf_trust *trust;
+	const struct ifla_vf_spoofchk *spoof;
+	const struct ifla_vf_link_state *link;
+	const struct ifla_vf_rate *rate;
+	const struct ifla_vf_tx_rate *tx_rate;
+
+	if (nla_parse_nested(tb, IFLA_VF_MAX, (struct nlattr *)info, NULL) < 0)
+		return false;
+	/* every VF reports its MAC (the kernel always puts IFLA_VF_MAC first) */
+	mac = payload(tb[IFLA_VF_MAC], sizeof(*mac));
+	if (!mac || mac->vf != vf)
+		return false;
+	s->has_mac = true;
+	memcpy(s->mac, mac->mac, 6);
+	if ((vlan = payload(tb[IFLA_VF_VLAN], sizeof(*vlan)))) {
+		s->has_vlan = true;
+		s->vlan = vlan->vlan;
+		s->qos = vlan->qos;
+	}
+	if ((trust = payload(tb[IFLA_VF_TRUST], sizeof(*trust))) && trust->setting <= 1)
+		s->trust = (int)trust->setting;
+	if ((spoof = payload(tb[IFLA_VF_SPOOFCHK], sizeof(*spoof))) && spoof->setting <= 1)
+		s->spoof_check = (int)spoof->setting;
+	if ((link = payload(tb[IFLA_VF_LINK_STATE], sizeof(*link))) &&
+	    link->link_state <= HAL_VF_LINK_DISABLE)
+		s->link_state = (int)link->link_state;
+	if ((rate = payload(tb[IFLA_VF_RATE], sizeof(*rate)))) {
+		s->has_rate = true;
+		s->min_tx_mbps = rate->min_tx_rate;
+		s->max_tx_mbps = rate->max_tx_rate;
+	} else if ((tx_rate = payload(tb[IFLA_VF_TX_RATE], sizeof(*tx_rate)))) {
+		s->has_rate = true;
+		s->max_tx_mbps = tx_rate->rate;
+	}
+	return true;
+}
+
+int hal_vf_parse_link(struct nl_msg *reply, unsigned vf, struct hal_vf_settings *ret)
+{
+	struct nlmsghdr *h = nlmsg_hdr(reply);
+	struct nlattr *list, *info;
+	int rem;
+
+	if (h->nlmsg_type != RTM_NEWLINK || !nlmsg_valid_hdr(h, sizeof(struct ifinfomsg)))
+		return -EBADMSG;
+	list = nlmsg_find_attr(h, sizeof(struct ifinfomsg), IFLA_VFINFO_LIST);
+	if (!list)
+		return -ENOENT;
+	nla_for_each_nested(info, list, rem) {
+		struct hal_vf_settings s = HAL_VF_SETTINGS_INIT;
+		if (nla_type(info) == IFLA_VF_INFO && parse_vf_info(info, vf, &s)) {
+			*ret = s;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+struct get_reply {
+	unsigned vf;
+	int r;
+	struct hal_vf_settings s;
+};
+
+static int on_reply(struct nl_msg *msg, void *arg)
+{
+	struct get_reply *g = arg;
+
+	g->r = hal_vf_parse_link(msg, g->vf, &g->s);
+	return NL_OK;
+}
+
+int hal_vf_get(int pf_ifindex, unsigned vf, struct hal_vf_settings *ret)
+{
+	struct get_reply g = { .vf = vf, .r = -ENOENT };
+	struct nl_sock *sock;
+	struct nl_msg *msg;
+	int r = hal_vf_build_get_request(pf_ifindex, &msg);
+
+	if (r < 0)
+		return r;
+	sock = nl_socket_alloc();
+	if (!sock) {
+		nlmsg_free(msg);
+		return -ENOMEM;
+	}
+	/* one reply and no ACK: nl_recvmsgs returns after it (or the kernel's error) */
+	nl_socket_disable_auto_ack(sock);
+	r = nl_connect(sock, NETLINK_ROUTE);
+	if (r == 0)
+		r = nl_socket_modify_cb(sock, NL_CB_VALID, NL_CB_CUSTOM, on_reply, &g);
+	if (r == 0)
+		r = nl_send_auto(sock, msg);
+	if (r >= 0)
+		r = nl_recvmsgs_default(sock);
+	nlmsg_free(msg);
+	nl_socket_free(sock);
+	if (r < 0)
+		return errno_of(r);
+	if (g.r < 0)
+		return g.r;
+	*ret = g.s;
+	return 0;
 }

@@ -45,6 +45,21 @@ int hal_vf_settings_valid(const struct hal_vf_settings *s);
 int hal_vf_build_request(int pf_ifindex, unsigned vf, const struct hal_vf_settings *s,
 			 struct nl_msg **ret_msg);
 
+/* Builds the RTM_GETLINK request for the PF with @pf_ifindex that asks for
+ * its VF list (IFLA_EXT_MASK = RTEXT_FILTER_VF). Freed with nlmsg_free(). */
+int hal_vf_build_get_request(int pf_ifindex, struct nl_msg **ret_msg);
+
+/*
+ * Reads the settings of VF @vf from the PF's RTM_NEWLINK reply @reply: MAC,
+ * VLAN and QoS, trust, spoof check, link state and rate, each only when the
+ * PF reports it (the others stay unset, as HAL_VF_SETTINGS_INIT has them).
+ * -ENOENT when the reply lists no VF @vf, -EBADMSG when it is malformed.
+ */
+int hal_vf_parse_link(struct nl_msg *reply, unsigned vf, struct hal_vf_settings *ret);
+
+/* Asks the kernel for VF @vf's settings now (the two above over a socket). */
+int hal_vf_get(int pf_ifindex, unsigned vf, struct hal_vf_settings *ret);
+
 /* Sends it in the current network namespace and waits for the kernel's ACK.
  * Returns 0 or the kernel's -errno (-EOPNOTSUPP when the PF driver does not
  * support a setting). */

@@ -1,20 +1,33 @@
 #!/bin/sh
 # The embedded default, end to end on a laptop (make run):
-#   scripts/run-demo.sh <dralet> <board> <rundir>
-# Runs `dralet run --board <board>` with every kubelet-facing directory under
-# <rundir> and the file store in <rundir>/store, after putting the example
-# claims (deploy/examples/claims) where the file store reads claims and
-# printing how to prepare one by hand. The board itself is materialized by
-# dralet run (into a temporary directory it removes on exit). Ctrl-C stops it.
+#   scripts/run-demo.sh <dralet> <board> <rundir> [<fake-nvml.so>]
+# Materializes the board into <rundir>/node and runs `dralet run` on it with
+# every kubelet-facing directory under <rundir> and the file store in
+# <rundir>/store, after putting the example claims (deploy/examples/claims)
+# where the file store reads claims and printing how to prepare one by hand.
+# With the test double of NVML (built by `make test-libs`) NVIDIA GPUs also get
+# their NVML facts and MIG devices, answered from the board's nvml.json.
+# Ctrl-C stops it.
 set -eu
-[ $# -eq 3 ] || { echo "usage: $0 <dralet> <board.yaml> <rundir>" >&2; exit 2; }
-dralet=$1 board=$2 run=$3
+[ $# -ge 3 ] || { echo "usage: $0 <dralet> <board.yaml> <rundir> [fake-nvml.so]" >&2; exit 2; }
+dralet=$1 board=$2 run=$3 fake_nvml=${4:-}
 here=$(cd "$(dirname "$0")/.." && pwd)
 examples="$here/deploy/examples/claims"
 node=demo-node
 
 mkdir -p "$run/store/resourceclaims" "$run/plugins_registry" "$run/plugins" "$run/cdi"
 run=$(cd "$run" && pwd)
+rm -rf "$run/node"
+"$dralet" board materialize "$board" "$run/node" >/dev/null
+config="$run/config.yaml"
+: >"$config"
+nvml_note=""
+if [ -n "$fake_nvml" ] && [ -f "$fake_nvml" ] && [ -f "$run/node/nvml.json" ]; then
+    printf 'backends:\n  nvidia:\n    options:\n      nvmlLibrary: "%s"\n' "$fake_nvml" >"$config"
+    export FAKE_NVML_DATA="$run/node/nvml.json"
+    nvml_note="  NVML                  simulated from $run/node/nvml.json (MIG devices included)
+"
+fi
 
 # The example claims, as the file store expects them: resourceclaims/<ns>/<name>.yaml
 for f in "$examples"/*.yaml; do
@@ -27,7 +40,8 @@ done
 
 cat <<EOF_INFO
 dralet demo on $(basename "$board") (node "$node")
-  registration sockets  $run/plugins_registry/<driver>-reg.sock
+  simulated node        $run/node/{sys,dev,proc}
+$nvml_note  registration sockets  $run/plugins_registry/<driver>-reg.sock
   DRA sockets           $run/plugins/<driver>/dra.sock   (gpu.dralet.dev, net.dralet.dev, ...)
   checkpoints           $run/plugins/<driver>/checkpoint.json
   CDI specs             $run/cdi
@@ -42,11 +56,14 @@ Try a claim by hand from another shell (examples in deploy/examples/claims):
       --claim $examples/gpu.yaml
   $dralet ctl prepare --socket $run/plugins/net.dralet.dev/dra.sock \\
       --claim $examples/rdma.yaml
+  $dralet discover --sysfs-root $run/node/sys --dev-root $run/node/dev \\
+      --proc-root $run/node/proc
 Ctrl-C stops the agent and removes its sockets; prepared claims stay in the
 checkpoints and come back on the next start.
 
 EOF_INFO
 
-exec "$dralet" run --board "$board" --store "$run/store" \
+exec "$dralet" run --sysfs-root "$run/node/sys" --dev-root "$run/node/dev" \
+    --proc-root "$run/node/proc" --config "$config" --store "$run/store" \
     --registry-dir "$run/plugins_registry" --plugins-dir "$run/plugins" \
     --cdi-dir "$run/cdi" --node-name "$node"

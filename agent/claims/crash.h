@@ -6,9 +6,11 @@
  * claims_crash_init() at start, makes the n-th arrival (default the first)
  * at claims_crash_point(<point>) kill the process with SIGKILL, exactly as
  * an OOM kill or a node-level kill would. Points (docs/claims.md):
- *   prepare-started       PrepareStarted is on disk, no hardware touched
+ *   prepare-started       configs valid, nothing written, no hardware touched
+ *   prepare-undo-recorded a backend's undo state is on disk (PrepareStarted),
+ *                         the change it describes not made yet
  *   prepare-device        a device's backend prepare returned
- *   prepare-cdi-written   the CDI spec is written, state still PrepareStarted
+ *   prepare-cdi-written   the CDI spec is written, the entry not completed
  *   prepare-completed     PrepareCompleted is on disk, no answer sent
  *   unprepare-started     UnprepareStarted is on disk
  *   unprepare-devices     the backends' unprepare returned

@@ -514,6 +514,48 @@ uint64_t claims_engine_checkpoint_writes(struct claims_engine *e)
 	return claims_state_writes(e->state);
 }
 
+/* ---- rediscovery ---- */
+
+bool claims_engine_idle(const struct claims_engine *e)
+{
+	return !e->calls_in_flight;
+}
+
+int claims_engine_set_devices(struct claims_engine *e, struct dralet_device *const *devices,
+			      size_t n)
+{
+	struct engine_device *fresh;
+
+	if (e->calls_in_flight)
+		return -EBUSY;
+	for (size_t i = 1; i < n; i++)
+		if (strcmp(dralet_device_name(devices[i - 1]), dralet_device_name(devices[i])) >= 0)
+			return -EINVAL;
+	fresh = calloc(n + 1, sizeof(*fresh));
+	if (!fresh)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct engine_device *old;
+		fresh[i].dev = devices[i];
+		fresh[i].name = dralet_device_name(devices[i]);
+		pthread_mutex_init(&fresh[i].lock, NULL);
+		/* a prepared claim keeps its device across the rediscovery */
+		if ((old = engine_find_device(e, fresh[i].name))) {
+			fresh[i].owner_uid = old->owner_uid;
+			fresh[i].owner_desc = old->owner_desc;
+			old->owner_uid = old->owner_desc = NULL;
+		}
+	}
+	for (size_t i = 0; i < e->n_devices; i++) {
+		release(&e->devices[i]);
+		pthread_mutex_destroy(&e->devices[i].lock);
+	}
+	free(e->devices);
+	e->devices = fresh;
+	e->n_devices = n;
+	return 0;
+}
+
 /* ---- life cycle ---- */
 
 void claims_engine_free(struct claims_engine *e)

@@ -113,6 +113,19 @@ int claims_unprepare(struct claims_engine *e, const struct claims_ref *claims, s
  */
 void claims_engine_shutdown(struct claims_engine *e, void (*cb)(void *userdata), void *userdata);
 
+/* True when no prepare or unprepare call is in flight (loop thread). */
+bool claims_engine_idle(const struct claims_engine *e);
+
+/*
+ * Replaces the driver's devices after a rediscovery (sorted by name,
+ * borrowed like those of the config: they must outlive the engine or the
+ * next call). Only while idle (-EBUSY otherwise), on the loop thread; the
+ * reservations of prepared claims carry over by device name. -EINVAL when
+ * not sorted (nothing changes).
+ */
+int claims_engine_set_devices(struct claims_engine *e, struct dralet_device *const *devices,
+			      size_t n);
+
 /* Claims in the checkpoint / checkpoint files written (tests, metrics). */
 size_t claims_engine_n_claims(struct claims_engine *e);
 uint64_t claims_engine_checkpoint_writes(struct claims_engine *e);

@@ -399,11 +399,75 @@ static int clear_stale_entry(struct claims_engine *e, struct op *op)
 	return 0;
 }
 
+/*
+ * The claim's checkpoint entry is written ahead of the first change to the
+ * node: when a backend records undo state (dralet_undo_set, called before it
+ * changes a device), the entry — PrepareStarted, with that undo state — is
+ * on disk before the call returns. A prepare whose backends record nothing
+ * changes nothing on the node, so its entry is written once, completed.
+ */
+struct write_ahead {
+	struct claims_engine *e;
+	struct ckpt_claim *c;
+	struct ckpt_device *cd;
+	bool *added;
+};
+
+static int add_entry(struct claims_engine *e, struct ckpt_claim *c, bool *added)
+{
+	int r = 0;
+
+	if (!*added) {
+		r = checkpoint_add(claims_state_checkpoint(e->state), c);
+		*added = r == 0;
+	}
+	return r;
+}
+
+static int persist_undo(void *userdata, const struct dralet_undo *undo)
+{
+	struct write_ahead *wa = userdata;
+	char cause[ENGINE_ERR_MAX];
+	int r;
+
+	claims_state_lock(wa->e->state);
+	r = add_entry(wa->e, wa->c, wa->added);
+	if (r == 0)
+		r = undo_copy(&wa->cd->undo, undo);
+	if (r == 0)
+		claims_state_changed(wa->e->state);
+	claims_state_unlock(wa->e->state);
+	if (r == 0)
+		r = sync_state(wa->e, cause, sizeof(cause));
+	if (r < 0)
+		log_error("driver %s: claim %s/%s: cannot record the undo state of %s: %s",
+			  wa->e->driver, wa->c->namespace_, wa->c->name, wa->cd->device,
+			  strerror(-r));
+	else
+		claims_crash_point("prepare-undo-recorded");
+	return r;
+}
+
+/* Undoes what was prepared of an entry that never reached the checkpoint. */
+static void drop_unwritten(struct claims_engine *e, struct op *op, struct ckpt_claim *c,
+			   const char *cause)
+{
+	char undo_err[ENGINE_ERR_MAX] = "";
+
+	/* nothing recorded undo state, so nothing changed; the calls are for
+	 * backends that keep per-claim bookkeeping */
+	engine_unprepare_devices(e, c, false, undo_err, sizeof(undo_err));
+	engine_remove_specs(e, c);
+	ckpt_claim_free(c);
+	set_error(op, "%s", cause);
+}
+
 void engine_work_prepare(struct claims_engine *e, struct op *op)
 {
 	const struct claim_plan *p = op->plan;
 	char cause[ENGINE_ERR_MAX] = "", msg[ENGINE_ERR_MAX + 256];
 	struct ckpt_claim *c;
+	bool added = false;
 	int r;
 
 	if (clear_stale_entry(e, op) < 0)
@@ -423,27 +487,13 @@ void engine_work_prepare(struct claims_engine *e, struct op *op)
 		set_error(op, "out of memory");
 		return;
 	}
-	claims_state_lock(e->state);
-	r = checkpoint_add(claims_state_checkpoint(e->state), c);
-	if (r == 0)
-		claims_state_changed(e->state);
-	claims_state_unlock(e->state);
-	if (r < 0) {
-		ckpt_claim_free(c);
-		set_error(op, "out of memory");
-		return;
-	}
-	if (sync_state(e, cause, sizeof(cause)) < 0) {
-		remove_entry(e, op->uid);
-		set_error(op, "%s", cause);
-		return;
-	}
 	claims_crash_point("prepare-started");
 
 	for (size_t i = 0; i < c->n_devices; i++) {
 		struct ckpt_device *cd = &c->devices[i];
+		struct write_ahead wa = { e, c, cd, &added };
 		struct dralet_edits edits = { 0 };
-		struct dralet_undo undo = { 0 };
+		struct dralet_undo undo = { .persist = persist_undo, .persist_userdata = &wa };
 		struct dralet_prepare_req req = {
 			.claim = { c->uid, c->namespace_, c->name },
 			.request = cd->requests[0],
@@ -455,12 +505,16 @@ void engine_work_prepare(struct claims_engine *e, struct op *op)
 		char env[128], value[768];
 
 		r = call_prepare(op->targets[i], &req, cause, sizeof(cause));
+		undo.persist = NULL;
 		if (r < 0) {
 			/* a failing prepare cleans up after itself (backend.h): nothing to undo */
 			edits_clear(&edits);
 			undo_clear(&undo);
 			snprintf(msg, sizeof(msg), "device %s/%s: %s", cd->pool, cd->device, cause);
-			roll_back(e, op, c, msg);
+			if (added)
+				roll_back(e, op, c, msg);
+			else
+				drop_unwritten(e, op, c, msg);
 			return;
 		}
 		env_name_of(cd->device, env, sizeof(env));
@@ -472,30 +526,39 @@ void engine_work_prepare(struct claims_engine *e, struct op *op)
 		claims_state_lock(e->state);
 		cd->prepared = true;
 		cd->edits = edits;
+		undo_clear(&cd->undo);
 		cd->undo = undo;
-		claims_state_changed(e->state);
+		if (added)
+			claims_state_changed(e->state);
 		claims_state_unlock(e->state);
 		if (r < 0) {
-			roll_back(e, op, c, "out of memory");
-			return;
-		}
-		/* the undo state must be on disk before anything else can go wrong */
-		if (cd->undo.n && sync_state(e, cause, sizeof(cause)) < 0) {
-			roll_back(e, op, c, cause);
+			if (added)
+				roll_back(e, op, c, "out of memory");
+			else
+				drop_unwritten(e, op, c, "out of memory");
 			return;
 		}
 		claims_crash_point("prepare-device");
 	}
 
 	if (c->n_devices && engine_write_specs(e, c, false, cause, sizeof(cause)) < 0) {
-		roll_back(e, op, c, cause);
+		if (added)
+			roll_back(e, op, c, cause);
+		else
+			drop_unwritten(e, op, c, cause);
 		return;
 	}
 	claims_crash_point("prepare-cdi-written");
 	claims_state_lock(e->state);
 	c->state = CKPT_PREPARE_COMPLETED;
-	claims_state_changed(e->state);
+	r = add_entry(e, c, &added);
+	if (r == 0)
+		claims_state_changed(e->state);
 	claims_state_unlock(e->state);
+	if (r < 0) {
+		drop_unwritten(e, op, c, "out of memory");
+		return;
+	}
 	if (sync_state(e, cause, sizeof(cause)) < 0) {
 		roll_back(e, op, c, cause);
 		return;
@@ -524,22 +587,34 @@ void engine_work_hit(struct claims_engine *e, struct op *op)
 	answer(op, c);
 }
 
+/* True when some device of @c recorded undo state: unpreparing changes the
+ * node, so it is written ahead as UnprepareStarted. */
+static bool changes_node(const struct ckpt_claim *c)
+{
+	for (size_t i = 0; i < c->n_devices; i++)
+		if (c->devices[i].undo.n)
+			return true;
+	return false;
+}
+
 void engine_work_unprepare(struct claims_engine *e, struct op *op)
 {
 	struct ckpt_claim *c;
 	char cause[ENGINE_ERR_MAX] = "";
+	bool ahead = false;
 	int r;
 
 	claims_state_lock(e->state);
 	c = checkpoint_find(claims_state_checkpoint(e->state), op->uid);
-	if (c) {
+	if (c && changes_node(c)) {
 		c->state = CKPT_UNPREPARE_STARTED;
 		claims_state_changed(e->state);
+		ahead = true;
 	}
 	claims_state_unlock(e->state);
 	if (!c)
 		return;
-	if (sync_state(e, cause, sizeof(cause)) < 0) {
+	if (ahead && sync_state(e, cause, sizeof(cause)) < 0) {
 		set_error(op, "%s", cause);
 		return;
 	}

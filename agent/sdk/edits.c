@@ -128,7 +128,7 @@ void edits_clear(struct dralet_edits *e)
 	memset(e, 0, sizeof(*e));
 }
 
-int dralet_undo_set(struct dralet_undo *u, const char *key, const char *value)
+static int undo_store(struct dralet_undo *u, const char *key, const char *value)
 {
 	struct undo_entry *entries;
 	char *v;
@@ -152,6 +152,30 @@ int dralet_undo_set(struct dralet_undo *u, const char *key, const char *value)
 	}
 	u->entries = entries;
 	u->entries[u->n++].value = v;
+	return 0;
+}
+
+int dralet_undo_set(struct dralet_undo *u, const char *key, const char *value)
+{
+	int r = undo_store(u, key, value);
+
+	if (r == 0 && u->persist)
+		r = u->persist(u->persist_userdata, u);
+	return r;
+}
+
+int undo_copy(struct dralet_undo *dst, const struct dralet_undo *src)
+{
+	struct dralet_undo copy = { 0 };
+
+	for (size_t i = 0; i < src->n; i++)
+		if (undo_store(&copy, src->entries[i].key, src->entries[i].value) < 0) {
+			undo_clear(&copy);
+			return -ENOMEM;
+		}
+	undo_clear(dst);
+	dst->entries = copy.entries;
+	dst->n = copy.n;
 	return 0;
 }
 

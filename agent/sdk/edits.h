@@ -38,10 +38,18 @@ struct undo_entry {
 struct dralet_undo {
 	struct undo_entry *entries;
 	size_t n;
+	/* Called by dralet_undo_set() after every change, from the backend's
+	 * thread: makes the undo state durable (the claims engine writes it to
+	 * the checkpoint) before the backend goes on to change the device.
+	 * NULL: kept in memory only. Returns 0 or -errno. */
+	int (*persist)(void *userdata, const struct dralet_undo *undo);
+	void *persist_userdata;
 };
 
 /* Release the contents (the structs themselves are caller-owned). */
 void edits_clear(struct dralet_edits *e);
 void undo_clear(struct dralet_undo *u);
+/* Copies @src's entries into @dst (replacing them; not the persist hook). */
+int undo_copy(struct dralet_undo *dst, const struct dralet_undo *src);
 
 #endif

@@ -165,7 +165,7 @@ static int probe_partitions(struct dralet_backend_ctx *ctx, struct amd_state *st
 	for (size_t i = 0; i < n; i++) {
 		struct dralet_device *dev;
 		struct gpu_info *info;
-		char suffix[32], path[32];
+		char suffix[64], path[32];
 		int r;
 
 		snprintf(suffix, sizeof(suffix), "%s%s%zu", a->compute, a->compute[0] ? "-" : "", i);

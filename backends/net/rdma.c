@@ -141,9 +141,6 @@ static int rdma_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *de
 				 r == -ENODEV ? "gone" : "not bound to a driver");
 		return r < 0 ? r : -ENODEV;
 	}
-	r = vf_config_apply_check(ctx, func, req->config, NET_API_VERSION, driver);
-	if (r < 0)
-		return r;
 	if (!ib->uverbs.path) {
 		dralet_ctx_error(ctx, "%s: %s has no /dev/infiniband/uverbs node (is ib_uverbs "
 				 "loaded?)", func->address, ib->name);
@@ -167,12 +164,14 @@ static int rdma_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *de
 		r = pcidev_env(e, dev, "NETDEV", net->ifname);
 	if (r >= 0 && ib->n_ports && ib->ports[0].link_layer)
 		r = pcidev_env(e, dev, "LINK_LAYER", ib->ports[0].link_layer);
-	if (r >= 0)
-		r = pcidev_undo_record(req->undo, func, driver);
-	if (r < 0)
+	if (r < 0) {
 		dralet_ctx_error(ctx, "%s: preparing the container edits failed: %s",
 				 func->address, strerror(-r));
-	return r < 0 ? r : 0;
+		return r;
+	}
+	/* last: the VF settings it asks for are the only change, undone on failure */
+	return vf_prepare_config(ctx, func, req->config, NET_API_VERSION, false, req->undo,
+				 driver, sizeof(driver));
 }
 
 const struct dralet_backend backend_rdma = {

@@ -236,8 +236,15 @@ int pcidev_edit_vfio(struct dralet_backend_ctx *ctx, struct dralet_edits *edits,
 				 func->address);
 		return -ENODEV;
 	}
+	unsigned major = func->vfio_group.major, minor = func->vfio_group.minor;
+	char numbers[32];
+
+	/* the group node may be younger than the scan (bound at prepare) */
+	snprintf(rel, sizeof(rel), "class/vfio/%d/dev", func->iommu_group);
+	if (dralet_read_file(ctx, DRALET_ROOT_SYS, rel, numbers, sizeof(numbers)) > 0)
+		parse_devnum(numbers, &major, &minor);
 	snprintf(rel, sizeof(rel), "vfio/%d", func->iommu_group);
-	r = dralet_devnode(ctx, rel, func->vfio_group.major, func->vfio_group.minor, &group);
+	r = dralet_devnode(ctx, rel, major, minor, &group);
 	if (r < 0 || !group.path) {
 		dralet_ctx_error(ctx, "%s is bound to vfio-pci but /dev/vfio/%d does not exist",
 				 func->address, func->iommu_group);

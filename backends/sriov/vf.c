@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "backends/sriov/vf.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <dralet/pci_ctl.h>
 
 #include "backends/net/rdma_nodes.h"
 #include "backends/sriov/pcidev.h"
 #include "backends/sriov/vf_config.h"
+#include "backends/sriov/vf_lifecycle.h"
 
 static const struct hal_netdev *first_netdev(const struct hal_pci_func *f)
 {
@@ -88,8 +93,10 @@ static int health_now(struct dralet_backend_ctx *ctx, const struct hal_pci_func 
 	char driver[64], rel[128], state[32];
 	const struct hal_netdev *pf_net = first_netdev(vf->physfn);
 
-	if (pcidev_driver_now(ctx, vf, driver, sizeof(driver)) <= 0)
-		return DRALET_HEALTH_UNHEALTHY;	/* gone, or no driver to use it through */
+	/* no driver is fine: prepare binds one (VfConfig.driver), as policies with
+	 * vfDriver none intend */
+	if (pcidev_driver_now(ctx, vf, driver, sizeof(driver)) < 0)
+		return DRALET_HEALTH_UNHEALTHY;	/* gone */
 	if (!vf->physfn || !pcidev_present(ctx, vf->physfn))
 		return DRALET_HEALTH_UNHEALTHY;
 	if (pf_net) {
@@ -145,92 +152,98 @@ int vf_validate_config(struct dralet_backend_ctx *ctx, const char *config,
 	char err[384];
 	int r = vf_config_parse(config, api_version, &c, err, sizeof(err));
 
-	if (r == 0)
-		r = vf_config_check_supported(&c, err, sizeof(err));
 	if (r < 0)
 		dralet_ctx_error(ctx, "%s", err);
 	return r;
 }
 
-int vf_config_apply_check(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
-			  const char *config, const char *api_version, const char *driver)
+int vf_prepare_config(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+		      const char *config, const char *api_version, bool allow_rebind,
+		      struct dralet_undo *undo, char *driver_now, size_t size)
 {
 	struct vf_config c;
 	char err[384];
 	int r = vf_config_parse(config, api_version, &c, err, sizeof(err));
-	bool vfio = driver && !strcmp(driver, "vfio-pci");
 
-	if (r == 0)
-		r = vf_config_check_supported(&c, err, sizeof(err));
 	if (r < 0) {
 		dralet_ctx_error(ctx, "%s", err);
 		return r;
 	}
-	if (!c.has_driver)
-		return 0;
-	if (!func->physfn) {
-		dralet_ctx_error(ctx, "VfConfig.driver applies to virtual functions; %s is a "
-				 "physical function", func->address);
+	if (!func->physfn && (c.has_driver || vf_config_has_settings(&c))) {
+		dralet_ctx_error(ctx, "VfConfig.%s applies to virtual functions; %s is a physical "
+				 "function", c.has_driver ? "driver" : vf_config_first_setting(&c),
+				 func->address);
 		return -EINVAL;
 	}
-	if (c.driver[0] && !vfio) {
-		dralet_ctx_error(ctx, "VfConfig.driver \"vfio-pci\": %s is bound to %s, and "
-				 "rebinding a VF to vfio-pci at prepare is not supported yet; "
-				 "bind it to vfio-pci beforehand or request a VF already on "
-				 "vfio-pci (attribute driver == \"vfio-pci\")", func->address,
-				 driver && *driver ? driver : "no driver");
-		return -EOPNOTSUPP;
+	if (!func->physfn) {
+		r = pcidev_driver_now(ctx, func, driver_now, size);
+		if (r >= 0)
+			r = pcidev_undo_record(undo, func, driver_now);
+		return r < 0 ? r : 0;
 	}
-	if (!c.driver[0] && vfio) {
-		dralet_ctx_error(ctx, "VfConfig.driver \"\": %s is bound to vfio-pci, and "
-				 "returning a VF to its kernel driver at prepare is not supported "
-				 "yet; request a VF on its network driver instead", func->address);
-		return -EOPNOTSUPP;
+	return vf_lifecycle_prepare(ctx, func, &c, allow_rebind, undo, driver_now, size);
+}
+
+/* The VF's network interface now ("<function>/net/<name>"), which a kernel
+ * driver may register a moment after it bound: waits up to @wait_ms. */
+static bool netdev_now(struct dralet_backend_ctx *ctx, const struct hal_pci_func *vf,
+		       int wait_ms, char *ifname, size_t ifsize, char *mac, size_t macsize)
+{
+	char rel[4096], path[4096];
+
+	snprintf(rel, sizeof(rel), "%s/net", vf->sysfs_path);
+	for (int waited = 0;; waited += 50) {
+		DIR *dir = dralet_root_path(ctx, DRALET_ROOT_SYS, rel, path, sizeof(path)) < 0
+			 ? NULL : opendir(path);
+		struct dirent *de;
+
+		while (dir && (de = readdir(dir))) {
+			char file[4400];
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(ifname, ifsize, "%.63s", de->d_name);
+			snprintf(file, sizeof(file), "%s/%s/address", rel, de->d_name);
+			if (dralet_read_file(ctx, DRALET_ROOT_SYS, file, mac, macsize) <= 0)
+				mac[0] = '\0';
+			closedir(dir);
+			return true;
+		}
+		if (dir)
+			closedir(dir);
+		if (waited >= wait_ms)
+			return false;
+		usleep(50 * 1000);
 	}
-	return 0;
 }
 
 int vf_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 	       struct dralet_prepare_req *req, const char *api_version)
 {
 	const struct hal_pci_func *vf = dralet_device_pci(dev);
-	const struct hal_netdev *net = first_netdev(vf);
 	const struct hal_ibdev *ib = rdma_primary_ibdev(vf);
 	struct dralet_edits *e = req->edits;
-	char driver[64];
-	int r = pcidev_driver_now(ctx, vf, driver, sizeof(driver));
-	bool vfio;
+	char driver[64], ifname[64] = "", mac[32] = "", msg[640];
+	struct vf_config c;
+	bool vfio, as_discovered;
+	int r = vf_config_parse(req->config, api_version, &c, msg, sizeof(msg));
 
-	if (r == -ENODEV) {
-		dralet_ctx_error(ctx, "VF %s is gone (removed, or its PF's VFs were recreated)",
-				 vf->address);
-		return r;
-	}
 	if (r < 0) {
-		dralet_ctx_error(ctx, "VF %s: cannot read its driver: %s", vf->address,
-				 strerror(-r));
+		dralet_ctx_error(ctx, "%s", msg);
 		return r;
 	}
-	if (r == 0) {
-		dralet_ctx_error(ctx, "VF %s has no driver bound; bind it to its network driver "
-				 "or to vfio-pci", vf->address);
-		return -ENODEV;
-	}
-	vfio = !strcmp(driver, "vfio-pci");
-	if (vfio != pcidev_is_vfio(vf)) {
-		dralet_ctx_error(ctx, "VF %s moved from driver %s to %s since discovery; it is "
-				 "prepared after the next discovery", vf->address,
-				 vf->driver ? vf->driver : "none", driver);
-		return -EAGAIN;
-	}
-	r = vf_config_apply_check(ctx, vf, req->config, api_version, driver);
+	r = vf_lifecycle_prepare(ctx, vf, &c, true, req->undo, driver, sizeof(driver));
 	if (r < 0)
 		return r;
-
+	vfio = !strcmp(driver, "vfio-pci");
+	/* the nodes found at discovery belong to the driver it had then */
+	as_discovered = vf->driver && !strcmp(vf->driver, driver);
 	if (vfio)
 		r = pcidev_edit_vfio(ctx, e, dev, vf);
-	else
+	else if (as_discovered)
 		r = pcidev_edit_device_nodes(e, dev);
+	if (r >= 0 && !vfio)
+		netdev_now(ctx, vf, as_discovered ? 0 : 3000, ifname, sizeof(ifname), mac,
+			   sizeof(mac));
 	if (r >= 0)
 		r = pcidev_env(e, dev, "PCI_ADDRESS", vf->address);
 	if (r >= 0 && vf->physfn)
@@ -239,26 +252,32 @@ int vf_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 		r = pcidev_env_int(e, dev, "VF_ID", vf->vf_index);
 	if (r >= 0)
 		r = pcidev_env(e, dev, "DRIVER", driver);
-	if (r >= 0 && net && !vfio)
-		r = pcidev_env(e, dev, "NETDEV", net->ifname);
-	if (r >= 0 && net && !vfio)
-		r = pcidev_env(e, dev, "MAC", net->mac);
-	if (r >= 0 && ib && !vfio)
+	if (r >= 0 && ifname[0])
+		r = pcidev_env(e, dev, "NETDEV", ifname);
+	/* a MAC set through the PF reaches the VF's interface after a VF reset */
+	if (r >= 0 && (ifname[0] || c.has_mac))
+		r = pcidev_env(e, dev, "MAC", c.has_mac ? c.mac : mac);
+	if (r >= 0 && ib && !vfio && as_discovered)
 		r = pcidev_env(e, dev, "RDMA_DEVICE", ib->name);
 	if (r >= 0)
-		r = pcidev_undo_record(req->undo, vf, driver);
-	if (r < 0 && !(r == -ENODEV || r == -ENOENT))
+		return 0;
+	/* nothing may stay changed when prepare fails */
+	if (r != -ENODEV && r != -ENOENT)
 		dralet_ctx_error(ctx, "VF %s: preparing the container edits failed: %s",
 				 vf->address, strerror(-r));
-	return r < 0 ? r : 0;
+	snprintf(msg, sizeof(msg), "%s", dralet_ctx_error_message(ctx));
+	if (vf_lifecycle_restore(ctx, req->undo) < 0)
+		dralet_ctx_error(ctx, "%s; putting the VF back failed too: %s", msg,
+				 dralet_ctx_error_message(ctx));
+	else
+		dralet_ctx_error(ctx, "%s", msg);
+	return r;
 }
 
 int vf_unprepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 		 const struct dralet_claim_ref *claim, const struct dralet_undo *undo)
 {
-	(void)ctx;
 	(void)dev;
 	(void)claim;
-	(void)undo;
-	return 0;
+	return vf_lifecycle_restore(ctx, undo);
 }

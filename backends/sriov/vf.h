@@ -28,16 +28,28 @@ int vf_health(struct dralet_backend_ctx *ctx, struct dralet_device *dev);
 int vf_validate_config(struct dralet_backend_ctx *ctx, const char *config,
 		       const char *api_version);
 
+/*
+ * Prepare of a VF device: VfConfig applied (vf_lifecycle.h: driver, VF
+ * settings, undo state), then the container edits from what the VF is now:
+ * on vfio-pci /dev/vfio/<group> and /dev/vfio/vfio, else its device nodes
+ * and its interface; env DRALET_<DEVICE>_{PCI_ADDRESS, PF_PCI_ADDRESS,
+ * VF_ID, DRIVER, NETDEV, MAC, RDMA_DEVICE, IOMMU_GROUP, VFIO_GROUP}.
+ */
 int vf_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 	       struct dralet_prepare_req *req, const char *api_version);
 
-/* Nothing to undo until prepare changes VF settings or drivers. */
+/* Puts the VF back from the undo state (driver and settings). */
 int vf_unprepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 		 const struct dralet_claim_ref *claim, const struct dralet_undo *undo);
 
-/* Shared by the rdma backend for RDMA-capable VFs and PFs: checks the
- * VfConfig of @func against its driver now. @driver is the bound driver. */
-int vf_config_apply_check(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
-			  const char *config, const char *api_version, const char *driver);
+/*
+ * The VfConfig step of a prepare, shared with the rdma backend (whose
+ * devices may be PFs, and whose VFs stay on their RDMA driver:
+ * @allow_rebind false). A PF takes only an empty VfConfig. Fills the undo
+ * state; @driver_now gets the driver bound afterwards.
+ */
+int vf_prepare_config(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+		      const char *config, const char *api_version, bool allow_rebind,
+		      struct dralet_undo *undo, char *driver_now, size_t size);
 
 #endif

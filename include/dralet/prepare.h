@@ -5,9 +5,12 @@
  * Prepare fills the container edits of one device (they become the
  * device's entry in the claim's CDI spec) and records in the undo state
  * whatever unprepare will need to put the device back (the previous driver,
- * VF settings ...). The undo state is kept in the agent's checkpoint, so it
- * survives restarts and crashes: unprepare must work from it alone, even in
- * a new process. Keys and values are short strings.
+ * VF settings ...), before changing anything. The undo state is kept in the
+ * agent's checkpoint, so it survives restarts and crashes: unprepare must
+ * work from it alone, even in a new process. Keys and values are short
+ * strings. A prepare that records no undo state changes nothing on the node
+ * (it only describes the device to the container), and the agent then skips
+ * the write-ahead entry in its checkpoint.
  *
  * Opaque configuration reaches the backend as JSON object text (the
  * "parameters" of an opaque config whose driver is the backend's), already
@@ -42,10 +45,17 @@ int dralet_edits_add_node(struct dralet_edits *edits, const struct hal_devnode *
 int dralet_edits_add_mount(struct dralet_edits *edits, const char *host_path,
 			   const char *container_path, const char *options);
 
-/* Sets (or replaces) an undo value. */
+/*
+ * Sets (or replaces) an undo value and makes it durable before returning:
+ * the agent writes it to its checkpoint, so that a crash right after leaves
+ * enough behind to undo the change. Call it BEFORE changing the device
+ * (the driver it was bound to, before rebinding it). A negative return means
+ * it could not be recorded: change nothing and fail the prepare.
+ */
 int dralet_undo_set(struct dralet_undo *undo, const char *key, const char *value);
 /* The value for @key, or NULL. */
 const char *dralet_undo_get(const struct dralet_undo *undo, const char *key);
+
 
 #ifdef __cplusplus
 }

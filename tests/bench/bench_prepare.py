@@ -3,7 +3,8 @@
 
 On the synthetic >1,000-function board, with the file store: NodePrepare-
 Resources + NodeUnprepareResources latency (p50/p99) for one-device claims,
-with the checkpoint on tmpfs and on disk (fsync'ed); throughput with 8
+with the checkpoint on tmpfs and on disk (fsync'ed; the CDI directory is on
+tmpfs in both, as /var/run/cdi is on nodes); throughput with 8
 concurrent clients; an empty prepare as the floor; peak RSS of the agent
 with 1,000 prepared claims. All calls go through `dralet ctl bench`, a
 C client over the socket. Goals: p99 under 3 ms on disk, at least 500
@@ -49,7 +50,7 @@ def write_claims(store, claims):
 
 
 class Agent:
-    def __init__(self, tree, state):
+    def __init__(self, tree, state, cdi):
         self.state = state
         self.store = os.path.join(state, "store")
         os.makedirs(self.store, exist_ok=True)
@@ -59,7 +60,7 @@ class Agent:
              "--proc-root", tree + "/proc", "--store", self.store, "--node-name", NODE,
              "--registry-dir", os.path.join(state, "registry"),
              "--plugins-dir", os.path.join(state, "plugins"),
-             "--cdi-dir", os.path.join(state, "cdi")],
+             "--cdi-dir", cdi],
             stdout=subprocess.DEVNULL, stderr=open(os.path.join(state, "agent.log"), "w"))
         for _ in range(300):
             if os.path.exists(self.socket):
@@ -106,7 +107,8 @@ def main():
             eight = os.path.join(state, "claims8.json")
             with open(eight, "w") as f:
                 json.dump({"apiVersion": "v1", "kind": "List", "items": exclusive}, f)
-            agent = Agent(tree, state)
+            # the CDI directory is a tmpfs on real nodes (/var/run/cdi)
+            agent = Agent(tree, state, os.path.join(tmp, "cdi-" + label))
             try:
                 null = ctl_bench(agent, None, "--null", "--rounds", "2000")
                 one = ctl_bench(agent, listf, "--rounds", "2")
@@ -119,7 +121,7 @@ def main():
         state = os.path.join(tmp, "rss")
         thousand = [claim(1000 + i, vfs[i % len(vfs)], admin=True) for i in range(1000)]
         write_claims(os.path.join(state, "store"), thousand)
-        agent = Agent(tree, state)
+        agent = Agent(tree, state, os.path.join(tmp, "cdi-rss"))
         try:
             rss_start = agent.rss_kib()
             for i in range(0, 1000, 100):

@@ -13,8 +13,8 @@ sys.path.insert(0, os.path.dirname(__file__))
 import claims_kubelet as ck  # noqa: E402
 from claims_kubelet import uid, CLASS, VENDOR  # noqa: E402
 
-PREPARE_POINTS = ["prepare-started", "prepare-device", "prepare-device:2", "prepare-cdi-written",
-                  "prepare-completed"]
+PREPARE_POINTS = ["prepare-started", "prepare-undo-recorded", "prepare-undo-recorded:2",
+                  "prepare-device", "prepare-device:2", "prepare-cdi-written", "prepare-completed"]
 UNPREPARE_POINTS = ["unprepare-started", "unprepare-devices", "unprepare-cdi-removed"]
 
 

@@ -221,7 +221,9 @@ class DRACalls(Base):
         fast = time.perf_counter() - t0
         t.join()
         self.assertEqual(result["slow"], b"done")
-        self.assertLess(fast, 0.2, "GetInfo+Echo took %.3f s behind a slow call" % fast)
+        # behind a 1.5 s call; 1 s is the kubelet's GetInfo deadline, and far
+        # below what waiting for the slow call would take
+        self.assertLess(fast, 1.0, "GetInfo+Echo took %.3f s behind a slow call" % fast)
 
     def test_concurrent_streams_one_connection(self):
         # 20 slow calls (300 ms each) multiplexed on one channel run in parallel
@@ -229,7 +231,7 @@ class DRACalls(Base):
         t0 = time.time()
         futures = [call.future(b"300", timeout=10) for _ in range(20)]
         self.assertTrue(all(f.result() == b"done" for f in futures))
-        self.assertLess(time.time() - t0, 2.0)
+        self.assertLess(time.time() - t0, 3.0)  # serialized they would take 6 s
 
     def test_worker_thread_replies(self):
         call = self.kl.dra.unary_unary("/dralet.test.Test/Work")
@@ -237,7 +239,7 @@ class DRACalls(Base):
         self.assertTrue(all(f.result() == b"worked" for f in futures))
         t0 = time.perf_counter()
         self.kl.get_info()
-        self.assertLess(time.perf_counter() - t0, 0.2)
+        self.assertLess(time.perf_counter() - t0, 1.0)  # the kubelet's GetInfo deadline
 
 
 class Misbehaving(Base):
@@ -306,7 +308,9 @@ class Misbehaving(Base):
             raw_call(kl.dra, "/dralet.test.Test/Echo", b"x")
             times.append(time.perf_counter() - t0)
         print("GetInfo+Echo next to a stuck reader: max %.1f ms" % (max(times) * 1000))
-        self.assertLess(max(times), 0.5)
+        # blocked behind the stuck reader, calls would wait forever; 1 s is the
+        # kubelet's GetInfo deadline (timings: make bench, not this test)
+        self.assertLess(max(times), 1.0)
         kl.close()
         s.close()
         # the stuck streams are cancelled when its connection goes away

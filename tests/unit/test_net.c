@@ -290,8 +290,16 @@ static void test_nic_vf_devices(void **state)
 	assert_int_equal(backend_nic_vf.health(&h.ctx, iavf), DRALET_HEALTH_UNHEALTHY);
 	t_write(d, RP2, "0000:81:00.0", "net/ens2f0/operstate", "up");
 	assert_int_equal(backend_nic_vf.health(&h.ctx, iavf), DRALET_HEALTH_HEALTHY);
-	/* a driver unbound since discovery (uevent is what the kernel says now) */
+	/* unbound since discovery (uevent is what the kernel says now): still usable,
+	 * prepare binds it when the claim's VfConfig names a driver */
 	t_write(d, RP2, "0000:81:01.0", "uevent", "PCI_SLOT_NAME=0000:81:01.0");
+	assert_int_equal(backend_nic_vf.health(&h.ctx, iavf), DRALET_HEALTH_HEALTHY);
+	/* gone */
+	char p[512];
+	snprintf(p, sizeof(p), "%s/sys/devices/" RP2 "/0000:81:01.0/vendor", d);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/sys/devices/" RP2 "/0000:81:01.0/uevent", d);
+	unlink(p);
 	assert_int_equal(backend_nic_vf.health(&h.ctx, iavf), DRALET_HEALTH_UNHEALTHY);
 	harness_fini(&h);
 	tree_remove(d);
@@ -320,12 +328,7 @@ static void test_nic_vf_prepare(void **state)
 	assert_string_equal(t_env(&t, "DRALET_VF_0000_04_00_2_DRIVER"), "mlx5_core");
 	t_req_clear(&t);
 
-	/* asking for vfio-pci on a VF still on its kernel driver: not yet */
-	t_req_init(&t, "{\"apiVersion\":\"net.dralet.dev/v1alpha1\",\"kind\":\"VfConfig\","
-		       "\"driver\":\"vfio-pci\"}");
-	assert_int_equal(backend_nic_vf.prepare(&h.ctx, v1, &t.req), -EOPNOTSUPP);
-	assert_non_null(strstr(h.ctx.error, "not supported yet"));
-	t_req_clear(&t);
+	/* moving a VF between drivers and its VF settings: test_sriov_lifecycle.c */
 
 	/* vfio-pci VF: group and container nodes */
 	struct dralet_device *v2 = harness_device(&h, "vf-0000-04-00-3");
@@ -344,12 +347,6 @@ static void test_nic_vf_prepare(void **state)
 	assert_string_equal(t_env(&t, "DRALET_VF_0000_04_00_3_IOMMU_GROUP"), "33");
 	assert_string_equal(t_env(&t, "DRALET_VF_0000_04_00_3_VFIO_GROUP"), "/dev/vfio/33");
 	assert_null(t_env(&t, "DRALET_VF_0000_04_00_3_NETDEV"));
-	t_req_clear(&t);
-
-	/* back to the kernel driver: not yet */
-	t_req_init(&t, "{\"apiVersion\":\"net.dralet.dev/v1alpha1\",\"kind\":\"VfConfig\","
-		       "\"driver\":\"\"}");
-	assert_int_equal(backend_nic_vf.prepare(&h.ctx, v2, &t.req), -EOPNOTSUPP);
 	t_req_clear(&t);
 
 	/* the group node vanished since discovery */
@@ -396,7 +393,7 @@ static void test_vf_config_validation(void **state)
 		{ "{\"apiVersion\":\"net.dralet.dev/v1alpha1\",\"kind\":\"VfConfig\","
 		  "\"driver\":\"igb_uio\"}", -EINVAL, "igb_uio" },
 		{ "{\"apiVersion\":\"net.dralet.dev/v1alpha1\",\"kind\":\"VfConfig\","
-		  "\"mac\":\"02:00:00:00:00:0a\"}", -EOPNOTSUPP, "mac is not supported yet" },
+		  "\"mac\":\"02:00:00:00:00:0a\"}", 0, NULL },
 		{ "{\"apiVersion\":\"net.dralet.dev/v1alpha1\",\"kind\":\"VfConfig\","
 		  "\"mac\":\"01:00:5e:00:00:01\"}", -EINVAL, "unicast" },
 		{ "{\"apiVersion\":\"net.dralet.dev/v1alpha1\",\"kind\":\"VfConfig\","
@@ -404,7 +401,22 @@ static void test_vf_config_validation(void **state)
 		{ "{\"apiVersion\":\"net.dralet.dev/v1alpha1\",\"kind\":\"VfConfig\","
 		  "\"mac\":\"zz:00:00:00:00:01\"}", -EINVAL, "unicast" },
 		{ "{\"apiVersion\":\"net.dralet.dev/v1alpha1\",\"kind\":\"VfConfig\","
-		  "\"vlan\":100}", -EOPNOTSUPP, "vlan is not supported yet" },
+		  "\"vlan\":100}", 0, NULL },
+		{ "{\"apiVersion\":\"net.dralet.dev/v1alpha1\",\"kind\":\"VfConfig\","
+		  "\"vlan\":100,\"qos\":7,\"linkState\":\"disable\",\"minTxRate\":10,"
+		  "\"maxTxRate\":100}", 0, NULL },
+		{ "{\"apiVersion\":\"net.dralet.dev/v1alpha1\",\"kind\":\"VfConfig\","
+		  "\"qos\":3}", -EINVAL, "qos needs a vlan" },
+		{ "{\"apiVersion\":\"net.dralet.dev/v1alpha1\",\"kind\":\"VfConfig\","
+		  "\"vlan\":0,\"qos\":3}", -EINVAL, "vlan other than 0" },
+		{ "{\"apiVersion\":\"net.dralet.dev/v1alpha1\",\"kind\":\"VfConfig\","
+		  "\"vlan\":1,\"qos\":8}", -EINVAL, "between 0 and 7" },
+		{ "{\"apiVersion\":\"net.dralet.dev/v1alpha1\",\"kind\":\"VfConfig\","
+		  "\"linkState\":\"up\"}", -EINVAL, "auto, enable, disable" },
+		{ "{\"apiVersion\":\"net.dralet.dev/v1alpha1\",\"kind\":\"VfConfig\","
+		  "\"minTxRate\":100,\"maxTxRate\":10}", -EINVAL, "above maxTxRate" },
+		{ "{\"apiVersion\":\"net.dralet.dev/v1alpha1\",\"kind\":\"VfConfig\","
+		  "\"maxTxRate\":-1}", -EINVAL, "between 0 and" },
 		{ "{\"apiVersion\":\"net.dralet.dev/v1alpha1\",\"kind\":\"VfConfig\","
 		  "\"vlan\":4095}", -EINVAL, "between 0 and 4094" },
 		{ "{\"apiVersion\":\"net.dralet.dev/v1alpha1\",\"kind\":\"VfConfig\","
@@ -412,7 +424,7 @@ static void test_vf_config_validation(void **state)
 		{ "{\"apiVersion\":\"net.dralet.dev/v1alpha1\",\"kind\":\"VfConfig\","
 		  "\"vlan\":1.5}", -EINVAL, "integer" },
 		{ "{\"apiVersion\":\"net.dralet.dev/v1alpha1\",\"kind\":\"VfConfig\","
-		  "\"trust\":true}", -EOPNOTSUPP, "trust" },
+		  "\"trust\":true}", 0, NULL },
 		{ "{\"apiVersion\":\"net.dralet.dev/v1alpha1\",\"kind\":\"VfConfig\","
 		  "\"spoofChk\":\"yes\"}", -EINVAL, "true or false" },
 		{ "{\"apiVersion\":\"net.dralet.dev/v1alpha1\",\"kind\":\"VfConfig\","

@@ -142,12 +142,96 @@ static void test_invalid_settings(void **state)
 	assert_int_equal(hal_vf_build_request(3, 0, &s, &msg), -EINVAL);
 }
 
+/* The reply the kernel sends for RTM_GETLINK with RTEXT_FILTER_VF: two VFs. */
+static struct nl_msg *link_reply(void)
+{
+	struct nl_msg *msg = nlmsg_alloc_simple(RTM_NEWLINK, 0);
+	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = 7 };
+	struct nlattr *list, *info;
+
+	assert_non_null(msg);
+	assert_int_equal(nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO), 0);
+	nla_put_u32(msg, IFLA_NUM_VF, 2);
+	list = nla_nest_start(msg, IFLA_VFINFO_LIST);
+	for (unsigned vf = 0; vf < 2; vf++) {
+		struct ifla_vf_mac mac = { .vf = vf, .mac = { 0x02, 0, 0, 0, 0, (uint8_t)(0x10 + vf) } };
+		struct ifla_vf_vlan vlan = { .vf = vf, .vlan = 100 + vf, .qos = vf };
+		struct ifla_vf_trust trust = { .vf = vf, .setting = vf };
+		struct ifla_vf_spoofchk spoof = { .vf = vf, .setting = 1 - vf };
+		struct ifla_vf_link_state link = { .vf = vf, .link_state = vf ? 2 : 0 };
+		struct ifla_vf_rate rate = { .vf = vf, .min_tx_rate = 10 * vf, .max_tx_rate = 100 * vf };
+
+		info = nla_nest_start(msg, IFLA_VF_INFO);
+		nla_put(msg, IFLA_VF_MAC, sizeof(mac), &mac);
+		nla_put(msg, IFLA_VF_VLAN, sizeof(vlan), &vlan);
+		nla_put(msg, IFLA_VF_RATE, sizeof(rate), &rate);
+		nla_put(msg, IFLA_VF_SPOOFCHK, sizeof(spoof), &spoof);
+		nla_put(msg, IFLA_VF_LINK_STATE, sizeof(link), &link);
+		if (vf)	/* older drivers report no trust */
+			nla_put(msg, IFLA_VF_TRUST, sizeof(trust), &trust);
+		nla_nest_end(msg, info);
+	}
+	nla_nest_end(msg, list);
+	return msg;
+}
+
+static void test_get_request_and_reply(void **state)
+{
+	struct hal_vf_settings s;
+	struct nl_msg *msg;
+	struct nlattr *a;
+
+	(void)state;
+	/* the request asks for the VF list */
+	assert_int_equal(hal_vf_build_get_request(7, &msg), 0);
+	assert_int_equal(nlmsg_hdr(msg)->nlmsg_type, RTM_GETLINK);
+	assert_int_equal(((struct ifinfomsg *)nlmsg_data(nlmsg_hdr(msg)))->ifi_index, 7);
+	a = nlmsg_find_attr(nlmsg_hdr(msg), sizeof(struct ifinfomsg), IFLA_EXT_MASK);
+	assert_non_null(a);
+	assert_int_equal(nla_get_u32(a), RTEXT_FILTER_VF);
+	nlmsg_free(msg);
+	assert_int_equal(hal_vf_build_get_request(0, &msg), -EINVAL);
+
+	msg = link_reply();
+	assert_int_equal(hal_vf_parse_link(msg, 1, &s), 0);
+	assert_true(s.has_mac);
+	assert_memory_equal(s.mac, "\x02\x00\x00\x00\x00\x11", 6);
+	assert_true(s.has_vlan);
+	assert_int_equal(s.vlan, 101);
+	assert_int_equal(s.qos, 1);
+	assert_int_equal(s.trust, 1);
+	assert_int_equal(s.spoof_check, 0);
+	assert_int_equal(s.link_state, HAL_VF_LINK_DISABLE);
+	assert_true(s.has_rate);
+	assert_int_equal(s.min_tx_mbps, 10);
+	assert_int_equal(s.max_tx_mbps, 100);
+	assert_int_equal(hal_vf_parse_link(msg, 0, &s), 0);
+	assert_int_equal(s.vlan, 100);
+	assert_int_equal(s.trust, -1);	/* not reported: unset */
+	assert_int_equal(s.spoof_check, 1);
+	assert_int_equal(s.link_state, HAL_VF_LINK_AUTO);
+	assert_int_equal(hal_vf_parse_link(msg, 2, &s), -ENOENT);
+	nlmsg_free(msg);
+
+	/* a link without VFs, and a message of another kind */
+	msg = nlmsg_alloc_simple(RTM_NEWLINK, 0);
+	struct ifinfomsg ifi = { .ifi_index = 3 };
+	nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO);
+	assert_int_equal(hal_vf_parse_link(msg, 0, &s), -ENOENT);
+	nlmsg_free(msg);
+	msg = nlmsg_alloc_simple(RTM_DELLINK, 0);
+	nlmsg_append(msg, &ifi, sizeof(ifi), NLMSG_ALIGNTO);
+	assert_int_equal(hal_vf_parse_link(msg, 0, &s), -EBADMSG);
+	nlmsg_free(msg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_full_settings),
 		cmocka_unit_test(test_only_what_is_set),
 		cmocka_unit_test(test_invalid_settings),
+		cmocka_unit_test(test_get_request_and_reply),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -86,7 +86,7 @@ vm_start() {
     # shellcheck disable=SC2046  # the topology is a list of words
     timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 $(vm_qemu_args) \
         -kernel "/boot/vmlinuz-$VM_KVER" -initrd "$VM_DIR/initrd" \
-        -append "console=ttyS0 intel_iommu=on panic=-1 loglevel=4 ${VM_APPEND:-}" \
+        -append "console=ttyS0 intel_iommu=on panic=-1 loglevel=4 no_timer_check ${VM_APPEND:-}" \
         -serial "file:$VM_DIR/console.log" -serial "file:$VM_DIR/result.log" \
         -qmp "unix:$VM_DIR/qmp.sock,server=on,wait=off" -pidfile "$VM_DIR/qemu.pid" \
         "$@" </dev/null >"$VM_DIR/qemu.log" 2>&1 &

@@ -7,7 +7,11 @@
 // marshalled by hand (raw codec), so no generated Go code is needed.
 //
 //	kubeletclient -socket REG.sock [-reject "reason"] [-expect-driver NAME]
-//	              [-dra-echo] [-big N]
+//	              [-dra-echo] [-big N] [-prepare NAMESPACE/NAME/UID]
+//
+// -prepare calls NodePrepareResources and NodeUnprepareResources (dra v1,
+// 45 s deadline like the kubelet) on the DRA endpoint for that claim and
+// checks the answers (one entry for the UID, no error, devices with CDI IDs).
 //
 // Prints one line per step and exits non-zero on the first failure.
 package main
@@ -144,6 +148,7 @@ func main() {
 	expect := flag.String("expect-driver", "", "expected PluginInfo.name")
 	draEcho := flag.Bool("dra-echo", false, "call the test Echo method on the DRA endpoint")
 	big := flag.Int("big", 0, "echo a message of N bytes on the DRA endpoint")
+	prepare := flag.String("prepare", "", "prepare and unprepare the claim NAMESPACE/NAME/UID")
 	flag.Parse()
 	if *socket == "" {
 		fail("-socket is required")
@@ -209,6 +214,10 @@ func main() {
 	}
 	fmt.Println("unknown method: Unimplemented")
 
+	if *prepare != "" {
+		prepareRoundTrip(endpoint, *prepare)
+	}
+
 	if *draEcho || *big > 0 {
 		// The kubelet dials the DRA endpoint as "unix:" + endpoint.
 		dra, err := grpc.Dial("unix:"+endpoint, grpc.WithInsecure(),
@@ -233,4 +242,80 @@ func main() {
 		}
 		fmt.Printf("Echo over unix:%s: %d bytes ok\n", endpoint, len(resp))
 	}
+}
+
+// claimMessage encodes Claim{namespace = 1, uid = 2, name = 3}.
+func claimMessage(ns, name, uid string) []byte {
+	return appendString(appendString(appendString(nil, 1, ns), 2, uid), 3, name)
+}
+
+// claimEntry returns the value of the response's map entry for @uid
+// (claims = 1 is a map<string, …>: entries {key = 1, value = 2}).
+func claimEntry(resp []byte, uid string) map[int][]string {
+	top, err := parseStrings(resp)
+	if err != nil {
+		fail("response: %v", err)
+	}
+	if len(top[1]) != 1 {
+		fail("want one claim entry, got %d", len(top[1]))
+	}
+	entry, err := parseStrings([]byte(top[1][0]))
+	if err != nil || len(entry[1]) != 1 || entry[1][0] != uid {
+		fail("claim entry keyed %v, want %q (%v)", entry[1], uid, err)
+	}
+	value := map[int][]string{}
+	if len(entry[2]) == 1 {
+		if value, err = parseStrings([]byte(entry[2][0])); err != nil {
+			fail("claim entry value: %v", err)
+		}
+	}
+	return value
+}
+
+func prepareRoundTrip(endpoint, claim string) {
+	parts := strings.SplitN(claim, "/", 3)
+	if len(parts) != 3 {
+		fail("-prepare wants NAMESPACE/NAME/UID, got %q", claim)
+	}
+	dra, err := grpc.Dial("unix:"+endpoint, grpc.WithInsecure(),
+		grpc.WithDefaultCallOptions(grpc.ForceCodec(rawCodec{})))
+	if err != nil {
+		fail("dial DRA endpoint: %v", err)
+	}
+	defer dra.Close()
+	req := appendVarint(nil, 1<<3|2)
+	c := claimMessage(parts[0], parts[1], parts[2])
+	req = append(appendVarint(req, uint64(len(c))), c...)
+
+	resp, err := call(dra, "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources", req,
+		45*time.Second)
+	if err != nil {
+		fail("NodePrepareResources: %v", err)
+	}
+	value := claimEntry(resp, parts[2])
+	if len(value[2]) > 0 && value[2][0] != "" {
+		fail("NodePrepareResources: claim error %q", value[2][0])
+	}
+	if len(value[1]) == 0 {
+		fail("NodePrepareResources: no devices")
+	}
+	for _, d := range value[1] {
+		dev, err := parseStrings([]byte(d))
+		if err != nil || len(dev[2]) != 1 || len(dev[3]) != 1 || len(dev[4]) == 0 {
+			fail("NodePrepareResources: device %v lacks pool, name or CDI IDs (%v)", dev, err)
+		}
+		fmt.Printf("NodePrepareResources: %s/%s requests=%s cdi=%s\n", dev[2][0], dev[3][0],
+			strings.Join(dev[1], ","), strings.Join(dev[4], ","))
+	}
+
+	resp, err = call(dra, "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodeUnprepareResources", req,
+		45*time.Second)
+	if err != nil {
+		fail("NodeUnprepareResources: %v", err)
+	}
+	value = claimEntry(resp, parts[2])
+	if len(value[1]) > 0 && value[1][0] != "" {
+		fail("NodeUnprepareResources: claim error %q", value[1][0])
+	}
+	fmt.Println("NodeUnprepareResources: ok")
 }

@@ -132,6 +132,12 @@ static int fake_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *de
 				return -EBUSY;
 			}
 		}
+		/* the contract: record how to undo it before changing anything */
+		if (dralet_undo_set(req->undo, "stateFile", path) < 0) {
+			dralet_ctx_error(ctx, "cannot record the undo state");
+			json_object_put(o);
+			return -EIO;
+		}
 		f = fopen(path, "w");
 		if (!f) {
 			dralet_ctx_error(ctx, "cannot write %s", path);
@@ -140,7 +146,6 @@ static int fake_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *de
 		}
 		fputs(req->claim.uid, f);
 		fclose(f);
-		dralet_undo_set(req->undo, "stateFile", path);
 	}
 	node.path = "/dev/fake";
 	node.major = 511;

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * SR-IOV policies: the "sriov" section of the agent's configuration
+ * (docs/sriov.md). Strict like the rest of the file: unknown keys, wrong
+ * types and out-of-range values are errors naming the policy and the key.
+ *
+ *   sriov:
+ *     policies:
+ *     - name: e810-vfs                # unique, DNS label
+ *       pfSelector:                   # every field given must match
+ *         vendor: "8086"              # hex, "0x" optional
+ *         device: "1593"
+ *         pciAddresses: ["0000:3b:00.0"]
+ *         pfNames: ["ens1f0"]         # the PF's network interface
+ *         drivers: ["ice"]            # the PF's bound driver
+ *       numVfs: 8
+ *       vfDriver: default             # default (the kernel's) | vfio-pci | none
+ *       vfSettings:                   # NIC PFs: set through the PF (rtnetlink)
+ *         macBase: "02:00:00:00:10:00"    # VF N gets macBase + N
+ *         vlan: 100
+ *         qos: 0
+ *         trust: false
+ *         spoofChk: true
+ *         linkState: auto             # auto | enable | disable
+ *         minTxRate: 0                # Mbps, 0 = no limit
+ *         maxTxRate: 10000
+ *
+ * Strings point into the configuration's JSON tree, which must outlive the
+ * policies (config_free frees both).
+ */
+#ifndef DRALET_SRIOV_POLICY_CONFIG_H
+#define DRALET_SRIOV_POLICY_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <json-c/json.h>
+
+#include "hal/vf_netlink.h"
+
+enum sriov_vf_driver {
+	SRIOV_VF_DRIVER_DEFAULT,	/* whatever the kernel binds (autoprobe on) */
+	SRIOV_VF_DRIVER_VFIO,		/* vfio-pci (autoprobe off, then bound) */
+	SRIOV_VF_DRIVER_NONE,		/* no driver (autoprobe off) */
+};
+
+struct sriov_pf_selector {
+	bool has_vendor, has_device;
+	uint16_t vendor, device;
+	const char **pci_addresses;
+	size_t n_pci_addresses;
+	const char **pf_names;
+	size_t n_pf_names;
+	const char **drivers;
+	size_t n_drivers;
+};
+
+struct sriov_policy {
+	const char *name;
+	struct sriov_pf_selector pf;
+	unsigned num_vfs;
+	enum sriov_vf_driver vf_driver;
+	bool has_settings;
+	/* the settings every VF gets; with a MAC base, VF N's MAC is base + N */
+	struct hal_vf_settings settings;
+};
+
+struct sriov_policies {
+	struct sriov_policy *items;
+	size_t n;
+};
+
+/* Parses the "sriov" mapping @obj into *ret (free with sriov_policies_free).
+ * -EINVAL with "sriov.policies[<i>] (<name>).<key>: problem" in @err. */
+int sriov_policies_parse(struct json_object *obj, struct sriov_policies **ret, char *err,
+			 size_t errlen);
+void sriov_policies_free(struct sriov_policies *p);
+
+const char *sriov_vf_driver_name(enum sriov_vf_driver d);
+
+/* VF @index's MAC under a MAC base: the base plus @index in its last three
+ * octets (the NIC-specific part). */
+void sriov_policy_vf_mac(const struct sriov_policy *p, unsigned index, uint8_t mac[6]);
+
+#endif

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "agent/sriov/prepared.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "agent/checkpoint/checkpoint_file.h"
+
+int sriov_prepared_from_checkpoint(const struct checkpoint *ck, struct sriov_prepared *p)
+{
+	for (size_t i = 0; i < ck->n_claims; i++) {
+		const struct ckpt_claim *c = ck->claims[i];
+		for (size_t j = 0; j < c->n_devices; j++) {
+			const struct ckpt_device *d = &c->devices[j];
+			struct sriov_prepared_vf vf = { .in_flight = c->state != CKPT_PREPARE_COMPLETED };
+			int r;
+
+			if (!d->identity.pci_address || d->admin_access)
+				continue;	/* monitoring access takes nothing */
+			snprintf(vf.address, sizeof(vf.address), "%s", d->identity.pci_address);
+			snprintf(vf.claim, sizeof(vf.claim), "%s/%s", c->namespace_, c->name);
+			snprintf(vf.driver, sizeof(vf.driver), "%s", ck->driver);
+			if ((r = sriov_prepared_add(p, &vf)) < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+int sriov_prepared_load_dir(const char *state_dir, struct sriov_prepared *p, char *err,
+			    size_t errlen)
+{
+	struct checkpoint *ck = NULL;
+	char why[512] = "";
+	int r = checkpoint_file_load(state_dir, &ck, why, sizeof(why));
+
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0) {
+		snprintf(err, errlen, "%s/%s: %s", state_dir, CHECKPOINT_FILE_NAME,
+			 why[0] ? why : strerror(-r));
+		return r;
+	}
+	r = sriov_prepared_from_checkpoint(ck, p);
+	checkpoint_free(ck);
+	return r;
+}
+
+int sriov_prepared_load_drivers(const char *plugins_dir, const char *const *drivers, size_t n,
+				struct sriov_prepared *p, char *err, size_t errlen)
+{
+	int r = 0;
+
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		char dir[4096];
+		if (snprintf(dir, sizeof(dir), "%s/%s", plugins_dir, drivers[i]) >= (int)sizeof(dir))
+			return -ENAMETOOLONG;
+		r = sriov_prepared_load_dir(dir, p, err, errlen);
+	}
+	return r;
+}

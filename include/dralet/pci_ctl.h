@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * dralet backend SDK: changing a PCI function at prepare and unprepare, for
+ * backends that hand whole functions to containers (a VF on vfio-pci, a VF
+ * with its MAC and VLAN set through its PF).
+ *
+ * Everything goes through the agent: below its sysfs root, following the
+ * kernel's rules (linux-devices.md section 2), and in tests through the
+ * agent's model of the kernel. A backend records what it finds in its undo
+ * state (prepare.h) before it changes anything, so unprepare can put it back
+ * from the checkpoint alone.
+ *
+ * Errors: 0 or -errno; the reason, naming the function, is set as the
+ * operation's error (dralet_ctx_error), so a caller that only adds context
+ * may leave it.
+ */
+#ifndef DRALET_PCI_CTL_H
+#define DRALET_PCI_CTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dralet/backend.h>
+#include <dralet/pci.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The driver bound to @address now and its driver_override, each "" when
+ * none. -ENODEV when the function is gone. */
+int dralet_pci_binding(struct dralet_backend_ctx *ctx, const char *address, char *driver,
+		       size_t driver_size, char *override, size_t override_size);
+
+/*
+ * Binds @address to @driver ("vfio-pci"): driver_override, unbind,
+ * drivers_probe, verified. NULL gives it to the kernel's own choice (clears
+ * driver_override, reprobes). Nothing is written when it already is so.
+ */
+int dralet_pci_bind(struct dralet_backend_ctx *ctx, const char *address, const char *driver);
+
+/* Puts @address back: bound to @driver ("" for none), driver_override
+ * @override ("" for none). */
+int dralet_pci_restore(struct dralet_backend_ctx *ctx, const char *address, const char *driver,
+		       const char *override);
+
+enum dralet_vf_link_state {
+	DRALET_VF_LINK_AUTO = 0,
+	DRALET_VF_LINK_ENABLE = 1,
+	DRALET_VF_LINK_DISABLE = 2,
+};
+
+/* VF settings kept by the PF's driver; unset fields are left alone. */
+struct dralet_vf_settings {
+	bool has_mac;
+	uint8_t mac[6];
+	bool has_vlan;
+	unsigned vlan;		/* 0..4095, 0 = no VLAN */
+	unsigned qos;		/* 0..7 */
+	int trust;		/* -1 unset, 0 off, 1 on */
+	int spoof_check;	/* -1 unset, 0 off, 1 on */
+	int link_state;		/* -1 unset, else enum dralet_vf_link_state */
+	bool has_rate;
+	unsigned min_tx_mbps, max_tx_mbps;	/* 0 = no limit */
+};
+
+#define DRALET_VF_SETTINGS_INIT { .trust = -1, .spoof_check = -1, .link_state = -1 }
+
+/* VF @vf's settings now, from the PF's interface @pf (rtnetlink
+ * RTM_GETLINK); fields the PF does not report stay unset. -ENODEV when the
+ * interface is not there (by name and index) in the agent's network
+ * namespace. */
+int dralet_vf_get(struct dralet_backend_ctx *ctx, const struct hal_netdev *pf, unsigned vf,
+		  struct dralet_vf_settings *ret);
+
+/* Changes VF @vf's settings through the PF's interface @pf (RTM_SETLINK).
+ * -EOPNOTSUPP when the PF's driver does not support one of them. */
+int dralet_vf_set(struct dralet_backend_ctx *ctx, const struct hal_netdev *pf, unsigned vf,
+		  const struct dralet_vf_settings *s);
+
+/* The operation's error message so far ("" when none): a backend cleaning
+ * up after a failure keeps the first reason with it. */
+const char *dralet_ctx_error_message(const struct dralet_backend_ctx *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DRALET_PCI_CTL_H */
