@@ -123,19 +123,23 @@ void device_write_json(struct json_writer *w, const struct dralet_device *dev, b
 
 struct json_object *device_to_json(const struct dralet_device *dev, bool extended)
 {
-	static _Thread_local struct json_writer w;	/* 64 KiB: not on the stack */
+	/* 64 KiB: on the heap, neither on the stack nor in every thread's TLS */
+	struct json_writer *w = malloc(sizeof(*w));
 	struct json_object *o = NULL;
 	char *text = NULL;
 	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
+	FILE *f = w ? open_memstream(&text, &len) : NULL;
 
-	if (!f)
+	if (!f) {
+		free(w);
 		return NULL;
-	jw_init(&w, f, 0);
-	device_write_json(&w, dev, extended);
-	jw_flush(&w);
+	}
+	jw_init(w, f, 0);
+	device_write_json(w, dev, extended);
+	jw_flush(w);
 	if (fclose(f) == 0)
 		o = json_tokener_parse(text);
 	free(text);
+	free(w);
 	return o;
 }
