@@ -35,6 +35,7 @@
 #include "agent/kube/status.h"
 #include "agent/kube/watch.h"
 #include "agent/log.h"
+#include "agent/slices/json_tree.h"
 #include "agent/slices/list_body.h"
 #include "agent/slices/sync.h"
 #include "agent/store_open.h"
@@ -630,18 +631,6 @@ static void drv_want_sync(struct drv *d, bool immediate)
 	uv_timer_start(&d->sync_timer, on_sync_timer, delay, 0);
 }
 
-static struct json_object *owner_ref(const char *node, const char *uid)
-{
-	struct json_object *refs = json_object_new_array(), *ref = json_object_new_object();
-	json_object_object_add(ref, "apiVersion", json_object_new_string("v1"));
-	json_object_object_add(ref, "kind", json_object_new_string("Node"));
-	json_object_object_add(ref, "name", json_object_new_string(node));
-	json_object_object_add(ref, "uid", json_object_new_string(uid));
-	json_object_object_add(ref, "controller", json_object_new_boolean(1));
-	json_object_array_add(refs, ref);
-	return refs;
-}
-
 static void drv_free_ops(struct drv *d)
 {
 	for (size_t i = 0; d->ops && d->plan && i < d->plan->n_ops; i++)
@@ -679,11 +668,7 @@ static char *delete_body(const char *uid, const char *rv)
 static void add_owner(void *userdata, struct json_object *obj)
 {
 	struct store_api *s = userdata;
-	struct json_object *meta = NULL;
-	if (json_object_object_get_ex(obj, "metadata", &meta) &&
-	    json_object_is_type(meta, json_type_object) &&
-	    !json_object_object_get_ex(meta, "ownerReferences", NULL))
-		json_object_object_add(meta, "ownerReferences", owner_ref(s->node_name, s->node_uid));
+	json_tree_set_node_owner(obj, s->node_name, s->node_uid);
 }
 
 /* The bodies of every write of @d's plan, one write (and one device's tree) at a time. */

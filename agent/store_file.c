@@ -20,6 +20,7 @@
 
 #include "agent/log.h"
 #include "agent/sdk/k8s_names.h"
+#include "agent/slices/json_tree.h"
 #include "agent/slices/sync.h"
 #include "agent/store_open.h"
 #include "agent/yaml_load.h"
@@ -344,25 +345,6 @@ static char *node_uid(struct store_file *s)
 	return uid;
 }
 
-/* Adds the Node owner reference to a new slice that has metadata and none. */
-static void add_owner(struct json_object *slice, const char *node, const char *uid)
-{
-	struct json_object *meta = NULL, *refs;
-	if (!uid || !json_object_object_get_ex(slice, "metadata", &meta) ||
-	    !json_object_is_type(meta, json_type_object) ||
-	    json_object_object_get_ex(meta, "ownerReferences", NULL))
-		return;
-	refs = json_object_new_array();
-	struct json_object *ref = json_object_new_object();
-	json_object_object_add(ref, "apiVersion", json_object_new_string("v1"));
-	json_object_object_add(ref, "kind", json_object_new_string("Node"));
-	json_object_object_add(ref, "name", json_object_new_string(node));
-	json_object_object_add(ref, "uid", json_object_new_string(uid));
-	json_object_object_add(ref, "controller", json_object_new_boolean(1));
-	json_object_array_add(refs, ref);
-	json_object_object_add(meta, "ownerReferences", refs);
-}
-
 static void set_meta(struct json_object *obj, const char *key, const char *value)
 {
 	struct json_object *meta = NULL;
@@ -391,7 +373,7 @@ static void edit_written(void *userdata, struct json_object *obj)
 		set_meta(obj, "resourceVersion", w->resource_version);
 		return;
 	}
-	add_owner(obj, w->s->node_name, w->owner_uid);
+	json_tree_set_node_owner(obj, w->s->node_name, w->owner_uid);
 	const char *base = str_at(obj, "metadata", "generateName");
 	struct stat st;
 	do {

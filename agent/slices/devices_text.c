@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "agent/slices/devices_text.h"
+#include "agent/slices/json_tree.h"
 
 /* Control characters: no device data, name or label holds them. */
 #define PLACEHOLDER "\001dralet:spec.devices\001"
@@ -18,22 +19,6 @@ bool slice_is_devices_placeholder(struct json_object *v)
 {
 	return v && json_object_is_type(v, json_type_string) &&
 	       !strcmp(json_object_get_string(v), PLACEHOLDER);
-}
-
-static struct json_object *parse_object(const char *text, size_t len)
-{
-	struct json_tokener *tok = json_tokener_new();
-	if (!tok)
-		return NULL;
-	struct json_object *obj = json_tokener_parse_ex(tok, text, (int)len);
-	if (!obj && json_tokener_get_error(tok) == json_tokener_continue)
-		obj = json_tokener_parse_ex(tok, "", 1);
-	if (obj && !json_object_is_type(obj, json_type_object)) {
-		json_object_put(obj);
-		obj = NULL;
-	}
-	json_tokener_free(tok);
-	return obj;
 }
 
 int slice_text_light(const char *text, size_t len, struct json_object **ret_light,
@@ -55,7 +40,7 @@ int slice_text_light(const char *text, size_t len, struct json_object **ret_ligh
 	memcpy(light_text + head, quoted, sizeof(quoted) - 1);
 	memcpy(light_text + head + sizeof(quoted) - 1, devices.p + devices.len, tail);
 	light_text[light_len] = '\0';
-	struct json_object *light = parse_object(light_text, light_len);
+	struct json_object *light = json_tree_parse_object(light_text, light_len);
 	free(light_text);
 	if (!light)
 		return -ENOMEM;	/* valid JSON that json-c cannot hold: memory (or depth) */

@@ -7,6 +7,7 @@
 #include "agent/slices/devices_text.h"
 #include "agent/slices/gates.h"
 #include "agent/slices/json_text.h"
+#include "agent/slices/json_tree.h"
 #include "agent/slices/record.h"
 
 #define TEXT_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
@@ -104,36 +105,14 @@ bool slice_record_same_names(const struct slice_record *a, const struct slice_re
 
 /* ---- published records: what an update keeps ---- */
 
-/* @src's members, shared by reference, except @skip. */
-static struct json_object *shallow_without(struct json_object *src, const char *const *skip)
-{
-	struct json_object *o = json_object_new_object();
-	if (!o)
-		return NULL;
-	json_object_object_foreach(src, key, val) {
-		bool skipped = false;
-		for (size_t i = 0; skip && skip[i]; i++)
-			skipped |= !strcmp(key, skip[i]);
-		if (skipped)
-			continue;
-		struct json_object *ref = json_object_get(val);
-		if (json_object_object_add(o, key, ref) < 0) {
-			json_object_put(ref);
-			json_object_put(o);
-			return NULL;
-		}
-	}
-	return o;
-}
-
 /* The object without the replaced spec fields, as text. */
 static int kept_text(struct slice_record *rec, struct json_object *slice)
 {
 	struct json_object *spec = get(slice, "spec");
 	if (!spec || !json_object_is_type(spec, json_type_object))
 		return text_of(slice, &rec->text, &rec->text_len);
-	struct json_object *shell = shallow_without(slice, NULL);
-	struct json_object *kept = shallow_without(spec, replaced_fields);
+	struct json_object *shell = json_tree_shallow_copy(slice, NULL);
+	struct json_object *kept = json_tree_shallow_copy(spec, replaced_fields);
 	int r = -ENOMEM;
 	/* replaced in place: "spec" keeps its position */
 	if (shell && kept && json_object_object_add(shell, "spec", kept) == 0) {
@@ -371,39 +350,10 @@ int slice_record_from_json(struct json_object *slice, enum slice_record_kind kin
 	return slice_record_builder_finish(b, ret_rec);
 }
 
-/* Any one JSON value from @len bytes. */
-static struct json_object *parse_value(const char *text, size_t len, bool *ret_ok)
-{
-	struct json_tokener *tok = json_tokener_new();
-	*ret_ok = false;
-	if (!tok)
-		return NULL;
-	struct json_object *obj = json_tokener_parse_ex(tok, text, (int)len);
-	if (!obj && json_tokener_get_error(tok) == json_tokener_continue)
-		obj = json_tokener_parse_ex(tok, "", 1);
-	*ret_ok = json_tokener_get_error(tok) == json_tokener_success;
-	json_tokener_free(tok);
-	return obj;	/* NULL for null */
-}
-
-/* One JSON object from @len bytes (a trailing NUL or whitespace is fine). */
-static struct json_object *parse_object(const char *text, size_t len)
-{
-	bool ok;
-	if (!text || len == 0 || len > (1u << 30))
-		return NULL;
-	struct json_object *obj = parse_value(text, len, &ok);
-	if (obj && (!ok || !json_object_is_type(obj, json_type_object))) {
-		json_object_put(obj);
-		obj = NULL;
-	}
-	return obj;
-}
-
 static int add_device_text(void *userdata, struct json_span element)
 {
 	bool ok;
-	struct json_object *dev = parse_value(element.p, element.len, &ok);
+	struct json_object *dev = json_tree_parse(element.p, element.len, &ok);
 	int r = ok ? slice_record_builder_device(userdata, dev) : -EINVAL;
 	json_object_put(dev);
 	return r;
@@ -418,7 +368,7 @@ int slice_record_from_text(const char *text, size_t len, enum slice_record_kind 
 	int r = text ? slice_text_light(text, len, &light, &devices) : -EINVAL;
 	if (r == -ENOENT) {
 		/* no list of devices to take apart: the tree is small */
-		struct json_object *obj = parse_object(text, len);
+		struct json_object *obj = json_tree_parse_object(text, len);
 		if (!obj)
 			return -EINVAL;
 		r = slice_record_from_json(obj, kind, ret_rec);
@@ -440,7 +390,7 @@ int slice_record_from_text(const char *text, size_t len, enum slice_record_kind 
 
 int slice_record_parse(const struct slice_record *rec, struct json_object **ret_obj)
 {
-	struct json_object *obj = parse_object(rec->text, rec->text_len);
+	struct json_object *obj = json_tree_parse_object(rec->text, rec->text_len);
 	if (!obj)
 		return -EINVAL;
 	*ret_obj = obj;

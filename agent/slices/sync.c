@@ -6,6 +6,7 @@
 
 #include "agent/slices/canon.h"
 #include "agent/slices/devices_text.h"
+#include "agent/slices/json_tree.h"
 #include "agent/slices/sync.h"
 
 /* ---- JSON helpers ---- */
@@ -159,42 +160,20 @@ static void copy_time_added(struct json_object *old_devs, struct json_object *ne
 	}
 }
 
-/* A new object with @src's members (shared by reference) except @skip. */
-static struct json_object *shallow_copy(struct json_object *src, const char *const *skip)
-{
-	struct json_object *o = json_object_new_object();
-	if (!o || !src || !json_object_is_type(src, json_type_object))
-		return o;	/* nothing, or not an object: nothing to keep */
-	json_object_object_foreach(src, key, val) {
-		bool skipped = false;
-		for (size_t i = 0; skip && skip[i]; i++)
-			skipped |= !strcmp(key, skip[i]);
-		if (skipped)
-			continue;
-		struct json_object *ref = json_object_get(val);
-		if (json_object_object_add(o, key, ref) < 0) {
-			json_object_put(ref);
-			json_object_put(o);
-			return NULL;
-		}
-	}
-	return o;
-}
-
 /* @slice's other members, then its metadata, then its spec without @skip
  * plus @pool (taken). *ret_spec: the new spec (owned by the result). */
 static int compose(struct json_object *slice, const char *const *skip, struct json_object *pool,
 		   struct json_object **ret, struct json_object **ret_spec)
 {
 	static const char *const top_skip[] = { "metadata", "spec", NULL };
-	struct json_object *obj = shallow_copy(slice, top_skip), *spec, *meta = get(slice, "metadata");
+	struct json_object *obj = json_tree_shallow_copy(slice, top_skip), *spec, *meta = get(slice, "metadata");
 	if (!obj) {
 		json_object_put(pool);
 		return -ENOMEM;
 	}
 	if (meta && set_key(obj, "metadata", json_object_get(meta)) < 0)
 		goto fail;
-	spec = shallow_copy(get(slice, "spec"), skip);
+	spec = json_tree_shallow_copy(get(slice, "spec"), skip);
 	if (set_key(obj, "spec", spec) < 0)
 		goto fail;
 	int r = set_key(spec, "pool", pool);	/* takes @pool either way */
