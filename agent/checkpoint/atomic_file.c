@@ -23,49 +23,101 @@ static int fsync_dir(const char *dir)
 	return r;
 }
 
-static int write_all(int fd, const char *p, size_t len)
+/* stdio's 4 KiB would mean hundreds of writes for a large checkpoint */
+#define ATOMIC_FILE_BUFFER (64u << 10)
+
+int atomic_file_begin(struct atomic_file *af, const char *dir, const char *name, mode_t mode)
 {
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
+	int fd;
+
+	af->out = NULL;
+	if (!dir || !name || strchr(name, '/'))
+		return -EINVAL;
+	if (snprintf(af->dir, sizeof(af->dir), "%s", dir) >= (int)sizeof(af->dir) ||
+	    snprintf(af->tmp, sizeof(af->tmp), "%s/.%s.XXXXXX", dir, name) >= (int)sizeof(af->tmp) ||
+	    snprintf(af->target, sizeof(af->target), "%s/%s", dir, name) >= (int)sizeof(af->target))
+		return -ENAMETOOLONG;
+	fd = mkostemp(af->tmp, O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	af->out = fdopen(fd, "w");
+	if (!af->out) {
+		int r = -errno;
+		close(fd);
+		unlink(af->tmp);
+		return r;
 	}
+	setvbuf(af->out, NULL, _IOFBF, ATOMIC_FILE_BUFFER);
+	af->mode = mode;
 	return 0;
+}
+
+void atomic_file_abort(struct atomic_file *af)
+{
+	if (!af->out)
+		return;
+	fclose(af->out);
+	af->out = NULL;
+	unlink(af->tmp);
+}
+
+int atomic_file_commit(struct atomic_file *af)
+{
+	int r = 0;
+
+	if (!af->out)
+		return -EINVAL;
+	errno = 0;
+	if (fflush(af->out) != 0 || ferror(af->out))
+		r = errno ? -errno : -EIO;
+	if (!r && fchmod(fileno(af->out), af->mode) < 0)
+		r = -errno;
+	if (!r && fsync(fileno(af->out)) < 0)
+		r = -errno;
+	if (fclose(af->out) != 0 && !r)
+		r = -errno;
+	af->out = NULL;
+	if (!r && rename(af->tmp, af->target) < 0)
+		r = -errno;
+	if (r) {
+		unlink(af->tmp);
+		return r;
+	}
+	return fsync_dir(af->dir);
+}
+
+int atomic_file_produce(const char *dir, const char *name, mode_t mode, atomic_file_writer write,
+			void *userdata)
+{
+	struct atomic_file *af = malloc(sizeof(*af));	/* 12 KiB of paths: not on the stack */
+	int r = af ? atomic_file_begin(af, dir, name, mode) : -ENOMEM;
+
+	if (!r)
+		r = write(userdata, af->out);
+	if (!r)
+		r = atomic_file_commit(af);
+	else if (af)
+		atomic_file_abort(af);
+	free(af);
+	return r;
+}
+
+struct bytes {
+	const void *data;
+	size_t len;
+};
+
+static int write_bytes(void *userdata, FILE *out)
+{
+	const struct bytes *b = userdata;
+	return !b->len || fwrite(b->data, 1, b->len, out) == b->len ? 0 : -EIO;
 }
 
 int atomic_file_write(const char *dir, const char *name, const void *data, size_t len,
 		      mode_t mode)
 {
-	char tmp[4096], target[4096];
-	int fd, r;
-
-	if (!dir || !name || strchr(name, '/'))
-		return -EINVAL;
-	if (snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir, name) >= (int)sizeof(tmp) ||
-	    snprintf(target, sizeof(target), "%s/%s", dir, name) >= (int)sizeof(target))
-		return -ENAMETOOLONG;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	r = write_all(fd, data, len);
-	if (!r && fchmod(fd, mode) < 0)
-		r = -errno;
-	if (!r && fsync(fd) < 0)
-		r = -errno;
-	if (close(fd) < 0 && !r)
-		r = -errno;
-	if (!r && rename(tmp, target) < 0)
-		r = -errno;
-	if (r) {
-		unlink(tmp);
-		return r;
-	}
-	return fsync_dir(dir);
+	struct bytes b = { data, len };
+	return atomic_file_produce(dir, name, mode, write_bytes, &b);
 }
 
 int atomic_file_remove(const char *dir, const char *name)

@@ -9,7 +9,34 @@
 #define DRALET_ATOMIC_FILE_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
+
+/*
+ * A replacement in progress, for content written as it is produced:
+ * atomic_file_begin(), write to ->out, then atomic_file_commit() (or
+ * atomic_file_abort() to drop it). The caller owns the struct.
+ */
+struct atomic_file {
+	FILE *out;		/* the temporary file; buffered */
+	mode_t mode;
+	char dir[4096], tmp[4096], target[4096];
+};
+
+/* Writes <dir>/<name> with @mode from what @write puts on its stream
+ * (begin, @write, commit). 0, @write's -errno, or -errno. */
+typedef int (*atomic_file_writer)(void *userdata, FILE *out);
+int atomic_file_produce(const char *dir, const char *name, mode_t mode, atomic_file_writer write,
+			void *userdata);
+
+/* Creates the temporary file for <dir>/<name>. 0 or -errno. */
+int atomic_file_begin(struct atomic_file *af, const char *dir, const char *name, mode_t mode);
+/* Flushes, sets the mode, fsyncs, renames over the target and fsyncs the
+ * directory; the temporary file is gone either way. 0 or -errno (-EIO when
+ * a write to ->out failed). */
+int atomic_file_commit(struct atomic_file *af);
+/* Closes and removes the temporary file. */
+void atomic_file_abort(struct atomic_file *af);
 
 /* Writes @len bytes of @data as <dir>/<name> with @mode. 0 or -errno. */
 int atomic_file_write(const char *dir, const char *name, const void *data, size_t len,

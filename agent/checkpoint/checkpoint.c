@@ -358,12 +358,12 @@ static struct json_object *encode_claim(const struct ckpt_claim *c, int *err)
 	return o;
 }
 
-/* Writes @text to the file with every line after the first indented. */
-static void put_indented(FILE *f, const char *text, const char *indent)
+/* Writes @len bytes of @text with every line after the first indented. */
+static void put_indented(FILE *f, const char *text, size_t len, const char *indent)
 {
-	for (const char *p = text; *p; p++) {
-		fputc(*p, f);
-		if (*p == '\n')
+	for (size_t i = 0; i < len; i++) {
+		fputc(text[i], f);
+		if (text[i] == '\n')
 			fputs(indent, f);
 	}
 }
@@ -375,22 +375,18 @@ static void put_indented(FILE *f, const char *text, const char *indent)
  * decoder recomputes from the parsed file, built here from the same
  * json-c serializations piece by piece; it comes after "data" in the file.
  */
-int checkpoint_encode(const struct checkpoint *ck, char **ret_text, size_t *ret_len)
+int checkpoint_write(const struct checkpoint *ck, FILE *f)
 {
 	struct json_object *head = json_object_new_object(), *claims_key;
-	char *out = NULL;
-	size_t out_len = 0;
 	uint32_t crc = 0;
 	int err = 0;
-	FILE *f;
 
 	if (!head)
 		return -ENOMEM;
 	put_string(head, "driver", ck->driver, &err);
 	put_string(head, "bootID", ck->boot_id, &err);
 	claims_key = json_object_new_string("claims");
-	f = err || !claims_key ? NULL : open_memstream(&out, &out_len);
-	if (!f) {
+	if (err || !claims_key) {
 		json_object_put(head);
 		json_object_put(claims_key);
 		return -ENOMEM;
@@ -409,9 +405,8 @@ int checkpoint_encode(const struct checkpoint *ck, char **ret_text, size_t *ret_
 	const char *pretty_head = json_object_to_json_string_ext(head, JSON_C_TO_STRING_PRETTY |
 							     JSON_C_TO_STRING_SPACED |
 							     JSON_C_TO_STRING_NOSLASHESCAPE);
-	/* "{\n  \"driver\": ...\n}": reopen it to append the claims */
-	put_indented(f, pretty_head, "  ");
-	fseek(f, -4, SEEK_CUR);	/* drop the indented closing "\n  }" */
+	/* "{\n  \"driver\": ...\n}" without its closing "\n}", to append the claims */
+	put_indented(f, pretty_head, strlen(pretty_head) - 2, "  ");
 	fputs(",\n    \"claims\": [", f);
 	for (size_t i = 0; !err && i < ck->n_claims; i++) {
 		struct json_object *c = encode_claim(ck->claims[i], &err);
@@ -424,10 +419,10 @@ int checkpoint_encode(const struct checkpoint *ck, char **ret_text, size_t *ret_
 			crc = crc32_update(crc, ",", 1);
 		crc = crc32_update(crc, text, strlen(text));
 		fputs(i ? ",\n      " : "\n      ", f);
-		put_indented(f, json_object_to_json_string_ext(c, JSON_C_TO_STRING_PRETTY |
-							      JSON_C_TO_STRING_SPACED |
-							      JSON_C_TO_STRING_NOSLASHESCAPE),
-			     "      ");
+		text = json_object_to_json_string_ext(c, JSON_C_TO_STRING_PRETTY |
+						      JSON_C_TO_STRING_SPACED |
+						      JSON_C_TO_STRING_NOSLASHESCAPE);
+		put_indented(f, text, strlen(text), "      ");
 		json_object_put(c);
 	}
 	crc = crc32_update(crc, "]}", 2);
@@ -435,9 +430,26 @@ int checkpoint_encode(const struct checkpoint *ck, char **ret_text, size_t *ret_
 		ck->n_claims ? "\n    " : "", crc);
 	json_object_put(head);
 	json_object_put(claims_key);
-	if (fclose(f) != 0 || err) {
+	if (err)
+		return err;
+	return ferror(f) ? -EIO : 0;
+}
+
+int checkpoint_encode(const struct checkpoint *ck, char **ret_text, size_t *ret_len)
+{
+	char *out = NULL;
+	size_t out_len = 0;
+	FILE *f = open_memstream(&out, &out_len);
+	int r;
+
+	if (!f)
+		return -ENOMEM;
+	r = checkpoint_write(ck, f);
+	if (fclose(f) != 0 && !r)
+		r = -ENOMEM;
+	if (r < 0) {
 		free(out);
-		return err ? err : -ENOMEM;
+		return r;
 	}
 	*ret_text = out;
 	*ret_len = out_len;

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "agent/sdk/edits.h"
 
@@ -90,6 +91,10 @@ const char *ckpt_state_name(enum ckpt_state s);
 /* Deep copies (0 or -ENOMEM; the destination is overwritten, not freed). */
 int ckpt_edits_copy(struct dralet_edits *dst, const struct dralet_edits *src);
 int ckpt_undo_copy(struct dralet_undo *dst, const struct dralet_undo *src);
+
+/* Writes the file content of @ck to @f, one claim's JSON tree at a time.
+ * 0, -ENOMEM, or -EIO when a write to @f failed. */
+int checkpoint_write(const struct checkpoint *ck, FILE *f);
 
 /* The file content of @ck (malloc'd, NUL-terminated; *ret_len without NUL). */
 int checkpoint_encode(const struct checkpoint *ck, char **ret_text, size_t *ret_len);

@@ -31,17 +31,15 @@ int checkpoint_file_load(const char *dir, struct checkpoint **ret_ck, char *err,
 	return r;
 }
 
+static int write_checkpoint(void *userdata, FILE *out)
+{
+	return checkpoint_write(userdata, out);
+}
+
 int checkpoint_file_save(const char *dir, const struct checkpoint *ck)
 {
-	char *text;
-	size_t len;
-	int r = checkpoint_encode(ck, &text, &len);
-
-	if (r < 0)
-		return r;
-	r = atomic_file_write(dir, CHECKPOINT_FILE_NAME, text, len, 0600);
-	free(text);
-	return r;
+	return atomic_file_produce(dir, CHECKPOINT_FILE_NAME, 0600, write_checkpoint,
+				   (void *)ck);
 }
 
 int checkpoint_file_move_aside(const char *dir, char *ret_path, size_t size)

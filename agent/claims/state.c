@@ -20,6 +20,7 @@ struct claims_state {
 	uint64_t failed;	/* the version whose write failed last */
 	int failed_err;
 	bool writing;
+	struct atomic_file file;	/* the write in progress (one at a time: writing) */
 	uint64_t writes;
 };
 
@@ -80,18 +81,21 @@ int claims_state_sync(struct claims_state *s)
 			}
 			continue;
 		}
-		/* encode under the lock (a snapshot), write without it */
+		/* written under the lock (a snapshot, straight to the temporary
+		 * file: no copy of a large checkpoint in memory), made durable
+		 * without it */
 		uint64_t v = s->version;
-		char *text = NULL;
-		size_t len = 0;
 
-		r = checkpoint_encode(s->ck, &text, &len);
-		if (r < 0)
+		r = atomic_file_begin(&s->file, s->dir, CHECKPOINT_FILE_NAME, 0600);
+		if (!r)
+			r = checkpoint_write(s->ck, s->file.out);
+		if (r < 0) {
+			atomic_file_abort(&s->file);
 			break;
+		}
 		s->writing = true;
 		pthread_mutex_unlock(&s->lock);
-		r = atomic_file_write(s->dir, CHECKPOINT_FILE_NAME, text, len, 0600);
-		free(text);
+		r = atomic_file_commit(&s->file);
 		pthread_mutex_lock(&s->lock);
 		s->writing = false;
 		s->writes++;

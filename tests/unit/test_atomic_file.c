@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Durable file replacement: whole writes, streamed writes, failures that
+ * leave the old content and no temporary file behind. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "agent/checkpoint/atomic_file.h"
+
+static char *read_text(const char *dir, const char *name)
+{
+	char path[4096], *text = NULL;
+	size_t len;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (atomic_file_read(path, 1 << 20, &text, &len) < 0)
+		return NULL;
+	return text;
+}
+
+/* Entries of @dir other than "." and "..". */
+static int n_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+static int setup(void **state)
+{
+	static char dir[64];
+	snprintf(dir, sizeof(dir), "/tmp/dralet-atomic-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	*state = dir;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", (char *)*state);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_write_replaces_with_mode(void **state)
+{
+	const char *dir = *state;
+	char path[4096], *text;
+	struct stat st;
+
+	assert_int_equal(atomic_file_write(dir, "f.json", "old", 3, 0644), 0);
+	assert_int_equal(atomic_file_write(dir, "f.json", "new content", 11, 0600), 0);
+	text = read_text(dir, "f.json");
+	assert_string_equal(text, "new content");
+	free(text);
+	snprintf(path, sizeof(path), "%s/f.json", dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_int_equal(n_entries(dir), 1);
+	assert_int_equal(atomic_file_write(dir, "a/b", "x", 1, 0600), -EINVAL);
+}
+
+static int write_lines(void *userdata, FILE *out)
+{
+	int n = *(int *)userdata;
+	for (int i = 0; i < n; i++)
+		fprintf(out, "line %d\n", i);
+	return 0;
+}
+
+static int fail_halfway(void *userdata, FILE *out)
+{
+	(void)userdata;
+	fputs("half of it", out);
+	return -ENOMEM;
+}
+
+static void test_produce_streams_content(void **state)
+{
+	const char *dir = *state;
+	int n = 20000;	/* several times the stream's buffer */
+	char *text;
+
+	assert_int_equal(atomic_file_produce(dir, "big", 0600, write_lines, &n), 0);
+	text = read_text(dir, "big");
+	assert_non_null(text);
+	assert_true(strncmp(text, "line 0\nline 1\n", 14) == 0);
+	assert_non_null(strstr(text, "line 19999\n"));
+	assert_int_equal(strlen(text), 208890);	/* sum of the lines' lengths */
+	free(text);
+	assert_int_equal(n_entries(dir), 1);
+}
+
+static void test_writer_error_keeps_old_content(void **state)
+{
+	const char *dir = *state;
+	char *text;
+
+	assert_int_equal(atomic_file_write(dir, "f", "kept", 4, 0600), 0);
+	assert_int_equal(atomic_file_produce(dir, "f", 0600, fail_halfway, NULL), -ENOMEM);
+	text = read_text(dir, "f");
+	assert_string_equal(text, "kept");
+	free(text);
+	assert_int_equal(n_entries(dir), 1);	/* no temporary file left */
+}
+
+static void test_begin_abort_leaves_nothing(void **state)
+{
+	const char *dir = *state;
+	struct atomic_file af;
+
+	assert_int_equal(atomic_file_begin(&af, dir, "g", 0600), 0);
+	fputs("never seen", af.out);
+	assert_int_equal(n_entries(dir), 1);	/* the temporary file */
+	atomic_file_abort(&af);
+	assert_int_equal(n_entries(dir), 0);
+	assert_int_equal(atomic_file_commit(&af), -EINVAL);	/* nothing to commit */
+	assert_int_equal(atomic_file_begin(&af, "/nonexistent-dralet-dir", "g", 0600), -ENOENT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_write_replaces_with_mode, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_produce_streams_content, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_writer_error_keeps_old_content, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_begin_abort_leaves_nothing, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
