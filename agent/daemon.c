@@ -297,9 +297,10 @@ static void rediscover(void *userdata)
 			/* cannot happen while idle; the old inventory stays with this engine */
 			log_error("driver %s: cannot take the rediscovered devices: %s", dd->name,
 				  strerror(-r));
+			health_monitor_set_devices(dd->monitor, NULL, 0);	/* never fails */
 			continue;
 		}
-		if (dd->monitor && (r = health_monitor_set_devices(dd->monitor, lists[i], n)) < 0) {
+		if (health_monitor_set_devices(dd->monitor, lists[i], n) < 0) {
 			log_error("driver %s: out of memory; its devices' health is not checked "
 				  "until the next rediscovery", dd->name);
 			health_monitor_set_devices(dd->monitor, NULL, 0);

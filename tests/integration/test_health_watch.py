@@ -170,12 +170,15 @@ def main():
         put_claim(store, CLAIMED)
         registry, plugins = os.path.join(tmp, "registry"), os.path.join(tmp, "plugins")
         log = open(log_path, "w")
-        proc = subprocess.Popen([dralet, "run", "--sysfs-root", tree + "/sys", "--dev-root",
+        # e.g. DRALET_TEST_WRAPPER="valgrind --error-exitcode=9 --leak-check=full"
+        wrapper = os.environ.get("DRALET_TEST_WRAPPER", "").split()
+        proc = subprocess.Popen(wrapper + [dralet, "run", "--sysfs-root", tree + "/sys", "--dev-root",
                                  tree + "/dev", "--proc-root", tree + "/proc", "--config",
                                  config, "--store", store, "--registry-dir", registry,
                                  "--plugins-dir", plugins, "--cdi-dir",
                                  os.path.join(tmp, "cdi"), "--node-name", NODE],
                                 stdout=log, stderr=subprocess.STDOUT)
+        log.close()
         reg_sock = os.path.join(registry, DRIVER + "-reg.sock")
         dra_sock = os.path.join(plugins, DRIVER, "dra.sock")
         wait_for(lambda: proc.poll() is not None or
