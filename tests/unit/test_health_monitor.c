@@ -21,18 +21,6 @@
 
 #define N_DEVICES 3
 
-static int noop_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f)
-{
-	(void)ctx;
-	(void)f;
-	return 0;
-}
-
-static const struct dralet_backend test_backend = {
-	.abi = DRALET_BACKEND_ABI, .name = "test", .family = "accel",
-	.default_driver = "accel.dralet.dev", .probe = noop_probe,
-};
-
 struct fixture {
 	struct harness h;
 	struct hal_pci_func funcs[N_DEVICES];
@@ -41,20 +29,11 @@ struct fixture {
 
 static int setup(void **state)
 {
-	static const char *const addresses[N_DEVICES] = { "0000:01:00.0", "0000:02:00.0",
-							  "0000:03:00.0" };
 	struct fixture *fx = calloc(1, sizeof(*fx));
 
 	assert_non_null(fx);
-	assert_int_equal(harness_init(&fx->h, &test_backend, NULL, NULL), 0);
-	fx->h.ctx.sink = &fx->h.sink;
-	for (size_t i = 0; i < N_DEVICES; i++) {
-		fx->funcs[i].vf_index = -1;
-		snprintf(fx->funcs[i].address, sizeof(fx->funcs[i].address), "%s", addresses[i]);
-		assert_int_equal(dralet_device_new(&fx->h.ctx, &fx->funcs[i], "accel", NULL,
-						   &fx->devices[i]), 0);
-		dralet_device_set_health(fx->devices[i], DRALET_HEALTH_HEALTHY);
-	}
+	assert_int_equal(harness_init(&fx->h, &harness_plain_backend, NULL, NULL), 0);
+	assert_int_equal(harness_add_devices(&fx->h, fx->funcs, N_DEVICES, fx->devices), 0);
 	*state = fx;
 	return 0;
 }

@@ -16,12 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include <nghttp2/nghttp2.h>
 #include <uv.h>
 
 #include "agent/grpc/client.h"
@@ -30,21 +27,10 @@
 #include "agent/health/watch_service.h"
 #include "harness.h"
 #include "proto/kubelet_pb.h"
+#include "stuck_client.h"
 
 #define N_DEVICES 64
 #define DEADLINE_MS 20000
-
-static int noop_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f)
-{
-	(void)ctx;
-	(void)f;
-	return 0;
-}
-
-static const struct dralet_backend test_backend = {
-	.abi = DRALET_BACKEND_ABI, .name = "test", .family = "accel",
-	.default_driver = "accel.dralet.dev", .probe = noop_probe,
-};
 
 struct fixture {
 	struct harness h;
@@ -94,15 +80,8 @@ static int setup(void **state)
 	struct grpc_server_limits limits;
 
 	assert_non_null(f);
-	assert_int_equal(harness_init(&f->h, &test_backend, NULL, NULL), 0);
-	f->h.ctx.sink = &f->h.sink;
-	for (size_t i = 0; i < N_DEVICES; i++) {
-		f->funcs[i].vf_index = -1;
-		snprintf(f->funcs[i].address, sizeof(f->funcs[i].address), "0000:%02zx:00.0", i + 1);
-		assert_int_equal(dralet_device_new(&f->h.ctx, &f->funcs[i], "accel", NULL,
-						   &devices[i]), 0);
-		dralet_device_set_health(devices[i], DRALET_HEALTH_HEALTHY);
-	}
+	assert_int_equal(harness_init(&f->h, &harness_plain_backend, NULL, NULL), 0);
+	assert_int_equal(harness_add_devices(&f->h, f->funcs, N_DEVICES, devices), 0);
 	assert_int_equal(health_table_set_devices(&f->table, devices, N_DEVICES, 1700000000), 0);
 	memset(f->pool, 'p', sizeof(f->pool) - 1);
 	assert_int_equal(uv_loop_init(&f->loop), 0);
@@ -283,28 +262,7 @@ static void test_shutdown_ends_watchers(void **state)
 	grpc_client_result_clear(&w[0].res);
 }
 
-/* ---- a watcher that never reads (raw HTTP/2, huge windows) ---- */
-
-static ssize_t raw_send(nghttp2_session *s, const uint8_t *data, size_t len, int flags, void *ud)
-{
-	(void)s;
-	(void)flags;
-	return write(*(int *)ud, data, len);
-}
-
-/* The request body: one empty message. */
-static ssize_t empty_body(nghttp2_session *s, int32_t id, uint8_t *buf, size_t len,
-			  uint32_t *flags, nghttp2_data_source *src, void *ud)
-{
-	(void)s;
-	(void)id;
-	(void)len;
-	(void)src;
-	(void)ud;
-	memset(buf, 0, 5);
-	*flags |= NGHTTP2_DATA_FLAG_EOF;
-	return 5;
-}
+/* ---- a watcher that never reads ---- */
 
 struct stuck {
 	struct fixture *f;
@@ -316,37 +274,14 @@ struct stuck {
 static void *stuck_main(void *arg)
 {
 	struct stuck *st = arg;
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-	nghttp2_session_callbacks *cbs;
-	nghttp2_session *s;
-	nghttp2_settings_entry iv[] = { { NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, (1u << 31) - 1 } };
-#define NV(k, v) { (uint8_t *)(k), (uint8_t *)(v), sizeof(k) - 1, sizeof(v) - 1, 0 }
-	nghttp2_nv nv[] = {
-		NV(":method", "POST"), NV(":scheme", "http"), NV(":path", KUBELET_PATH_WATCH_HEALTH),
-		NV(":authority", "x"), NV("content-type", "application/grpc"),
-	};
-#undef NV
-	nghttp2_data_provider prd = { .read_callback = empty_body };
+	struct stuck_client *c = NULL;
 	int64_t end = now_ms() + DEADLINE_MS;
 
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", st->f->path);
-	st->setup_err = connect(fd, (struct sockaddr *)&sun, sizeof(sun));
-	if (st->setup_err == 0) {
-		nghttp2_session_callbacks_new(&cbs);
-		nghttp2_session_callbacks_set_send_callback(cbs, raw_send);
-		nghttp2_session_client_new(&s, cbs, &fd);
-		nghttp2_session_callbacks_del(cbs);
-		nghttp2_submit_settings(s, NGHTTP2_FLAG_NONE, iv, 1);
-		nghttp2_session_set_local_window_size(s, NGHTTP2_FLAG_NONE, 0, 1 << 30);
-		nghttp2_submit_request(s, NULL, nv, 5, &prd, NULL);
-		st->setup_err = nghttp2_session_send(s);
-		/* never read; wait until the server gave up on us */
-		while (!atomic_load(&st->release) && now_ms() < end)
-			usleep(10000);
-		nghttp2_session_del(s);
-	}
-	close(fd);
+	st->setup_err = stuck_client_open(st->f->path, KUBELET_PATH_WATCH_HEALTH, 1, &c);
+	/* never read; wait until the server gave up on us */
+	while (!atomic_load(&st->release) && now_ms() < end)
+		usleep(10000);
+	stuck_client_close(c);
 	atomic_store(&st->done, true);
 	return NULL;
 }
