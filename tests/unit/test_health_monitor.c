@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Device health while running: the table (change detection, errors as
  * Unknown), the NodeWatchResources message, the monitor's rounds on a real
- * loop (one at a time, closing with a round in flight) and the config key. */
+ * loop (one at a time, closing with a round in flight). The config key is
+ * tested with the rest of the configuration (test_inventory.c). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +13,6 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "agent/config.h"
 #include "agent/health/health_message.h"
 #include "agent/health/health_table.h"
 #include "agent/health/monitor.h"
@@ -291,47 +291,6 @@ static void test_close_with_a_round_in_flight(void **state)
 	assert_true(run.checks <= N_DEVICES);
 }
 
-/* ---- the config key ---- */
-
-static int load_config(const char *yaml, struct config **ret, char *err, size_t errlen)
-{
-	char path[] = "/tmp/dralet-health-config-XXXXXX";
-	int fd = mkstemp(path), r;
-
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, yaml, strlen(yaml)), (ssize_t)strlen(yaml));
-	close(fd);
-	r = config_load(path, ret, err, errlen);
-	unlink(path);
-	return r;
-}
-
-static void test_interval_config(void **state)
-{
-	static const char *const bad[] = {
-		"healthCheckIntervalSeconds: 0\n",
-		"healthCheckIntervalSeconds: 21\n",
-		"healthCheckIntervalSeconds: -1\n",
-		"healthCheckIntervalSeconds: \"5\"\n",
-		"healthCheckIntervalSeconds: 2.5\n",
-		"healthCheckIntervalSeconds: 10s\n",
-	};
-	struct config *cfg;
-	char err[512];
-
-	(void)state;
-	assert_int_equal(config_load(NULL, &cfg, err, sizeof(err)), 0);
-	assert_int_equal(cfg->health_interval_s, CONFIG_HEALTH_INTERVAL_DEFAULT_S);
-	config_free(cfg);
-	assert_int_equal(load_config("healthCheckIntervalSeconds: 3\n", &cfg, err, sizeof(err)), 0);
-	assert_int_equal(cfg->health_interval_s, 3);
-	config_free(cfg);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		assert_int_equal(load_config(bad[i], &cfg, err, sizeof(err)), -EINVAL);
-		assert_non_null(strstr(err, "healthCheckIntervalSeconds"));
-	}
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -343,7 +302,6 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_timer_runs_rounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_close_with_a_round_in_flight, setup, teardown),
-		cmocka_unit_test(test_interval_config),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
