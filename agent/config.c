@@ -73,7 +73,7 @@ static int parse(struct config *cfg, char *err, size_t errlen)
 {
 	static const char *const keys[] = { "apiVersion", "kind", "backends",
 					    "publishUnsafeDevices", "pciIDs", "featureGates",
-					    "sriov", NULL };
+					    "healthCheckIntervalSeconds", "sriov", NULL };
 	static const char *const gates[] = { "DRADeviceTaints", "DRAPartitionableDevices", NULL };
 	struct json_object *v;
 	int r;
@@ -93,6 +93,14 @@ static int parse(struct config *cfg, char *err, size_t errlen)
 		if (!json_object_is_type(v, json_type_string))
 			return CONFIG_ERROR(err, errlen, "pciIDs: must be a file path");
 		cfg->pci_ids = json_object_get_string(v);
+	}
+	if (json_object_object_get_ex(cfg->root, "healthCheckIntervalSeconds", &v)) {
+		int64_t s = json_object_get_int64(v);
+		if (!json_object_is_type(v, json_type_int) || s < 1 ||
+		    s > CONFIG_HEALTH_INTERVAL_MAX_S)
+			return CONFIG_ERROR(err, errlen, "healthCheckIntervalSeconds: must be an "
+					    "integer from 1 to %d", CONFIG_HEALTH_INTERVAL_MAX_S);
+		cfg->health_interval_s = (unsigned)s;
 	}
 	if (json_object_object_get_ex(cfg->root, "sriov", &v) && v) {
 		sriov_policies_free(cfg->sriov);
@@ -138,6 +146,7 @@ int config_load(const char *path, struct config **ret_cfg, char *err, size_t err
 		free(cfg);
 		return -ENOMEM;
 	}
+	cfg->health_interval_s = CONFIG_HEALTH_INTERVAL_DEFAULT_S;
 	if (path) {
 		r = yaml_load_file(path, &cfg->root, msg, sizeof(msg));
 		if (r < 0) {

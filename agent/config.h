@@ -16,6 +16,9 @@
  *   featureGates:                 # alpha resource.k8s.io fields to publish (default off;
  *     DRADeviceTaints: true       # the cluster must enable the same gates)
  *     DRAPartitionableDevices: false
+ *   healthCheckIntervalSeconds: 10    # device health checks while running (1-20;
+ *                                 # docs/health.md); also how often the kubelet
+ *                                 # gets the health list again
  *   sriov:                        # VF provisioning policies
  *     policies: [...]             # agent/sriov/policy_config.h, docs/sriov.md
  */
@@ -27,6 +30,11 @@
 #include <json-c/json.h>
 
 struct sriov_policies;
+
+/* healthCheckIntervalSeconds: the kubelet marks a device's health Unknown
+ * when no list mentioned it for 30 s, and the list goes out every round. */
+#define CONFIG_HEALTH_INTERVAL_DEFAULT_S 10
+#define CONFIG_HEALTH_INTERVAL_MAX_S 20
 
 struct config_backend {
 	const char *name;
@@ -40,6 +48,7 @@ struct config {
 	size_t n_backends;
 	bool publish_unsafe;
 	const char *pci_ids;		/* NULL: libpci default */
+	unsigned health_interval_s;	/* CONFIG_HEALTH_INTERVAL_DEFAULT_S unless set */
 	struct sriov_policies *sriov;	/* never NULL after config_load */
 	struct json_object *root;	/* owns every string above */
 };

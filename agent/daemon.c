@@ -12,6 +12,8 @@
 #include "agent/claims/dra_service.h"
 #include "agent/claims/engine.h"
 #include "agent/config.h"
+#include "agent/health/monitor.h"
+#include "agent/health/watch_service.h"
 #include "agent/inventory.h"
 #include "agent/kubelet/registration.h"
 #include "agent/log.h"
@@ -29,6 +31,8 @@ struct daemon_driver {
 	char *state_dir;
 	struct claims_engine *engine;
 	struct kubelet_endpoint *ep;
+	struct health_monitor *monitor;	/* closed (and freed by itself) at stop */
+	struct health_watch *watch;	/* NodeWatchResources; freed after the loop */
 };
 
 struct daemon {
@@ -97,6 +101,11 @@ static void stop(struct daemon *d)
 	d->drivers_open = d->n_drivers + 1;
 	for (size_t i = 0; i < d->n_drivers; i++) {
 		struct daemon_driver *dd = &d->drivers[i];
+		/* watch streams never end by themselves: end them before the
+		 * server's graceful close waits for calls in flight */
+		health_watch_shutdown(dd->watch);
+		health_monitor_close(dd->monitor);
+		dd->monitor = NULL;
 		if (dd->ep)
 			kubelet_endpoint_close(dd->ep, on_endpoint_closed, dd);
 		else
@@ -132,6 +141,46 @@ static void publish_driver(struct daemon *d, struct daemon_driver *dd)
 	slice_list_unref(slices);
 }
 
+/* Worker thread: a device's health, under its claims-engine device lock. */
+static int check_health(void *userdata, struct dralet_device *dev)
+{
+	struct daemon_driver *dd = userdata;
+
+	return claims_engine_check_health(dd->engine, dev);
+}
+
+/* After every health round: unhealthy devices get their slice taint, and
+ * the kubelet gets the list again (also when nothing changed, so that it
+ * never takes a healthy device for a stale one). */
+static void on_health_round(void *userdata, bool changed)
+{
+	struct daemon_driver *dd = userdata;
+
+	if (changed)
+		publish_driver(dd->d, dd);
+	health_watch_broadcast(dd->watch);
+}
+
+static int start_health(struct daemon *d, struct daemon_driver *dd)
+{
+	struct health_monitor_config hcfg = {
+		.loop = &d->loop,
+		.driver = dd->name,
+		.interval_ms = d->o->cfg->health_interval_s * 1000,
+		.check = check_health,
+		.on_round = on_health_round,
+		.userdata = dd,
+	};
+	int r = health_monitor_new(&hcfg, dd->devices, dd->n_devices, &dd->monitor);
+
+	if (r >= 0)
+		r = health_watch_new(kubelet_endpoint_dra_server(dd->ep), d->o->node_name,
+				     health_monitor_table(dd->monitor), &dd->watch);
+	if (r < 0)
+		log_error("driver %s: cannot start its health monitor: %s", dd->name, strerror(-r));
+	return r;
+}
+
 static int start_driver(struct daemon *d, struct daemon_driver *dd)
 {
 	const struct daemon_options *o = d->o;
@@ -141,6 +190,7 @@ static int start_driver(struct daemon *d, struct daemon_driver *dd)
 		.registry_dir = o->registry_dir,
 		.plugins_dir = o->plugins_dir,
 		.pod_uid = o->pod_uid,
+		.health_service = true,
 		.on_registration = on_registration,
 		.userdata = d,
 	};
@@ -177,6 +227,8 @@ static int start_driver(struct daemon *d, struct daemon_driver *dd)
 		log_error("driver %s: cannot add the DRA methods: %s", dd->name, strerror(-r));
 		return r;
 	}
+	if ((r = start_health(d, dd)) < 0)
+		return r;
 	log_info("driver %s: %zu device(s), checkpoint %s/%s, CDI specs in %s", dd->name,
 		 dd->n_devices, dd->state_dir, CHECKPOINT_FILE_NAME, o->cdi_dir);
 	publish_driver(d, dd);
@@ -185,13 +237,17 @@ static int start_driver(struct daemon *d, struct daemon_driver *dd)
 
 /* ---- rediscovery (SR-IOV policies, PCI hot-plug) ---- */
 
-static bool engines_idle(void *userdata)
+/* No claims call and no health round in flight: the devices may be replaced. */
+static bool drivers_idle(void *userdata)
 {
 	struct daemon *d = userdata;
 
-	for (size_t i = 0; i < d->n_drivers; i++)
-		if (d->drivers[i].engine && !claims_engine_idle(d->drivers[i].engine))
+	for (size_t i = 0; i < d->n_drivers; i++) {
+		const struct daemon_driver *dd = &d->drivers[i];
+		if ((dd->engine && !claims_engine_idle(dd->engine)) ||
+		    (dd->monitor && health_monitor_busy(dd->monitor)))
 			return false;
+	}
 	return true;
 }
 
@@ -241,7 +297,13 @@ static void rediscover(void *userdata)
 			/* cannot happen while idle; the old inventory stays with this engine */
 			log_error("driver %s: cannot take the rediscovered devices: %s", dd->name,
 				  strerror(-r));
+			health_monitor_set_devices(dd->monitor, NULL, 0);	/* never fails */
 			continue;
+		}
+		if (health_monitor_set_devices(dd->monitor, lists[i], n) < 0) {
+			log_error("driver %s: out of memory; its devices' health is not checked "
+				  "until the next rediscovery", dd->name);
+			health_monitor_set_devices(dd->monitor, NULL, 0);
 		}
 		if (n != dd->n_devices)
 			log_info("driver %s: %zu device(s) after rediscovery (were %zu)", dd->name, n,
@@ -253,8 +315,10 @@ static void rediscover(void *userdata)
 	}
 	inventory_free(d->inv);
 	d->inv = inv;
-	for (size_t i = 0; i < d->n_drivers; i++)
+	for (size_t i = 0; i < d->n_drivers; i++) {
 		publish_driver(d, &d->drivers[i]);
+		health_watch_broadcast(d->drivers[i].watch);
+	}
 	for (size_t i = 0; i < d->n_drivers; i++)
 		free(lists[i]);
 	free(lists);
@@ -308,7 +372,7 @@ static void start_sriov(struct daemon *d)
 		.roots = d->o->roots,
 		.config_path = d->o->config_path,
 		.policies = d->o->cfg->sriov,
-		.ops = { engines_idle, prepared_vfs, rediscover, d },
+		.ops = { drivers_idle, prepared_vfs, rediscover, d },
 		/* the host's uevents describe a simulated tree's node no more than /sys */
 		.hotplug = !strcmp(d->o->roots->sys, "/sys"),
 	};
@@ -322,6 +386,7 @@ static void free_drivers(struct daemon *d)
 {
 	for (size_t i = 0; i < d->n_drivers; i++) {
 		claims_engine_free(d->drivers[i].engine);
+		health_watch_free(d->drivers[i].watch);
 		free(d->drivers[i].devices);
 		free(d->drivers[i].state_dir);
 		free(d->drivers[i].name);

@@ -4,11 +4,15 @@
  * claims engine (recovering its checkpoint), the kubelet endpoint
  * (registration socket + DRA socket serving v1 and v1beta1
  * NodePrepareResources/NodeUnprepareResources) and its ResourceSlices
- * handed to the store; served on one libuv loop until SIGTERM or SIGINT,
+ * handed to the store, and a health monitor (agent/health/monitor.h) whose
+ * rounds republish the slices when a device's health changes and feed
+ * v1alpha1.DRAResourceHealth/NodeWatchResources on the DRA socket; served
+ * on one libuv loop until SIGTERM or SIGINT,
  * then the sockets are removed, calls in flight finish, and it returns.
  * SR-IOV policies (agent/sriov/sriov_agent.h) are applied before the first
  * discovery and whenever they or the PFs change; a change of VFs (or a PCI
- * hot-plug) rediscovers: the engines get the new devices while idle and
+ * hot-plug) rediscovers: the engines and health monitors get the new
+ * devices while idle (no claims call, no health round in flight) and
  * every driver's slices are published again.
  */
 #ifndef DRALET_DAEMON_H

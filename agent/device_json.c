@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "agent/health/health_table.h"
 #include "agent/sdk/backend_ctx.h"
 
 struct json_object *device_attr_value_json(const struct dralet_attr *a)
@@ -25,15 +26,6 @@ struct json_object *device_attr_value_json(const struct dralet_attr *a)
 		break;
 	}
 	return v;
-}
-
-static const char *health_name(enum dralet_health h)
-{
-	switch (h) {
-	case DRALET_HEALTH_HEALTHY: return "Healthy";
-	case DRALET_HEALTH_UNHEALTHY: return "Unhealthy";
-	default: return "Unknown";
-	}
 }
 
 static void write_attr_value(struct json_writer *w, const struct dralet_attr *a)

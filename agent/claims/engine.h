@@ -19,7 +19,8 @@
  * thread pool: set UV_THREADPOOL_SIZE before the loop starts). A call whose
  * client went away still finishes (or rolls back) and records the outcome.
  *
- * Threading: every function here runs on the loop thread; callbacks too.
+ * Threading: every function here runs on the loop thread, callbacks too,
+ * except claims_engine_check_health.
  */
 #ifndef DRALET_CLAIMS_ENGINE_H
 #define DRALET_CLAIMS_ENGINE_H
@@ -125,6 +126,17 @@ bool claims_engine_idle(const struct claims_engine *e);
  */
 int claims_engine_set_devices(struct claims_engine *e, struct dralet_device *const *devices,
 			      size_t n);
+
+/*
+ * Worker threads (the one function here that is not loop-only): runs the
+ * owning backend's health op on @dev, one of the engine's devices, under
+ * its device lock, so it never overlaps a prepare or unprepare of that
+ * device (backend.h). Returns the enum dralet_health, -ENODEV (not one of
+ * the engine's devices) or the op's -errno; a backend without a health op
+ * keeps the health its probe set. The devices must not be replaced while it
+ * runs (claims_engine_set_devices).
+ */
+int claims_engine_check_health(struct claims_engine *e, struct dralet_device *dev);
 
 /* Claims in the checkpoint / checkpoint files written (tests, metrics). */
 size_t claims_engine_n_claims(struct claims_engine *e);

@@ -97,6 +97,24 @@ static int call_unprepare(struct engine_device *d, const struct dralet_claim_ref
 	return r < 0 ? r : 0;
 }
 
+int claims_engine_check_health(struct claims_engine *e, struct dralet_device *dev)
+{
+	struct engine_device *d = engine_find_device(e, dralet_device_name(dev));
+	struct dralet_backend_ctx ctx;
+	int r;
+
+	if (!d || d->dev != dev)
+		return -ENODEV;
+	ctx = *dralet_device_ctx(dev);
+	if (!ctx.backend->health)
+		return dralet_device_health(dev);
+	ctx.error[0] = '\0';
+	pthread_mutex_lock(&d->lock);
+	r = ctx.backend->health(&ctx, dev);
+	pthread_mutex_unlock(&d->lock);
+	return r;
+}
+
 int engine_unprepare_devices(struct claims_engine *e, const struct ckpt_claim *c, bool all,
 			     char *err, size_t errlen)
 {

@@ -402,9 +402,11 @@ int dralet_device_add_node(struct dralet_device *dev, const struct hal_devnode *
 	return 0;
 }
 
+/* Relaxed atomics: the agent changes health on its loop thread while a
+ * backend may read it from a worker. */
 void dralet_device_set_health(struct dralet_device *dev, enum dralet_health health)
 {
-	dev->health = health;
+	__atomic_store_n(&dev->health, health, __ATOMIC_RELAXED);
 }
 
 void dralet_device_set_private(struct dralet_device *dev, void *priv, void (*free_fn)(void *))
@@ -420,7 +422,10 @@ const char *dralet_device_kind(const struct dralet_device *dev) { return dev->ki
 const char *dralet_device_driver(const struct dralet_device *dev) { return dev->ctx->driver; }
 const struct hal_pci_func *dralet_device_pci(const struct dralet_device *dev) { return dev->pci; }
 void *dralet_device_private(const struct dralet_device *dev) { return dev->priv; }
-enum dralet_health dralet_device_health(const struct dralet_device *dev) { return dev->health; }
+enum dralet_health dralet_device_health(const struct dralet_device *dev)
+{
+	return __atomic_load_n(&dev->health, __ATOMIC_RELAXED);
+}
 size_t dralet_device_n_attrs(const struct dralet_device *dev) { return dev->n_attrs; }
 size_t dralet_device_n_capacities(const struct dralet_device *dev) { return dev->n_caps; }
 size_t dralet_device_n_nodes(const struct dralet_device *dev) { return dev->n_nodes; }

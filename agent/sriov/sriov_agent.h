@@ -9,8 +9,9 @@
  * apply that changed VFs, one rediscovery publishes them (one slice update
  * per driver).
  *
- * Policies only touch the node while no claims call is in flight (the
- * daemon says so through ops.idle); until then the work waits. Refused
+ * Policies only touch the node while no claims call (and no health round)
+ * is in flight (the daemon says so through ops.idle); until then the work
+ * waits. Refused
  * counts (a VF prepared for a claim) are retried every few seconds, so they
  * take effect once the claim is unprepared.
  *
@@ -30,7 +31,7 @@ struct hal_scan;
 struct sriov_agent;
 
 struct sriov_agent_ops {
-	/* No claims call in flight: the node may change now. */
+	/* No claims call and no health round in flight: the node may change now. */
 	bool (*idle)(void *userdata);
 	/* The VFs prepared for claims now; -errno (with @err) when unknown,
 	 * which stops any change. */

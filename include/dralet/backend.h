@@ -123,7 +123,10 @@ struct dralet_backend {
 	int (*unprepare)(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 			 const struct dralet_claim_ref *claim, const struct dralet_undo *undo);
 
-	/* Returns the current enum dralet_health of @dev, or -errno. */
+	/* Returns the current enum dralet_health of @dev, or -errno (the device
+	 * is then reported Unknown). Called every health interval while the
+	 * agent runs, on a worker thread; must not call dralet_device_set_health
+	 * (the agent applies the answer). NULL: the probe's health stays. */
 	int (*health)(struct dralet_backend_ctx *ctx, struct dralet_device *dev);
 };
 

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,10 +37,11 @@
 static struct {
 	const char *fail_device;	/* prepare of this device fails */
 	unsigned sleep_ms;
-	atomic_int prepares, unprepares, validates;
+	atomic_int prepares, unprepares, validates, healths;
 	atomic_int in_flight[NDEV];
 	atomic_bool overlap;		/* two calls on one device at once */
 	atomic_bool bad_undo;		/* unprepare without prepare's undo state */
+	atomic_bool bad_health;		/* a health check that did not say Healthy */
 	atomic_int max_parallel, parallel;
 } fake;
 
@@ -126,6 +128,21 @@ static int fake_unprepare(struct dralet_backend_ctx *ctx, struct dralet_device *
 	return 0;
 }
 
+static int fake_health(struct dralet_backend_ctx *ctx, struct dralet_device *dev)
+{
+	int r = DRALET_HEALTH_HEALTHY;
+
+	(void)ctx;
+	enter(dev);
+	atomic_fetch_add(&fake.healths, 1);
+	if (fake.sleep_ms)
+		usleep(fake.sleep_ms * 1000);
+	if (fake.fail_device && !strcmp(fake.fail_device, dralet_device_name(dev)))
+		r = -EIO;
+	leave(dev);
+	return r;
+}
+
 static int fake_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f)
 {
 	(void)ctx;
@@ -145,6 +162,7 @@ static const struct dralet_backend fake_backend = {
 	.validate_config = fake_validate,
 	.prepare = fake_prepare,
 	.unprepare = fake_unprepare,
+	.health = fake_health,
 };
 
 /* ---- devices ---- */
@@ -689,6 +707,51 @@ static void test_parallel_and_same_uid(void **state)
 	fake.sleep_ms = 0;
 }
 
+/* A health monitor's worker, checking every device three times. */
+static void *check_all_devices(void *arg)
+{
+	struct env *x = arg;
+
+	for (int round = 0; round < 3; round++)
+		for (int i = 0; i < NDEV; i++)
+			if (claims_engine_check_health(x->e, devices[i]) != DRALET_HEALTH_HEALTHY)
+				atomic_store(&fake.bad_health, true);
+	return NULL;
+}
+
+static void test_health_checks_take_the_device_lock(void **state)
+{
+	struct env *x = *state;
+	struct claims_ref refs[4] = {
+		{ "ns", "p0", UID_A }, { "ns", "p1", UID_B }, { "ns", "p2", UID_C }, { "ns", "p3", UID_D },
+	};
+	struct outcome o;
+	pthread_t checker;
+
+	for (int i = 0; i < 4; i++)
+		put_simple(x, refs[i].name, refs[i].uid, i, false);
+	fake.sleep_ms = 50;
+	memset(&o, 0, sizeof(o));
+	assert_int_equal(claims_prepare(x->e, refs, 4, on_done, &o), 0);
+	assert_int_equal(pthread_create(&checker, NULL, check_all_devices, x), 0);
+	wait_for(x, &o);
+	pthread_join(checker, NULL);
+	for (int i = 0; i < 4; i++)
+		assert_null(o.error[i]);
+	outcome_free(&o);
+	assert_int_equal(fake.healths, 3 * NDEV);
+	assert_false(fake.bad_health);
+	assert_false(fake.overlap);	/* never at the same time as a prepare */
+	fake.sleep_ms = 0;
+	/* the op's error comes back as it is */
+	fake.fail_device = dev_names[1];
+	assert_int_equal(claims_engine_check_health(x->e, devices[1]), -EIO);
+	fake.fail_device = NULL;
+	/* a device that is not the engine's */
+	assert_int_equal(claims_engine_set_devices(x->e, devices + 1, NDEV - 1), 0);
+	assert_int_equal(claims_engine_check_health(x->e, devices[0]), -ENODEV);
+}
+
 static void test_shutdown_refuses(void **state)
 {
 	struct env *x = *state;
@@ -869,6 +932,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_device_in_use_and_admin_access, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_multi_device_rollback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parallel_and_same_uid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_health_checks_take_the_device_lock, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_shutdown_refuses, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recovery, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt_checkpoint, setup, teardown),

@@ -10,18 +10,6 @@
 
 #include "harness.h"
 
-static int noop_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f)
-{
-	(void)ctx;
-	(void)f;
-	return 0;
-}
-
-static const struct dralet_backend test_backend = {
-	.abi = DRALET_BACKEND_ABI, .name = "test", .family = "accel",
-	.default_driver = "accel.dralet.dev", .probe = noop_probe,
-};
-
 static struct hal_pci_func sample_func(void)
 {
 	static struct hal_pci_func sw = { .address = "0000:01:00.0" };
@@ -41,7 +29,7 @@ static void test_name_and_common_attributes(void **state)
 	struct hal_pci_func f = sample_func();
 
 	(void)state;
-	assert_int_equal(harness_init(&h, &test_backend, NULL, NULL), 0);
+	assert_int_equal(harness_init(&h, &harness_plain_backend, NULL, NULL), 0);
 	h.ctx.sink = &h.sink;
 	assert_int_equal(dralet_device_new(&h.ctx, &f, "gpu", NULL, &d), 0);
 	assert_string_equal(dralet_device_name(d), "gpu-0000-3b-00-0");
@@ -79,7 +67,7 @@ static void test_limits_and_values(void **state)
 	int accepted = 0;
 
 	(void)state;
-	assert_int_equal(harness_init(&h, &test_backend, NULL, NULL), 0);
+	assert_int_equal(harness_init(&h, &harness_plain_backend, NULL, NULL), 0);
 	h.ctx.sink = &h.sink;
 	assert_int_equal(dralet_device_new(&h.ctx, &f, "accel", NULL, &d), 0);
 	size_t base = dralet_device_n_attrs(d);

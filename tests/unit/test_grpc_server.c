@@ -21,11 +21,11 @@
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include <nghttp2/nghttp2.h>
 #include <uv.h>
 
 #include "agent/grpc/client.h"
 #include "agent/grpc/server.h"
+#include "stuck_client.h"
 
 struct fixture {
 	uv_loop_t loop;
@@ -498,57 +498,16 @@ struct stuck_result {
 	int setup_err;
 };
 
-static ssize_t stuck_send(nghttp2_session *s, const uint8_t *data, size_t len, int flags,
-			  void *ud)
-{
-	(void)s;
-	(void)flags;
-	return write(*(int *)ud, data, len);
-}
-
-/* Every request body is one empty message. */
-static ssize_t stuck_body(nghttp2_session *s, int32_t id, uint8_t *buf, size_t len,
-			  uint32_t *flags, nghttp2_data_source *src, void *ud)
-{
-	(void)s;
-	(void)id;
-	(void)len;
-	(void)src;
-	(void)ud;
-	memset(buf, 0, 5);
-	*flags |= NGHTTP2_DATA_FLAG_EOF;
-	return 5;
-}
-
 static void do_stuck(struct fixture *f, void *arg)
 {
 	struct stuck_result *r = arg;
-	int fd = raw_connect(f->path);
-	nghttp2_session_callbacks *cbs;
-	nghttp2_session *s;
-	nghttp2_settings_entry iv[] = { { NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, (1u << 31) - 1 } };
-#define NV(k, v) { (uint8_t *)(k), (uint8_t *)(v), sizeof(k) - 1, sizeof(v) - 1, 0 }
-	nghttp2_nv nv[] = {
-		NV(":method", "POST"), NV(":scheme", "http"), NV(":path", "/t.T/Stream"),
-		NV(":authority", "x"), NV("content-type", "application/grpc"),
-	};
-#undef NV
-	nghttp2_data_provider prd = { .read_callback = stuck_body };
+	struct stuck_client *c = NULL;
 
-	nghttp2_session_callbacks_new(&cbs);
-	nghttp2_session_callbacks_set_send_callback(cbs, stuck_send);
-	nghttp2_session_client_new(&s, cbs, &fd);
-	nghttp2_session_callbacks_del(cbs);
-	nghttp2_submit_settings(s, NGHTTP2_FLAG_NONE, iv, 1);
-	nghttp2_session_set_local_window_size(s, NGHTTP2_FLAG_NONE, 0, 1 << 30);
-	for (int i = 0; i < 20; i++)
-		nghttp2_submit_request(s, NULL, nv, 5, &prd, NULL);
-	r->setup_err = nghttp2_session_send(s);
+	r->setup_err = stuck_client_open(f->path, "/t.T/Stream", 20, &c);
 	usleep(100000);	/* the server fills the socket and blocks */
-	/* never read from fd; others must be served meanwhile */
+	/* never read from it; others must be served meanwhile */
 	do_calls(f, &r->others);
-	nghttp2_session_del(s);
-	close(fd);
+	stuck_client_close(c);
 }
 
 static int setup_stuck(void **state)

@@ -179,6 +179,20 @@ static void test_failing_backends_do_not_stop_discovery(void **state)
 	tree_remove(fx->dir);
 }
 
+static void test_health_interval(void **state)
+{
+	struct config *cfg;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(config_load(NULL, &cfg, err, sizeof(err)), 0);
+	assert_int_equal(cfg->health_interval_s, CONFIG_HEALTH_INTERVAL_DEFAULT_S);
+	config_free(cfg);
+	cfg = config_text("healthCheckIntervalSeconds: 3\n");
+	assert_int_equal(cfg->health_interval_s, 3);
+	config_free(cfg);
+}
+
 static void test_config_errors(void **state)
 {
 	static const char *const bad[] = {
@@ -189,6 +203,10 @@ static void test_config_errors(void **state)
 		"backends: {nvidia: {colour: blue}}\n",
 		"publishUnsafeDevices: 1\n",
 		"- a list\n",
+		"healthCheckIntervalSeconds: 0\n",
+		"healthCheckIntervalSeconds: 21\n",
+		"healthCheckIntervalSeconds: \"5\"\n",
+		"healthCheckIntervalSeconds: 2.5\n",
 	};
 	char path[] = "/tmp/dralet-config-XXXXXX", err[256];
 	struct config *cfg;
@@ -211,6 +229,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ownership_rule),
 		cmocka_unit_test(test_failing_backends_do_not_stop_discovery),
+		cmocka_unit_test(test_health_interval),
 		cmocka_unit_test(test_config_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -181,6 +181,35 @@ int harness_probe_all(struct harness *h)
 	return 0;
 }
 
+static int probe_nothing(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f)
+{
+	(void)ctx;
+	(void)f;
+	return 0;
+}
+
+const struct dralet_backend harness_plain_backend = {
+	.abi = DRALET_BACKEND_ABI, .name = "test", .family = "accel",
+	.default_driver = "accel.dralet.dev", .probe = probe_nothing,
+};
+
+int harness_add_devices(struct harness *h, struct hal_pci_func *funcs, size_t n,
+			struct dralet_device **ret)
+{
+	h->ctx.sink = &h->sink;
+	for (size_t i = 0; i < n; i++) {
+		int r;
+		memset(&funcs[i], 0, sizeof(funcs[i]));
+		funcs[i].vf_index = -1;
+		snprintf(funcs[i].address, sizeof(funcs[i].address), "0000:%02x:00.0",
+			 (unsigned)(i + 1) & 0xff);
+		if ((r = dralet_device_new(&h->ctx, &funcs[i], "accel", NULL, &ret[i])) < 0)
+			return r;
+		dralet_device_set_health(ret[i], DRALET_HEALTH_HEALTHY);
+	}
+	return 0;
+}
+
 struct dralet_device *harness_device(struct harness *h, const char *name)
 {
 	for (size_t i = 0; i < h->sink.n; i++)

@@ -46,6 +46,16 @@ int harness_init(struct harness *h, const struct dralet_backend *backend, const 
 int harness_probe(struct harness *h, const struct hal_pci_func *f);
 /* Probes every function of the scan that @backend scores > 0. */
 int harness_probe_all(struct harness *h);
+/* A backend whose probe adds nothing ("test", accel.dralet.dev), for
+ * devices built by hand with dralet_device_new on h->ctx. */
+extern const struct dralet_backend harness_plain_backend;
+
+/* Adds @n healthy hand-built "accel" devices for @funcs (filled here:
+ * addresses 0000:01:00.0, 0000:02:00.0 ...; they must outlive the devices)
+ * to h->sink, in @ret. Returns 0 or the first error. */
+int harness_add_devices(struct harness *h, struct hal_pci_func *funcs, size_t n,
+			struct dralet_device **ret);
+
 /* The device named @name in the sink, or NULL. */
 struct dralet_device *harness_device(struct harness *h, const char *name);
 void harness_fini(struct harness *h);

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "agent/health/monitor.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent/log.h"
+
+struct health_monitor {
+	struct health_monitor_config cfg;
+	char *driver;
+	uv_timer_t timer;
+	uv_work_t work;
+	struct health_table table;
+	int *results;			/* of the round in flight, one per entry */
+	bool busy;			/* a round is in flight */
+	bool timer_closed;
+	atomic_bool closing;		/* read by the workers: skip what is left */
+};
+
+static int64_t real_now(void)
+{
+	return (int64_t)time(NULL);
+}
+
+static void free_if_done(struct health_monitor *m)
+{
+	if (!m->timer_closed || m->busy)
+		return;
+	health_table_clear(&m->table);
+	free(m->results);
+	free(m->driver);
+	free(m);
+}
+
+/* Worker thread: the devices cannot change while busy (set_devices refuses). */
+static void check_devices(uv_work_t *work)
+{
+	struct health_monitor *m = work->data;
+
+	for (size_t i = 0; i < m->table.n; i++)
+		m->results[i] = atomic_load(&m->closing)
+			      ? -ECANCELED : m->cfg.check(m->cfg.userdata, m->table.entries[i].dev);
+}
+
+static void log_change(const struct health_monitor *m, const struct health_change *c)
+{
+	if (c->error)
+		log_warn("driver %s: device %s: health %s -> %s (the health check failed: %s)",
+			 m->driver, c->device, health_name(c->old_health),
+			 health_name(c->new_health), strerror(-c->error));
+	else
+		log_info("driver %s: device %s: health %s -> %s", m->driver, c->device,
+			 health_name(c->old_health), health_name(c->new_health));
+}
+
+static void apply_round(uv_work_t *work, int status)
+{
+	struct health_monitor *m = work->data;
+	int64_t now = m->cfg.now();
+	bool changed = false;
+
+	m->busy = false;
+	if (atomic_load(&m->closing) || status < 0) {
+		free_if_done(m);
+		return;
+	}
+	for (size_t i = 0; i < m->table.n; i++) {
+		struct health_change c;
+		if (health_table_apply(&m->table, i, m->results[i], now, &c)) {
+			log_change(m, &c);
+			changed = true;
+		}
+	}
+	if (m->cfg.on_round)
+		m->cfg.on_round(m->cfg.userdata, changed);
+}
+
+int health_monitor_run_round(struct health_monitor *m)
+{
+	int *results;
+	int r;
+
+	if (atomic_load(&m->closing))
+		return -ECANCELED;
+	if (m->busy)
+		return -EBUSY;
+	if (!(results = realloc(m->results, (m->table.n + 1) * sizeof(*results))))
+		return -ENOMEM;
+	m->results = results;
+	r = uv_queue_work(m->cfg.loop, &m->work, check_devices, apply_round);
+	if (r < 0)
+		return r;
+	m->busy = true;
+	return 0;
+}
+
+static void on_tick(uv_timer_t *timer)
+{
+	struct health_monitor *m = timer->data;
+	int r = health_monitor_run_round(m);
+
+	if (r == -EBUSY)
+		log_debug("driver %s: the last health round is still running; skipping one",
+			  m->driver);
+	else if (r < 0)
+		log_error("driver %s: cannot start a health round: %s", m->driver, strerror(-r));
+}
+
+int health_monitor_new(const struct health_monitor_config *cfg,
+		       struct dralet_device *const *devices, size_t n,
+		       struct health_monitor **ret_monitor)
+{
+	struct health_monitor *m;
+	uint64_t interval;
+
+	if (!cfg->check)
+		return -EINVAL;
+	if (!(m = calloc(1, sizeof(*m))))
+		return -ENOMEM;
+	m->cfg = *cfg;
+	if (!m->cfg.now)
+		m->cfg.now = real_now;
+	m->driver = strdup(cfg->driver ? cfg->driver : "");
+	if (!m->driver || health_table_set_devices(&m->table, devices, n, m->cfg.now()) < 0) {
+		free(m->driver);
+		free(m);
+		return -ENOMEM;
+	}
+	m->work.data = m;
+	atomic_init(&m->closing, false);
+	interval = cfg->interval_ms ? cfg->interval_ms : HEALTH_DEFAULT_INTERVAL_S * 1000;
+	uv_timer_init(cfg->loop, &m->timer);
+	m->timer.data = m;
+	uv_timer_start(&m->timer, on_tick, interval, interval);
+	*ret_monitor = m;
+	return 0;
+}
+
+bool health_monitor_busy(const struct health_monitor *m)
+{
+	return m->busy;
+}
+
+int health_monitor_set_devices(struct health_monitor *m, struct dralet_device *const *devices,
+			       size_t n)
+{
+	if (m->busy)
+		return -EBUSY;
+	return health_table_set_devices(&m->table, devices, n, m->cfg.now());
+}
+
+const struct health_table *health_monitor_table(const struct health_monitor *m)
+{
+	return &m->table;
+}
+
+static void on_timer_closed(uv_handle_t *handle)
+{
+	struct health_monitor *m = handle->data;
+
+	m->timer_closed = true;
+	free_if_done(m);
+}
+
+void health_monitor_close(struct health_monitor *m)
+{
+	if (!m || atomic_load(&m->closing))
+		return;
+	atomic_store(&m->closing, true);
+	uv_close((uv_handle_t *)&m->timer, on_timer_closed);
+}

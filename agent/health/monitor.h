@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The health monitor of one DRA driver (docs/health.md): every interval a
+ * round checks each device on a worker thread (uv_queue_work; a check may
+ * call NVML or read sysfs), then applies the results on the loop thread: the
+ * device model gets the new health (dralet_device_set_health, so slices
+ * built afterwards carry it), each change is logged once (device, old → new,
+ * and the check's error when it failed), and on_round says whether anything
+ * changed. A round never starts while another is in flight; a tick that
+ * finds one running is skipped.
+ *
+ * The device model is written only on the loop thread, after the workers
+ * are done; the devices' list changes only while no round is in flight
+ * (health_monitor_set_devices), so a round reads it without locks.
+ *
+ * Threading: every function here and every callback except check runs on
+ * the loop thread.
+ */
+#ifndef DRALET_HEALTH_MONITOR_H
+#define DRALET_HEALTH_MONITOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "agent/health/health_table.h"
+
+#define HEALTH_DEFAULT_INTERVAL_S 10
+
+struct health_monitor;
+
+struct health_monitor_config {
+	uv_loop_t *loop;
+	const char *driver;		/* for log lines (copied) */
+	unsigned interval_ms;		/* between rounds; 0: HEALTH_DEFAULT_INTERVAL_S */
+	/* Worker thread: the enum dralet_health of @dev, or -errno. */
+	int (*check)(void *userdata, struct dralet_device *dev);
+	/* After every round; @changed: some device's health changed. */
+	void (*on_round)(void *userdata, bool changed);
+	void *userdata;
+	/* Unix seconds; NULL: the real clock (tests set their own). */
+	int64_t (*now)(void);
+};
+
+/*
+ * Creates the monitor over @devices (borrowed, like those of
+ * health_table_set_devices) and starts its timer: the first round runs one
+ * interval from now (the probe has just determined the health). @cfg is
+ * copied. Returns 0 and *ret_monitor, or -EINVAL (no check) / -ENOMEM.
+ */
+int health_monitor_new(const struct health_monitor_config *cfg,
+		       struct dralet_device *const *devices, size_t n,
+		       struct health_monitor **ret_monitor);
+
+/* Starts a round now, as a tick would. Returns 0, -EBUSY (one is in
+ * flight), -ECANCELED (closing) or a uv_queue_work error. */
+int health_monitor_run_round(struct health_monitor *m);
+
+/* True while a round is in flight (its workers hold the devices). */
+bool health_monitor_busy(const struct health_monitor *m);
+
+/* Replaces the devices after a rediscovery (borrowed, as above; their
+ * health as probed, stamped now). -EBUSY while a round is in flight, or
+ * -ENOMEM; nothing changes then. Never fails for no devices while idle. */
+int health_monitor_set_devices(struct health_monitor *m, struct dralet_device *const *devices,
+			       size_t n);
+
+/* The table (valid until the next round ends or set_devices). */
+const struct health_table *health_monitor_table(const struct health_monitor *m);
+
+/*
+ * Stops the timer; a round in flight finishes without applying anything
+ * (its workers skip the devices left). No callback runs after this. The
+ * monitor is freed once the timer is closed and no round is in flight, so
+ * the loop must run; the devices must live until then. Accepts NULL.
+ */
+void health_monitor_close(struct health_monitor *m);
+
+#endif

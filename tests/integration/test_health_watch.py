@@ -1,0 +1,260 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""Device health while the daemon runs (docs/health.md), seen the way the
+kubelet sees it: GetInfo advertises v1alpha1.DRAResourceHealth and
+NodeWatchResources streams the complete health list of the driver.
+
+The daemon runs on boards/vm-like.yaml (net.dralet.dev: two RDMA functions,
+two VFs) with a 1 s health interval and DRADeviceTaints on. The test takes
+one RDMA port down in the simulated sysfs tree, expects every watcher to get
+that device UNHEALTHY (and the slice taint), prepares a claim while the
+watchers are open, brings the port up again and expects HEALTHY. Deadlines
+are generous; nothing here measures latency."""
+import glob
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+try:
+    import grpc
+except ImportError:
+    print("SKIP: python3-grpcio is not installed")
+    sys.exit(77)
+
+from lib import kubelet as k  # noqa: E402
+import claims_kubelet as ck  # noqa: E402
+
+BOARD = os.path.join(ck.REPO, "boards", "vm-like.yaml")
+DRIVER = "net.dralet.dev"
+NODE = "health-node"
+SICK = "rdma-0000-01-00-1"      # its port goes down and up again
+CLAIMED = "rdma-0000-01-00-2"   # prepared while the watchers are open
+CLAIM_UID = ck.uid(7)
+WAIT = 60                       # seconds: generous, never a latency goal
+WATCH_PATH = "/v1alpha1.DRAResourceHealth/NodeWatchResources"
+
+
+class Watcher:
+    """One NodeWatchResources stream on its own connection, read by a thread."""
+
+    def __init__(self, pb, socket_path):
+        self.channel = k.unique_channel("unix:" + socket_path)
+        watch = self.channel.unary_stream(
+            WATCH_PATH,
+            request_serializer=pb.dra_health.NodeWatchResourcesRequest.SerializeToString,
+            response_deserializer=pb.dra_health.NodeWatchResourcesResponse.FromString)
+        self.stream = watch(pb.dra_health.NodeWatchResourcesRequest())
+        self.messages = queue.Queue()
+        self.end = None
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        try:
+            for msg in self.stream:
+                self.messages.put(msg)
+        except grpc.RpcError as e:
+            self.end = e.code()
+        else:
+            self.end = grpc.StatusCode.OK
+        self.messages.put(None)
+
+    def next_matching(self, want, pb, what):
+        """Waits for a message whose {device: status name} satisfies want()."""
+        deadline = time.time() + WAIT
+        last = None
+        while time.time() < deadline:
+            try:
+                msg = self.messages.get(timeout=max(0.1, deadline - time.time()))
+            except queue.Empty:
+                break
+            if msg is None:
+                raise AssertionError("the watch ended (%s) while waiting for %s" % (self.end, what))
+            last = health_map(msg, pb)
+            if want(last):
+                return msg
+        raise AssertionError("no message with %s in %d s; last: %s" % (what, WAIT, last))
+
+    def close(self):
+        self.stream.cancel()
+        self.thread.join(WAIT)
+        self.channel.close()
+
+
+def health_map(msg, pb):
+    return {d.device.device_name: pb.dra_health.HealthStatus.Name(d.health) for d in msg.devices}
+
+
+def port_state_file(tree, device):
+    bdf = "0000:" + device[len("rdma-0000-"):].replace("-", ":", 1).replace("-", ".")
+    files = glob.glob(os.path.join(tree, "sys", "bus", "pci", "devices", bdf, "infiniband",
+                                   "*", "ports", "1", "state"))
+    assert len(files) == 1, (bdf, files)
+    return files[0]
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def put_claim(store, device):
+    obj = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+           "metadata": {"namespace": "default", "name": "rdma", "uid": CLAIM_UID},
+           "spec": {"devices": {"requests": [{"name": "rdma", "exactly": {
+               "deviceClassName": "rdma.net.dralet.dev"}}]}},
+           "status": {"allocation": {"devices": {"results": [
+               {"request": "rdma", "driver": DRIVER, "pool": NODE, "device": device}]}}}}
+    d = os.path.join(store, "resourceclaims", "default")
+    os.makedirs(d, exist_ok=True)
+    write(os.path.join(d, "rdma.json"), json.dumps(obj))
+
+
+def unprepare(kl, pb, claim_uid):
+    m = pb.upstream
+    call = kl.dra.unary_unary(
+        k.V1_UNPREPARE, request_serializer=m.NodeUnprepareResourcesRequest.SerializeToString,
+        response_deserializer=m.NodeUnprepareResourcesResponse.FromString)
+    req = m.NodeUnprepareResourcesRequest(
+        claims=[m.Claim(namespace="default", uid=claim_uid, name="rdma")])
+    return call(req, timeout=45).claims[claim_uid].error
+
+
+def tainted_devices(store):
+    out = set()
+    for f in glob.glob(os.path.join(store, "resourceslices", "*.json")):
+        with open(f) as fh:
+            s = json.load(fh)
+        if s["spec"]["driver"] != DRIVER:
+            continue
+        for d in s["spec"].get("devices", []):
+            if any(t.get("key") == "dralet.dev/unhealthy" for t in d.get("taints", [])):
+                out.add(d["name"])
+    return out
+
+
+def wait_for(cond, what):
+    deadline = time.time() + WAIT
+    while time.time() < deadline:
+        if cond():
+            return
+        time.sleep(0.1)
+    raise AssertionError("timed out waiting for " + what)
+
+
+def main():
+    dralet = os.environ.get("DRALET")
+    ck.need(dralet, "DRALET is not set")
+    ck.need(shutil.which("protoc"), "protoc is not installed")
+    tmp = tempfile.mkdtemp(prefix="dralet-health-")
+    proc = None
+    log_path = os.path.join(tmp, "dralet.log")
+    try:
+        pb = k.compile_protos(tmp)
+        tree = os.path.join(tmp, "node")
+        r = subprocess.run([dralet, "board", "materialize", "--quiet", BOARD, tree],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr[-500:]
+        config = os.path.join(tmp, "config.yaml")
+        write(config, "healthCheckIntervalSeconds: 1\nfeatureGates:\n  DRADeviceTaints: true\n")
+        store = os.path.join(tmp, "store")
+        put_claim(store, CLAIMED)
+        registry, plugins = os.path.join(tmp, "registry"), os.path.join(tmp, "plugins")
+        log = open(log_path, "w")
+        # e.g. DRALET_TEST_WRAPPER="valgrind --error-exitcode=9 --leak-check=full"
+        wrapper = os.environ.get("DRALET_TEST_WRAPPER", "").split()
+        proc = subprocess.Popen(wrapper + [dralet, "run", "--sysfs-root", tree + "/sys", "--dev-root",
+                                 tree + "/dev", "--proc-root", tree + "/proc", "--config",
+                                 config, "--store", store, "--registry-dir", registry,
+                                 "--plugins-dir", plugins, "--cdi-dir",
+                                 os.path.join(tmp, "cdi"), "--node-name", NODE],
+                                stdout=log, stderr=subprocess.STDOUT)
+        log.close()
+        reg_sock = os.path.join(registry, DRIVER + "-reg.sock")
+        dra_sock = os.path.join(plugins, DRIVER, "dra.sock")
+        wait_for(lambda: proc.poll() is not None or
+                 (os.path.exists(reg_sock) and os.path.exists(dra_sock)), "the sockets")
+        assert proc.poll() is None, "the daemon exited"
+
+        # registration advertises the health service
+        kl = k.Kubelet(pb, reg_sock)
+        info = kl.register()
+        assert "v1alpha1.DRAResourceHealth" in info.supported_versions, info
+        assert info.endpoint == dra_sock, info.endpoint
+
+        # the complete list at once, every device healthy, pool = node name
+        started = int(time.time())
+        watchers = [Watcher(pb, dra_sock) for _ in range(2)]
+        names = None
+        for w in watchers:
+            first = w.next_matching(lambda m: True, pb, "the first list")
+            got = health_map(first, pb)
+            assert SICK in got and CLAIMED in got, got
+            assert set(got.values()) == {"HEALTHY"}, got
+            assert len(got) == len(first.devices), "a device listed twice"
+            names = names or set(got)
+            assert set(got) == names, (got, names)
+            for d in first.devices:
+                assert d.device.pool_name == NODE, d
+                assert started - 3600 < d.last_updated_time <= time.time() + 5, d
+        assert not tainted_devices(store)
+
+        # one port goes down: every watcher hears it, the slice gets the taint
+        state = port_state_file(tree, SICK)
+        write(state, "1: DOWN\n")
+        for w in watchers:
+            w.next_matching(lambda m: m.get(SICK) == "UNHEALTHY" and set(m) == names and
+                            all(v == "HEALTHY" for d, v in m.items() if d != SICK),
+                            pb, SICK + " UNHEALTHY")
+        wait_for(lambda: tainted_devices(store) == {SICK}, "the taint on " + SICK)
+
+        # claims are still served while the watchers are open
+        res = kl.prepare([("default", CLAIM_UID, "rdma")]).claims[CLAIM_UID]
+        assert res.error == "" and [d.device_name for d in res.devices] == [CLAIMED], res
+        assert unprepare(kl, pb, CLAIM_UID) == ""
+        kl.close()
+
+        # the port comes back: HEALTHY again everywhere, the taint goes
+        write(state, "4: ACTIVE\n")
+        for w in watchers:
+            msg = w.next_matching(lambda m: m.get(SICK) == "HEALTHY", pb, SICK + " HEALTHY")
+            assert set(health_map(msg, pb).values()) == {"HEALTHY"}
+        wait_for(lambda: not tainted_devices(store), "the taint to go")
+
+        # a watcher that goes away is forgotten; the other one keeps getting lists
+        watchers[0].close()
+        watchers[1].next_matching(lambda m: set(m) == names, pb, "a periodic list")
+        watchers[1].next_matching(lambda m: set(m) == names, pb, "another periodic list")
+
+        # SIGTERM ends the open watch with OK and the daemon exits cleanly
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=WAIT) == 0
+        proc = None
+        watchers[1].thread.join(WAIT)
+        assert watchers[1].end == grpc.StatusCode.OK, watchers[1].end
+        watchers[1].channel.close()
+        text = open(log_path).read()
+        assert "device %s: health Healthy -> Unhealthy" % SICK in text, text[-3000:]
+        assert "device %s: health Unhealthy -> Healthy" % SICK in text, text[-3000:]
+        print("health watch: %d devices, down and up again seen by 2 watchers: ok" % len(names))
+    except BaseException:
+        if os.path.exists(log_path):
+            sys.stderr.write(open(log_path).read()[-6000:])
+        raise
+    finally:
+        if proc and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+main()

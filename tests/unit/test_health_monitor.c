@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Device health while running: the table (change detection, errors as
+ * Unknown), the NodeWatchResources message, the monitor's rounds on a real
+ * loop (one at a time, closing with a round in flight). The config key is
+ * tested with the rest of the configuration (test_inventory.c). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "agent/health/health_message.h"
+#include "agent/health/health_table.h"
+#include "agent/health/monitor.h"
+#include "harness.h"
+#include "proto/kubelet_pb.h"
+
+#define N_DEVICES 3
+
+struct fixture {
+	struct harness h;
+	struct hal_pci_func funcs[N_DEVICES];
+	struct dralet_device *devices[N_DEVICES];
+};
+
+static int setup(void **state)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+
+	assert_non_null(fx);
+	assert_int_equal(harness_init(&fx->h, &harness_plain_backend, NULL, NULL), 0);
+	assert_int_equal(harness_add_devices(&fx->h, fx->funcs, N_DEVICES, fx->devices), 0);
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+
+	harness_fini(&fx->h);
+	free(fx);
+	return 0;
+}
+
+/* ---- the table ---- */
+
+static void test_results_map_to_health(void **state)
+{
+	(void)state;
+	assert_int_equal(health_from_result(DRALET_HEALTH_HEALTHY), DRALET_HEALTH_HEALTHY);
+	assert_int_equal(health_from_result(DRALET_HEALTH_UNHEALTHY), DRALET_HEALTH_UNHEALTHY);
+	assert_int_equal(health_from_result(DRALET_HEALTH_UNKNOWN), DRALET_HEALTH_UNKNOWN);
+	assert_int_equal(health_from_result(-EIO), DRALET_HEALTH_UNKNOWN);
+	assert_int_equal(health_from_result(42), DRALET_HEALTH_UNKNOWN);
+	assert_string_equal(health_name(DRALET_HEALTH_UNHEALTHY), "Unhealthy");
+}
+
+static void test_table_detects_changes(void **state)
+{
+	struct fixture *fx = *state;
+	struct health_table t = { 0 };
+	struct health_change c;
+
+	assert_int_equal(health_table_set_devices(&t, fx->devices, N_DEVICES, 100), 0);
+	assert_int_equal(t.n, N_DEVICES);
+	assert_int_equal(t.entries[1].health, DRALET_HEALTH_HEALTHY);
+	assert_int_equal(t.entries[1].updated, 100);
+
+	/* the same answer: no change, but the time moves on */
+	assert_false(health_table_apply(&t, 1, DRALET_HEALTH_HEALTHY, 110, &c));
+	assert_int_equal(t.entries[1].updated, 110);
+
+	/* a change reaches the device model */
+	assert_true(health_table_apply(&t, 1, DRALET_HEALTH_UNHEALTHY, 120, &c));
+	assert_string_equal(c.device, "accel-0000-02-00-0");
+	assert_int_equal(c.old_health, DRALET_HEALTH_HEALTHY);
+	assert_int_equal(c.new_health, DRALET_HEALTH_UNHEALTHY);
+	assert_int_equal(c.error, 0);
+	assert_int_equal(dralet_device_health(fx->devices[1]), DRALET_HEALTH_UNHEALTHY);
+	assert_int_equal(dralet_device_health(fx->devices[0]), DRALET_HEALTH_HEALTHY);
+
+	/* a failing check is Unknown, reported once: the next failure is no change */
+	assert_true(health_table_apply(&t, 2, -EIO, 130, &c));
+	assert_int_equal(c.new_health, DRALET_HEALTH_UNKNOWN);
+	assert_int_equal(c.error, -EIO);
+	assert_int_equal(t.entries[2].error, -EIO);
+	assert_false(health_table_apply(&t, 2, -EIO, 140, NULL));
+	assert_false(health_table_apply(&t, 2, -ENOENT, 150, NULL));
+	assert_int_equal(dralet_device_health(fx->devices[2]), DRALET_HEALTH_UNKNOWN);
+	assert_true(health_table_apply(&t, 2, DRALET_HEALTH_HEALTHY, 160, &c));
+	assert_int_equal(c.error, 0);
+	assert_int_equal(t.entries[2].error, 0);
+
+	/* new devices start from what their probe said */
+	dralet_device_set_health(fx->devices[0], DRALET_HEALTH_UNKNOWN);
+	assert_int_equal(health_table_set_devices(&t, fx->devices, 1, 200), 0);
+	assert_int_equal(t.n, 1);
+	assert_int_equal(t.entries[0].health, DRALET_HEALTH_UNKNOWN);
+	assert_int_equal(t.entries[0].updated, 200);
+	assert_int_equal(health_table_set_devices(&t, NULL, 0, 300), 0);
+	assert_int_equal(t.n, 0);
+	health_table_clear(&t);
+}
+
+/* ---- the message ---- */
+
+static void test_message_packs_the_complete_list(void **state)
+{
+	struct fixture *fx = *state;
+	struct health_table t = { 0 };
+	health_watch_response *resp;
+	uint8_t *buf;
+	size_t len;
+
+	assert_int_equal(health_table_set_devices(&t, fx->devices, N_DEVICES, 1700000000), 0);
+	health_table_apply(&t, 1, DRALET_HEALTH_UNHEALTHY, 1700000010, NULL);
+	health_table_apply(&t, 2, -EIO, 1700000020, NULL);
+	assert_int_equal(health_message_pack(&t, "node-1", &buf, &len), 0);
+	resp = (health_watch_response *)protobuf_c_message_unpack(&health_watch_response_descriptor,
+								  NULL, len, buf);
+	assert_non_null(resp);
+	assert_int_equal(resp->n_devices, N_DEVICES);
+	static const struct {
+		const char *name;
+		int health;
+		int64_t updated;
+	} want[N_DEVICES] = {
+		{ "accel-0000-01-00-0", HEALTH_STATUS_HEALTHY, 1700000000 },
+		{ "accel-0000-02-00-0", HEALTH_STATUS_UNHEALTHY, 1700000010 },
+		{ "accel-0000-03-00-0", HEALTH_STATUS_UNKNOWN, 1700000020 },
+	};
+	for (size_t i = 0; i < N_DEVICES; i++) {
+		assert_non_null(resp->devices[i]->device);
+		assert_string_equal(resp->devices[i]->device->pool_name, "node-1");
+		assert_string_equal(resp->devices[i]->device->device_name, want[i].name);
+		assert_int_equal(resp->devices[i]->health, want[i].health);
+		assert_int_equal(resp->devices[i]->last_updated_time, want[i].updated);
+	}
+	protobuf_c_message_free_unpacked(&resp->base, NULL);
+	free(buf);
+
+	/* no devices: an empty message, still a buffer */
+	health_table_clear(&t);
+	assert_int_equal(health_message_pack(&t, "node-1", &buf, &len), 0);
+	assert_non_null(buf);
+	assert_int_equal(len, 0);
+	free(buf);
+}
+
+/* ---- the monitor on a loop ---- */
+
+struct run {
+	struct fixture *fx;
+	uv_loop_t loop;
+	struct health_monitor *m;
+	int answers[N_DEVICES];		/* what the fake checks say */
+	unsigned checks, rounds, changed_rounds;
+	unsigned close_after;		/* close the monitor after this many rounds */
+	useconds_t check_delay;
+};
+
+static int fake_check(void *userdata, struct dralet_device *dev)
+{
+	struct run *run = userdata;
+
+	if (run->check_delay)
+		usleep(run->check_delay);
+	__atomic_add_fetch(&run->checks, 1, __ATOMIC_RELAXED);
+	for (size_t i = 0; i < N_DEVICES; i++)
+		if (run->fx->devices[i] == dev)
+			return run->answers[i];
+	return -ENODEV;
+}
+
+static void on_round(void *userdata, bool changed)
+{
+	struct run *run = userdata;
+
+	run->rounds++;
+	run->changed_rounds += changed;
+	if (run->close_after && run->rounds >= run->close_after) {
+		health_monitor_close(run->m);
+		run->m = NULL;
+	}
+}
+
+static int64_t fixed_now(void)
+{
+	return 1234;
+}
+
+static void start_run(struct run *run, struct fixture *fx, unsigned interval_ms)
+{
+	struct health_monitor_config cfg = {
+		.loop = &run->loop,
+		.driver = "accel.dralet.dev",
+		.interval_ms = interval_ms,
+		.check = fake_check,
+		.on_round = on_round,
+		.userdata = run,
+		.now = fixed_now,
+	};
+
+	run->fx = fx;
+	for (size_t i = 0; i < N_DEVICES; i++)
+		run->answers[i] = DRALET_HEALTH_HEALTHY;
+	assert_int_equal(uv_loop_init(&run->loop), 0);
+	assert_int_equal(health_monitor_new(&cfg, fx->devices, N_DEVICES, &run->m), 0);
+}
+
+static void finish_run(struct run *run)
+{
+	health_monitor_close(run->m);
+	run->m = NULL;
+	assert_int_equal(uv_run(&run->loop, UV_RUN_DEFAULT), 0);
+	assert_int_equal(uv_loop_close(&run->loop), 0);
+}
+
+static void test_round_applies_results_off_the_loop(void **state)
+{
+	struct fixture *fx = *state;
+	struct run run = { 0 };
+
+	start_run(&run, fx, 3600 * 1000);	/* the timer stays out of the way */
+	run.answers[0] = DRALET_HEALTH_UNHEALTHY;
+	run.answers[2] = -EIO;
+	run.check_delay = 20000;
+	assert_int_equal(health_monitor_run_round(run.m), 0);
+	/* one round at a time, and the devices stay put meanwhile */
+	assert_true(health_monitor_busy(run.m));
+	assert_int_equal(health_monitor_run_round(run.m), -EBUSY);
+	assert_int_equal(health_monitor_set_devices(run.m, fx->devices, 1), -EBUSY);
+	/* nothing is applied before the round is back on the loop */
+	assert_int_equal(dralet_device_health(fx->devices[0]), DRALET_HEALTH_HEALTHY);
+	while (run.rounds < 1)
+		uv_run(&run.loop, UV_RUN_ONCE);
+	assert_false(health_monitor_busy(run.m));
+	assert_int_equal(run.checks, N_DEVICES);
+	assert_int_equal(run.changed_rounds, 1);
+	assert_int_equal(dralet_device_health(fx->devices[0]), DRALET_HEALTH_UNHEALTHY);
+	assert_int_equal(dralet_device_health(fx->devices[1]), DRALET_HEALTH_HEALTHY);
+	assert_int_equal(dralet_device_health(fx->devices[2]), DRALET_HEALTH_UNKNOWN);
+	const struct health_table *t = health_monitor_table(run.m);
+	assert_int_equal(t->entries[2].error, -EIO);
+	assert_int_equal(t->entries[2].updated, 1234);
+
+	/* the same answers again: a round without changes */
+	run.check_delay = 0;
+	assert_int_equal(health_monitor_run_round(run.m), 0);
+	while (run.rounds < 2)
+		uv_run(&run.loop, UV_RUN_ONCE);
+	assert_int_equal(run.changed_rounds, 1);
+
+	/* rediscovery while idle */
+	assert_int_equal(health_monitor_set_devices(run.m, fx->devices, 2), 0);
+	assert_int_equal(health_monitor_table(run.m)->n, 2);
+	finish_run(&run);
+}
+
+static void test_timer_runs_rounds(void **state)
+{
+	struct fixture *fx = *state;
+	struct run run = { 0 };
+
+	start_run(&run, fx, 5);
+	run.close_after = 3;
+	assert_int_equal(uv_run(&run.loop, UV_RUN_DEFAULT), 0);	/* until the close */
+	assert_int_equal(run.rounds, 3);
+	assert_int_equal(run.changed_rounds, 0);
+	assert_int_equal(run.checks, 3 * N_DEVICES);
+	assert_int_equal(uv_loop_close(&run.loop), 0);
+}
+
+static void test_close_with_a_round_in_flight(void **state)
+{
+	struct fixture *fx = *state;
+	struct run run = { 0 };
+
+	start_run(&run, fx, 3600 * 1000);
+	run.answers[1] = DRALET_HEALTH_UNHEALTHY;
+	run.check_delay = 20000;
+	assert_int_equal(health_monitor_run_round(run.m), 0);
+	finish_run(&run);	/* frees once the round is back; nothing applied */
+	assert_int_equal(run.rounds, 0);
+	assert_int_equal(dralet_device_health(fx->devices[1]), DRALET_HEALTH_HEALTHY);
+	assert_true(run.checks <= N_DEVICES);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_results_map_to_health),
+		cmocka_unit_test_setup_teardown(test_table_detects_changes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_message_packs_the_complete_list, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_round_applies_results_off_the_loop, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_timer_runs_rounds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_close_with_a_round_in_flight, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
