@@ -40,6 +40,10 @@ struct daemon {
 	uv_loop_t loop;
 	uv_signal_t sigterm, sigint;
 	struct inventory *inv;
+	/* inventories an engine still points into (it could not take a
+	 * rediscovery's devices): freed at exit */
+	struct inventory **retired;
+	size_t n_retired;
 	struct store *store;
 	struct daemon_driver *drivers;
 	size_t n_drivers;
@@ -270,7 +274,8 @@ static void rediscover(void *userdata)
 {
 	struct daemon *d = userdata;
 	struct dralet_device ***lists;
-	struct inventory *inv;
+	struct inventory *inv, **retired;
+	bool old_in_use = false;
 	int r;
 
 	if (d->stopping)
@@ -280,6 +285,14 @@ static void rediscover(void *userdata)
 		log_error("rediscovery failed (%s); the devices published stay", strerror(-r));
 		return;
 	}
+	/* room to retire the old inventory, taken before anything changes */
+	retired = realloc(d->retired, (d->n_retired + 1) * sizeof(*retired));
+	if (!retired) {
+		inventory_free(inv);
+		log_error("rediscovery: out of memory; the devices published stay");
+		return;
+	}
+	d->retired = retired;
 	lists = calloc(d->n_drivers + 1, sizeof(*lists));
 	for (size_t i = 0; lists && i < d->n_drivers; i++) {
 		size_t n = inventory_n_devices(inv, d->drivers[i].name);
@@ -294,10 +307,11 @@ static void rediscover(void *userdata)
 		struct daemon_driver *dd = &d->drivers[i];
 		size_t n = inventory_n_devices(inv, dd->name);
 		if (dd->engine && (r = claims_engine_set_devices(dd->engine, lists[i], n)) < 0) {
-			/* cannot happen while idle; the old inventory stays with this engine */
-			log_error("driver %s: cannot take the rediscovered devices: %s", dd->name,
-				  strerror(-r));
+			/* out of memory: this engine keeps the old inventory's devices */
+			log_error("driver %s: cannot take the rediscovered devices (%s); it serves "
+				  "the devices it had", dd->name, strerror(-r));
 			health_monitor_set_devices(dd->monitor, NULL, 0);	/* never fails */
+			old_in_use = true;
 			continue;
 		}
 		if (health_monitor_set_devices(dd->monitor, lists[i], n) < 0) {
@@ -313,7 +327,10 @@ static void rediscover(void *userdata)
 		dd->n_devices = n;
 		lists[i] = NULL;
 	}
-	inventory_free(d->inv);
+	if (old_in_use)
+		d->retired[d->n_retired++] = d->inv;
+	else
+		inventory_free(d->inv);
 	d->inv = inv;
 	for (size_t i = 0; i < d->n_drivers; i++) {
 		publish_driver(d, &d->drivers[i]);
@@ -475,5 +492,8 @@ out:
 		log_warn("event loop handles left open at exit");
 	free_drivers(&d);
 	inventory_free(d.inv);
+	for (size_t i = 0; i < d.n_retired; i++)
+		inventory_free(d.retired[i]);
+	free(d.retired);
 	return status;
 }
