@@ -5,6 +5,7 @@
  *
  *   dralet ctl info   --socket REG_SOCKET          GetInfo
  *   dralet ctl health --socket SOCKET [--service S] grpc.health.v1 Check
+ *   dralet ctl watch-health --socket DRA_SOCKET [--count N]  NodeWatchResources
  *   dralet ctl prepare|unprepare --socket DRA_SOCKET
  *         (--claim FILE | --uid U --namespace N --name M) [--api v1|v1beta1]
  *
@@ -29,10 +30,14 @@
 static void ctl_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: dralet ctl <info|health|prepare|unprepare|bench> --socket PATH [options]\n"
+		"usage: dralet ctl <info|health|watch-health|prepare|unprepare|bench> --socket PATH\n"
+		"                  [options]\n"
 		"\n"
 		"  info       GetInfo on a registration socket (<driver>-reg.sock)\n"
 		"  health     grpc.health.v1 Check on either socket [--service NAME]\n"
+		"  watch-health  NodeWatchResources on a DRA socket: the devices' health, one\n"
+		"             JSON line per message [--count N: stop after N (default 1),\n"
+		"             0: until the stream ends or --timeout passes]\n"
 		"  prepare    NodePrepareResources on a DRA socket (dra.sock)\n"
 		"  unprepare  NodeUnprepareResources on a DRA socket\n"
 		"  bench      prepare+unprepare latency and throughput, one claim per call\n"
@@ -406,10 +411,11 @@ int cmd_ctl(int argc, char **argv)
 		{ "concurrency", required_argument, NULL, 'C' },
 		{ "rounds", required_argument, NULL, 'R' },
 		{ "null", no_argument, NULL, '0' },
+		{ "count", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct ctl_opts o = { .timeout_ms = 10000 };
+	struct ctl_opts o = { .timeout_ms = 10000, .count = 1 };
 	const char *sub;
 	int c;
 
@@ -431,11 +437,19 @@ int cmd_ctl(int argc, char **argv)
 		case 'C': o.concurrency = atoi(optarg); break;
 		case 'R': o.rounds = atoi(optarg); break;
 		case '0': o.null_calls = true; break;
+		case 'k':
+			o.count = atoi(optarg);
+			if (o.count < 0 || strspn(optarg, "0123456789") != strlen(optarg)) {
+				fprintf(stderr, "dralet ctl: bad --count '%s'\n", optarg);
+				return 2;
+			}
+			break;
 		case 't':
 			if (parse_duration_ms(optarg, &o.timeout_ms) < 0 || o.timeout_ms == 0) {
 				fprintf(stderr, "dralet ctl: bad --timeout '%s'\n", optarg);
 				return 2;
 			}
+			o.timeout_given = true;
 			break;
 		case 'h': ctl_usage(stdout); return 0;
 		default: ctl_usage(stderr); return 2;
@@ -459,6 +473,8 @@ int cmd_ctl(int argc, char **argv)
 		return ctl_health(&o);
 	if (!strcmp(sub, "bench"))
 		return ctl_bench(&o);
+	if (!strcmp(sub, "watch-health"))
+		return ctl_watch_health(&o);
 	if (!strcmp(sub, "prepare") || !strcmp(sub, "unprepare")) {
 		bool flags = o.flag_claim.uid || o.flag_claim.namespace_ || o.flag_claim.name;
 

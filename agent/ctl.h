@@ -28,6 +28,8 @@ struct ctl_opts {
 	const char *api;
 	struct ctl_claim flag_claim;
 	int timeout_ms;
+	bool timeout_given;	/* --timeout on the command line */
+	int count;		/* watch-health: messages to print (0: until the end) */
 	int concurrency;	/* bench: workers (default 1) */
 	int rounds;		/* bench: rounds over the claims (default 1) */
 	bool null_calls;	/* bench: empty prepares instead of claims */
@@ -41,5 +43,13 @@ struct ctl_opts {
  * --rounds repeats. Prints one JSON object with percentiles and pairs/s.
  */
 int ctl_bench(const struct ctl_opts *o);
+
+/*
+ * dralet ctl watch-health: NodeWatchResources on a DRA socket; prints each
+ * message (the driver's complete device health list) as one JSON line, the
+ * first --count of them (0: until the stream ends or --timeout passes).
+ * Exit status 0 when the messages asked for arrived.
+ */
+int ctl_watch_health(const struct ctl_opts *o);
 
 #endif

@@ -217,6 +217,21 @@ def main():
                             pb, SICK + " UNHEALTHY")
         wait_for(lambda: tainted_devices(store) == {SICK}, "the taint on " + SICK)
 
+        # dralet ctl watch-health shows the same list, one JSON line a message
+        out = subprocess.run([dralet, "ctl", "watch-health", "--socket", dra_sock, "--count", "2",
+                              "--timeout", "%ds" % WAIT], capture_output=True, text=True,
+                             timeout=WAIT + 5)
+        assert out.returncode == 0, out.stderr
+        lines = out.stdout.splitlines()
+        assert len(lines) == 2, out.stdout
+        for line in lines:
+            listed = {d["device"]: d["health"] for d in json.loads(line)["devices"]}
+            assert set(listed) == names and listed[SICK] == "UNHEALTHY", listed
+            assert all(d["pool"] == NODE for d in json.loads(line)["devices"]), line
+        out = subprocess.run([dralet, "ctl", "watch-health", "--socket", dra_sock, "--count", "50",
+                              "--timeout", "2s"], capture_output=True, text=True, timeout=WAIT)
+        assert out.returncode == 1 and "DEADLINE_EXCEEDED" in out.stderr, (out.stdout, out.stderr)
+
         # claims are still served while the watchers are open
         res = kl.prepare([("default", CLAIM_UID, "rdma")]).claims[CLAIM_UID]
         assert res.error == "" and [d.device_name for d in res.devices] == [CLAIMED], res
