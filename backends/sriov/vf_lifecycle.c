@@ -393,8 +393,9 @@ int vf_lifecycle_prepare(struct dralet_backend_ctx *ctx, const struct hal_pci_fu
 	if (target && (r = dralet_pci_bind(ctx, vf->address, target[0] ? VFIO : NULL)) < 0)
 		goto undo;
 done:
-	r = dralet_pci_binding(ctx, vf->address, driver, sizeof(driver), override,
-			       sizeof(override));
+	/* read again only after a change: otherwise the first read is current */
+	r = target || pf_net ? dralet_pci_binding(ctx, vf->address, driver, sizeof(driver),
+						  override, sizeof(override)) : 0;
 	if (r >= 0 && !driver[0]) {
 		dralet_ctx_error(ctx, "VF %s: no kernel driver took it after driver_override was "
 				 "cleared (is the VF driver's module loaded?)", vf->address);
