@@ -240,7 +240,8 @@ static struct dralet_attr *attr_slot(struct dralet_device *dev, const char *name
 		return NULL;
 	}
 	if (dev->n_attrs == dev->cap_attrs) {
-		size_t cap = dev->cap_attrs ? dev->cap_attrs * 2 : 16;
+		/* small steps: hundreds of devices, most with 17-20 attributes */
+		size_t cap = dev->cap_attrs ? dev->cap_attrs + 4 : 16;
 		attrs = realloc(dev->attrs, cap * sizeof(*attrs));
 		if (!attrs) {
 			*ret = -ENOMEM;
