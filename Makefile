@@ -154,12 +154,17 @@ check-valgrind: $(BUILD)/dralet
 check-fuzz:
 	$(Q)$(MAKE) --no-print-directory -f tests/fuzz/fuzz.mk FUZZ_SECONDS=$${FUZZ_SECONDS:-10}
 
-check-san:
-	$(Q)$(MAKE) --no-print-directory SAN=1 check-unit check-integration
+# Builds use every CPU; the tests themselves run one after another (run-tests.sh).
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 
-check: all
-	$(Q)$(MAKE) --no-print-directory check-unit
-	$(Q)$(MAKE) --no-print-directory check-integration
+check-san:
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) SAN=1 check-unit
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) SAN=1 check-integration
+
+check:
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) all
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) check-unit
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) check-integration
 	$(Q)$(MAKE) --no-print-directory check-valgrind
 	$(Q)$(MAKE) --no-print-directory check-fuzz
 	$(Q)$(MAKE) --no-print-directory check-vm
