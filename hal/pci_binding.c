@@ -2,42 +2,11 @@
 #include "hal/pci_binding.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hal/scan_internal.h"
-
-static void say(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
-static int read_uint(const struct hal_sysfs_io *io, const char *address, const char *file,
-		     unsigned *ret)
-{
-	char rel[160], buf[32], *end;
-	unsigned long v;
-	int r;
-
-	snprintf(rel, sizeof(rel), "bus/pci/devices/%s/%s", address, file);
-	r = io->read(io->userdata, rel, buf, sizeof(buf));
-	if (r < 0)
-		return r;
-	v = strtoul(buf, &end, 10);
-	if (end == buf || *end || v > 0xffff)
-		return -EINVAL;
-	*ret = (unsigned)v;
-	return 0;
-}
 
 int hal_pci_driver_override(const struct hal_sysfs_io *io, const char *address, char *buf,
 			    size_t size)
@@ -64,7 +33,7 @@ int hal_pf_state_read(const struct hal_sysfs_io *io, const char *address,
 	char rel[160], target[4096];
 	int r;
 
-	r = read_uint(io, address, "sriov_totalvfs", &st.total_vfs);
+	r = hal_pci_read_uint(io, address, "sriov_totalvfs", &st.total_vfs);
 	if (r < 0) {
 		char vendor[16];
 		snprintf(rel, sizeof(rel), "bus/pci/devices/%s/vendor", address);
@@ -72,9 +41,9 @@ int hal_pf_state_read(const struct hal_sysfs_io *io, const char *address,
 			return -ENODEV;
 		return r == -ENOENT ? -ENOTSUP : r;
 	}
-	if ((r = read_uint(io, address, "sriov_numvfs", &st.num_vfs)) < 0)
+	if ((r = hal_pci_read_uint(io, address, "sriov_numvfs", &st.num_vfs)) < 0)
 		return r;
-	if (read_uint(io, address, "sriov_drivers_autoprobe", &probe) == 0)
+	if (hal_pci_read_uint(io, address, "sriov_drivers_autoprobe", &probe) == 0)
 		st.autoprobe = probe ? 1 : 0;
 	if ((r = hal_pci_driver(io, address, st.driver, sizeof(st.driver))) < 0)
 		return r;
@@ -116,12 +85,12 @@ int hal_sriov_set_autoprobe(const struct hal_sysfs_io *io, const char *address, 
 	unsigned now;
 	int r;
 
-	if (read_uint(io, address, "sriov_drivers_autoprobe", &now) == 0 && (now != 0) == (on != 0))
+	if (hal_pci_read_uint(io, address, "sriov_drivers_autoprobe", &now) == 0 && (now != 0) == (on != 0))
 		return 0;
 	snprintf(rel, sizeof(rel), "bus/pci/devices/%s/sriov_drivers_autoprobe", address);
 	r = io->write(io->userdata, rel, on ? "1" : "0");
 	if (r < 0)
-		say(err, errlen, "%s: cannot set sriov_drivers_autoprobe: %s", address, strerror(-r));
+		hal_say(err, errlen, "%s: cannot set sriov_drivers_autoprobe: %s", address, strerror(-r));
 	return r;
 }
 
@@ -143,7 +112,7 @@ static int write_override(const struct hal_sysfs_io *io, const char *address, co
 	/* an empty line clears it */
 	r = io->write(io->userdata, rel, value && *value ? value : "\n");
 	if (r < 0)
-		say(err, errlen, "%s: cannot set driver_override: %s", address, strerror(-r));
+		hal_say(err, errlen, "%s: cannot set driver_override: %s", address, strerror(-r));
 	return r;
 }
 
@@ -156,7 +125,7 @@ static int unbind(const struct hal_sysfs_io *io, const char *address, const char
 	snprintf(rel, sizeof(rel), "bus/pci/devices/%s/driver/unbind", address);
 	r = io->write(io->userdata, rel, address);
 	if (r < 0 && r != -ENODEV) {
-		say(err, errlen, "%s: cannot unbind it from %s: %s", address, current, strerror(-r));
+		hal_say(err, errlen, "%s: cannot unbind it from %s: %s", address, current, strerror(-r));
 		return r;
 	}
 	return 0;
@@ -169,7 +138,7 @@ int hal_pci_unbind(const struct hal_sysfs_io *io, const char *address, char *err
 
 	if ((r = hal_pci_driver(io, address, current, sizeof(current))) < 0 ||
 	    (r = hal_pci_driver_override(io, address, override, sizeof(override))) < 0) {
-		say(err, errlen, "%s: cannot read its driver: %s", address, strerror(-r));
+		hal_say(err, errlen, "%s: cannot read its driver: %s", address, strerror(-r));
 		return r;
 	}
 	if (override[0] && (r = write_override(io, address, NULL, err, errlen)) < 0)
@@ -189,7 +158,7 @@ int hal_pci_restore_binding(const struct hal_sysfs_io *io, const char *address,
 	override = override ? override : "";
 	if ((r = hal_pci_driver(io, address, current, sizeof(current))) < 0 ||
 	    (r = hal_pci_driver_override(io, address, now_override, sizeof(now_override))) < 0) {
-		say(err, errlen, "%s: cannot read its driver: %s", address, strerror(-r));
+		hal_say(err, errlen, "%s: cannot read its driver: %s", address, strerror(-r));
 		return r;
 	}
 	if (!strcmp(current, driver) && !strcmp(now_override, override))
@@ -203,13 +172,13 @@ int hal_pci_restore_binding(const struct hal_sysfs_io *io, const char *address,
 		if (driver[0]) {
 			r = io->write(io->userdata, "bus/pci/drivers_probe", address);
 			if (r < 0 && r != -ENODEV && r != -EINVAL) {
-				say(err, errlen, "%s: drivers_probe failed: %s", address, strerror(-r));
+				hal_say(err, errlen, "%s: drivers_probe failed: %s", address, strerror(-r));
 				return r;
 			}
 			if ((r = hal_pci_driver(io, address, current, sizeof(current))) < 0)
 				return r;
 			if (strcmp(current, driver)) {
-				say(err, errlen, "%s: did not bind to %s again (bound: %s); is the %s "
+				hal_say(err, errlen, "%s: did not bind to %s again (bound: %s); is the %s "
 				    "module loaded?", address, driver, current[0] ? current : "none",
 				    driver);
 				return -EIO;

@@ -2,6 +2,7 @@
 #include "hal/sysfs_ctl.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,8 +55,7 @@ struct hal_sysfs_io hal_sysfs_io_real(const struct hal_roots *roots)
 	return (struct hal_sysfs_io){ real_write, real_read, real_readlink, (void *)roots };
 }
 
-static void say(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *err, size_t errlen, const char *fmt, ...)
+void hal_say(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -92,7 +92,7 @@ int hal_pci_set_driver(const struct hal_sysfs_io *io, const char *address, const
 
 	r = hal_pci_driver(io, address, current, sizeof(current));
 	if (r < 0) {
-		say(err, errlen, "%s: cannot read its driver: %s", address, strerror(-r));
+		hal_say(err, errlen, "%s: cannot read its driver: %s", address, strerror(-r));
 		return r;
 	}
 	snprintf(rel, sizeof(rel), "bus/pci/devices/%s/driver_override", address);
@@ -108,7 +108,7 @@ int hal_pci_set_driver(const struct hal_sysfs_io *io, const char *address, const
 	/* an empty line clears driver_override */
 	r = io->write(io->userdata, rel, driver ? driver : "\n");
 	if (r < 0) {
-		say(err, errlen, "%s: cannot set driver_override: %s", address, strerror(-r));
+		hal_say(err, errlen, "%s: cannot set driver_override: %s", address, strerror(-r));
 		return r;
 	}
 	if (current[0] && (!driver || strcmp(current, driver))) {
@@ -116,7 +116,7 @@ int hal_pci_set_driver(const struct hal_sysfs_io *io, const char *address, const
 		snprintf(unbind, sizeof(unbind), "bus/pci/devices/%s/driver/unbind", address);
 		r = io->write(io->userdata, unbind, address);
 		if (r < 0 && r != -ENODEV) {
-			say(err, errlen, "%s: cannot unbind it from %s: %s", address, current,
+			hal_say(err, errlen, "%s: cannot unbind it from %s: %s", address, current,
 			    strerror(-r));
 			return r;
 		}
@@ -125,22 +125,22 @@ int hal_pci_set_driver(const struct hal_sysfs_io *io, const char *address, const
 	 * driver took it, which the check below reports better */
 	r = io->write(io->userdata, "bus/pci/drivers_probe", address);
 	if (r < 0 && r != -ENODEV && r != -EINVAL) {
-		say(err, errlen, "%s: drivers_probe failed: %s", address, strerror(-r));
+		hal_say(err, errlen, "%s: drivers_probe failed: %s", address, strerror(-r));
 		return r;
 	}
 	r = hal_pci_driver(io, address, current, sizeof(current));
 	if (r < 0)
 		return r;
 	if (driver && strcmp(current, driver)) {
-		say(err, errlen, "%s: did not bind to %s (bound: %s); is the %s module loaded?",
+		hal_say(err, errlen, "%s: did not bind to %s (bound: %s); is the %s module loaded?",
 		    address, driver, current[0] ? current : "none", driver);
 		return -EIO;
 	}
 	return 0;
 }
 
-static int read_uint(const struct hal_sysfs_io *io, const char *address, const char *file,
-		     unsigned *ret)
+int hal_pci_read_uint(const struct hal_sysfs_io *io, const char *address, const char *file,
+		      unsigned *ret)
 {
 	char rel[160], buf[32], *end;
 	unsigned long v;
@@ -185,20 +185,20 @@ int hal_sriov_set_numvfs(const struct hal_sysfs_io *io, const char *address, uns
 	unsigned total, current, probe = 1;
 	int r;
 
-	if ((r = read_uint(io, address, "sriov_totalvfs", &total)) < 0) {
-		say(err, errlen, "%s: not an SR-IOV physical function (%s)", address,
+	if ((r = hal_pci_read_uint(io, address, "sriov_totalvfs", &total)) < 0) {
+		hal_say(err, errlen, "%s: not an SR-IOV physical function (%s)", address,
 		    r == -ENOENT ? "no sriov_totalvfs" : strerror(-r));
 		return r == -ENOENT ? -ENOTSUP : r;
 	}
 	if (n > total) {
-		say(err, errlen, "%s: %u VFs asked, the PF supports %u", address, n, total);
+		hal_say(err, errlen, "%s: %u VFs asked, the PF supports %u", address, n, total);
 		return -ERANGE;
 	}
-	if ((r = read_uint(io, address, "sriov_numvfs", &current)) < 0) {
-		say(err, errlen, "%s: cannot read sriov_numvfs: %s", address, strerror(-r));
+	if ((r = hal_pci_read_uint(io, address, "sriov_numvfs", &current)) < 0) {
+		hal_say(err, errlen, "%s: cannot read sriov_numvfs: %s", address, strerror(-r));
 		return r;
 	}
-	read_uint(io, address, "sriov_drivers_autoprobe", &probe);
+	hal_pci_read_uint(io, address, "sriov_drivers_autoprobe", &probe);
 	bool probe_changes = autoprobe >= 0 && (unsigned)autoprobe != probe && n > 0;
 	if (current == n && !probe_changes)
 		return (int)n;
@@ -206,7 +206,7 @@ int hal_sriov_set_numvfs(const struct hal_sysfs_io *io, const char *address, uns
 	if (current != 0) {
 		r = write_uint(io, address, "sriov_numvfs", 0);
 		if (r < 0) {
-			say(err, errlen, "%s: cannot disable its %u VFs: %s", address, current,
+			hal_say(err, errlen, "%s: cannot disable its %u VFs: %s", address, current,
 			    numvfs_cause(r));
 			return r;
 		}
@@ -214,7 +214,7 @@ int hal_sriov_set_numvfs(const struct hal_sysfs_io *io, const char *address, uns
 	if (probe_changes) {
 		r = write_uint(io, address, "sriov_drivers_autoprobe", (unsigned)autoprobe);
 		if (r < 0) {
-			say(err, errlen, "%s: cannot set sriov_drivers_autoprobe: %s", address,
+			hal_say(err, errlen, "%s: cannot set sriov_drivers_autoprobe: %s", address,
 			    strerror(-r));
 			return r;
 		}
@@ -223,12 +223,12 @@ int hal_sriov_set_numvfs(const struct hal_sysfs_io *io, const char *address, uns
 		return 0;
 	r = write_uint(io, address, "sriov_numvfs", n);
 	if (r < 0) {
-		say(err, errlen, "%s: enabling %u VFs failed: %s", address, n, numvfs_cause(r));
+		hal_say(err, errlen, "%s: enabling %u VFs failed: %s", address, n, numvfs_cause(r));
 		return r;
 	}
-	if ((r = read_uint(io, address, "sriov_numvfs", &current)) < 0)
+	if ((r = hal_pci_read_uint(io, address, "sriov_numvfs", &current)) < 0)
 		return r;
 	if (current < n)
-		say(err, errlen, "%s: %u VFs asked, the driver enabled %u", address, n, current);
+		hal_say(err, errlen, "%s: %u VFs asked, the driver enabled %u", address, n, current);
 	return (int)current;
 }

@@ -29,6 +29,14 @@ struct hal_sysfs_io {
 /* The real thing below @roots->sys; @roots must outlive the result's use. */
 struct hal_sysfs_io hal_sysfs_io_real(const struct hal_roots *roots);
 
+/* A decimal PCI sysfs attribute of @address ("sriov_numvfs", at most
+ * 0xffff) into *ret. 0, -EINVAL when it is not such a number, or -errno. */
+int hal_pci_read_uint(const struct hal_sysfs_io *io, const char *address, const char *file,
+		      unsigned *ret);
+
+/* printf into @err (@errlen bytes) unless @err is NULL. */
+void hal_say(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* The bound driver of @address into @buf ("" when none). Returns 0 or -errno. */
 int hal_pci_driver(const struct hal_sysfs_io *io, const char *address, char *buf, size_t size);
 

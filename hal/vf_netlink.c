@@ -27,13 +27,13 @@ int hal_vf_parse_mac(const char *text, uint8_t mac[6])
 	return 0;
 }
 
-int hal_vf_settings_valid(const struct hal_vf_settings *s)
+int hal_vf_settings_valid(const struct dralet_vf_settings *s)
 {
 	if (s->has_vlan && (s->vlan > 4095 || s->qos > 7))
 		return -EINVAL;
 	if (s->trust < -1 || s->trust > 1 || s->spoof_check < -1 || s->spoof_check > 1)
 		return -EINVAL;
-	if (s->link_state < -1 || s->link_state > HAL_VF_LINK_DISABLE)
+	if (s->link_state < -1 || s->link_state > DRALET_VF_LINK_DISABLE)
 		return -EINVAL;
 	if (s->has_rate && s->max_tx_mbps && s->min_tx_mbps > s->max_tx_mbps)
 		return -EINVAL;
@@ -43,7 +43,7 @@ int hal_vf_settings_valid(const struct hal_vf_settings *s)
 }
 
 /* A link carrying the VF changes; the caller puts both. */
-static int vf_change(unsigned vf, const struct hal_vf_settings *s, struct rtnl_link **ret_link)
+static int vf_change(unsigned vf, const struct dralet_vf_settings *s, struct rtnl_link **ret_link)
 {
 	struct rtnl_link *link = rtnl_link_alloc();
 	struct rtnl_link_vf *v = rtnl_link_vf_alloc();
@@ -97,7 +97,7 @@ out:
 	return r;
 }
 
-int hal_vf_build_request(int pf_ifindex, unsigned vf, const struct hal_vf_settings *s,
+int hal_vf_build_request(int pf_ifindex, unsigned vf, const struct dralet_vf_settings *s,
 			 struct nl_msg **ret_msg)
 {
 	struct rtnl_link *orig, *change = NULL;
@@ -135,7 +135,7 @@ static int errno_of(int r)
 	}
 }
 
-int hal_vf_apply(int pf_ifindex, unsigned vf, const struct hal_vf_settings *s)
+int hal_vf_apply(int pf_ifindex, unsigned vf, const struct dralet_vf_settings *s)
 {
 	struct nl_sock *sock;
 	struct nl_msg *msg;
@@ -183,7 +183,7 @@ static const void *payload(const struct nlattr *a, size_t size)
 }
 
 /* Fills @s from one IFLA_VF_INFO nest; false when it is another VF's. */
-static bool parse_vf_info(const struct nlattr *info, unsigned vf, struct hal_vf_settings *s)
+static bool parse_vf_info(const struct nlattr *info, unsigned vf, struct dralet_vf_settings *s)
 {
 	struct nlattr *tb[IFLA_VF_MAX + 1];
 	const struct ifla_vf_mac *mac;
@@ -212,7 +212,7 @@ static bool parse_vf_info(const struct nlattr *info, unsigned vf, struct hal_vf_
 	if ((spoof = payload(tb[IFLA_VF_SPOOFCHK], sizeof(*spoof))) && spoof->setting <= 1)
 		s->spoof_check = (int)spoof->setting;
 	if ((link = payload(tb[IFLA_VF_LINK_STATE], sizeof(*link))) &&
-	    link->link_state <= HAL_VF_LINK_DISABLE)
+	    link->link_state <= DRALET_VF_LINK_DISABLE)
 		s->link_state = (int)link->link_state;
 	if ((rate = payload(tb[IFLA_VF_RATE], sizeof(*rate)))) {
 		s->has_rate = true;
@@ -225,7 +225,7 @@ static bool parse_vf_info(const struct nlattr *info, unsigned vf, struct hal_vf_
 	return true;
 }
 
-int hal_vf_parse_link(struct nl_msg *reply, unsigned vf, struct hal_vf_settings *ret)
+int hal_vf_parse_link(struct nl_msg *reply, unsigned vf, struct dralet_vf_settings *ret)
 {
 	struct nlmsghdr *h = nlmsg_hdr(reply);
 	struct nlattr *list, *info;
@@ -237,7 +237,7 @@ int hal_vf_parse_link(struct nl_msg *reply, unsigned vf, struct hal_vf_settings 
 	if (!list)
 		return -ENOENT;
 	nla_for_each_nested(info, list, rem) {
-		struct hal_vf_settings s = HAL_VF_SETTINGS_INIT;
+		struct dralet_vf_settings s = DRALET_VF_SETTINGS_INIT;
 		if (nla_type(info) == IFLA_VF_INFO && parse_vf_info(info, vf, &s)) {
 			*ret = s;
 			return 0;
@@ -249,7 +249,7 @@ int hal_vf_parse_link(struct nl_msg *reply, unsigned vf, struct hal_vf_settings 
 struct get_reply {
 	unsigned vf;
 	int r;
-	struct hal_vf_settings s;
+	struct dralet_vf_settings s;
 };
 
 static int on_reply(struct nl_msg *msg, void *arg)
@@ -260,7 +260,7 @@ static int on_reply(struct nl_msg *msg, void *arg)
 	return NL_OK;
 }
 
-int hal_vf_get(int pf_ifindex, unsigned vf, struct hal_vf_settings *ret)
+int hal_vf_get(int pf_ifindex, unsigned vf, struct dralet_vf_settings *ret)
 {
 	struct get_reply g = { .vf = vf, .r = -ENOENT };
 	struct nl_sock *sock;

@@ -11,38 +11,18 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <dralet/pci.h>
+
 struct nl_msg;
-
-enum hal_vf_link_state {
-	HAL_VF_LINK_AUTO = 0,
-	HAL_VF_LINK_ENABLE = 1,
-	HAL_VF_LINK_DISABLE = 2,
-};
-
-/* What to change; fields marked unset are left alone. */
-struct hal_vf_settings {
-	bool has_mac;
-	uint8_t mac[6];
-	bool has_vlan;
-	unsigned vlan;		/* 0..4095, 0 = no VLAN */
-	unsigned qos;		/* 0..7 */
-	int trust;		/* -1 unset, 0 off, 1 on */
-	int spoof_check;	/* -1 unset, 0 off, 1 on */
-	int link_state;		/* -1 unset, else enum hal_vf_link_state */
-	bool has_rate;
-	unsigned min_tx_mbps, max_tx_mbps;	/* 0 = no limit */
-};
-
-#define HAL_VF_SETTINGS_INIT { .trust = -1, .spoof_check = -1, .link_state = -1 }
 
 /* Parses "aa:bb:cc:dd:ee:ff" into @mac; -EINVAL unless it is a unicast MAC. */
 int hal_vf_parse_mac(const char *text, uint8_t mac[6]);
 /* Checks ranges (VLAN, QoS, rate order); -EINVAL with nothing changed. */
-int hal_vf_settings_valid(const struct hal_vf_settings *s);
+int hal_vf_settings_valid(const struct dralet_vf_settings *s);
 
 /* Builds the RTM_SETLINK request for VF @vf of the PF with @pf_ifindex.
  * *ret_msg is freed with nlmsg_free(). */
-int hal_vf_build_request(int pf_ifindex, unsigned vf, const struct hal_vf_settings *s,
+int hal_vf_build_request(int pf_ifindex, unsigned vf, const struct dralet_vf_settings *s,
 			 struct nl_msg **ret_msg);
 
 /* Builds the RTM_GETLINK request for the PF with @pf_ifindex that asks for
@@ -52,17 +32,17 @@ int hal_vf_build_get_request(int pf_ifindex, struct nl_msg **ret_msg);
 /*
  * Reads the settings of VF @vf from the PF's RTM_NEWLINK reply @reply: MAC,
  * VLAN and QoS, trust, spoof check, link state and rate, each only when the
- * PF reports it (the others stay unset, as HAL_VF_SETTINGS_INIT has them).
+ * PF reports it (the others stay unset, as DRALET_VF_SETTINGS_INIT has them).
  * -ENOENT when the reply lists no VF @vf, -EBADMSG when it is malformed.
  */
-int hal_vf_parse_link(struct nl_msg *reply, unsigned vf, struct hal_vf_settings *ret);
+int hal_vf_parse_link(struct nl_msg *reply, unsigned vf, struct dralet_vf_settings *ret);
 
 /* Asks the kernel for VF @vf's settings now (the two above over a socket). */
-int hal_vf_get(int pf_ifindex, unsigned vf, struct hal_vf_settings *ret);
+int hal_vf_get(int pf_ifindex, unsigned vf, struct dralet_vf_settings *ret);
 
 /* Sends it in the current network namespace and waits for the kernel's ACK.
  * Returns 0 or the kernel's -errno (-EOPNOTSUPP when the PF driver does not
  * support a setting). */
-int hal_vf_apply(int pf_ifindex, unsigned vf, const struct hal_vf_settings *s);
+int hal_vf_apply(int pf_ifindex, unsigned vf, const struct dralet_vf_settings *s);
 
 #endif

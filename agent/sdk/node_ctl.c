@@ -15,7 +15,7 @@ static bool same_interface(const char *ifname, int ifindex)
 }
 
 static int real_vf_get(void *userdata, const char *pf_ifname, int pf_ifindex, unsigned vf,
-		       struct hal_vf_settings *ret)
+		       struct dralet_vf_settings *ret)
 {
 	(void)userdata;
 	if (!same_interface(pf_ifname, pf_ifindex))
@@ -24,7 +24,7 @@ static int real_vf_get(void *userdata, const char *pf_ifname, int pf_ifindex, un
 }
 
 static int real_vf_set(void *userdata, const char *pf_ifname, int pf_ifindex, unsigned vf,
-		       const struct hal_vf_settings *s)
+		       const struct dralet_vf_settings *s)
 {
 	(void)userdata;
 	if (!same_interface(pf_ifname, pf_ifindex))

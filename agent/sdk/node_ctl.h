@@ -20,9 +20,9 @@ struct node_ctl {
 	 * namespace (-ENODEV when not): a simulated tree's interface index may be
 	 * a real interface of the host. */
 	int (*vf_get)(void *userdata, const char *pf_ifname, int pf_ifindex, unsigned vf,
-		      struct hal_vf_settings *ret);
+		      struct dralet_vf_settings *ret);
 	int (*vf_set)(void *userdata, const char *pf_ifname, int pf_ifindex, unsigned vf,
-		      const struct hal_vf_settings *s);
+		      const struct dralet_vf_settings *s);
 	void *vf_userdata;
 };
 

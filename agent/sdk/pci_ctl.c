@@ -82,35 +82,13 @@ int dralet_pci_restore(struct dralet_backend_ctx *ctx, const char *address, cons
 	return r;
 }
 
-static void to_hal(const struct dralet_vf_settings *s, struct hal_vf_settings *h)
-{
-	*h = (struct hal_vf_settings){
-		.has_mac = s->has_mac, .has_vlan = s->has_vlan, .vlan = s->vlan, .qos = s->qos,
-		.trust = s->trust, .spoof_check = s->spoof_check, .link_state = s->link_state,
-		.has_rate = s->has_rate, .min_tx_mbps = s->min_tx_mbps,
-		.max_tx_mbps = s->max_tx_mbps,
-	};
-	memcpy(h->mac, s->mac, sizeof(h->mac));
-}
-
-static void from_hal(const struct hal_vf_settings *h, struct dralet_vf_settings *s)
-{
-	*s = (struct dralet_vf_settings){
-		.has_mac = h->has_mac, .has_vlan = h->has_vlan, .vlan = h->vlan, .qos = h->qos,
-		.trust = h->trust, .spoof_check = h->spoof_check, .link_state = h->link_state,
-		.has_rate = h->has_rate, .min_tx_mbps = h->min_tx_mbps,
-		.max_tx_mbps = h->max_tx_mbps,
-	};
-	memcpy(s->mac, h->mac, sizeof(s->mac));
-}
-
 int dralet_vf_get(struct dralet_backend_ctx *ctx, const struct hal_netdev *pf, unsigned vf,
 		  struct dralet_vf_settings *ret)
 {
 	struct node_ctl tmp;
 	const struct node_ctl *c = ctl_of(ctx, &tmp);
-	struct hal_vf_settings h = HAL_VF_SETTINGS_INIT;
-	int r = c->vf_get ? c->vf_get(c->vf_userdata, pf->ifname, pf->ifindex, vf, &h)
+	struct dralet_vf_settings now = DRALET_VF_SETTINGS_INIT;
+	int r = c->vf_get ? c->vf_get(c->vf_userdata, pf->ifname, pf->ifindex, vf, &now)
 			  : -EOPNOTSUPP;
 
 	if (r < 0) {
@@ -120,7 +98,7 @@ int dralet_vf_get(struct dralet_backend_ctx *ctx, const struct hal_netdev *pf, u
 					      : "");
 		return r;
 	}
-	from_hal(&h, ret);
+	*ret = now;
 	return 0;
 }
 
@@ -129,13 +107,10 @@ int dralet_vf_set(struct dralet_backend_ctx *ctx, const struct hal_netdev *pf, u
 {
 	struct node_ctl tmp;
 	const struct node_ctl *c = ctl_of(ctx, &tmp);
-	struct hal_vf_settings h;
-	int r;
+	int r = hal_vf_settings_valid(s);
 
-	to_hal(s, &h);
-	r = hal_vf_settings_valid(&h);
 	if (r == 0)
-		r = c->vf_set ? c->vf_set(c->vf_userdata, pf->ifname, pf->ifindex, vf, &h)
+		r = c->vf_set ? c->vf_set(c->vf_userdata, pf->ifname, pf->ifindex, vf, s)
 			      : -EOPNOTSUPP;
 	if (r < 0)
 		dralet_ctx_error(ctx, "setting VF %u through %s failed: %s%s", vf, pf->ifname,

@@ -111,9 +111,9 @@ static int kept_text(struct slice_record *rec, struct json_object *slice)
 }
 
 /* {"name": @name, "taints": [the taints of @dev with a timeAdded]}, or NULL in *ret. */
-static int device_stub(struct json_object *dev, const char *name, struct json_object **ret)
+static int device_taint_entry(struct json_object *dev, const char *name, struct json_object **ret)
 {
-	struct json_object *taints = json_tree_get(dev, "taints"), *kept = NULL, *stub = NULL;
+	struct json_object *taints = json_tree_get(dev, "taints"), *kept = NULL, *entry = NULL;
 	*ret = NULL;
 	for (size_t t = 0; t < json_object_array_length(taints); t++) {
 		struct json_object *taint = json_object_array_get_idx(taints, t);
@@ -129,14 +129,14 @@ static int device_stub(struct json_object *dev, const char *name, struct json_ob
 	}
 	if (!kept)
 		return 0;
-	if (!(stub = json_object_new_object()) ||
-	    json_object_object_add(stub, "name", json_object_new_string(name)) < 0 ||
-	    json_object_object_add(stub, "taints", kept) < 0) {
+	if (!(entry = json_object_new_object()) ||
+	    json_object_object_add(entry, "name", json_object_new_string(name)) < 0 ||
+	    json_object_object_add(entry, "taints", kept) < 0) {
 		json_object_put(kept);
-		json_object_put(stub);
+		json_object_put(entry);
 		return -ENOMEM;
 	}
-	*ret = stub;
+	*ret = entry;
 	return 0;
 }
 
@@ -153,7 +153,7 @@ struct slice_record_builder {
 	struct json_text_buf names;	/* every device's name, NUL-terminated */
 	size_t n_devices;
 	unsigned gates, gate_keys;
-	struct json_object *stubs;	/* PUBLISHED: devices with taints' timeAdded */
+	struct json_object *taint_entries;	/* PUBLISHED: devices with taints' timeAdded */
 };
 
 int slice_record_builder_new(enum slice_record_kind kind, struct json_object *light,
@@ -185,7 +185,7 @@ void slice_record_builder_free(struct slice_record_builder *b)
 	slice_canon_free(b->canon);
 	json_text_buf_free(&b->devices);
 	json_text_buf_free(&b->names);
-	json_object_put(b->stubs);
+	json_object_put(b->taint_entries);
 	free(b);
 }
 
@@ -201,7 +201,7 @@ static bool name_seen(const struct slice_record_builder *b, const char *name)
 int slice_record_builder_device(struct slice_record_builder *b, struct json_object *dev)
 {
 	const char *name = json_tree_get_str(dev, "name");
-	struct json_object *taints = json_tree_get(dev, "taints"), *stub = NULL;
+	struct json_object *taints = json_tree_get(dev, "taints"), *entry = NULL;
 	unsigned gates, keys;
 	int r;
 	slice_canon_device(b->canon, dev);
@@ -211,11 +211,11 @@ int slice_record_builder_device(struct slice_record_builder *b, struct json_obje
 	/* the planner keeps the timeAdded of the first device of a name */
 	if (b->kind == SLICE_RECORD_PUBLISHED && name && taints &&
 	    json_object_is_type(taints, json_type_array) && !name_seen(b, name)) {
-		if ((r = device_stub(dev, name, &stub)) < 0)
+		if ((r = device_taint_entry(dev, name, &entry)) < 0)
 			return r;
-		if (stub && ((!b->stubs && !(b->stubs = json_object_new_array())) ||
-			     json_object_array_add(b->stubs, stub) < 0)) {
-			json_object_put(stub);
+		if (entry && ((!b->taint_entries && !(b->taint_entries = json_object_new_array())) ||
+			     json_object_array_add(b->taint_entries, entry) < 0)) {
+			json_object_put(entry);
 			return -ENOMEM;
 		}
 	}
@@ -296,7 +296,7 @@ int slice_record_builder_finish(struct slice_record_builder *b, struct slice_rec
 	rec->gate_keys = b->gate_keys | keys;
 	if (b->kind == SLICE_RECORD_PUBLISHED) {
 		if ((r = kept_text(rec, light)) < 0 ||
-		    (b->stubs && (r = text_of(b->stubs, &rec->time_added_devices, NULL)) < 0))
+		    (b->taint_entries && (r = text_of(b->taint_entries, &rec->time_added_devices, NULL)) < 0))
 			goto fail;
 	} else if (b->splice) {
 		if ((r = json_text_buf_add(&b->devices, b->n_devices ? "]" : "[]",

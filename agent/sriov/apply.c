@@ -55,7 +55,7 @@ static int set_binding(const struct node_ctl *ctl, const struct sriov_vf_step *s
 static int apply_settings(const struct node_ctl *ctl, const struct hal_netdev *pf_net,
 			  const struct sriov_vf_step *s, bool dry_run, char *err, size_t errlen)
 {
-	struct hal_vf_settings now = HAL_VF_SETTINGS_INIT, diff;
+	struct dralet_vf_settings now = DRALET_VF_SETTINGS_INIT, diff;
 	int r;
 
 	r = ctl->vf_get ? ctl->vf_get(ctl->vf_userdata, pf_net->ifname, pf_net->ifindex,

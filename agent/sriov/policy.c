@@ -180,10 +180,10 @@ void sriov_plan_vfs(const struct sriov_policy *pol, const struct hal_pf_state *s
 	}
 }
 
-bool sriov_settings_diff(const struct hal_vf_settings *want, const struct hal_vf_settings *now,
-			 struct hal_vf_settings *ret)
+bool sriov_settings_diff(const struct dralet_vf_settings *want, const struct dralet_vf_settings *now,
+			 struct dralet_vf_settings *ret)
 {
-	struct hal_vf_settings d = HAL_VF_SETTINGS_INIT;
+	struct dralet_vf_settings d = DRALET_VF_SETTINGS_INIT;
 	bool any = false;
 
 	if (want->has_mac && (!now->has_mac || memcmp(want->mac, now->mac, 6))) {

@@ -79,7 +79,7 @@ struct sriov_vf_step {
 	const struct sriov_prepared_vf *prepared;	/* the claim holding it: left alone */
 	enum sriov_bind bind;
 	bool set;			/* settings wanted (diffed against the VF's at apply) */
-	struct hal_vf_settings settings;
+	struct dralet_vf_settings settings;
 };
 
 /* One step per VF of @st (n_vfs of them, in @steps). @pf_has_netdev: VF
@@ -89,7 +89,7 @@ void sriov_plan_vfs(const struct sriov_policy *pol, const struct hal_pf_state *s
 		    struct sriov_vf_step *steps);
 
 /* The part of @want that differs from @now: false when nothing must be sent. */
-bool sriov_settings_diff(const struct hal_vf_settings *want, const struct hal_vf_settings *now,
-			 struct hal_vf_settings *ret);
+bool sriov_settings_diff(const struct dralet_vf_settings *want, const struct dralet_vf_settings *now,
+			 struct dralet_vf_settings *ret);
 
 #endif

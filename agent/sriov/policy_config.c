@@ -200,7 +200,7 @@ static int parse_selector(struct json_object *obj, const struct where *pw,
 }
 
 static int parse_mac_base(struct json_object *v, const struct where *w, unsigned num_vfs,
-			  struct hal_vf_settings *s, char *err, size_t errlen)
+			  struct dralet_vf_settings *s, char *err, size_t errlen)
 {
 	const char *text;
 	uint32_t low;
@@ -221,7 +221,7 @@ static int parse_mac_base(struct json_object *v, const struct where *w, unsigned
 }
 
 static int parse_settings(struct json_object *obj, const struct where *pw, unsigned num_vfs,
-			  struct hal_vf_settings *s, char *err, size_t errlen)
+			  struct dralet_vf_settings *s, char *err, size_t errlen)
 {
 	static const char *const keys[] = { "macBase", "vlan", "qos", "trust", "spoofChk",
 					    "linkState", "minTxRate", "maxTxRate", NULL };
@@ -261,11 +261,11 @@ static int parse_settings(struct json_object *obj, const struct where *pw, unsig
 		const char *t = json_object_is_type(v, json_type_string)
 			      ? json_object_get_string(v) : "";
 		if (!strcmp(t, "auto"))
-			s->link_state = HAL_VF_LINK_AUTO;
+			s->link_state = DRALET_VF_LINK_AUTO;
 		else if (!strcmp(t, "enable"))
-			s->link_state = HAL_VF_LINK_ENABLE;
+			s->link_state = DRALET_VF_LINK_ENABLE;
 		else if (!strcmp(t, "disable"))
-			s->link_state = HAL_VF_LINK_DISABLE;
+			s->link_state = DRALET_VF_LINK_DISABLE;
 		else
 			return fail(err, errlen, &w, "linkState: must be auto, enable or disable");
 	}
@@ -301,7 +301,7 @@ static int parse_policy(struct json_object *obj, size_t index, struct sriov_poli
 	int r;
 
 	snprintf(w.text, sizeof(w.text), "sriov.policies[%zu]", index);
-	p->settings = (struct hal_vf_settings)HAL_VF_SETTINGS_INIT;
+	p->settings = (struct dralet_vf_settings)DRALET_VF_SETTINGS_INIT;
 	if (!json_object_is_type(obj, json_type_object))
 		return fail(err, errlen, &w, "must be a mapping");
 	if (!json_object_object_get_ex(obj, "name", &v) || !json_object_is_type(v, json_type_string)

@@ -62,7 +62,7 @@ struct sriov_policy {
 	enum sriov_vf_driver vf_driver;
 	bool has_settings;
 	/* the settings every VF gets; with a MAC base, VF N's MAC is base + N */
-	struct hal_vf_settings settings;
+	struct dralet_vf_settings settings;
 };
 
 struct sriov_policies {

@@ -122,6 +122,29 @@ enum hal_pci_port_type {
 	HAL_PCI_OTHER_BRIDGE,
 };
 
+enum dralet_vf_link_state {
+	DRALET_VF_LINK_AUTO = 0,
+	DRALET_VF_LINK_ENABLE = 1,
+	DRALET_VF_LINK_DISABLE = 2,
+};
+
+/* VF settings kept by the PF's driver (read, or what to change: unset
+ * fields are left alone). */
+struct dralet_vf_settings {
+	bool has_mac;
+	uint8_t mac[6];
+	bool has_vlan;
+	unsigned vlan;		/* 0..4095, 0 = no VLAN */
+	unsigned qos;		/* 0..7 */
+	int trust;		/* -1 unset, 0 off, 1 on */
+	int spoof_check;	/* -1 unset, 0 off, 1 on */
+	int link_state;		/* -1 unset, else enum dralet_vf_link_state */
+	bool has_rate;
+	unsigned min_tx_mbps, max_tx_mbps;	/* 0 = no limit */
+};
+
+#define DRALET_VF_SETTINGS_INIT { .trust = -1, .spoof_check = -1, .link_state = -1 }
+
 struct hal_pci_link {
 	unsigned current_mts;	/* transfer rate in MT/s (32000 = 32.0 GT/s); 0 unknown */
 	unsigned current_width;	/* lanes; 0 unknown */

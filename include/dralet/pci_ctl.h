@@ -45,28 +45,6 @@ int dralet_pci_bind(struct dralet_backend_ctx *ctx, const char *address, const c
 int dralet_pci_restore(struct dralet_backend_ctx *ctx, const char *address, const char *driver,
 		       const char *override);
 
-enum dralet_vf_link_state {
-	DRALET_VF_LINK_AUTO = 0,
-	DRALET_VF_LINK_ENABLE = 1,
-	DRALET_VF_LINK_DISABLE = 2,
-};
-
-/* VF settings kept by the PF's driver; unset fields are left alone. */
-struct dralet_vf_settings {
-	bool has_mac;
-	uint8_t mac[6];
-	bool has_vlan;
-	unsigned vlan;		/* 0..4095, 0 = no VLAN */
-	unsigned qos;		/* 0..7 */
-	int trust;		/* -1 unset, 0 off, 1 on */
-	int spoof_check;	/* -1 unset, 0 off, 1 on */
-	int link_state;		/* -1 unset, else enum dralet_vf_link_state */
-	bool has_rate;
-	unsigned min_tx_mbps, max_tx_mbps;	/* 0 = no limit */
-};
-
-#define DRALET_VF_SETTINGS_INIT { .trust = -1, .spoof_check = -1, .link_state = -1 }
-
 /* VF @vf's settings now, from the PF's interface @pf (rtnetlink
  * RTM_GETLINK); fields the PF does not report stay unset. -ENODEV when the
  * interface is not there (by name and index) in the agent's network

@@ -82,7 +82,7 @@ static void test_full_policy(void **state)
 	assert_int_equal(p->settings.qos, 2);
 	assert_int_equal(p->settings.trust, 0);
 	assert_int_equal(p->settings.spoof_check, 1);
-	assert_int_equal(p->settings.link_state, HAL_VF_LINK_ENABLE);
+	assert_int_equal(p->settings.link_state, DRALET_VF_LINK_ENABLE);
 	assert_int_equal(p->settings.max_tx_mbps, 10000);
 	/* VF N's MAC: the base plus N, carried across octets */
 	sriov_policy_vf_mac(p, 0, mac);
@@ -305,7 +305,7 @@ static void test_count_plans(void **state)
 static void test_vf_steps(void **state)
 {
 	struct sriov_policy pol = { .name = "p", .num_vfs = 4,
-				    .settings = HAL_VF_SETTINGS_INIT };
+				    .settings = DRALET_VF_SETTINGS_INIT };
 	struct hal_vf_state vfs[8];
 	struct hal_pf_state st = pf_state(4, vfs);
 	struct sriov_prepared prep = { 0 };
@@ -358,13 +358,13 @@ static void test_vf_steps(void **state)
 
 static void test_settings_diff(void **state)
 {
-	struct hal_vf_settings want = HAL_VF_SETTINGS_INIT, now = HAL_VF_SETTINGS_INIT, d;
+	struct dralet_vf_settings want = DRALET_VF_SETTINGS_INIT, now = DRALET_VF_SETTINGS_INIT, d;
 
 	(void)state;
 	now.has_mac = now.has_vlan = now.has_rate = true;
 	now.trust = 0;
 	now.spoof_check = 1;
-	now.link_state = HAL_VF_LINK_AUTO;
+	now.link_state = DRALET_VF_LINK_AUTO;
 	assert_false(sriov_settings_diff(&want, &now, &d));
 	want.spoof_check = 1;
 	want.has_vlan = true;

@@ -353,7 +353,7 @@ static void test_vf_settings(void **state)
 	assert_int_equal(pf_report(rep, NIC)->outcome, SRIOV_PF_CHANGED);
 	assert_int_equal(pf_report(rep, NIC)->vfs_set, 3);
 	for (unsigned i = 0; i < 3; i++) {
-		struct hal_vf_settings *s = k_vfset(&f->k, 7, i, false);
+		struct dralet_vf_settings *s = k_vfset(&f->k, 7, i, false);
 		assert_non_null(s);
 		assert_int_equal(s->mac[5], 0xf0 + i);
 		assert_int_equal(s->vlan, 10);
@@ -520,7 +520,7 @@ static void test_real_netlink_checks_the_interface(void **state)
 {
 	struct hal_roots roots = { "/nonexistent/sys", "/nonexistent/dev", "/nonexistent/proc" };
 	struct node_ctl ctl = node_ctl_real(&roots);
-	struct hal_vf_settings s = HAL_VF_SETTINGS_INIT;
+	struct dralet_vf_settings s = DRALET_VF_SETTINGS_INIT;
 
 	(void)state;
 	s.trust = 1;

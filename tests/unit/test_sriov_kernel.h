@@ -52,7 +52,7 @@ struct k_pf {
 struct k_vfset {
 	int ifindex;
 	unsigned vf;
-	struct hal_vf_settings s;
+	struct dralet_vf_settings s;
 };
 
 struct kmodel {
@@ -150,7 +150,7 @@ static inline struct k_pf *k_pf_of_vf(struct kmodel *k, const char *vf, int *ret
 	return NULL;
 }
 
-static inline struct hal_vf_settings *k_vfset(struct kmodel *k, int ifindex, unsigned vf,
+static inline struct dralet_vf_settings *k_vfset(struct kmodel *k, int ifindex, unsigned vf,
 					      bool create)
 {
 	for (size_t i = 0; i < k->n_vfset; i++)
@@ -158,13 +158,13 @@ static inline struct hal_vf_settings *k_vfset(struct kmodel *k, int ifindex, uns
 			return &k->vfset[i].s;
 	if (!create || k->n_vfset >= K_MAX_VFSET)
 		return NULL;
-	k->vfset[k->n_vfset] = (struct k_vfset){ ifindex, vf, HAL_VF_SETTINGS_INIT };
+	k->vfset[k->n_vfset] = (struct k_vfset){ ifindex, vf, DRALET_VF_SETTINGS_INIT };
 	/* what a NIC reports for a fresh VF */
-	struct hal_vf_settings *s = &k->vfset[k->n_vfset++].s;
+	struct dralet_vf_settings *s = &k->vfset[k->n_vfset++].s;
 	s->has_mac = s->has_vlan = s->has_rate = true;
 	s->trust = 0;
 	s->spoof_check = 1;
-	s->link_state = HAL_VF_LINK_AUTO;
+	s->link_state = DRALET_VF_LINK_AUTO;
 	return s;
 }
 
@@ -242,7 +242,7 @@ static inline void k_bind(struct kmodel *k, const char *address, const char *dri
 	}
 	pf = k_pf_of_vf(k, address, &index);
 	if (pf && pf->vf_netdev && !strcmp(driver, pf->vf_driver)) {
-		struct hal_vf_settings *s = k_vfset(k, pf->pf_ifindex, (unsigned)index, true);
+		struct dralet_vf_settings *s = k_vfset(k, pf->pf_ifindex, (unsigned)index, true);
 		char ifname[64], mac[32];
 		static const uint8_t zero[6];
 		snprintf(ifname, sizeof(ifname), "%sv%d", pf->pf_ifname, index);
@@ -453,13 +453,13 @@ static inline int k_readlink(void *ud, const char *rel, char *buf, size_t size)
 }
 
 static inline int k_vf_get(void *ud, const char *ifname, int ifindex, unsigned vf,
-			   struct hal_vf_settings *ret)
+			   struct dralet_vf_settings *ret)
 {
 	struct kmodel *k = ud;
 
 	if (!ifname || !*ifname)
 		return -ENODEV;
-	struct hal_vf_settings *s;
+	struct dralet_vf_settings *s;
 
 	if (k->vf_get_error)
 		return k->vf_get_error;
@@ -471,13 +471,13 @@ static inline int k_vf_get(void *ud, const char *ifname, int ifindex, unsigned v
 }
 
 static inline int k_vf_set(void *ud, const char *ifname, int ifindex, unsigned vf,
-			   const struct hal_vf_settings *n)
+			   const struct dralet_vf_settings *n)
 {
 	struct kmodel *k = ud;
 
 	if (!ifname || !*ifname)
 		return -ENODEV;
-	struct hal_vf_settings *s;
+	struct dralet_vf_settings *s;
 
 	k_log(k, "vf_set if%d vf%u%s%s%s%s%s%s", ifindex, vf, n->has_mac ? " mac" : "",
 	      n->has_vlan ? " vlan" : "", n->trust >= 0 ? " trust" : "",

@@ -230,7 +230,7 @@ static void test_vf_settings(void **state)
 {
 	struct fixture *f = fixture_new(4, 0);
 	struct dralet_device *v2 = harness_device(&f->h, "vf-0000-17-00-3");
-	struct hal_vf_settings *s;
+	struct dralet_vf_settings *s;
 	struct t_req t;
 
 	(void)state;
@@ -251,7 +251,7 @@ static void test_vf_settings(void **state)
 	assert_int_equal(s->qos, 3);
 	assert_int_equal(s->trust, 1);
 	assert_int_equal(s->spoof_check, 0);
-	assert_int_equal(s->link_state, HAL_VF_LINK_ENABLE);
+	assert_int_equal(s->link_state, DRALET_VF_LINK_ENABLE);
 	assert_int_equal(s->min_tx_mbps, 100);
 	assert_int_equal(s->max_tx_mbps, 2000);
 	assert_string_equal(driver_of(f, "0000:17:00.3"), "iavf");
@@ -268,7 +268,7 @@ static void test_vf_settings(void **state)
 	assert_int_equal(s->qos, 0);
 	assert_int_equal(s->trust, 0);
 	assert_int_equal(s->spoof_check, 1);
-	assert_int_equal(s->link_state, HAL_VF_LINK_AUTO);
+	assert_int_equal(s->link_state, DRALET_VF_LINK_AUTO);
 	assert_int_equal(s->max_tx_mbps, 0);
 	t_req_clear(&t);
 
@@ -333,7 +333,7 @@ static void test_failures_put_everything_back(void **state)
 {
 	struct fixture *f = fixture_new(4, 0);
 	struct dralet_device *v0 = harness_device(&f->h, "vf-0000-17-00-1");
-	struct hal_vf_settings *s = k_vfset(&f->k, 7, 0, true);
+	struct dralet_vf_settings *s = k_vfset(&f->k, 7, 0, true);
 	struct t_req t;
 
 	(void)state;

@@ -31,7 +31,7 @@ static struct nlattr *vf_info(struct nl_msg *msg, struct ifinfomsg **ret_ifi)
 
 static void test_full_settings(void **state)
 {
-	struct hal_vf_settings s = HAL_VF_SETTINGS_INIT;
+	struct dralet_vf_settings s = DRALET_VF_SETTINGS_INIT;
 	struct ifinfomsg *ifi;
 	struct nl_msg *msg;
 	struct nlattr *info, *a;
@@ -44,7 +44,7 @@ static void test_full_settings(void **state)
 	s.qos = 3;
 	s.trust = 1;
 	s.spoof_check = 0;
-	s.link_state = HAL_VF_LINK_ENABLE;
+	s.link_state = DRALET_VF_LINK_ENABLE;
 	s.has_rate = true;
 	s.min_tx_mbps = 1000;
 	s.max_tx_mbps = 25000;
@@ -97,7 +97,7 @@ static void test_full_settings(void **state)
 
 static void test_only_what_is_set(void **state)
 {
-	struct hal_vf_settings s = HAL_VF_SETTINGS_INIT;
+	struct dralet_vf_settings s = DRALET_VF_SETTINGS_INIT;
 	struct ifinfomsg *ifi;
 	struct nl_msg *msg;
 	struct nlattr *info;
@@ -116,7 +116,7 @@ static void test_only_what_is_set(void **state)
 
 static void test_invalid_settings(void **state)
 {
-	struct hal_vf_settings s = HAL_VF_SETTINGS_INIT;
+	struct dralet_vf_settings s = DRALET_VF_SETTINGS_INIT;
 	uint8_t mac[6];
 	struct nl_msg *msg;
 
@@ -177,7 +177,7 @@ static struct nl_msg *link_reply(void)
 
 static void test_get_request_and_reply(void **state)
 {
-	struct hal_vf_settings s;
+	struct dralet_vf_settings s;
 	struct nl_msg *msg;
 	struct nlattr *a;
 
@@ -201,7 +201,7 @@ static void test_get_request_and_reply(void **state)
 	assert_int_equal(s.qos, 1);
 	assert_int_equal(s.trust, 1);
 	assert_int_equal(s.spoof_check, 0);
-	assert_int_equal(s.link_state, HAL_VF_LINK_DISABLE);
+	assert_int_equal(s.link_state, DRALET_VF_LINK_DISABLE);
 	assert_true(s.has_rate);
 	assert_int_equal(s.min_tx_mbps, 10);
 	assert_int_equal(s.max_tx_mbps, 100);
@@ -209,7 +209,7 @@ static void test_get_request_and_reply(void **state)
 	assert_int_equal(s.vlan, 100);
 	assert_int_equal(s.trust, -1);	/* not reported: unset */
 	assert_int_equal(s.spoof_check, 1);
-	assert_int_equal(s.link_state, HAL_VF_LINK_AUTO);
+	assert_int_equal(s.link_state, DRALET_VF_LINK_AUTO);
 	assert_int_equal(hal_vf_parse_link(msg, 2, &s), -ENOENT);
 	nlmsg_free(msg);
 
