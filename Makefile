@@ -68,9 +68,11 @@ INTEG_PROG_SRC := $(sort $(wildcard tests/integration/*.c))
 INTEG_PROG := $(patsubst tests/integration/%.c,$(BUILD)/tests/integration/%,$(INTEG_PROG_SRC))
 # Shared objects the tests load (fake NVML, sample backend ...): tests/lib/<name>/*.c -> <name>.so
 TEST_LIBS := $(patsubst tests/lib/%/,$(BUILD)/tests/lib/%.so,$(sort $(dir $(wildcard tests/lib/*/*.c))))
+# Simulated vendor tools for boards (nvidia-smi ...): tests/sim/<name>.c -> <name>
+SIM_PROGS := $(patsubst tests/sim/%.c,$(BUILD)/tests/sim/%,$(sort $(wildcard tests/sim/*.c)))
 
 .PHONY: all run check check-unit check-integration check-vm check-san check-valgrind \
-	check-fuzz bench deps install clean help test-libs sample-backend
+	check-fuzz bench deps install clean help test-libs sample-backend image
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/dralet
@@ -128,7 +130,11 @@ $(BUILD)/tests/lib/%.so: $$(wildcard tests/lib/%/*.c) $$(wildcard tests/lib/%/*.
 	$(Q)$(CC) -std=gnu11 $(WARNINGS) $(CFLAGS) -fPIC -shared -Iinclude $(PKG_CFLAGS) \
 		-o $@ $(filter %.c,$^) $(shell pkg-config --libs json-c)
 
-test-libs: $(TEST_LIBS)
+$(BUILD)/tests/sim/%: tests/sim/%.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -std=gnu11 $(WARNINGS) $(CFLAGS) $(PKG_CFLAGS) -o $@ $< $(shell pkg-config --libs json-c)
+
+test-libs: $(TEST_LIBS) $(SIM_PROGS)
 
 # ---- running ----
 RUN_DIR ?= $(CURDIR)/run
@@ -140,7 +146,13 @@ run: $(BUILD)/dralet $(BUILD)/tests/lib/fake-nvml.so
 check-unit: $(UNIT_BIN) $(TEST_LIBS)
 	$(Q)BUILD=$(BUILD) tests/run-tests.sh unit $(UNIT_BIN)
 
-check-integration: $(BUILD)/dralet $(TEST_LIBS) $(INTEG_PROG) sample-backend
+# The grpc-go kubelet client (its own Go module; Go from /usr/local/go).
+GO ?= /usr/local/go/bin/go
+$(BUILD)/tests/go/kubeletclient: tests/go/kubeletclient/main.go tests/go/kubeletclient/go.mod tests/go/kubeletclient/go.sum
+	@mkdir -p $(dir $@)
+	$(Q)cd tests/go/kubeletclient && GOFLAGS=-mod=readonly $(GO) build -trimpath -o $(CURDIR)/$@ .
+
+check-integration: $(BUILD)/dralet $(TEST_LIBS) $(INTEG_PROG) sample-backend $(BUILD)/tests/go/kubeletclient
 	$(Q)BUILD=$(BUILD) DRALET=$(CURDIR)/$(BUILD)/dralet tests/run-tests.sh integration \
 		$(sort $(wildcard tests/integration/test_*.sh tests/integration/test_*.py))
 
@@ -173,6 +185,21 @@ check:
 
 bench: $(BUILD)/dralet $(TEST_LIBS)
 	$(Q)BUILD=$(BUILD) DRALET=$(CURDIR)/$(BUILD)/dralet tests/bench/run.sh
+
+# ---- the container image (no container daemon needed: umoci) ----
+IMAGE_NAME ?= ghcr.io/dralet/dralet
+IMAGE_ARCHIVE := $(BUILD)/image/dralet-$(VERSION).oci.tar
+image: $(IMAGE_ARCHIVE)
+	@size=$$(gzip -c $(BUILD)/image/rootfs.tar | wc -c); \
+	echo "image $(IMAGE_NAME):$(VERSION): $(IMAGE_ARCHIVE)"; \
+	echo "  root filesystem $$(du -sh $(BUILD)/image/rootfs | cut -f1), compressed $$((size / 1024 / 1024)) MiB"; \
+	echo "  push: skopeo copy oci-archive:$(IMAGE_ARCHIVE) docker://REGISTRY/dralet:$(VERSION)"; \
+	echo "  load: podman load -i $(IMAGE_ARCHIVE)   or   ctr -n k8s.io images import $(IMAGE_ARCHIVE)"
+
+$(IMAGE_ARCHIVE): $(BUILD)/dralet $(TEST_LIBS) $(SIM_PROGS) boards/*.yaml scripts/image-rootfs.sh scripts/oci-image.sh
+	$(Q)scripts/image-rootfs.sh $(BUILD) $(BUILD)/image/rootfs
+	$(Q)tar -C $(BUILD)/image/rootfs -cf $(BUILD)/image/rootfs.tar .
+	$(Q)scripts/oci-image.sh $(BUILD)/image/rootfs $(IMAGE_NAME):$(VERSION) $@ /usr/bin/dralet
 
 # ---- the SDK for out-of-tree backends ----
 sample-backend: $(BUILD)/dralet

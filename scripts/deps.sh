@@ -9,9 +9,12 @@ libuv1-dev libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl
 libnl-3-dev libnl-route-3-dev libmicrohttpd-dev"
 TEST_PKGS="openssl libcmocka-dev umockdev libumockdev-dev valgrind clang libclang-rt-14-dev pciutils \
 python3 python3-grpcio \
-python3-protobuf protobuf-compiler python3-jsonschema python3-yaml golang-go golang-google-grpc-dev \
+python3-protobuf protobuf-compiler python3-jsonschema python3-yaml \
 qemu-system-x86 linux-image-amd64 busybox-static cpio kmod iproute2 rdma-core hyperfine time"
-PKGS="$BUILD_PKGS $TEST_PKGS"
+# make image (umoci) and the e2e cluster's node: runc for containerd, CNI
+# plugins, iptables for kube-proxy, tini as the sandbox's init.
+E2E_PKGS="umoci runc containernetworking-plugins iptables conntrack tini util-linux"
+PKGS="$BUILD_PKGS $TEST_PKGS $E2E_PKGS"
 
 missing() {
     # dpkg-query prints one line per known package; unknown ones go to stderr.

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# The kubelet's own gRPC stack (grpc-go from Debian's golang-google-grpc-dev)
+# The kubelet's own gRPC stack (grpc-go, tests/go/kubeletclient)
 # against `dralet run` on the default board: registration like the plugin
 # watcher, then one NodePrepareResources/NodeUnprepareResources round trip
 # for an example claim, and the CDI spec it names appears and goes away.
@@ -9,10 +9,8 @@ set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
-GOCODE=/usr/share/gocode
-command -v go >/dev/null || { echo "SKIP: go is not installed"; exit 77; }
-[ -d "$GOCODE/src/google.golang.org/grpc" ] ||
-    { echo "SKIP: golang-google-grpc-dev is not installed"; exit 77; }
+CLIENT=$BUILD/tests/go/kubeletclient
+[ -x "$CLIENT" ] || { echo "missing $CLIENT (make check-integration builds it)"; exit 1; }
 
 TMP=$(mktemp -d /tmp/dralet-go-prepare-XXXXXX)
 PID=
@@ -22,11 +20,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-mkdir -p "$TMP/gopath/src" "$BUILD/go-cache"
-cp -r "$ROOT/tests/go/kubeletclient" "$TMP/gopath/src/"
-(cd "$TMP/gopath/src/kubeletclient" &&
-    GO111MODULE=off GOPATH="$TMP/gopath:$GOCODE" GOCACHE="$BUILD/go-cache" GOFLAGS= \
-    go build -o "$TMP/kubeletclient" .)
 
 mkdir -p "$TMP/store/resourceclaims/default"
 cp "$ROOT/deploy/examples/claims/gpu.yaml" "$TMP/store/resourceclaims/default/gpu.yaml"
@@ -38,7 +31,7 @@ REG="$TMP/registry/gpu.dralet.dev-reg.sock"
 for _ in $(seq 200); do [ -S "$REG" ] && [ -S "$TMP/plugins/gpu.dralet.dev/dra.sock" ] && break; sleep 0.1; done
 [ -S "$REG" ] || { echo "the agent did not start"; cat "$TMP/agent.log"; exit 1; }
 
-"$TMP/kubeletclient" -socket "$REG" -expect-driver gpu.dralet.dev \
+"$CLIENT" -socket "$REG" -expect-driver gpu.dralet.dev \
     -prepare default/gpu/0c7f4a1e-0001-4b2d-8e3f-000000000001 >"$TMP/out" ||
     { cat "$TMP/out"; echo "---- agent ----"; cat "$TMP/agent.log"; exit 1; }
 cat "$TMP/out"

@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# The kubelet's own gRPC stack against dralet's kubelet endpoint: builds the
-# grpc-go client in tests/go/kubeletclient offline (GOPATH mode, Debian's
-# golang-google-grpc-dev) and registers like the plugin watcher does:
+# The kubelet's own gRPC stack against dralet's kubelet endpoint: the grpc-go
+# client of tests/go/kubeletclient (its own Go module, built by make
+# check-integration) registers like the plugin watcher does:
 # GetInfo (1 s deadline) + NotifyRegistrationStatus, accepted and rejected,
 # then echoes over "unix:" + PluginInfo.endpoint (small and 3 MB messages,
 # which makes grpc-go send BDP pings and window updates).
@@ -11,12 +11,9 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 SERVER=$BUILD/tests/integration/grpc_test_server
-GOCODE=/usr/share/gocode
-
-command -v go >/dev/null || { echo "SKIP: go is not installed"; exit 77; }
-[ -d "$GOCODE/src/google.golang.org/grpc" ] ||
-    { echo "SKIP: golang-google-grpc-dev is not installed"; exit 77; }
+CLIENT=$BUILD/tests/go/kubeletclient
 [ -x "$SERVER" ] || { echo "missing $SERVER"; exit 1; }
+[ -x "$CLIENT" ] || { echo "missing $CLIENT (make check-integration builds it)"; exit 1; }
 
 TMP=$(mktemp -d /tmp/dralet-go-XXXXXX)
 PID=
@@ -26,14 +23,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# GOPATH mode: our package under $TMP/gopath/src, grpc-go from Debian.
-mkdir -p "$TMP/gopath/src"
-cp -r "$ROOT/tests/go/kubeletclient" "$TMP/gopath/src/"
-mkdir -p "$BUILD/go-cache"
-echo "building the grpc-go client"
-(cd "$TMP/gopath/src/kubeletclient" &&
-    GO111MODULE=off GOPATH="$TMP/gopath:$GOCODE" GOCACHE="$BUILD/go-cache" GOFLAGS= \
-    go build -o "$TMP/kubeletclient" .)
 
 DRIVER=gpu.test.dralet.io
 mkfifo "$TMP/ready"
@@ -47,9 +36,9 @@ fail() { echo "FAIL: $*"; echo "---- server log ----"; cat "$TMP/server.log"; ex
 
 # Relative bare path, like the plugin watcher's dial (grpc-go 1.33 then sends
 # the path as :authority), and the absolute path.
-(cd "$TMP/plugins_registry" && "$TMP/kubeletclient" -socket "$DRIVER-reg.sock" \
+(cd "$TMP/plugins_registry" && "$CLIENT" -socket "$DRIVER-reg.sock" \
     -expect-driver $DRIVER -dra-echo) || fail "registration (relative path)"
-"$TMP/kubeletclient" -socket "$REG" -reject "plugin is not supported" -big 3000000 ||
+"$CLIENT" -socket "$REG" -reject "plugin is not supported" -big 3000000 ||
     fail "rejected registration + 3 MB echo"
 grep -q "registered DRA driver $DRIVER" "$TMP/server.log" || fail "no 'registered' log line"
 grep -q "registration of DRA driver $DRIVER failed: plugin is not supported" "$TMP/server.log" ||

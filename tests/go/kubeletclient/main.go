@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // kubeletclient behaves like the kubelet's plugin watcher against a DRA
-// driver's registration socket, using grpc-go (Debian's
-// golang-google-grpc-dev, the kubelet's own stack): GetInfo with a 1 s
+// driver's registration socket, using grpc-go (the kubelet's own stack, at the
+// version Kubernetes 1.37 pins; see go.mod): GetInfo with a 1 s
 // deadline, then NotifyRegistrationStatus with a 5 s deadline. Messages are
 // marshalled by hand (raw codec), so no generated Go code is needed.
 //
