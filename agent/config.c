@@ -73,7 +73,8 @@ static int parse(struct config *cfg, char *err, size_t errlen)
 {
 	static const char *const keys[] = { "apiVersion", "kind", "backends",
 					    "publishUnsafeDevices", "pciIDs", "featureGates",
-					    "healthCheckIntervalSeconds", "sriov", NULL };
+					    "healthCheckIntervalSeconds", "sriov", "simulatedBoard",
+					    NULL };
 	static const char *const gates[] = { "DRADeviceTaints", "DRAPartitionableDevices", NULL };
 	struct json_object *v;
 	int r;
@@ -93,6 +94,11 @@ static int parse(struct config *cfg, char *err, size_t errlen)
 		if (!json_object_is_type(v, json_type_string))
 			return CONFIG_ERROR(err, errlen, "pciIDs: must be a file path");
 		cfg->pci_ids = json_object_get_string(v);
+	}
+	if (json_object_object_get_ex(cfg->root, "simulatedBoard", &v)) {
+		if (!json_object_is_type(v, json_type_string) || !*json_object_get_string(v))
+			return CONFIG_ERROR(err, errlen, "simulatedBoard: must be a board file path");
+		cfg->simulated_board = json_object_get_string(v);
 	}
 	if (json_object_object_get_ex(cfg->root, "healthCheckIntervalSeconds", &v)) {
 		int64_t s = json_object_get_int64(v);

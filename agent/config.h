@@ -21,6 +21,9 @@
  *                                 # gets the health list again
  *   sriov:                        # VF provisioning policies
  *     policies: [...]             # agent/sriov/policy_config.h, docs/sriov.md
+ *   simulatedBoard: /usr/share/dralet/boards/hgx-h100.yaml
+ *                                 # run on this board's simulated node instead of
+ *                                 # the real one (what --board does; docs/boards.md)
  */
 #ifndef DRALET_CONFIG_H
 #define DRALET_CONFIG_H
@@ -48,6 +51,7 @@ struct config {
 	size_t n_backends;
 	bool publish_unsafe;
 	const char *pci_ids;		/* NULL: libpci default */
+	const char *simulated_board;	/* NULL: the real node */
 	unsigned health_interval_s;	/* CONFIG_HEALTH_INTERVAL_DEFAULT_S unless set */
 	struct sriov_policies *sriov;	/* never NULL after config_load */
 	struct json_object *root;	/* owns every string above */

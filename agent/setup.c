@@ -65,9 +65,46 @@ static int check_root(const char *flag, const char *path)
 	return 0;
 }
 
+/* The roots of a simulated board: its tree materialized in a temporary
+ * directory. The board's NVML answers (nvml.json) go to the board NVML
+ * simulator through FAKE_NVML_DATA, unless the caller set it already. */
+static int simulate_board(const char *board, struct setup *s)
+{
+	char err[1024], *sys = NULL, *dev = NULL, *proc = NULL, *nvml = NULL;
+	int r = board_materialize_temp(board, &s->board_dir, err, sizeof(err));
+
+	if (r < 0) {
+		fprintf(stderr, "dralet: %s\n", err);
+		return r;
+	}
+	if (asprintf(&sys, "%s/sys", s->board_dir) < 0 || asprintf(&dev, "%s/dev", s->board_dir) < 0 ||
+	    asprintf(&proc, "%s/proc", s->board_dir) < 0 ||
+	    asprintf(&nvml, "%s/nvml.json", s->board_dir) < 0) {
+		free(sys);
+		free(dev);
+		free(proc);
+		free(nvml);
+		return -ENOMEM;
+	}
+	s->roots = (struct hal_roots){ sys, dev, proc };
+	if (access(nvml, R_OK) == 0 && setenv("FAKE_NVML_DATA", nvml, 0) < 0)
+		r = -errno;
+	free(nvml);
+	return r;
+}
+
+static int real_roots(const struct setup_options *o, struct setup *s)
+{
+	s->roots.sys = strdup(o->sysfs_root ? o->sysfs_root : "/sys");
+	s->roots.dev = strdup(o->dev_root ? o->dev_root : "/dev");
+	s->roots.proc = strdup(o->proc_root ? o->proc_root : "/proc");
+	return s->roots.sys && s->roots.dev && s->roots.proc ? 0 : -ENOMEM;
+}
+
 int setup_init(const struct setup_options *o, struct setup *s)
 {
 	char err[1024];
+	const char *board;
 	int r;
 
 	memset(s, 0, sizeof(*s));
@@ -77,54 +114,34 @@ int setup_init(const struct setup_options *o, struct setup *s)
 				"each other\n");
 		return -EINVAL;
 	}
-	if (o->board) {
-		r = board_materialize_temp(o->board, &s->board_dir, err, sizeof(err));
-		if (r < 0) {
-			fprintf(stderr, "dralet: %s\n", err);
-			return r;
-		}
-		char *sys, *dev, *proc;
-		if (asprintf(&sys, "%s/sys", s->board_dir) < 0 ||
-		    asprintf(&dev, "%s/dev", s->board_dir) < 0 ||
-		    asprintf(&proc, "%s/proc", s->board_dir) < 0) {
-			setup_teardown(s);
-			return -ENOMEM;
-		}
-		s->roots = (struct hal_roots){ sys, dev, proc };
-	} else {
-		s->roots.sys = strdup(o->sysfs_root ? o->sysfs_root : "/sys");
-		s->roots.dev = strdup(o->dev_root ? o->dev_root : "/dev");
-		s->roots.proc = strdup(o->proc_root ? o->proc_root : "/proc");
-		if (!s->roots.sys || !s->roots.dev || !s->roots.proc) {
-			setup_teardown(s);
-			return -ENOMEM;
-		}
-	}
-	if ((r = check_root("--sysfs-root", s->roots.sys)) < 0 ||
-	    (r = check_root("--dev-root", s->roots.dev)) < 0 ||
-	    (r = check_root("--proc-root", s->roots.proc)) < 0) {
-		setup_teardown(s);
-		return r;
-	}
 	r = config_load(o->config, &s->cfg, err, sizeof(err));
 	if (r < 0) {
 		fprintf(stderr, "dralet: config %s\n", err);
-		setup_teardown(s);
 		return r;
 	}
-	r = registry_new(o->backend_dir, on_registry_error, NULL, &s->reg);
-	if (r < 0) {
-		setup_teardown(s);
-		return r;
-	}
-	for (size_t i = 0; i < s->cfg->n_backends; i++)
+	/* --board wins over the configuration's simulatedBoard; explicit roots
+	 * mean the caller chose the node itself. */
+	board = o->board;
+	if (!board && !o->sysfs_root && !o->dev_root && !o->proc_root)
+		board = s->cfg->simulated_board;
+	r = board ? simulate_board(board, s) : real_roots(o, s);
+	if (r >= 0)
+		r = check_root("--sysfs-root", s->roots.sys);
+	if (r >= 0)
+		r = check_root("--dev-root", s->roots.dev);
+	if (r >= 0)
+		r = check_root("--proc-root", s->roots.proc);
+	if (r >= 0)
+		r = registry_new(o->backend_dir, on_registry_error, NULL, &s->reg);
+	for (size_t i = 0; r >= 0 && i < s->cfg->n_backends; i++)
 		if (!registry_find(s->reg, s->cfg->backends[i].name)) {
 			fprintf(stderr, "dralet: config %s: backends.%s: no such backend\n", o->config,
 				s->cfg->backends[i].name);
-			setup_teardown(s);
-			return -EINVAL;
+			r = -EINVAL;
 		}
-	return 0;
+	if (r < 0)
+		setup_teardown(s);
+	return r < 0 ? r : 0;
 }
 
 void setup_teardown(struct setup *s)

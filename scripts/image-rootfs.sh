@@ -1,0 +1,47 @@
+#!/bin/sh
+# Assembles the root filesystem of dralet's container image from a build:
+# the binary, exactly the shared libraries it links and the ones it opens with
+# dlopen (libcurl and what libcurl links), the PCI name database, CA
+# certificates, the simulated boards and their vendor simulators. Nothing
+# else: no shell, no package manager.
+#   scripts/image-rootfs.sh BUILD_DIR ROOTFS
+set -eu
+[ $# -eq 2 ] || { echo "usage: $0 BUILD_DIR ROOTFS" >&2; exit 2; }
+build=$1 root=$2
+here=$(cd "$(dirname "$0")/.." && pwd)
+[ -x "$build/dralet" ] || { echo "$0: $build/dralet is not built" >&2; exit 1; }
+
+rm -rf "$root"
+mkdir -p "$root/usr/bin" "$root/usr/lib/x86_64-linux-gnu" "$root/usr/lib64" \
+    "$root/usr/lib/dralet" "$root/usr/share/dralet/boards" "$root/usr/share/misc" \
+    "$root/etc/ssl/certs" "$root/etc/dralet" "$root/var/lib/dralet"
+mkdir -m 1777 "$root/tmp"
+# Debian 12 is merged-/usr: the usual top-level names are links into /usr.
+for d in bin lib lib64 sbin; do ln -s "usr/$d" "$root/$d"; done
+ln -s ../usr/bin "$root/usr/sbin" 2>/dev/null || true
+
+install -m 0755 "$build/dralet" "$root/usr/bin/dralet"
+strip --strip-unneeded "$root/usr/bin/dralet"
+
+# Libraries: what ldd resolves for the binary and for each dlopen'ed library.
+libcurl=$(/sbin/ldconfig -p | awk '$1 == "libcurl.so.4" && /x86-64/ {print $NF; exit}')
+[ -n "$libcurl" ] || { echo "$0: libcurl.so.4 not found (libcurl4)" >&2; exit 1; }
+for lib in $( { ldd "$build/dralet"; echo " => $libcurl"; ldd "$libcurl"; } |
+        awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u); do
+    install -m 0644 "$(readlink -f "$lib")" "$root/usr/lib/x86_64-linux-gnu/$(basename "$lib")"
+done
+interp=$(readlink -f /lib64/ld-linux-x86-64.so.2)
+install -m 0755 "$interp" "$root/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"
+ln -s ../lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 "$root/usr/lib64/ld-linux-x86-64.so.2"
+strip --strip-unneeded "$root"/usr/lib/x86_64-linux-gnu/*.so* 2>/dev/null || true
+
+install -m 0644 /usr/share/misc/pci.ids "$root/usr/share/misc/pci.ids"
+install -m 0644 /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/ca-certificates.crt"
+install -m 0644 "$here"/boards/*.yaml "$root/usr/share/dralet/boards/"
+# The simulated vendor interfaces of boards/ (NVML and nvidia-smi), for
+# simulatedBoard: a board's GPUs get their NVML facts, MIG devices and
+# time-slicing as on the real server (docs/boards.md).
+install -m 0755 "$build/tests/lib/fake-nvml.so" "$root/usr/lib/dralet/board-nvml.so"
+install -m 0755 "$build/tests/sim/nvidia-smi" "$root/usr/lib/dralet/board-nvidia-smi"
+printf 'root:x:0:0:root:/:/usr/bin/dralet\n' >"$root/etc/passwd"
+printf 'root:x:0:\n' >"$root/etc/group"
