@@ -26,7 +26,7 @@ strip --strip-unneeded "$root/usr/bin/dralet"
 # Libraries: what ldd resolves for the binary and for each dlopen'ed library.
 libcurl=$(/sbin/ldconfig -p | awk '$1 == "libcurl.so.4" && /x86-64/ {print $NF; exit}')
 [ -n "$libcurl" ] || { echo "$0: libcurl.so.4 not found (libcurl4)" >&2; exit 1; }
-for lib in $( { ldd "$build/dralet"; echo " => $libcurl"; ldd "$libcurl"; } |
+for lib in $( { ldd "$build/dralet"; echo "libcurl.so.4 => $libcurl"; ldd "$libcurl"; } |
         awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u); do
     install -m 0644 "$(readlink -f "$lib")" "$root/usr/lib/x86_64-linux-gnu/$(basename "$lib")"
 done
@@ -34,6 +34,9 @@ interp=$(readlink -f /lib64/ld-linux-x86-64.so.2)
 install -m 0755 "$interp" "$root/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"
 ln -s ../lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 "$root/usr/lib64/ld-linux-x86-64.so.2"
 strip --strip-unneeded "$root"/usr/lib/x86_64-linux-gnu/*.so* 2>/dev/null || true
+# dlopen("libcurl.so.4") finds the library through the image's own cache.
+echo /usr/lib/x86_64-linux-gnu >"$root/etc/ld.so.conf"
+/sbin/ldconfig -r "$root"
 
 install -m 0644 /usr/share/misc/pci.ids "$root/usr/share/misc/pci.ids"
 install -m 0644 /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/ca-certificates.crt"

@@ -1,0 +1,108 @@
+# SPDX-License-Identifier: Apache-2.0
+"""dralet deployed on the e2e cluster from its own manifests (deploy/).
+
+The image is the one `make image` builds, imported into the node's containerd
+under the name the DaemonSet uses. Every manifest is applied as shipped; the
+only local setting is the agent's configuration in the ConfigMap, which names
+the simulated board the node "has" (simulatedBoard, docs/boards.md).
+"""
+
+import json
+import os
+
+import yaml
+
+from cluster import ClusterError, wait_until
+
+NAMESPACE = "dralet"
+MANIFESTS = ("namespace.yaml", "serviceaccount.yaml", "rbac.yaml",
+             "validatingadmissionpolicy.yaml", "deviceclasses.yaml")
+VERSION = "0.1.0"
+IMAGE = "ghcr.io/dralet/dralet:" + VERSION
+
+
+def image_archive(build):
+    return os.path.join(build, "image", f"dralet-{VERSION}.oci.tar")
+
+
+def configmap(root, config):
+    """deploy/configmap.yaml with config.yaml replaced by @config (a dict)."""
+    with open(os.path.join(root, "deploy", "configmap.yaml")) as f:
+        cm = yaml.safe_load(f)
+    cm["data"]["config.yaml"] = yaml.safe_dump(config, sort_keys=False)
+    return json.dumps(cm)
+
+
+def agent_pods(c):
+    return c.get("pods", "-n", NAMESPACE, "-l", "app.kubernetes.io/name=dralet")["items"]
+
+
+def pod_ready(pod):
+    return any(cond["type"] == "Ready" and cond["status"] == "True"
+               for cond in pod.get("status", {}).get("conditions", []))
+
+
+def agent_logs(c):
+    out = []
+    for pod in agent_pods(c):
+        r = c.kubectl("logs", "-n", NAMESPACE, pod["metadata"]["name"], "--tail", "60",
+                      check=False)
+        out.append(f"--- {pod['metadata']['name']} ({pod['status'].get('phase')})\n"
+                   f"{r.stdout}{r.stderr}")
+    return "\n".join(out) or "no dralet pod"
+
+
+def wait_agent_ready(c, timeout=180, not_uid=None):
+    """Waits for one Ready dralet pod (other than @not_uid); returns it."""
+    def ready():
+        pods = [p for p in agent_pods(c)
+                if p["metadata"]["uid"] != not_uid and pod_ready(p)
+                and not p["metadata"].get("deletionTimestamp")]
+        return pods[0] if len(pods) == 1 else None
+    return wait_until("the dralet pod Ready", ready, timeout=timeout, interval=1,
+                      detail=lambda: agent_logs(c))
+
+
+def slices(c, driver=None):
+    items = c.get("resourceslices")["items"]
+    return [s for s in items if driver is None or s["spec"]["driver"] == driver]
+
+
+def published_devices(c):
+    """{driver: sorted device names} over the node's slices."""
+    out = {}
+    for s in slices(c):
+        out.setdefault(s["spec"]["driver"], []).extend(
+            d["name"] for d in s["spec"].get("devices", []))
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def wait_published(c, expected, timeout=120):
+    """Waits until the slices carry exactly @expected ({driver: [names]})."""
+    def done():
+        return published_devices(c) == expected
+    return wait_until("dralet's ResourceSlices", done, timeout=timeout, interval=1,
+                      detail=lambda: f"published: { {k: len(v) for k, v in published_devices(c).items()} }, "
+                      f"expected: { {k: len(v) for k, v in expected.items()} }\n" + agent_logs(c))
+
+
+def deploy(c, build, root, config):
+    """Imports the image and applies deploy/ with the agent configuration
+    @config (a dict) in the ConfigMap; returns the Ready pod."""
+    c.import_image(image_archive(build))
+    for name in MANIFESTS:
+        c.kubectl("apply", "-f", os.path.join(root, "deploy", name))
+    c.apply(configmap(root, config))
+    c.kubectl("apply", "-f", os.path.join(root, "deploy", "daemonset.yaml"))
+    return wait_agent_ready(c)
+
+
+def switch_board(c, root, config):
+    """A new agent configuration (the node "gets" other hardware), rolled out
+    as an operator does: new ConfigMap, then a rolling restart."""
+    old = wait_agent_ready(c)
+    c.apply(configmap(root, config))
+    c.kubectl("rollout", "restart", "-n", NAMESPACE, "daemonset/dralet")
+    c.kubectl("rollout", "status", "-n", NAMESPACE, "daemonset/dralet", "--timeout", "180s",
+              timeout=200)
+    return wait_agent_ready(c, not_uid=old["metadata"]["uid"])
