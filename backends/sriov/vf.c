@@ -61,6 +61,9 @@ static void add_attributes(struct dralet_backend_ctx *ctx, struct dralet_device 
 	}
 	if (vf->driver)
 		dralet_device_set_string(dev, "driver", vf->driver);
+	/* net.dralet.dev's RDMA devices carry isVF too: a claim's `isVF` must
+	 * never be a CEL "no such key" error, which fails the whole claim */
+	dralet_device_set_bool(dev, "isVF", true);
 	dralet_device_set_bool(dev, "vfioCapable", pcidev_vfio_capable(ctx, vf));
 	dralet_device_set_bool(dev, "rdmaCapable", ib != NULL);
 	if (ib)
