@@ -9,6 +9,7 @@ the simulated board the node "has" (simulatedBoard, docs/boards.md).
 
 import json
 import os
+import re
 
 import yaml
 
@@ -52,6 +53,20 @@ def agent_logs(c):
     return "\n".join(out) or "no dralet pod"
 
 
+def save_logs(c):
+    """Every dralet container's log (and the one before its last restart)
+    into the run's logs/ directory, for the post-mortem."""
+    for pod in agent_pods(c):
+        name = pod["metadata"]["name"]
+        for previous in (False, True):
+            r = c.kubectl("logs", "-n", NAMESPACE, name, f"--previous={str(previous).lower()}",
+                          "--timestamps", check=False)
+            if r.returncode == 0:
+                suffix = ".previous" if previous else ""
+                with open(os.path.join(c.logs, f"dralet-{name}{suffix}.log"), "w") as f:
+                    f.write(r.stdout)
+
+
 def wait_agent_ready(c, timeout=180, not_uid=None):
     """Waits for one Ready dralet pod (other than @not_uid); returns it."""
     def ready():
@@ -61,6 +76,26 @@ def wait_agent_ready(c, timeout=180, not_uid=None):
         return pods[0] if len(pods) == 1 else None
     return wait_until("the dralet pod Ready", ready, timeout=timeout, interval=1,
                       detail=lambda: agent_logs(c))
+
+
+def wait_registered(c, timeout=120):
+    """Waits until the running agent container says every one of its drivers
+    is registered with the kubelet (its log: "driver X: registered with the
+    kubelet"); the pod is Ready before that (the manifests have no readiness
+    probe yet), and a claim prepared in between fails until the kubelet's
+    backoff ends."""
+    def registered():
+        pods = [p for p in agent_pods(c) if pod_ready(p)
+                and not p["metadata"].get("deletionTimestamp")]
+        if len(pods) != 1:
+            return False
+        pod = pods[0]
+        log = c.kubectl("logs", "-n", NAMESPACE, pod["metadata"]["name"])
+        drivers = re.findall(r"kubelet: driver (\S+) serving", log)
+        done = re.findall(r"driver (\S+): registered with the kubelet", log)
+        return drivers and set(drivers) <= set(done)
+    wait_until("every dralet driver registered with the kubelet", registered,
+               timeout=timeout, interval=0.5, detail=lambda: agent_logs(c))
 
 
 def slices(c, driver=None):
@@ -94,6 +129,7 @@ def deploy(c, build, root, config):
         c.kubectl("apply", "-f", os.path.join(root, "deploy", name))
     c.apply(configmap(root, config))
     c.kubectl("apply", "-f", os.path.join(root, "deploy", "daemonset.yaml"))
+    wait_registered(c)
     return wait_agent_ready(c)
 
 
@@ -101,8 +137,11 @@ def switch_board(c, root, config):
     """A new agent configuration (the node "gets" other hardware), rolled out
     as an operator does: new ConfigMap, then a rolling restart."""
     old = wait_agent_ready(c)
+    save_logs(c)
     c.apply(configmap(root, config))
     c.kubectl("rollout", "restart", "-n", NAMESPACE, "daemonset/dralet")
     c.kubectl("rollout", "status", "-n", NAMESPACE, "daemonset/dralet", "--timeout", "180s",
               timeout=200)
-    return wait_agent_ready(c, not_uid=old["metadata"]["uid"])
+    new = wait_agent_ready(c, not_uid=old["metadata"]["uid"])
+    wait_registered(c)
+    return new

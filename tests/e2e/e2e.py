@@ -91,6 +91,10 @@ def inside(args):
         traceback.print_exc()
         return 1
     finally:
+        try:
+            deploy.save_logs(c)
+        except Exception as ex:
+            print(f"e2e: could not save dralet's logs: {ex}")
         c.stop()
 
 

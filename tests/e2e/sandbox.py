@@ -15,6 +15,7 @@ that leads nowhere.
 """
 
 import os
+import signal
 import subprocess
 
 NODE_ADDR = "10.200.0.2/24"
@@ -63,14 +64,23 @@ def remove_cgroups(name):
 
 
 def run(argv, cgroup_name, env):
-    """Runs argv inside a new sandbox; returns its exit status."""
+    """Runs argv inside a new sandbox; returns its exit status. SIGINT and
+    SIGTERM end the sandbox (and so everything in it) before the cgroups go."""
     make_cgroups(cgroup_name)
+    proc = subprocess.Popen(["unshare", "--fork", "--pid", "--mount-proc", "--mount", "--net",
+                             "--propagation", "private", "--kill-child",
+                             "tini", "-s", "-g", "--", *argv], env=env)
+
+    def stop(signum, frame):
+        proc.kill()  # --kill-child: the namespace's init goes, and all with it
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        r = subprocess.run(["unshare", "--fork", "--pid", "--mount-proc", "--mount", "--net",
-                            "--propagation", "private", "--kill-child",
-                            "tini", "-s", "-g", "--", *argv], env=env)
-        return r.returncode
+        return proc.wait()
     finally:
+        proc.kill()
+        proc.wait()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         for line in remove_cgroups(cgroup_name):
             print(f"e2e: could not remove cgroup {line}")
 

@@ -7,6 +7,7 @@ A scenario raises on the first thing that is not as it must be; the rest
 still run, and the suite fails if any failed. Nothing is skipped.
 """
 
+import glob
 import json
 import os
 import signal
@@ -256,11 +257,11 @@ def timeslicing_shared_gpu(e):
             raise ClusterError(f"pod {pod}: no time-slice setting in its environment: "
                                f"{view['env']}")
     uuid = e.devices[res["device"]]["attributes"]["uuid"]["string"]
-    settings = agent_file(e, "FAKE_NVML_DATA", ".timeslice")
+    settings = agent_board_file(e, "nvml.json.timeslice")
     if f"{uuid} 3" not in settings.splitlines():
         raise ClusterError(f"nvidia-smi did not set the Long interval on {uuid}: {settings!r}")
     w.delete(e.c, "namespace", "", ns)
-    settings = agent_file(e, "FAKE_NVML_DATA", ".timeslice")
+    settings = agent_board_file(e, "nvml.json.timeslice")
     if settings.splitlines()[-1] != f"{uuid} 0":
         raise ClusterError(f"unprepare did not reset the interval: {settings!r}")
 
@@ -351,7 +352,8 @@ def admin_access_monitor(e):
     [held] = w.allocation(e.c, "workload", "gpu")
     w.namespace(e.c, ns, {"resource.kubernetes.io/admin-access": "true"})
     w.create_claim(e.c, ns, "monitor", w.claim_spec([w.request("gpu", GPU, [
-        f'device.attributes["{GPU}"].pciBusID == "{e.devices[held["device"]]["pciAddress"]}"'],
+        'device.attributes["resource.kubernetes.io"].pciBusID == '
+        f'"{e.devices[held["device"]]["pciAddress"]}"'],
         admin=True)]))
     w.create_pod(e.c, ns, "monitor", claims=["monitor"])
     w.wait_running(e.c, ns, "monitor")
@@ -405,7 +407,7 @@ def agent_killed_pods_keep_running(e):
     os.kill(pid, signal.SIGKILL)
     wait_until("the agent restarted", lambda: agent_pid(e, missing_ok=True) not in (None, pid),
                timeout=120)
-    deploy.wait_agent_ready(e.c)
+    deploy.wait_registered(e.c)
     if sorted(s["metadata"]["uid"] for s in deploy.slices(e.c)) != slice_uids:
         raise ClusterError("the slices were replaced across the agent's restart")
     pod = e.c.get("pod", "before", "-n", ns)
@@ -429,6 +431,15 @@ def kubelet_restart_reregisters(e):
     ns = "restart-kubelet"
     e.c.restart("kubelet")
     e.c.wait_node_ready()
+    drivers = set(deploy.published_devices(e.c))
+
+    def registered():
+        log = e.c.procs["kubelet"].since_start()
+        return all(f"plugins_registry/{d}-reg.sock" in log and
+                   f'"Connection changed" logger="DRA registration handler" driverName="{d}"'
+                   in log for d in drivers)
+    wait_until(f"the restarted kubelet's registration of {sorted(drivers)}", registered,
+               timeout=60)
     w.namespace(e.c, ns)
     w.create_claim(e.c, ns, "gpu", w.claim_spec([w.request("gpu", GPU, [
         f'device.attributes["{GPU}"].type == "gpu"'])]))
@@ -581,14 +592,15 @@ def agent_pid(e, missing_ok=False):
     raise ClusterError("no dralet process on the node")
 
 
-def agent_file(e, env_var, suffix=""):
-    """A file of the agent's container named by one of its environment
-    variables (read through /proc/<pid>/root)."""
-    pid = agent_pid(e)
-    with open(f"/proc/{pid}/environ", "rb") as f:
-        env = dict(x.split(b"=", 1) for x in f.read().split(b"\0") if b"=" in x)
-    path = env[env_var.encode()].decode() + suffix
-    with open(f"/proc/{pid}/root{path}") as f:
+def agent_board_file(e, name):
+    """A file in the simulated board tree the agent materialized in its
+    container ($TMPDIR or /dev/shm there), read through /proc/<pid>/root."""
+    root = f"/proc/{agent_pid(e)}/root"
+    found = glob.glob(f"{root}/dev/shm/dralet-board.*/{name}") + \
+        glob.glob(f"{root}/tmp/dralet-board.*/{name}")
+    if len(found) != 1:
+        raise ClusterError(f"{name} in the agent's board tree: {found}")
+    with open(found[0]) as f:
         return f.read()
 
 
