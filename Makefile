@@ -4,6 +4,9 @@
 #   make run        run the agent on the default simulated board
 #   make check      every test, then unit + integration tests again under ASan+UBSan
 #   make bench      benchmarks (timing goals live here, never in tests)
+#   make e2e        dralet under real Kubernetes (each pinned release; root)
+#   make e2e-shell  a test cluster left up with dralet deployed (E2E_VERSION=, E2E_BOARD=)
+#   make image      dralet's OCI image (no container daemon needed)
 #   make deps       install the Debian 12 build and test dependencies
 #   make install DESTDIR=... PREFIX=...   binary, SDK headers, dralet-backend.pc
 #
@@ -29,11 +32,14 @@ PKGS := libpci libudev json-c yaml-0.1 libuv libnghttp2 libprotobuf-c libcurl li
 TEST_PKGS := cmocka
 
 # ---- dependencies: install them first when pkg-config misses something ----
+# Goals that only build the agent need only the build packages.
 NO_DEPS_GOALS := deps clean help
+BUILD_ONLY_GOALS := all image-rootfs install install-sdk
+DEPS_SCOPE := $(if $(filter-out $(BUILD_ONLY_GOALS),$(or $(MAKECMDGOALS),all)),,build)
 ifeq ($(filter $(NO_DEPS_GOALS),$(MAKECMDGOALS)),)
-ifneq ($(shell pkg-config --exists $(PKGS) $(TEST_PKGS) && scripts/deps.sh --check 2>/dev/null && echo ok),ok)
-$(info dralet: build or test dependencies are missing; running scripts/deps.sh)
-ifneq ($(shell scripts/deps.sh >&2; echo $$?),0)
+ifneq ($(shell pkg-config --exists $(PKGS) $(if $(DEPS_SCOPE),,$(TEST_PKGS)) && scripts/deps.sh --check $(DEPS_SCOPE) 2>/dev/null && echo ok),ok)
+$(info dralet: build or test dependencies are missing; running scripts/deps.sh $(DEPS_SCOPE))
+ifneq ($(shell scripts/deps.sh $(DEPS_SCOPE) >&2; echo $$?),0)
 $(error dependencies are missing; install them with the apt-get line above)
 endif
 endif
@@ -72,7 +78,8 @@ TEST_LIBS := $(patsubst tests/lib/%/,$(BUILD)/tests/lib/%.so,$(sort $(dir $(wild
 SIM_PROGS := $(patsubst tests/sim/%.c,$(BUILD)/tests/sim/%,$(sort $(wildcard tests/sim/*.c)))
 
 .PHONY: all run check check-unit check-integration check-vm check-san check-valgrind \
-	check-fuzz bench deps install clean help test-libs sample-backend image
+	check-fuzz bench deps install clean help test-libs sample-backend image \
+	check-c e2e e2e-build e2e-shell image-rootfs
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/dralet
@@ -173,7 +180,9 @@ check-san:
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) SAN=1 check-unit
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) SAN=1 check-integration
 
-check:
+# The C suites; then the e2e suite, whose Kubernetes builds (Go, most of a cold
+# run's time) go on beside the C suites, their output in $(E2E_BUILD_LOG).
+check-c:
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) all
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) check-unit
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) check-integration
@@ -181,7 +190,37 @@ check:
 	$(Q)$(MAKE) --no-print-directory check-fuzz
 	$(Q)$(MAKE) --no-print-directory check-vm
 	$(Q)$(MAKE) --no-print-directory check-san
+
+check:
+	$(Q)$(MAKE) --no-print-directory -j2 check-c e2e-build E2E_BUILD_QUIET=1
+	$(Q)$(MAKE) --no-print-directory e2e
 	@echo "make check: all tests passed"
+
+# ---- dralet under real Kubernetes (tests/e2e; docs/testing.md) ----
+E2E_VERSIONS ?= $(notdir $(wildcard tests/e2e/k8s/1.*))
+E2E_VERSION ?= $(lastword $(sort $(E2E_VERSIONS)))
+E2E_BOARD ?= hgx-h100
+E2E_BUILD_LOG := $(BUILD)/e2e/build.log
+E2E_SCRIPTS := tests/e2e/e2e.py
+
+e2e-build:
+	@mkdir -p $(BUILD)/e2e
+ifeq ($(E2E_BUILD_QUIET),1)
+	@echo "e2e build: Kubernetes $(E2E_VERSIONS), containerd, helm (Go; log: $(E2E_BUILD_LOG))"
+	$(Q)BUILD=$(BUILD) GO=$(GO) E2E_VERSIONS="$(E2E_VERSIONS)" tests/e2e/build.sh >$(E2E_BUILD_LOG) 2>&1 \
+		|| { tail -40 $(E2E_BUILD_LOG); echo "e2e build failed (log: $(E2E_BUILD_LOG))"; exit 1; }
+	@grep -E ' in [0-9]+s$$|up to date' $(E2E_BUILD_LOG) || true
+else
+	$(Q)BUILD=$(BUILD) GO=$(GO) E2E_VERSIONS="$(E2E_VERSIONS)" tests/e2e/build.sh
+endif
+
+e2e: e2e-build image
+	$(Q)for v in $(E2E_VERSIONS); do \
+		BUILD=$(BUILD) /usr/bin/python3 $(E2E_SCRIPTS) --version $$v || exit 1; \
+	done
+
+e2e-shell: e2e-build image
+	$(Q)BUILD=$(BUILD) /usr/bin/python3 $(E2E_SCRIPTS) --version $(E2E_VERSION) --shell --board $(E2E_BOARD)
 
 bench: $(BUILD)/dralet $(TEST_LIBS)
 	$(Q)BUILD=$(BUILD) DRALET=$(CURDIR)/$(BUILD)/dralet tests/bench/run.sh
@@ -196,7 +235,13 @@ image: $(IMAGE_ARCHIVE)
 	echo "  push: skopeo copy oci-archive:$(IMAGE_ARCHIVE) docker://REGISTRY/dralet:$(VERSION)"; \
 	echo "  load: podman load -i $(IMAGE_ARCHIVE)   or   ctr -n k8s.io images import $(IMAGE_ARCHIVE)"
 
-$(IMAGE_ARCHIVE): $(BUILD)/dralet $(TEST_LIBS) $(SIM_PROGS) boards/*.yaml scripts/image-rootfs.sh scripts/oci-image.sh
+IMAGE_INPUTS := $(BUILD)/dralet $(BUILD)/tests/lib/fake-nvml.so $(BUILD)/tests/sim/nvidia-smi \
+	boards/*.yaml scripts/image-rootfs.sh
+# The image's root filesystem alone (deploy/Containerfile copies it).
+image-rootfs: $(IMAGE_INPUTS)
+	$(Q)scripts/image-rootfs.sh $(BUILD) $(BUILD)/image/rootfs
+
+$(IMAGE_ARCHIVE): $(IMAGE_INPUTS) scripts/oci-image.sh
 	$(Q)scripts/image-rootfs.sh $(BUILD) $(BUILD)/image/rootfs
 	$(Q)tar -C $(BUILD)/image/rootfs -cf $(BUILD)/image/rootfs.tar .
 	$(Q)scripts/oci-image.sh $(BUILD)/image/rootfs $(IMAGE_NAME):$(VERSION) $@ /usr/bin/dralet

@@ -33,8 +33,8 @@ static void mark_netdev(struct hal_scan_private *s, const char *ifname, const ch
 			if (strcmp(n->ifname, ifname))
 				continue;
 			n->default_route = true;
-			snprintf(reason, sizeof(reason), "%s carries the node's %s default route",
-				 ifname, family);
+			snprintf(reason, sizeof(reason), "carries the node's %s default route (%s)",
+				 family, ifname);
 			mark(s, &s->funcs[i], reason);
 		}
 }

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Installs (or checks for) the Debian 12 packages dralet needs to build, test and demo.
-#   scripts/deps.sh --check     exit 0 when everything is installed, 1 otherwise
-#   scripts/deps.sh [--install] install what is missing (as root), or print the apt-get line
+#   scripts/deps.sh --check [build]     exit 0 when everything is installed, 1 otherwise
+#   scripts/deps.sh [--install] [build] install what is missing (as root), or print the apt-get line
+# "build": only what building the agent needs (make, make image-rootfs, deploy/Containerfile).
 set -eu
 
 BUILD_PKGS="build-essential pkg-config libpci-dev libudev-dev libjson-c-dev libyaml-dev \
@@ -15,6 +16,15 @@ qemu-system-x86 linux-image-amd64 busybox-static cpio kmod iproute2 rdma-core hy
 # plugins, iptables for kube-proxy, tini as the sandbox's init.
 E2E_PKGS="umoci runc containernetworking-plugins iptables conntrack tini util-linux"
 PKGS="$BUILD_PKGS $TEST_PKGS $E2E_PKGS"
+check=no
+for arg in "$@"; do
+    case $arg in
+    --check) check=yes ;;
+    --install) ;;
+    build) PKGS=$BUILD_PKGS ;;
+    *) echo "usage: $0 [--check|--install] [build]" >&2; exit 2 ;;
+    esac
+done
 
 missing() {
     # dpkg-query prints one line per known package; unknown ones go to stderr.
@@ -26,7 +36,7 @@ missing() {
 }
 
 todo=$(missing)
-if [ "${1:-}" = "--check" ]; then
+if [ $check = yes ]; then
     [ -z "$todo" ] && exit 0
     echo "missing Debian packages: $todo" >&2
     exit 1

@@ -130,6 +130,13 @@ def helm_chart(e):
     if objects(rendered) != objects(plain):
         raise ClusterError(f"the chart renders {objects(rendered)}, deploy/ has "
                            f"{objects(plain)}")
+
+    def daemonset(docs):
+        [ds] = [d for d in docs if d["kind"] == "DaemonSet"]
+        return ds["spec"]
+    if daemonset(rendered) != daemonset(plain):
+        raise ClusterError("the chart's DaemonSet (default values) differs from "
+                           f"deploy/daemonset.yaml:\n{daemonset(rendered)}\n{daemonset(plain)}")
     e.c.kubectl("apply", "--dry-run=server", "-f", "-", input=r.stdout)
 
 
@@ -467,9 +474,10 @@ def apiserver_restart_watch_recovers(e):
 
 @scenario("hgx-h100")
 def rolling_update_keeps_claims(e):
-    """A DaemonSet rolling update (new pod, same node) while a claim is
-    prepared: the workload keeps running, the new agent serves the old claim's
-    unprepare and new claims."""
+    """A DaemonSet rolling update (maxSurge 1: the new pod starts beside the
+    old one, with its own --pod-uid sockets) while a claim is prepared: the
+    workload keeps running, the new agent serves the old claim's unprepare and
+    new claims, and only the new pod's sockets are left."""
     ns = "rolling"
     w.namespace(e.c, ns)
     w.create_claim(e.c, ns, "old", w.claim_spec([w.request("gpu", GPU, [
@@ -477,7 +485,19 @@ def rolling_update_keeps_claims(e):
     w.create_pod(e.c, ns, "old", claims=["old"])
     w.wait_running(e.c, ns, "old")
     uid = e.c.get("resourceclaim", "old", "-n", ns)["metadata"]["uid"]
-    deploy.switch_board(e.c, e.root, e.config(e.board))
+    old_agent = deploy.wait_agent_ready(e.c)["metadata"]["uid"]
+    new_agent = deploy.switch_board(e.c, e.root, e.config(e.board))["metadata"]["uid"]
+    # --pod-uid: the new pod's own sockets, and none of the old pod's left
+    drivers = sorted(deploy.published_devices(e.c))
+    registry = sorted(os.listdir("/var/lib/kubelet/plugins_registry"))
+    want = sorted(f"{d}-{new_agent}-reg.sock" for d in drivers)
+    if registry != want:
+        raise ClusterError(f"registration sockets after the update: {registry}, want {want} "
+                           f"(old pod {old_agent})")
+    for d in drivers:
+        sock = f"/var/lib/kubelet/plugins/{d}/dra-{new_agent}.sock"
+        if not os.path.exists(sock):
+            raise ClusterError(f"{sock} is missing after the update")
     w.create_claim(e.c, ns, "new", w.claim_spec([w.request("gpu", GPU, [
         f'device.attributes["{GPU}"].type == "gpu"'])]))
     w.create_pod(e.c, ns, "new", claims=["new"])
