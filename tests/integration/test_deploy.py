@@ -145,8 +145,11 @@ def check_rest(docs):
     spec = ds['spec']
     assert spec['selector']['matchLabels'].items() <= spec['template']['metadata']['labels'].items()
     assert spec['updateStrategy']['type'] == 'RollingUpdate'
-    assert spec['updateStrategy']['rollingUpdate'].get('maxSurge', 0) == 0
+    # a surge pod beside the old one needs its own sockets: --pod-uid $(POD_UID)
+    assert spec['updateStrategy']['rollingUpdate'] == {'maxSurge': 1, 'maxUnavailable': 0}
     pod = spec['template']['spec']
+    assert pod['hostNetwork'] is True and pod['hostPID'] is True
+    assert pod['dnsPolicy'] == 'ClusterFirstWithHostNet'
     assert pod['serviceAccountName'] == 'dralet'
     assert pod['priorityClassName'] == 'system-node-critical'
     host = {v['name']: v['hostPath']['path'] for v in pod['volumes'] if 'hostPath' in v}
@@ -162,6 +165,11 @@ def check_rest(docs):
         env = {e['name']: e for e in c['env']}
         assert env['NODE_NAME']['valueFrom']['fieldRef']['fieldPath'] == 'spec.nodeName'
         assert c['args'][0] == 'run'
+        uid = c['args'].index('--pod-uid')
+        assert c['args'][uid + 1] == '$(POD_UID)'
+        assert env['POD_UID']['valueFrom']['fieldRef']['fieldPath'] == 'metadata.uid'
+        # every variable set is one something reads (the args, or the agent itself)
+        assert set(env) == {'NODE_NAME', 'POD_UID'}, sorted(env)
     cm_names = {d['metadata']['name'] for d in by_kind(docs, 'ConfigMap')}
     for v in pod['volumes']:
         if 'configMap' in v:
