@@ -88,7 +88,8 @@ class Env:
         return {n["path"]: n["device"] for n in self.devices[device]["deviceNodes"]}
 
     def expect_container(self, ns, pod, devices):
-        """The container sees exactly the device nodes of @devices."""
+        """The container sees exactly the device nodes of @devices, and every
+        variable the CDI specs of its claims set."""
         want = {}
         for d in devices:
             want.update(self.nodes_of(d))
@@ -96,6 +97,11 @@ class Env:
         if got["devices"] != want:
             raise ClusterError(f"pod {ns}/{pod}: device nodes {got['devices']}, "
                                f"expected {want} (for {devices})")
+        env = w.cdi_env_of_pod(self.c, ns, pod)
+        missing = {k: v for k, v in env.items() if got["env"].get(k) != v}
+        if missing:
+            raise ClusterError(f"pod {ns}/{pod}: the CDI specs set {missing}, the container "
+                               f"has {[k for k in got['env'] if k in missing]}")
         return got
 
 

@@ -153,6 +153,28 @@ def cdi_spec_for(claim_uid):
     return None, None
 
 
+def cdi_env_of_pod(c, ns, pod):
+    """{name: value} the CDI specs of the pod's claims put into its containers
+    (the spec's own edits and each device's)."""
+    env = {}
+    for st in c.get("pod", pod, "-n", ns)["status"].get("resourceClaimStatuses", []):
+        uid = c.get("resourceclaim", st["resourceClaimName"], "-n", ns)["metadata"]["uid"]
+        specs = []
+        for n in cdi_specs():
+            if uid in n:
+                with open(os.path.join("/var/run/cdi", n)) as f:
+                    specs.append(json.load(f))
+        if not specs:
+            raise ClusterError(f"pod {ns}/{pod}: no CDI spec for claim {uid}")
+        edits = [s.get("containerEdits", {}) for s in specs]
+        edits += [d.get("containerEdits", {}) for s in specs for d in s.get("devices", [])]
+        for e in edits:
+            for kv in e.get("env", []):
+                k, _, v = kv.partition("=")
+                env[k] = v
+    return env
+
+
 def wait_no_spec(claim_uid, timeout=60):
     wait_until(f"the CDI spec of claim {claim_uid} removed",
                lambda: cdi_spec_for(claim_uid)[0] is None, timeout=timeout)
