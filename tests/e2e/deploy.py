@@ -78,6 +78,16 @@ def wait_agent_ready(c, timeout=180, not_uid=None):
                       detail=lambda: agent_logs(c))
 
 
+def served_drivers(log):
+    """The drivers an agent container's log says it serves the kubelet for
+    (every enabled backend's, devices or not)."""
+    return sorted(set(re.findall(r"kubelet: driver (\S+) serving", log)))
+
+
+def agent_log(c, pod):
+    return c.kubectl("logs", "-n", NAMESPACE, pod["metadata"]["name"])
+
+
 def wait_registered(c, timeout=120):
     """Waits until the running agent container says every one of its drivers
     is registered with the kubelet (its log: "driver X: registered with the
@@ -89,9 +99,8 @@ def wait_registered(c, timeout=120):
                 and not p["metadata"].get("deletionTimestamp")]
         if len(pods) != 1:
             return False
-        pod = pods[0]
-        log = c.kubectl("logs", "-n", NAMESPACE, pod["metadata"]["name"])
-        drivers = re.findall(r"kubelet: driver (\S+) serving", log)
+        log = agent_log(c, pods[0])
+        drivers = served_drivers(log)
         done = re.findall(r"driver (\S+): registered with the kubelet", log)
         return drivers and set(drivers) <= set(done)
     wait_until("every dralet driver registered with the kubelet", registered,

@@ -10,6 +10,7 @@ still run, and the suite fails if any failed. Nothing is skipped.
 import glob
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -444,11 +445,12 @@ def kubelet_restart_reregisters(e):
     ns = "restart-kubelet"
     e.c.restart("kubelet")
     e.c.wait_node_ready()
-    drivers = set(deploy.published_devices(e.c))
+    drivers = deploy.served_drivers(deploy.agent_log(e.c, deploy.wait_agent_ready(e.c)))
 
     def registered():
+        # the sockets are named by the agent's pod UID (--pod-uid)
         log = e.c.procs["kubelet"].since_start()
-        return all(f"plugins_registry/{d}-reg.sock" in log and
+        return all(re.search(rf"plugins_registry/{re.escape(d)}-[0-9a-f-]+-reg\.sock", log) and
                    f'"Connection changed" logger="DRA registration handler" driverName="{d}"'
                    in log for d in drivers)
     wait_until(f"the restarted kubelet's registration of {sorted(drivers)}", registered,
@@ -492,9 +494,10 @@ def rolling_update_keeps_claims(e):
     w.wait_running(e.c, ns, "old")
     uid = e.c.get("resourceclaim", "old", "-n", ns)["metadata"]["uid"]
     old_agent = deploy.wait_agent_ready(e.c)["metadata"]["uid"]
-    new_agent = deploy.switch_board(e.c, e.root, e.config(e.board))["metadata"]["uid"]
+    new_pod = deploy.switch_board(e.c, e.root, e.config(e.board))
+    new_agent = new_pod["metadata"]["uid"]
     # --pod-uid: the new pod's own sockets, and none of the old pod's left
-    drivers = sorted(deploy.published_devices(e.c))
+    drivers = deploy.served_drivers(deploy.agent_log(e.c, new_pod))
     registry = sorted(os.listdir("/var/lib/kubelet/plugins_registry"))
     want = sorted(f"{d}-{new_agent}-reg.sock" for d in drivers)
     if registry != want:
