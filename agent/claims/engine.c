@@ -228,7 +228,7 @@ static void op_done(struct op *op)
 	else
 		log_info("%s claim %s/%s (uid %s): %zu device(s) in %.1f ms",
 			 call->unprepare ? "unprepared" : "prepared", op->namespace_, op->name,
-			 op->uid, op->n_devices, ms);
+			 op->uid, call->unprepare ? op->n_unprepared : op->n_devices, ms);
 	for (pq = &e->queues; (q = *pq); pq = &q->next)
 		if (q->head == op)
 			break;

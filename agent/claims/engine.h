@@ -55,7 +55,7 @@ struct claims_engine_config {
 struct claims_recovery_stats {
 	bool corrupt;			/* the checkpoint was moved aside */
 	bool boot_changed;
-	unsigned kept, rewritten, rolled_back, unprepared, dropped, orphans_removed;
+	unsigned kept, rewritten, rewrite_failed, rolled_back, unprepared, dropped, orphans_removed;
 };
 
 /*

@@ -80,6 +80,7 @@ struct op {
 	char *error;
 	struct op_device *devices;
 	size_t n_devices;
+	size_t n_unprepared;			/* OP_UNPREPARE: devices unprepared (the log) */
 };
 
 /* ---- engine_work.c (worker threads; also used at start) ---- */

@@ -67,14 +67,16 @@ static bool carry_out(struct claims_engine *e, struct checkpoint *ck,
 		st->kept++;
 		return false;
 	case RECOVERY_REWRITE_SPEC:
-		st->rewritten++;
 		r = engine_write_specs(e, c, true, err, sizeof(err));
-		if (r < 0)
+		if (r < 0) {
+			st->rewrite_failed++;
 			log_error("driver %s: claim %s/%s (uid %s): %s; cannot write it again: %s",
 				  e->driver, c->namespace_, c->name, c->uid, a->reason, err);
-		else
+		} else {
+			st->rewritten++;
 			log_info("driver %s: claim %s/%s (uid %s): %s; wrote it again", e->driver,
 				 c->namespace_, c->name, c->uid, a->reason);
+		}
 		return false;
 	case RECOVERY_ROLLBACK:
 	case RECOVERY_FINISH_UNPREPARE:
@@ -105,14 +107,15 @@ static bool carry_out(struct claims_engine *e, struct checkpoint *ck,
 			 c->name, c->uid, a->reason);
 		return true;
 	case RECOVERY_REMOVE_ORPHAN:
-		st->orphans_removed++;
 		r = cdi_files_remove(e->cdi_dir, a->file);
-		if (r < 0)
+		if (r < 0) {
 			log_error("driver %s: cannot remove orphan CDI spec %s/%s: %s", e->driver,
 				  e->cdi_dir, a->file, strerror(-r));
-		else
+		} else {
+			st->orphans_removed++;
 			log_info("driver %s: removed CDI spec %s/%s: %s", e->driver, e->cdi_dir,
 				 a->file, a->reason);
+		}
 		return false;
 	}
 	return false;
@@ -180,9 +183,10 @@ int engine_recover(struct claims_engine *e, struct claims_recovery_stats *st)
 			  "until it can be written", e->driver, e->state_dir, strerror(-r));
 	r = 0;
 	log_info("driver %s: %zu prepared claim(s) after start (kept %u, CDI specs rewritten %u, "
-		 "rolled back %u, unprepared %u, dropped %u, orphan specs removed %u)", e->driver,
-		 claims_engine_n_claims(e), st->kept, st->rewritten, st->rolled_back,
-		 st->unprepared, st->dropped, st->orphans_removed);
+		 "CDI specs that could not be rewritten %u, rolled back %u, unprepared %u, "
+		 "dropped %u, orphan specs removed %u)", e->driver, claims_engine_n_claims(e),
+		 st->kept, st->rewritten, st->rewrite_failed, st->rolled_back, st->unprepared,
+		 st->dropped, st->orphans_removed);
 out:
 	free(drop);
 	recovery_plan_free(plan);

@@ -620,6 +620,7 @@ void engine_work_unprepare(struct claims_engine *e, struct op *op)
 	struct ckpt_claim *c;
 	char cause[ENGINE_ERR_MAX] = "";
 	bool ahead = false;
+	size_t n_devices;
 	int r;
 
 	claims_state_lock(e->state);
@@ -649,10 +650,13 @@ void engine_work_unprepare(struct claims_engine *e, struct op *op)
 		return;
 	}
 	claims_crash_point("unprepare-cdi-removed");
+	n_devices = c->n_devices;
 	claims_state_lock(e->state);
 	checkpoint_remove(claims_state_checkpoint(e->state), op->uid);
 	claims_state_changed(e->state);
 	claims_state_unlock(e->state);
 	if (sync_state(e, cause, sizeof(cause)) < 0)
 		set_error(op, "%s", cause);
+	else
+		op->n_unprepared = n_devices;
 }

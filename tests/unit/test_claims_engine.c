@@ -21,6 +21,7 @@
 #include <uv.h>
 
 #include "harness.h"
+#include "log_capture.h"
 #include "agent/cdi/cdi_files.h"
 #include "agent/checkpoint/checkpoint_file.h"
 #include "agent/claims/engine.h"
@@ -908,6 +909,69 @@ static void test_corrupt_checkpoint(void **state)
 	}
 }
 
+/* The number of devices an unprepare logs is the number it unprepared. */
+static void test_unprepare_logs_its_devices(void **state)
+{
+	struct env *x = *state;
+	char *r0 = result_json("gpu", 0, false), *r1 = result_json("gpu", 1, false), results[1024];
+	struct claims_ref ref = { "ns", "multi", UID_A };
+	struct capture cap;
+	struct outcome o;
+	char *log;
+
+	snprintf(results, sizeof(results), "[%s,%s]", r0, r1);
+	free(r0);
+	free(r1);
+	put_claim(x, "ns", "multi", UID_A, results, NULL);
+	run(x, false, &ref, 1, &o);
+	assert_null(o.error[0]);
+	outcome_free(&o);
+	capture_begin(&cap);
+	run(x, true, &ref, 1, &o);
+	log = capture_end(&cap);
+	assert_null(o.error[0]);
+	outcome_free(&o);
+	assert_non_null(strstr(log, "unprepared claim ns/multi (uid " UID_A "): 2 device(s)"));
+	free(log);
+}
+
+/* Changes the CDI class of @uid's devices in the checkpoint on disk. */
+static void set_cdi_class(struct env *x, const char *uid, const char *cls)
+{
+	struct checkpoint *ck = NULL;
+	struct ckpt_claim *c;
+	char err[256];
+
+	assert_int_equal(checkpoint_file_load(x->state_dir, &ck, err, sizeof(err)), 0);
+	assert_non_null(c = checkpoint_find(ck, uid));
+	for (size_t i = 0; i < c->n_devices; i++) {
+		free(c->devices[i].cdi_class);
+		c->devices[i].cdi_class = strdup(cls);
+	}
+	assert_int_equal(checkpoint_file_save(x->state_dir, ck), 0);
+	checkpoint_free(ck);
+}
+
+/* A CDI spec that cannot be written again is not counted as rewritten. */
+static void test_failed_rewrite_is_not_counted(void **state)
+{
+	struct env *x = *state;
+	struct capture cap;
+	char *log;
+
+	close_engine(x);
+	write_checkpoint_with(x, CKPT_PREPARE_COMPLETED, 0, UID_A);
+	set_cdi_class(x, UID_A, "no class!");	/* no spec file name can be made for it */
+	capture_begin(&cap);
+	assert_int_equal(open_engine(x, BOOT), 0);
+	log = capture_end(&cap);
+	assert_int_equal(x->stats.rewritten, 0);
+	assert_int_equal(x->stats.rewrite_failed, 1);
+	assert_non_null(strstr(log, "CDI specs rewritten 0,"));
+	assert_non_null(strstr(log, "could not be rewritten 1,"));
+	free(log);
+}
+
 static void test_one_agent_per_checkpoint(void **state)
 {
 	struct env *x = *state;
@@ -938,6 +1002,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_recovery, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt_checkpoint, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_agent_per_checkpoint, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unprepare_logs_its_devices, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failed_rewrite_is_not_counted, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
