@@ -37,6 +37,8 @@
 
 static struct {
 	const char *fail_device;	/* prepare of this device fails */
+	void (*on_fail)(void);		/* called when it does */
+	void (*on_unprepare)(void);	/* called by every unprepare */
 	unsigned sleep_ms;
 	atomic_int prepares, unprepares, validates, healths;
 	atomic_int in_flight[NDEV];
@@ -103,6 +105,8 @@ static int fake_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *de
 		usleep(fake.sleep_ms * 1000);
 	if (fake.fail_device && !strcmp(fake.fail_device, dralet_device_name(dev))) {
 		dralet_ctx_error(ctx, "injected failure");
+		if (fake.on_fail)
+			fake.on_fail();
 		leave(dev);
 		return -EIO;
 	}
@@ -123,6 +127,8 @@ static int fake_unprepare(struct dralet_backend_ctx *ctx, struct dralet_device *
 	(void)ctx;
 	enter(dev);
 	atomic_fetch_add(&fake.unprepares, 1);
+	if (fake.on_unprepare)
+		fake.on_unprepare();
 	if (!token || strcmp(token, claim->uid))
 		atomic_store(&fake.bad_undo, true);
 	leave(dev);
@@ -972,6 +978,119 @@ static void test_failed_rewrite_is_not_counted(void **state)
 	free(log);
 }
 
+/* Checkpoint writes fail while the state directory is a regular file
+ * (mkostemp: ENOTDIR; root ignores permissions); the engine's lock file
+ * stays open in the directory moved aside. */
+static void break_state_dir(void)
+{
+	char away[256];
+	FILE *f;
+
+	snprintf(away, sizeof(away), "%s.away", env_->state_dir);
+	assert_int_equal(rename(env_->state_dir, away), 0);
+	assert_non_null(f = fopen(env_->state_dir, "w"));
+	fclose(f);
+}
+
+static void mend_state_dir(void)
+{
+	char away[256];
+
+	snprintf(away, sizeof(away), "%s.away", env_->state_dir);
+	assert_int_equal(unlink(env_->state_dir), 0);
+	assert_int_equal(rename(away, env_->state_dir), 0);
+}
+
+static bool checkpoint_lists(struct env *x, const char *uid)
+{
+	struct checkpoint *ck = NULL;
+	char err[256];
+	bool found;
+
+	assert_int_equal(checkpoint_file_load(x->state_dir, &ck, err, sizeof(err)), 0);
+	found = checkpoint_find(ck, uid) != NULL;
+	checkpoint_free(ck);
+	return found;
+}
+
+/* An unprepare succeeds only once durable: a failed checkpoint write fails
+ * the call and keeps the claim (and its device) until the retry. */
+static void test_unprepare_fails_until_durable(void **state)
+{
+	struct env *x = *state;
+	struct claims_ref a = { "ns", "a", UID_A }, b = { "ns", "b", UID_B };
+	struct outcome o;
+
+	put_simple(x, "a", UID_A, 0, false);
+	put_simple(x, "b", UID_B, 0, false);
+	run(x, false, &a, 1, &o);
+	assert_null(o.error[0]);
+	outcome_free(&o);
+
+	/* UnprepareStarted is written, the device unprepared, then writes fail */
+	fake.on_unprepare = break_state_dir;
+	run(x, true, &a, 1, &o);
+	fake.on_unprepare = NULL;
+	assert_non_null(o.error[0]);
+	assert_non_null(strstr(o.error[0], "cannot write the checkpoint"));
+	outcome_free(&o);
+	run(x, true, &a, 1, &o);	/* the kubelet's retry: still not durable */
+	assert_non_null(o.error[0]);
+	outcome_free(&o);
+	assert_int_equal(claims_engine_n_claims(x->e), 1);
+	run(x, false, &b, 1, &o);	/* the device is still a's */
+	assert_non_null(strstr(o.error[0], "in use by another claim, ns/a"));
+	outcome_free(&o);
+	mend_state_dir();
+	assert_true(checkpoint_lists(x, UID_A));
+
+	run(x, true, &a, 1, &o);
+	assert_null(o.error[0]);
+	outcome_free(&o);
+	assert_int_equal(claims_engine_n_claims(x->e), 0);
+	assert_false(checkpoint_lists(x, UID_A));
+	assert_false(fake.bad_undo);
+	run(x, false, &b, 1, &o);
+	assert_null(o.error[0]);
+	outcome_free(&o);
+}
+
+/* A rolled-back prepare whose entry cannot be removed from the file keeps
+ * it in memory too (PrepareStarted): the next prepare of the claim undoes
+ * it again, and the device is not handed to another claim meanwhile. */
+static void test_rollback_keeps_entry_until_durable(void **state)
+{
+	struct env *x = *state;
+	char *r0 = result_json("gpu", 0, false), *r1 = result_json("gpu", 1, false), results[1024];
+	struct claims_ref ref = { "ns", "multi", UID_A }, b = { "ns", "b", UID_B };
+	struct outcome o;
+
+	snprintf(results, sizeof(results), "[%s,%s]", r0, r1);
+	free(r0);
+	free(r1);
+	put_claim(x, "ns", "multi", UID_A, results, NULL);
+	put_simple(x, "b", UID_B, 0, false);
+	fake.fail_device = dev_names[1];
+	fake.on_fail = break_state_dir;
+	run(x, false, &ref, 1, &o);
+	assert_non_null(strstr(o.error[0], "injected failure"));
+	outcome_free(&o);
+	fake.fail_device = NULL;
+	fake.on_fail = NULL;
+	assert_int_equal(claims_engine_n_claims(x->e), 1);
+	run(x, false, &b, 1, &o);
+	assert_non_null(strstr(o.error[0], "in use by another claim, ns/multi"));
+	outcome_free(&o);
+	mend_state_dir();
+	assert_true(checkpoint_lists(x, UID_A));
+
+	run(x, false, &ref, 1, &o);
+	assert_null(o.error[0]);
+	outcome_free(&o);
+	assert_int_equal(claims_engine_n_claims(x->e), 1);
+	assert_true(checkpoint_lists(x, UID_A));
+}
+
 static void test_one_agent_per_checkpoint(void **state)
 {
 	struct env *x = *state;
@@ -1003,6 +1122,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_corrupt_checkpoint, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_agent_per_checkpoint, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unprepare_logs_its_devices, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unprepare_fails_until_durable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rollback_keeps_entry_until_durable, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_failed_rewrite_is_not_counted, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
