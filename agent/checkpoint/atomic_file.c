@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "agent/checkpoint/atomic_file.h"
 
+#include <ctype.h>
 #include <dirent.h>
+#include <limits.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -174,9 +176,23 @@ int atomic_file_read(const char *path, size_t max, char **ret_data, size_t *ret_
 	return 0;
 }
 
-int atomic_file_remove_stale(const char *dir, const char *prefix)
+/* The target name inside ".<name>.XXXXXX" into @buf; false when @n is no such name. */
+static bool temp_target(const char *n, char *buf, size_t size)
 {
-	size_t plen = strlen(prefix);
+	size_t len = strlen(n);
+
+	if (n[0] != '.' || len < 9 || n[len - 7] != '.' || len - 8 >= size)
+		return false;
+	for (size_t i = len - 6; i < len; i++)
+		if (!isalnum((unsigned char)n[i]))
+			return false;
+	memcpy(buf, n + 1, len - 8);
+	buf[len - 8] = '\0';
+	return true;
+}
+
+int atomic_file_remove_stale(const char *dir, atomic_file_name_filter ours, void *userdata)
+{
 	struct dirent *de;
 	DIR *d = opendir(dir);
 	int removed = 0;
@@ -184,13 +200,15 @@ int atomic_file_remove_stale(const char *dir, const char *prefix)
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
 	while ((de = readdir(d))) {
-		const char *n = de->d_name, *dot;
-		if (n[0] != '.' || strncmp(n + 1, prefix, plen))
+		char target[NAME_MAX + 1];
+		struct stat st;
+
+		if (!temp_target(de->d_name, target, sizeof(target)) || !ours(target, userdata))
 			continue;
-		dot = strrchr(n, '.');	/* ".<name>.XXXXXX": six random characters last */
-		if (!dot || dot == n || strlen(dot + 1) != 6)
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode))
 			continue;
-		if (unlinkat(dirfd(d), n, 0) == 0)
+		if (unlinkat(dirfd(d), de->d_name, 0) == 0)
 			removed++;
 	}
 	closedir(d);

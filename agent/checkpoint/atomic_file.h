@@ -8,6 +8,7 @@
 #ifndef DRALET_ATOMIC_FILE_H
 #define DRALET_ATOMIC_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -49,9 +50,15 @@ int atomic_file_remove(const char *dir, const char *name);
  * buffer; *ret_len excludes the NUL. -ENOENT when missing, -EFBIG when larger. */
 int atomic_file_read(const char *path, size_t max, char **ret_data, size_t *ret_len);
 
-/* Removes the temporary files a crash left behind for names starting with
- * @prefix (".<prefix>*.XXXXXX"). Returns how many were removed. */
-int atomic_file_remove_stale(const char *dir, const char *prefix);
+/*
+ * Removes the temporary files a crash left behind in @dir: regular files
+ * named ".<name>.XXXXXX" (six of mkostemp's letters and digits) for which
+ * @ours(@name) is true. Symbolic links and other kinds of files are never
+ * followed nor removed. Returns how many were removed, or -errno when @dir
+ * cannot be read (a missing one is 0).
+ */
+typedef bool (*atomic_file_name_filter)(const char *name, void *userdata);
+int atomic_file_remove_stale(const char *dir, atomic_file_name_filter ours, void *userdata);
 
 /* mkdir -p with @mode. */
 int atomic_file_mkdirs(const char *path, mode_t mode);

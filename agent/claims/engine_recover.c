@@ -31,7 +31,15 @@ static struct checkpoint *load(struct claims_engine *e, struct claims_recovery_s
 {
 	struct checkpoint *ck = NULL;
 	char err[512] = "", aside[4096];
-	int r = checkpoint_file_load(e->state_dir, &ck, err, sizeof(err));
+	int r = checkpoint_file_remove_stale(e->state_dir);
+
+	if (r > 0)
+		log_warn("driver %s: removed %d temporary checkpoint file(s) an interrupted write "
+			 "left in %s", e->driver, r, e->state_dir);
+	else if (r < 0)
+		log_error("driver %s: cannot look for temporary checkpoint files in %s: %s",
+			  e->driver, e->state_dir, strerror(-r));
+	r = checkpoint_file_load(e->state_dir, &ck, err, sizeof(err));
 
 	if (r == -ENOENT)
 		return checkpoint_new(e->driver, e->boot_id);

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -1091,6 +1092,26 @@ static void test_rollback_keeps_entry_until_durable(void **state)
 	assert_true(checkpoint_lists(x, UID_A));
 }
 
+/* Temporary checkpoint files a crash mid-write left are removed at start
+ * (a symlink with such a name is not followed). */
+static void test_stale_checkpoint_temps_removed(void **state)
+{
+	struct env *x = *state;
+	char path[512], link[512];
+	FILE *f;
+
+	close_engine(x);
+	snprintf(path, sizeof(path), "%s/.checkpoint.json.Qw3rTy", x->state_dir);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("{\"kind\": \"DraletCheckp", f);
+	fclose(f);
+	snprintf(link, sizeof(link), "%s/.checkpoint.json.L1nk00", x->state_dir);
+	assert_int_equal(symlink(path, link), 0);
+	assert_int_equal(open_engine(x, BOOT), 0);
+	assert_int_not_equal(access(path, F_OK), 0);
+	assert_int_equal(faccessat(AT_FDCWD, link, F_OK, AT_SYMLINK_NOFOLLOW), 0);
+}
+
 static void test_one_agent_per_checkpoint(void **state)
 {
 	struct env *x = *state;
@@ -1122,6 +1143,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_corrupt_checkpoint, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_agent_per_checkpoint, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unprepare_logs_its_devices, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stale_checkpoint_temps_removed, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_unprepare_fails_until_durable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rollback_keeps_entry_until_durable, setup,
 						teardown),
