@@ -7,6 +7,8 @@ boot ID) forgets every claim, and a corrupt checkpoint is moved aside with a
 loud error while the agent keeps serving."""
 import json
 import os
+import socket
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -122,6 +124,33 @@ def check(node):
     kl.close()
     node.stop()
     del second
+
+    # a second agent with the same --registry-dir (own --plugins-dir, so no
+    # checkpoint lock stops it) refuses to start and leaves the first one's
+    # registration socket alone
+    node.use_pod_uid(None)
+    node.start()
+    before = {f: os.stat(os.path.join(node.registry, f)).st_ino
+              for f in os.listdir(node.registry)}
+    other_plugins = os.path.join(node.tmp, "plugins-2")
+    with open(os.path.join(node.tmp, "second.log"), "w") as log:
+        rc = subprocess.call(
+            [node.dralet, "run", "--sysfs-root", node.sys, "--dev-root", node.dev,
+             "--proc-root", node.proc, "--config", node.config, "--backend-dir", node.backends,
+             "--store", node.store, "--registry-dir", node.registry, "--plugins-dir",
+             other_plugins, "--cdi-dir", node.cdi, "--node-name", ck.NODE],
+            stdout=log, stderr=subprocess.STDOUT, timeout=30)
+    with open(os.path.join(node.tmp, "second.log")) as f:
+        second_log = f.read()
+    assert rc == 1, (rc, second_log)
+    assert "another process is serving " + node.registry + "/" in second_log, second_log
+    assert "--registry-dir" in second_log, second_log
+    assert {f: os.stat(os.path.join(node.registry, f)).st_ino
+            for f in os.listdir(node.registry)} == before
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(node.reg_socket)	# still the first agent's, still served
+    s.close()
+    node.stop()
     print("recovery: ok")
 
 
