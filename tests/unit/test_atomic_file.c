@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include <cmocka.h>
 
 #include "agent/checkpoint/atomic_file.h"
+#include "agent/checkpoint/checkpoint.h"
 
 static char *read_text(const char *dir, const char *name)
 {
@@ -183,6 +185,50 @@ static void test_remove_stale_only_ours(void **state)
 						  "checkpoint.json"), 0);
 }
 
+/* A temporary file whose writes fail as on a full disk (/dev/full under its fd). */
+static void begin_on_full_disk(struct atomic_file *af, const char *dir)
+{
+	int full = open("/dev/full", O_WRONLY | O_CLOEXEC);
+
+	assert_true(full >= 0);
+	assert_int_equal(atomic_file_begin(af, dir, "checkpoint.json", 0600), 0);
+	assert_int_equal(dup2(full, af->fd), af->fd);
+	close(full);
+}
+
+/* A full disk is reported as ENOSPC, whether the write fails while the
+ * content is produced (large: past the stream's buffer) or at commit. */
+static void test_full_disk_is_enospc(void **state)
+{
+	const char *dir = *state;
+	struct checkpoint *ck = checkpoint_new("gpu.dralet.dev", "boot");
+	struct atomic_file af;
+	int r;
+
+	for (int i = 0; i < 2000; i++) {
+		struct ckpt_claim *c = calloc(1, sizeof(*c));
+		char uid[64];
+		snprintf(uid, sizeof(uid), "%08x-0000-4000-8000-000000000000", i);
+		c->uid = strdup(uid);
+		c->namespace_ = strdup("namespace-of-a-claim");
+		c->name = strdup("name-of-a-claim");
+		c->state = CKPT_PREPARE_COMPLETED;
+		assert_int_equal(checkpoint_add(ck, c), 0);
+	}
+	/* what the claims state does: stream the checkpoint, then commit */
+	begin_on_full_disk(&af, dir);
+	r = checkpoint_write(ck, af.out);
+	assert_true(r < 0);
+	assert_int_equal(atomic_file_fail(&af, r), -ENOSPC);
+	checkpoint_free(ck);
+	assert_int_equal(n_entries(dir), 0);
+
+	begin_on_full_disk(&af, dir);
+	fputs("{}", af.out);
+	assert_int_equal(atomic_file_commit(&af), -ENOSPC);
+	assert_int_equal(n_entries(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -191,6 +237,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_writer_error_keeps_old_content, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_begin_abort_leaves_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_remove_stale_only_ours, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_full_disk_is_enospc, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
