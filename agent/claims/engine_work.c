@@ -618,19 +618,75 @@ void engine_work_prepare(struct claims_engine *e, struct op *op)
 	answer(op, c);
 }
 
+bool engine_entry_rebuilt(const struct ckpt_claim *c)
+{
+	for (size_t i = 0; i < c->n_devices; i++)
+		if (!c->devices[i].n_requests)
+			return true;
+	return false;
+}
+
+static int set_string(char **dst, const char *src)
+{
+	char *copy = strdup(src);
+
+	if (!copy)
+		return -ENOMEM;
+	free(*dst);
+	*dst = copy;
+	return 0;
+}
+
+/* A rebuilt entry takes namespace, name and requests from the claim's plan
+ * (lock held). */
+static int complete_rebuilt(struct ckpt_claim *c, const struct claim_plan *p)
+{
+	int r = set_string(&c->namespace_, p->namespace_);
+
+	if (!r)
+		r = set_string(&c->name, p->name);
+	for (size_t i = 0; !r && i < c->n_devices; i++) {
+		struct ckpt_device *cd = &c->devices[i];
+		for (size_t j = 0; !r && !cd->n_requests && j < p->n_devices; j++) {
+			const struct claim_plan_device *pd = &p->devices[j];
+			if (strcmp(pd->device, cd->device) || strcmp(pd->pool, cd->pool))
+				continue;
+			free(cd->requests);
+			if (!(cd->requests = calloc(pd->n_requests + 1, sizeof(*cd->requests))))
+				r = -ENOMEM;
+			for (size_t k = 0; !r && k < pd->n_requests; k++)
+				if (!(cd->requests[cd->n_requests++] = strdup(pd->requests[k])))
+					r = -ENOMEM;
+		}
+	}
+	return r;
+}
+
 /* Already prepared: same answer, no hardware; a lost CDI spec is written again. */
 void engine_work_hit(struct claims_engine *e, struct op *op)
 {
 	struct ckpt_claim *c;
 	char cause[ENGINE_ERR_MAX] = "";
+	int r = 0;
 
 	claims_state_lock(e->state);
 	c = checkpoint_find(claims_state_checkpoint(e->state), op->uid);
+	if (c && op->plan) {
+		r = complete_rebuilt(c, op->plan);
+		claims_state_changed(e->state);
+	}
 	claims_state_unlock(e->state);
 	if (!c) {
 		set_error(op, "its checkpoint entry vanished");
 		return;
 	}
+	if (r < 0) {
+		set_error(op, "out of memory");
+		return;
+	}
+	if (op->plan && sync_state(e, cause, sizeof(cause)) < 0)
+		log_warn("driver %s: claim %s/%s: its requests are known now but %s; they are "
+			 "written with the next change", e->driver, op->namespace_, op->name, cause);
 	if (c->n_devices && engine_write_specs(e, c, true, cause, sizeof(cause)) < 0) {
 		set_error(op, "it is prepared but its CDI spec cannot be written again: %s", cause);
 		return;

@@ -4,7 +4,8 @@
 without touching hardware, an orphan spec of ours is removed (others' are
 not), a device that is another device now drops its claim, a reboot (new
 boot ID) forgets every claim, and a corrupt checkpoint is moved aside with a
-loud error while the agent keeps serving."""
+loud error and rebuilt from the CDI specs (nothing removed, devices kept
+reserved) while the agent keeps serving."""
 import json
 import os
 import socket
@@ -83,12 +84,23 @@ def check(node):
     assert "THE CHECKPOINT" in log and "UNUSABLE" in log and "checksum" in log, log[-3000:]
     aside = [f for f in os.listdir(os.path.dirname(path)) if ".corrupt-" in f]
     assert len(aside) == 1, aside
-    assert node.checkpoint_claims() == {}
+    # nothing destroyed: claim a is rebuilt from its CDI spec, which stays, and
+    # its device stays reserved until the kubelet unprepares it
+    assert "1 claim(s) rebuilt from their CDI specs" in log, log[-3000:]
+    assert list(node.checkpoint_claims()) == [uid(1)], node.checkpoint_claims()
+    assert node.spec_file(uid(1)) in node.spec_files()
     assert os.path.exists(foreign)
+    node.put_claim("c", uid(3), [("r", 0)])
     kl = node.kubelet()
-    # the hardware still says claim a holds device 0: the same claim prepares again
+    res = kl.prepare([("ns", "c", uid(3))])
+    assert "in use by another claim" in res[uid(3)][0], res
     res = kl.prepare([("ns", "a", uid(1))])
-    assert res[uid(1)] == first[uid(1)], res
+    assert res[uid(1)] == first[uid(1)], (res, first)	# requests from the store
+    assert kl.unprepare([("ns", "a", uid(1))]) == {uid(1): ""}
+    assert node.spec_file(uid(1)) not in node.spec_files()
+    assert kl.prepare([("ns", "c", uid(3))])[uid(3)][0] == ""
+    assert kl.unprepare([("ns", "c", uid(3))]) == {uid(3): ""}
+    assert kl.prepare([("ns", "a", uid(1))])[uid(1)] == first[uid(1)]
     kl.close()
     node.stop()
 

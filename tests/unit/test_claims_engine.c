@@ -885,16 +885,38 @@ static void test_recovery(void **state)
 	close_engine(x);
 }
 
+/* One corrupt byte in the checkpoint: nothing is destroyed. The claims are
+ * rebuilt from their CDI specs (kept), their devices stay reserved until the
+ * kubelet unprepares them, and it is said loudly. */
 static void test_corrupt_checkpoint(void **state)
 {
 	struct env *x = *state;
-	struct claims_ref a = { "ns", "a", UID_A };
+	char *r1 = result_json("gpu", 1, false), *r2 = result_json("gpu", 2, false), results[1024];
+	struct claims_ref a = { "ns", "a", UID_A }, b = { "ns", "b", UID_B };
+	struct claims_ref mon = { "ns", "mon", UID_C }, c0 = { "ns", "c0", UID_D };
+	struct claims_ref c3 = { "ns", "c3", UID_E };
+	struct capture cap;
 	struct outcome o;
-	char path[512];
+	char path[512], want[256], *log;
 	FILE *f;
 
 	put_simple(x, "a", UID_A, 0, false);
+	snprintf(results, sizeof(results), "[%s,%s]", r1, r2);
+	free(r1);
+	free(r2);
+	put_claim(x, "ns", "b", UID_B, results, NULL);
+	put_simple(x, "mon", UID_C, 3, true);
+	put_simple(x, "c0", UID_D, 0, false);
+	put_simple(x, "c3", UID_E, 3, false);
 	run(x, false, &a, 1, &o);
+	assert_null(o.error[0]);
+	snprintf(want, sizeof(want), "%s", o.cdi0[0]);
+	outcome_free(&o);
+	run(x, false, &b, 1, &o);
+	assert_null(o.error[0]);
+	outcome_free(&o);
+	run(x, false, &mon, 1, &o);
+	assert_null(o.error[0]);
 	outcome_free(&o);
 	close_engine(x);
 	snprintf(path, sizeof(path), "%s/checkpoint.json", x->state_dir);
@@ -902,18 +924,58 @@ static void test_corrupt_checkpoint(void **state)
 	fseek(f, 40, SEEK_SET);
 	fputc('#', f);
 	fclose(f);
+
+	fake.prepares = fake.unprepares = 0;
+	capture_begin(&cap);
 	assert_int_equal(open_engine(x, BOOT), 0);
+	log = capture_end(&cap);
 	assert_true(x->stats.corrupt);
-	assert_int_equal(claims_engine_n_claims(x->e), 0);
-	/* the agent keeps serving: the claim is prepared again */
-	run(x, false, &a, 1, &o);
+	assert_int_equal(x->stats.rebuilt, 3);
+	assert_int_equal(x->stats.orphans_removed, 0);
+	assert_non_null(strstr(log, "THE CHECKPOINT"));
+	assert_non_null(strstr(log, "3 claim(s) rebuilt from their CDI specs"));
+	free(log);
+	assert_true(spec_exists(x, UID_A));	/* nothing was removed */
+	assert_true(spec_exists(x, UID_B));
+	assert_true(spec_exists(x, UID_C));
+	assert_int_equal(fake.unprepares, 0);
+	assert_int_equal(claims_engine_n_claims(x->e), 3);
+
+	/* the devices stay reserved; monitoring access held none */
+	run(x, false, &c0, 1, &o);
+	assert_non_null(strstr(o.error[0], "in use by another claim"));
+	outcome_free(&o);
+	run(x, false, &c3, 1, &o);
 	assert_null(o.error[0]);
 	outcome_free(&o);
+
+	/* the kubelet's prepare again: same CDI ID, the requests from the store, no hardware */
+	run(x, false, &a, 1, &o);
+	assert_null(o.error[0]);
+	assert_string_equal(o.cdi0[0], want);
+	assert_string_equal(o.requests0[0], "gpu");
+	assert_int_equal(fake.prepares, 1);	/* only c3 */
+	outcome_free(&o);
+
+	/* the kubelet's unprepare frees the devices and removes the spec */
+	run(x, true, &b, 1, &o);
+	assert_null(o.error[0]);
+	outcome_free(&o);
+	assert_false(spec_exists(x, UID_B));
+	assert_int_equal(claims_engine_n_claims(x->e), 3);	/* a, mon, c3 */
 	{
 		char cmd[512];
 		snprintf(cmd, sizeof(cmd), "ls %s | grep -q 'checkpoint.json.corrupt-'", x->state_dir);
 		assert_int_equal(system(cmd), 0);
 	}
+	/* and a restart finds a readable checkpoint with them */
+	close_engine(x);
+	assert_int_equal(open_engine(x, BOOT), 0);
+	assert_false(x->stats.corrupt);
+	assert_int_equal(x->stats.kept, 3);
+	run(x, false, &c0, 1, &o);
+	assert_non_null(strstr(o.error[0], "in use by another claim, ns/a"));
+	outcome_free(&o);
 }
 
 /* The number of devices an unprepare logs is the number it unprepared. */
