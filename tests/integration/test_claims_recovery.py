@@ -11,6 +11,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 import claims_kubelet as ck  # noqa: E402
@@ -119,7 +120,6 @@ def check(node):
     node.use_pod_uid("pod-b")
     node.start(wait=False)
     new, new_log = node.proc_handle, node.log
-    import time
     deadline = time.time() + 10
     while "waiting for it to exit" not in node.read_log() and time.time() < deadline:
         time.sleep(0.05)
@@ -141,7 +141,11 @@ def check(node):
     # checkpoint lock stops it) refuses to start and leaves the first one's
     # registration socket alone
     node.use_pod_uid(None)
+    served = node.read_log().count(" driver(s) on node ")
     node.start()
+    deadline = time.time() + 20	# every driver's sockets, not only the one waited for
+    while node.read_log().count(" driver(s) on node ") == served and time.time() < deadline:
+        time.sleep(0.05)
     before = {f: os.stat(os.path.join(node.registry, f)).st_ino
               for f in os.listdir(node.registry)}
     other_plugins = os.path.join(node.tmp, "plugins-2")
