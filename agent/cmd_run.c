@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent/claims/crash.h"
@@ -16,6 +17,7 @@
 #include "agent/daemon.h"
 #include "agent/kubelet/registration.h"
 #include "agent/log.h"
+#include "agent/sdk/k8s_names.h"
 #include "agent/setup.h"
 
 #define DEFAULT_CDI_DIR "/var/run/cdi"
@@ -70,6 +72,35 @@ static void usage(FILE *out)
 		KUBELET_DEFAULT_REGISTRY_DIR, KUBELET_DEFAULT_PLUGINS_DIR, DEFAULT_CDI_DIR);
 }
 
+/* A directory the agent writes to: missing (created later) or a directory. */
+static bool usable_dir(const char *flag, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) == 0 ? S_ISDIR(st.st_mode) : errno == ENOENT)
+		return true;
+	fprintf(stderr, "dralet: %s %s: %s\n", flag, path,
+		errno && errno != ENOENT ? strerror(errno) : "not a directory");
+	return false;
+}
+
+/* Fails fast on what would leave the agent serving while every call fails. */
+static bool valid_options(const struct daemon_options *o)
+{
+	if (!k8s_valid_dns_subdomain(o->node_name, 253)) {
+		fprintf(stderr, "dralet: --node-name %s: not a valid node name (a DNS-1123 "
+			"subdomain: lower-case letters, digits, '-' and '.', at most 253 "
+			"characters; the default comes from $NODE_NAME or the host name)\n",
+			o->node_name);
+		return false;
+	}
+	errno = 0;
+	return usable_dir("--cdi-dir", o->cdi_dir) &&
+	       usable_dir("--plugins-dir", o->plugins_dir) &&
+	       usable_dir("--registry-dir", o->registry_dir) &&
+	       (!o->store_dir || usable_dir("--store", o->store_dir));
+}
+
 int cmd_run(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -122,6 +153,8 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "dralet: no node name: use --node-name\n");
 		return 2;
 	}
+	if (!valid_options(&o))
+		return 2;
 	setenv("UV_THREADPOOL_SIZE", DEFAULT_WORKER_THREADS, 0);
 	limit_malloc_arenas();
 	if (setup_init(&so, &s) < 0)

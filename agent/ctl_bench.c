@@ -6,12 +6,15 @@
  * docs/performance.md.
  */
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "agent/checkpoint/checkpoint_file.h"
 #include "agent/ctl.h"
 #include "agent/grpc/client.h"
 #include "agent/yaml_load.h"
@@ -147,6 +150,43 @@ static struct json_object *summary(double *v, size_t n)
 	return o;
 }
 
+/*
+ * Bench unprepares every claim it prepares, so it takes only claims nothing
+ * holds: one already prepared (in the checkpoint next to the DRA socket,
+ * <plugins-dir>/<driver>/) belongs to a pod, and bench would unprepare it
+ * under that pod. True (with the reason on stderr) when it must refuse.
+ */
+static bool refuse_prepared(const char *socket, const struct ctl_claim *claims, size_t n)
+{
+	char real[PATH_MAX], err[512] = "";
+	struct checkpoint *ck = NULL;
+	bool refuse = false;
+	int r;
+
+	if (!realpath(socket, real)) {
+		fprintf(stderr, "dralet ctl bench: %s: %s\n", socket, strerror(errno));
+		return true;
+	}
+	r = checkpoint_file_load(dirname(real), &ck, err, sizeof(err));
+	if (r == -ENOENT)
+		return false;
+	if (r < 0) {
+		fprintf(stderr, "dralet ctl bench: cannot tell which claims are prepared (%s/%s: "
+				"%s); not touching any\n", real, CHECKPOINT_FILE_NAME, err);
+		return true;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (checkpoint_find(ck, claims[i].uid)) {
+			fprintf(stderr, "dralet ctl bench: claim %s/%s (uid %s) is prepared already "
+					"(%s/%s); bench unprepares what it prepares, so it takes only "
+					"claims nothing holds\n", claims[i].namespace_,
+				claims[i].name, claims[i].uid, real, CHECKPOINT_FILE_NAME);
+			refuse = true;
+		}
+	checkpoint_free(ck);
+	return refuse;
+}
+
 int ctl_bench(const struct ctl_opts *o)
 {
 	struct ctl_claim *claims = calloc(MAX_CLAIMS, sizeof(*claims));
@@ -170,6 +210,8 @@ int ctl_bench(const struct ctl_opts *o)
 					"--concurrency claims that exist in the store\n");
 			goto done;
 		}
+		if (refuse_prepared(o->socket, claims, n))
+			goto done;
 	}
 	for (int i = 0; i < workers; i++) {
 		/* claims split round-robin: no two workers ever use the same claim */

@@ -8,8 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/magic.h>
+#include <sys/vfs.h>
 
 #include "hal/scan_internal.h"
+
+static bool on_sysfs(int fd)
+{
+	struct statfs fs;
+
+	return fstatfs(fd, &fs) == 0 && fs.f_type == SYSFS_MAGIC;
+}
 
 static int real_write(void *userdata, const char *relpath, const char *value)
 {
@@ -24,6 +33,14 @@ static int real_write(void *userdata, const char *relpath, const char *value)
 	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
+	/* A sysfs attribute takes the whole value from one write; a simulated
+	 * node's tree holds plain files, which must end up the same: "8" over
+	 * "64" is "8", not "84". */
+	if (!on_sysfs(fd) && ftruncate(fd, 0) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
 	/* sysfs takes one write per value, and the kernel's error comes back here */
 	n = write(fd, value, len);
 	r = n < 0 ? -errno : (size_t)n == len ? 0 : -EIO;

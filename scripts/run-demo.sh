@@ -17,6 +17,13 @@ node=demo-node
 
 mkdir -p "$run/store/resourceclaims" "$run/plugins_registry" "$run/plugins" "$run/cdi"
 run=$(cd "$run" && pwd)
+# One demo per run directory, decided before anything in it changes: the
+# lock is taken here and held by the agent (exec keeps fd 9 open) for its life.
+exec 9>"$run/demo.lock"
+if ! flock -n 9; then
+    echo "$0: another demo is running in $run (it holds $run/demo.lock); stop it first" >&2
+    exit 1
+fi
 rm -rf "$run/node"
 "$dralet" board materialize "$board" "$run/node" >/dev/null
 config="$run/config.yaml"

@@ -67,15 +67,22 @@ static int compare_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* A spec file name of @vendor (not of a driver whose name extends ours). */
+static bool spec_name_of(const char *name, void *vendor)
+{
+	char cls[256], uid[256];
+
+	return cdi_parse_spec_file_name(vendor, name, cls, sizeof(cls), uid, sizeof(uid)) == 0;
+}
+
 int cdi_files_list(const char *dir, const char *vendor, char ***ret_names, size_t *ret_n)
 {
-	char **names = NULL, cls[256], uid[256], prefix[512];
+	char **names = NULL, cls[256], uid[256];
 	size_t n = 0;
 	struct dirent *de;
 	DIR *d;
 
-	snprintf(prefix, sizeof(prefix), "%s-", vendor);
-	atomic_file_remove_stale(dir, prefix);
+	atomic_file_remove_stale(dir, spec_name_of, (void *)vendor);
 	d = opendir(dir);
 	if (!d) {
 		if (errno != ENOENT)

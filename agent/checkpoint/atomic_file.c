@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "agent/checkpoint/atomic_file.h"
 
+#include <ctype.h>
 #include <dirent.h>
+#include <limits.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -26,11 +28,41 @@ static int fsync_dir(const char *dir)
 /* stdio's 4 KiB would mean hundreds of writes for a large checkpoint */
 #define ATOMIC_FILE_BUFFER (64u << 10)
 
+/* stdio keeps only an error flag; the cookie keeps the errno behind it */
+static ssize_t cookie_write(void *cookie, const char *buf, size_t size)
+{
+	struct atomic_file *af = cookie;
+	size_t done = 0;
+
+	while (done < size) {
+		ssize_t n = write(af->fd, buf + done, size - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (!af->write_errno)
+				af->write_errno = n < 0 ? errno : ENOSPC;
+			return done ? (ssize_t)done : -1;
+		}
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+static int cookie_close(void *cookie)
+{
+	struct atomic_file *af = cookie;
+
+	return close(af->fd);
+}
+
 int atomic_file_begin(struct atomic_file *af, const char *dir, const char *name, mode_t mode)
 {
+	static const cookie_io_functions_t io = { .write = cookie_write, .close = cookie_close };
 	int fd;
 
 	af->out = NULL;
+	af->fd = -1;
+	af->write_errno = 0;
 	if (!dir || !name || strchr(name, '/'))
 		return -EINVAL;
 	if (snprintf(af->dir, sizeof(af->dir), "%s", dir) >= (int)sizeof(af->dir) ||
@@ -40,7 +72,8 @@ int atomic_file_begin(struct atomic_file *af, const char *dir, const char *name,
 	fd = mkostemp(af->tmp, O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	af->out = fdopen(fd, "w");
+	af->fd = fd;
+	af->out = fopencookie(af, "w", io);
 	if (!af->out) {
 		int r = -errno;
 		close(fd);
@@ -61,18 +94,27 @@ void atomic_file_abort(struct atomic_file *af)
 	unlink(af->tmp);
 }
 
+int atomic_file_fail(struct atomic_file *af, int r)
+{
+	if (af->out)
+		fflush(af->out);	/* what is still buffered may be what fails */
+	if (af->write_errno)
+		r = -af->write_errno;
+	atomic_file_abort(af);
+	return r;
+}
+
 int atomic_file_commit(struct atomic_file *af)
 {
 	int r = 0;
 
 	if (!af->out)
 		return -EINVAL;
-	errno = 0;
 	if (fflush(af->out) != 0 || ferror(af->out))
-		r = errno ? -errno : -EIO;
-	if (!r && fchmod(fileno(af->out), af->mode) < 0)
+		r = af->write_errno ? -af->write_errno : -EIO;
+	if (!r && fchmod(af->fd, af->mode) < 0)
 		r = -errno;
-	if (!r && fsync(fileno(af->out)) < 0)
+	if (!r && fsync(af->fd) < 0)
 		r = -errno;
 	if (fclose(af->out) != 0 && !r)
 		r = -errno;
@@ -96,8 +138,8 @@ int atomic_file_produce(const char *dir, const char *name, mode_t mode, atomic_f
 		r = write(userdata, af->out);
 	if (!r)
 		r = atomic_file_commit(af);
-	else if (af)
-		atomic_file_abort(af);
+	else if (af && af->out)
+		r = atomic_file_fail(af, r);
 	free(af);
 	return r;
 }
@@ -174,9 +216,23 @@ int atomic_file_read(const char *path, size_t max, char **ret_data, size_t *ret_
 	return 0;
 }
 
-int atomic_file_remove_stale(const char *dir, const char *prefix)
+/* The target name inside ".<name>.XXXXXX" into @buf; false when @n is no such name. */
+static bool temp_target(const char *n, char *buf, size_t size)
 {
-	size_t plen = strlen(prefix);
+	size_t len = strlen(n);
+
+	if (n[0] != '.' || len < 9 || n[len - 7] != '.' || len - 8 >= size)
+		return false;
+	for (size_t i = len - 6; i < len; i++)
+		if (!isalnum((unsigned char)n[i]))
+			return false;
+	memcpy(buf, n + 1, len - 8);
+	buf[len - 8] = '\0';
+	return true;
+}
+
+int atomic_file_remove_stale(const char *dir, atomic_file_name_filter ours, void *userdata)
+{
 	struct dirent *de;
 	DIR *d = opendir(dir);
 	int removed = 0;
@@ -184,13 +240,15 @@ int atomic_file_remove_stale(const char *dir, const char *prefix)
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
 	while ((de = readdir(d))) {
-		const char *n = de->d_name, *dot;
-		if (n[0] != '.' || strncmp(n + 1, prefix, plen))
+		char target[NAME_MAX + 1];
+		struct stat st;
+
+		if (!temp_target(de->d_name, target, sizeof(target)) || !ours(target, userdata))
 			continue;
-		dot = strrchr(n, '.');	/* ".<name>.XXXXXX": six random characters last */
-		if (!dot || dot == n || strlen(dot + 1) != 6)
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode))
 			continue;
-		if (unlinkat(dirfd(d), n, 0) == 0)
+		if (unlinkat(dirfd(d), de->d_name, 0) == 0)
 			removed++;
 	}
 	closedir(d);

@@ -8,6 +8,7 @@
 #ifndef DRALET_ATOMIC_FILE_H
 #define DRALET_ATOMIC_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -19,6 +20,8 @@
  */
 struct atomic_file {
 	FILE *out;		/* the temporary file; buffered */
+	int fd;			/* under ->out */
+	int write_errno;	/* of the first failed write(2) to ->out, 0 when none */
 	mode_t mode;
 	char dir[4096], tmp[4096], target[4096];
 };
@@ -32,11 +35,15 @@ int atomic_file_produce(const char *dir, const char *name, mode_t mode, atomic_f
 /* Creates the temporary file for <dir>/<name>. 0 or -errno. */
 int atomic_file_begin(struct atomic_file *af, const char *dir, const char *name, mode_t mode);
 /* Flushes, sets the mode, fsyncs, renames over the target and fsyncs the
- * directory; the temporary file is gone either way. 0 or -errno (-EIO when
- * a write to ->out failed). */
+ * directory; the temporary file is gone either way. 0 or -errno (that of
+ * the write to ->out that failed, -ENOSPC on a full disk). */
 int atomic_file_commit(struct atomic_file *af);
 /* Closes and removes the temporary file. */
 void atomic_file_abort(struct atomic_file *af);
+/* Aborts after @r, a writer's error, and returns the error to report: the
+ * errno of a failed write to ->out when there was one (a full disk is
+ * -ENOSPC, not the -EIO a writer infers from ferror), else @r. */
+int atomic_file_fail(struct atomic_file *af, int r);
 
 /* Writes @len bytes of @data as <dir>/<name> with @mode. 0 or -errno. */
 int atomic_file_write(const char *dir, const char *name, const void *data, size_t len,
@@ -49,9 +56,15 @@ int atomic_file_remove(const char *dir, const char *name);
  * buffer; *ret_len excludes the NUL. -ENOENT when missing, -EFBIG when larger. */
 int atomic_file_read(const char *path, size_t max, char **ret_data, size_t *ret_len);
 
-/* Removes the temporary files a crash left behind for names starting with
- * @prefix (".<prefix>*.XXXXXX"). Returns how many were removed. */
-int atomic_file_remove_stale(const char *dir, const char *prefix);
+/*
+ * Removes the temporary files a crash left behind in @dir: regular files
+ * named ".<name>.XXXXXX" (six of mkostemp's letters and digits) for which
+ * @ours(@name) is true. Symbolic links and other kinds of files are never
+ * followed nor removed. Returns how many were removed, or -errno when @dir
+ * cannot be read (a missing one is 0).
+ */
+typedef bool (*atomic_file_name_filter)(const char *name, void *userdata);
+int atomic_file_remove_stale(const char *dir, atomic_file_name_filter ours, void *userdata);
 
 /* mkdir -p with @mode. */
 int atomic_file_mkdirs(const char *path, mode_t mode);

@@ -120,17 +120,27 @@ int checkpoint_add(struct checkpoint *ck, struct ckpt_claim *claim)
 	return 0;
 }
 
-int checkpoint_remove(struct checkpoint *ck, const char *uid)
+struct ckpt_claim *checkpoint_take(struct checkpoint *ck, const char *uid)
 {
 	for (size_t i = 0; i < ck->n_claims; i++)
 		if (!strcmp(ck->claims[i]->uid, uid)) {
-			ckpt_claim_free(ck->claims[i]);
+			struct ckpt_claim *c = ck->claims[i];
 			memmove(&ck->claims[i], &ck->claims[i + 1],
 				(ck->n_claims - i - 1) * sizeof(*ck->claims));
 			ck->n_claims--;
-			return 0;
+			return c;
 		}
-	return -ENOENT;
+	return NULL;
+}
+
+int checkpoint_remove(struct checkpoint *ck, const char *uid)
+{
+	struct ckpt_claim *c = checkpoint_take(ck, uid);
+
+	if (!c)
+		return -ENOENT;
+	ckpt_claim_free(c);
+	return 0;
 }
 
 static int dup_opt(char **dst, const char *src)

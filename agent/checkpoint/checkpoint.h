@@ -83,6 +83,8 @@ void ckpt_device_clear(struct ckpt_device *d);
 struct ckpt_claim *checkpoint_find(const struct checkpoint *ck, const char *uid);
 /* Appends @claim (ownership passes to @ck on success). */
 int checkpoint_add(struct checkpoint *ck, struct ckpt_claim *claim);
+/* Removes the claim with @uid and returns it (the caller owns it), or NULL. */
+struct ckpt_claim *checkpoint_take(struct checkpoint *ck, const char *uid);
 /* Removes and frees the claim with @uid; 0, or -ENOENT. */
 int checkpoint_remove(struct checkpoint *ck, const char *uid);
 

@@ -42,6 +42,17 @@ int checkpoint_file_save(const char *dir, const struct checkpoint *ck)
 				   (void *)ck);
 }
 
+static bool checkpoint_name(const char *name, void *userdata)
+{
+	(void)userdata;
+	return !strcmp(name, CHECKPOINT_FILE_NAME);
+}
+
+int checkpoint_file_remove_stale(const char *dir)
+{
+	return atomic_file_remove_stale(dir, checkpoint_name, NULL);
+}
+
 int checkpoint_file_move_aside(const char *dir, char *ret_path, size_t size)
 {
 	char from[4096], stamp[32];

@@ -23,6 +23,10 @@ int checkpoint_file_load(const char *dir, struct checkpoint **ret_ck, char *err,
 /* Writes @ck as <dir>/checkpoint.json. */
 int checkpoint_file_save(const char *dir, const struct checkpoint *ck);
 
+/* Removes the temporary checkpoint files a crash mid-write left in @dir
+ * (".checkpoint.json.XXXXXX", regular files only). How many, or -errno. */
+int checkpoint_file_remove_stale(const char *dir);
+
 /* Renames an unusable checkpoint to checkpoint.json.corrupt-<UTC time> and
  * puts the new name into @ret_path. */
 int checkpoint_file_move_aside(const char *dir, char *ret_path, size_t size);

@@ -18,6 +18,8 @@ const char *recovery_kind_name(enum recovery_kind kind)
 		[RECOVERY_DROP_CHANGED] = "drop (device changed)",
 		[RECOVERY_DROP_REBOOT] = "drop (node rebooted)",
 		[RECOVERY_REMOVE_ORPHAN] = "remove orphan CDI spec",
+		[RECOVERY_REBUILT] = "rebuilt from its CDI spec",
+		[RECOVERY_KEEP_UNACCOUNTED] = "keep CDI spec nothing is rebuilt from",
 	};
 	return (unsigned)kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "?";
 }

@@ -228,7 +228,7 @@ static void op_done(struct op *op)
 	else
 		log_info("%s claim %s/%s (uid %s): %zu device(s) in %.1f ms",
 			 call->unprepare ? "unprepared" : "prepared", op->namespace_, op->name,
-			 op->uid, op->n_devices, ms);
+			 op->uid, call->unprepare ? op->n_unprepared : op->n_devices, ms);
 	for (pq = &e->queues; (q = *pq); pq = &q->next)
 		if (q->head == op)
 			break;
@@ -353,6 +353,10 @@ static void on_claim(void *userdata, int err, struct json_object *claim, const c
 		op_done(op);
 		return;
 	}
+	if (op->kind == OP_HIT) {
+		queue_work(op);	/* a rebuilt entry learns its requests from the plan */
+		return;
+	}
 	if (!resolve_and_reserve(e, op)) {
 		engine_sync_reservations(e, op->uid);
 		op_done(op);
@@ -367,12 +371,15 @@ static void op_start(struct op *op)
 	struct claims_engine *e = op->call->e;
 	struct ckpt_claim *c;
 	enum ckpt_state state = CKPT_PREPARE_STARTED;
+	bool rebuilt = false;
 
 	op->started_ns = now_ns();
 	claims_state_lock(e->state);
 	c = checkpoint_find(claims_state_checkpoint(e->state), op->uid);
-	if (c)
+	if (c) {
 		state = c->state;
+		rebuilt = engine_entry_rebuilt(c);
+	}
 	claims_state_unlock(e->state);
 
 	if (op->call->unprepare) {
@@ -386,7 +393,10 @@ static void op_start(struct op *op)
 	}
 	if (c && state == CKPT_PREPARE_COMPLETED) {
 		op->kind = OP_HIT;
-		queue_work(op);
+		if (rebuilt)	/* from its CDI spec: the store says which requests */
+			e->store->ops->get_claim(e->store, op->namespace_, op->name, on_claim, op);
+		else
+			queue_work(op);
 		return;
 	}
 	op->kind = OP_PREPARE;

@@ -53,9 +53,11 @@ struct claims_engine_config {
 
 /* What one start did with the checkpoint (logged by the engine as well). */
 struct claims_recovery_stats {
-	bool corrupt;			/* the checkpoint was moved aside */
+	bool corrupt;			/* the checkpoint was moved aside and rebuilt */
 	bool boot_changed;
-	unsigned kept, rewritten, rolled_back, unprepared, dropped, orphans_removed;
+	unsigned kept, rewritten, rewrite_failed, rolled_back, unprepared, dropped, orphans_removed;
+	unsigned rebuilt;		/* corrupt: claims rebuilt from their CDI specs */
+	unsigned kept_unaccounted;	/* corrupt: specs kept that nothing was rebuilt from */
 };
 
 /*
@@ -64,7 +66,8 @@ struct claims_recovery_stats {
  * the engine's life, so two agents never share a checkpoint), loads the
  * checkpoint and recovers (docs/claims.md, "Recovery"), which may call
  * backends and write files, so call it before serving. A corrupt checkpoint
- * is moved aside with a loud error and the engine starts empty. @ret_stats
+ * is moved aside with a loud error and the claims are rebuilt from the CDI
+ * specs on disk (recovery_plan_unreadable); nothing is removed. @ret_stats
  * may be NULL. Everything in @cfg except the devices is copied.
  */
 int claims_engine_new(const struct claims_engine_config *cfg, struct claims_engine **ret_engine,

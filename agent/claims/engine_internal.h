@@ -73,13 +73,14 @@ struct op {
 	struct op *next_queued;
 	enum op_kind kind;
 	uv_work_t work;
-	struct claim_plan *plan;		/* OP_PREPARE */
+	struct claim_plan *plan;		/* OP_PREPARE; OP_HIT of a rebuilt entry */
 	struct engine_device **targets;		/* OP_PREPARE: one per plan device */
 	uint64_t started_ns;
 	/* outcome, set by the worker or the loop */
 	char *error;
 	struct op_device *devices;
 	size_t n_devices;
+	size_t n_unprepared;			/* OP_UNPREPARE: devices unprepared (the log) */
 };
 
 /* ---- engine_work.c (worker threads; also used at start) ---- */
@@ -97,6 +98,10 @@ int engine_write_specs(struct claims_engine *e, const struct ckpt_claim *c, bool
 		       char *err, size_t errlen);
 /* Removes the claim's CDI spec files. */
 int engine_remove_specs(struct claims_engine *e, const struct ckpt_claim *c);
+
+/* True for an entry rebuilt from its CDI spec (recovery_plan_unreadable)
+ * whose requests nobody has told yet. */
+bool engine_entry_rebuilt(const struct ckpt_claim *c);
 
 /* ---- engine.c ---- */
 struct engine_device *engine_find_device(struct claims_engine *e, const char *name);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "agent/cdi/cdi_files.h"
+#include "agent/checkpoint/atomic_file.h"
 #include "agent/checkpoint/checkpoint_file.h"
 #include "agent/checkpoint/recovery.h"
 #include "agent/log.h"
@@ -31,23 +32,35 @@ static struct checkpoint *load(struct claims_engine *e, struct claims_recovery_s
 {
 	struct checkpoint *ck = NULL;
 	char err[512] = "", aside[4096];
-	int r = checkpoint_file_load(e->state_dir, &ck, err, sizeof(err));
+	int r = checkpoint_file_remove_stale(e->state_dir);
+
+	if (r > 0)
+		log_warn("driver %s: removed %d temporary checkpoint file(s) an interrupted write "
+			 "left in %s", e->driver, r, e->state_dir);
+	else if (r < 0)
+		log_error("driver %s: cannot look for temporary checkpoint files in %s: %s",
+			  e->driver, e->state_dir, strerror(-r));
+	r = checkpoint_file_load(e->state_dir, &ck, err, sizeof(err));
 
 	if (r == -ENOENT)
 		return checkpoint_new(e->driver, e->boot_id);
 	if (r < 0) {
+		/* never start empty: every spec would be an orphan and every
+		 * reservation forgotten; engine_recover rebuilds instead */
 		st->corrupt = true;
 		if (checkpoint_file_move_aside(e->state_dir, aside, sizeof(aside)) == 0)
-			log_error("driver %s: THE CHECKPOINT %s/%s IS UNUSABLE (%s); moved it to %s "
-				  "and starting with no prepared claims: claims prepared before are "
-				  "prepared again when the kubelet asks, and their hardware state "
-				  "may need a look", e->driver, e->state_dir, CHECKPOINT_FILE_NAME,
-				  err, aside);
+			log_error("driver %s: THE CHECKPOINT %s/%s IS UNUSABLE (%s); moved it to %s. "
+				  "Rebuilding the prepared claims from the CDI specs in %s: nothing "
+				  "is removed, their devices stay reserved until the kubelet "
+				  "unprepares them; the undo state it held is lost, so the hardware "
+				  "of those claims may need a look", e->driver, e->state_dir,
+				  CHECKPOINT_FILE_NAME, err, aside, e->cdi_dir);
 		else
 			log_error("driver %s: THE CHECKPOINT %s/%s IS UNUSABLE (%s) and cannot be "
-				  "moved aside; starting with no prepared claims", e->driver,
-				  e->state_dir, CHECKPOINT_FILE_NAME, err);
-		return checkpoint_new(e->driver, e->boot_id);
+				  "moved aside; rebuilding the prepared claims from the CDI specs in "
+				  "%s, removing nothing", e->driver, e->state_dir, CHECKPOINT_FILE_NAME,
+				  err, e->cdi_dir);
+		return NULL;
 	}
 	if (strcmp(ck->driver, e->driver))
 		log_warn("driver %s: the checkpoint in %s names driver %s; using it anyway",
@@ -58,7 +71,8 @@ static struct checkpoint *load(struct claims_engine *e, struct claims_recovery_s
 static bool carry_out(struct claims_engine *e, struct checkpoint *ck,
 		      const struct recovery_action *a, struct claims_recovery_stats *st)
 {
-	struct ckpt_claim *c = a->kind == RECOVERY_REMOVE_ORPHAN ? NULL : ck->claims[a->claim];
+	struct ckpt_claim *c = a->kind == RECOVERY_REMOVE_ORPHAN ||
+			       a->kind == RECOVERY_KEEP_UNACCOUNTED ? NULL : ck->claims[a->claim];
 	char err[ENGINE_ERR_MAX] = "";
 	int r;
 
@@ -67,14 +81,16 @@ static bool carry_out(struct claims_engine *e, struct checkpoint *ck,
 		st->kept++;
 		return false;
 	case RECOVERY_REWRITE_SPEC:
-		st->rewritten++;
 		r = engine_write_specs(e, c, true, err, sizeof(err));
-		if (r < 0)
+		if (r < 0) {
+			st->rewrite_failed++;
 			log_error("driver %s: claim %s/%s (uid %s): %s; cannot write it again: %s",
 				  e->driver, c->namespace_, c->name, c->uid, a->reason, err);
-		else
+		} else {
+			st->rewritten++;
 			log_info("driver %s: claim %s/%s (uid %s): %s; wrote it again", e->driver,
 				 c->namespace_, c->name, c->uid, a->reason);
+		}
 		return false;
 	case RECOVERY_ROLLBACK:
 	case RECOVERY_FINISH_UNPREPARE:
@@ -104,18 +120,57 @@ static bool carry_out(struct claims_engine *e, struct checkpoint *ck,
 		log_info("driver %s: claim %s/%s (uid %s) forgotten: %s", e->driver, c->namespace_,
 			 c->name, c->uid, a->reason);
 		return true;
+	case RECOVERY_REBUILT:
+		st->rebuilt++;
+		log_warn("driver %s: claim with uid %s: %s; its devices stay reserved until the "
+			 "kubelet unprepares it", e->driver, c->uid, a->reason);
+		return false;
+	case RECOVERY_KEEP_UNACCOUNTED:
+		st->kept_unaccounted++;
+		log_error("driver %s: CDI spec %s/%s kept although no claim can be rebuilt from it "
+			  "(%s); remove it by hand once no container uses it", e->driver, e->cdi_dir,
+			  a->file, a->reason);
+		return false;
 	case RECOVERY_REMOVE_ORPHAN:
-		st->orphans_removed++;
 		r = cdi_files_remove(e->cdi_dir, a->file);
-		if (r < 0)
+		if (r < 0) {
 			log_error("driver %s: cannot remove orphan CDI spec %s/%s: %s", e->driver,
 				  e->cdi_dir, a->file, strerror(-r));
-		else
+		} else {
+			st->orphans_removed++;
 			log_info("driver %s: removed CDI spec %s/%s: %s", e->driver, e->cdi_dir,
 				 a->file, a->reason);
+		}
 		return false;
 	}
 	return false;
+}
+
+/* The checkpoint is unusable: the plan that rebuilds it from the spec files. */
+static int plan_unreadable(struct claims_engine *e, char **files, size_t n_files,
+			   struct checkpoint **ret_ck, struct recovery_plan **ret_plan)
+{
+	struct recovery_spec *specs = calloc(n_files + 1, sizeof(*specs));
+	int r;
+
+	if (!specs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n_files; i++) {
+		char path[4096], *text = NULL;
+		size_t len;
+
+		specs[i].file = files[i];
+		if (snprintf(path, sizeof(path), "%s/%s", e->cdi_dir, files[i]) < (int)sizeof(path) &&
+		    atomic_file_read(path, 4u << 20, &text, &len) == 0)
+			specs[i].spec = json_tokener_parse(text);
+		free(text);
+	}
+	r = recovery_plan_unreadable(e->driver, e->vendor, e->boot_id, specs, n_files, lookup, e,
+				     ret_ck, ret_plan);
+	for (size_t i = 0; i < n_files; i++)
+		json_object_put(specs[i].spec);
+	free(specs);
+	return r;
 }
 
 int engine_recover(struct claims_engine *e, struct claims_recovery_stats *st)
@@ -127,7 +182,7 @@ int engine_recover(struct claims_engine *e, struct claims_recovery_stats *st)
 	bool *drop = NULL;
 	int r;
 
-	if (!ck)
+	if (!ck && !st->corrupt)
 		return -ENOMEM;
 	r = cdi_files_list(e->cdi_dir, e->vendor, &files, &n_files);
 	if (r < 0) {
@@ -135,7 +190,11 @@ int engine_recover(struct claims_engine *e, struct claims_recovery_stats *st)
 		files = NULL;
 		n_files = 0;
 	}
-	r = recovery_plan_build(ck, e->boot_id, lookup, e, e->vendor, files, n_files, &plan);
+	if (st->corrupt)
+		r = plan_unreadable(e, files, n_files, &ck, &plan);
+	else
+		r = recovery_plan_build(ck, e->boot_id, lookup, e, e->vendor, files, n_files,
+					&plan);
 	if (r == 0 && !(drop = calloc(ck->n_claims + 1, sizeof(*drop))))
 		r = -ENOMEM;
 	if (r < 0)
@@ -180,9 +239,15 @@ int engine_recover(struct claims_engine *e, struct claims_recovery_stats *st)
 			  "until it can be written", e->driver, e->state_dir, strerror(-r));
 	r = 0;
 	log_info("driver %s: %zu prepared claim(s) after start (kept %u, CDI specs rewritten %u, "
-		 "rolled back %u, unprepared %u, dropped %u, orphan specs removed %u)", e->driver,
-		 claims_engine_n_claims(e), st->kept, st->rewritten, st->rolled_back,
-		 st->unprepared, st->dropped, st->orphans_removed);
+		 "CDI specs that could not be rewritten %u, rolled back %u, unprepared %u, "
+		 "dropped %u, orphan specs removed %u)", e->driver, claims_engine_n_claims(e),
+		 st->kept, st->rewritten, st->rewrite_failed, st->rolled_back, st->unprepared,
+		 st->dropped, st->orphans_removed);
+	if (st->corrupt)
+		log_error("driver %s: recovered from an unusable checkpoint: %u claim(s) rebuilt "
+			  "from their CDI specs (their devices reserved until the kubelet "
+			  "unprepares them), %u spec(s) kept that no claim could be rebuilt from",
+			  e->driver, st->rebuilt, st->kept_unaccounted);
 out:
 	free(drop);
 	recovery_plan_free(plan);

@@ -363,15 +363,42 @@ static int sync_state(struct claims_engine *e, char *err, size_t errlen)
 	return r;
 }
 
-static void remove_entry(struct claims_engine *e, const char *uid)
+/*
+ * Removes the claim's entry, durably: the entry leaves memory only once a
+ * checkpoint without it is on disk. When that write fails, the entry goes
+ * back, as @keep_as, so memory and file agree, the devices stay reserved and
+ * the kubelet's retry (or the next start) does the work again. 0, or the
+ * write's -errno with the cause in @err.
+ */
+static int remove_entry(struct claims_engine *e, const char *uid, enum ckpt_state keep_as,
+			char *err, size_t errlen)
 {
+	struct ckpt_claim *c;
+	int r;
+
 	claims_state_lock(e->state);
-	checkpoint_remove(claims_state_checkpoint(e->state), uid);
+	c = checkpoint_take(claims_state_checkpoint(e->state), uid);
+	if (c)
+		claims_state_changed(e->state);
+	claims_state_unlock(e->state);
+	if (!c)
+		return 0;
+	r = sync_state(e, err, errlen);
+	if (r == 0) {
+		ckpt_claim_free(c);
+		return 0;
+	}
+	claims_state_lock(e->state);
+	c->state = keep_as;
+	/* the array had room for it a moment ago: realloc to that size again */
+	if (checkpoint_add(claims_state_checkpoint(e->state), c) < 0) {
+		log_error("driver %s: claim %s: out of memory keeping its entry after a failed "
+			  "checkpoint write", e->driver, uid);
+		ckpt_claim_free(c);
+	}
 	claims_state_changed(e->state);
 	claims_state_unlock(e->state);
-	if (claims_state_sync(e->state) < 0)
-		log_error("driver %s: cannot write the checkpoint after dropping claim %s; the "
-			  "next write will carry it", e->driver, uid);
+	return r;
 }
 
 /*
@@ -391,7 +418,11 @@ static void roll_back(struct claims_engine *e, struct op *op, struct ckpt_claim 
 			  "retried on the next prepare", cause, undo_err);
 		return;
 	}
-	remove_entry(e, op->uid);
+	if (remove_entry(e, op->uid, CKPT_PREPARE_STARTED, undo_err, sizeof(undo_err)) < 0) {
+		set_error(op, "%s; rolled back, but %s: its entry stays until the next prepare "
+			  "of it", cause, undo_err);
+		return;
+	}
 	set_error(op, "%s", cause);
 }
 
@@ -413,8 +444,10 @@ static int clear_stale_entry(struct claims_engine *e, struct op *op)
 		return r;
 	}
 	engine_remove_specs(e, stale);
-	remove_entry(e, op->uid);
-	return 0;
+	r = remove_entry(e, op->uid, stale->state, cause, sizeof(cause));
+	if (r < 0)
+		set_error(op, "an earlier prepare or unprepare of it was undone, but %s", cause);
+	return r;
 }
 
 /*
@@ -585,19 +618,75 @@ void engine_work_prepare(struct claims_engine *e, struct op *op)
 	answer(op, c);
 }
 
+bool engine_entry_rebuilt(const struct ckpt_claim *c)
+{
+	for (size_t i = 0; i < c->n_devices; i++)
+		if (!c->devices[i].n_requests)
+			return true;
+	return false;
+}
+
+static int set_string(char **dst, const char *src)
+{
+	char *copy = strdup(src);
+
+	if (!copy)
+		return -ENOMEM;
+	free(*dst);
+	*dst = copy;
+	return 0;
+}
+
+/* A rebuilt entry takes namespace, name and requests from the claim's plan
+ * (lock held). */
+static int complete_rebuilt(struct ckpt_claim *c, const struct claim_plan *p)
+{
+	int r = set_string(&c->namespace_, p->namespace_);
+
+	if (!r)
+		r = set_string(&c->name, p->name);
+	for (size_t i = 0; !r && i < c->n_devices; i++) {
+		struct ckpt_device *cd = &c->devices[i];
+		for (size_t j = 0; !r && !cd->n_requests && j < p->n_devices; j++) {
+			const struct claim_plan_device *pd = &p->devices[j];
+			if (strcmp(pd->device, cd->device) || strcmp(pd->pool, cd->pool))
+				continue;
+			free(cd->requests);
+			if (!(cd->requests = calloc(pd->n_requests + 1, sizeof(*cd->requests))))
+				r = -ENOMEM;
+			for (size_t k = 0; !r && k < pd->n_requests; k++)
+				if (!(cd->requests[cd->n_requests++] = strdup(pd->requests[k])))
+					r = -ENOMEM;
+		}
+	}
+	return r;
+}
+
 /* Already prepared: same answer, no hardware; a lost CDI spec is written again. */
 void engine_work_hit(struct claims_engine *e, struct op *op)
 {
 	struct ckpt_claim *c;
 	char cause[ENGINE_ERR_MAX] = "";
+	int r = 0;
 
 	claims_state_lock(e->state);
 	c = checkpoint_find(claims_state_checkpoint(e->state), op->uid);
+	if (c && op->plan) {
+		r = complete_rebuilt(c, op->plan);
+		claims_state_changed(e->state);
+	}
 	claims_state_unlock(e->state);
 	if (!c) {
 		set_error(op, "its checkpoint entry vanished");
 		return;
 	}
+	if (r < 0) {
+		set_error(op, "out of memory");
+		return;
+	}
+	if (op->plan && sync_state(e, cause, sizeof(cause)) < 0)
+		log_warn("driver %s: claim %s/%s: its requests are known now but %s; they are "
+			 "written with the next change", e->driver, op->namespace_, op->name, cause);
 	if (c->n_devices && engine_write_specs(e, c, true, cause, sizeof(cause)) < 0) {
 		set_error(op, "it is prepared but its CDI spec cannot be written again: %s", cause);
 		return;
@@ -620,6 +709,7 @@ void engine_work_unprepare(struct claims_engine *e, struct op *op)
 	struct ckpt_claim *c;
 	char cause[ENGINE_ERR_MAX] = "";
 	bool ahead = false;
+	size_t n_devices;
 	int r;
 
 	claims_state_lock(e->state);
@@ -649,10 +739,11 @@ void engine_work_unprepare(struct claims_engine *e, struct op *op)
 		return;
 	}
 	claims_crash_point("unprepare-cdi-removed");
-	claims_state_lock(e->state);
-	checkpoint_remove(claims_state_checkpoint(e->state), op->uid);
-	claims_state_changed(e->state);
-	claims_state_unlock(e->state);
-	if (sync_state(e, cause, sizeof(cause)) < 0)
-		set_error(op, "%s", cause);
+	n_devices = c->n_devices;
+	/* it succeeds only once durable: a failed write keeps the entry (its
+	 * devices reserved) and fails the call, so the kubelet retries */
+	if (remove_entry(e, op->uid, CKPT_UNPREPARE_STARTED, cause, sizeof(cause)) < 0)
+		set_error(op, "unprepared, but %s; the kubelet's retry finishes it", cause);
+	else
+		op->n_unprepared = n_devices;
 }

@@ -87,12 +87,10 @@ int claims_state_sync(struct claims_state *s)
 		uint64_t v = s->version;
 
 		r = atomic_file_begin(&s->file, s->dir, CHECKPOINT_FILE_NAME, 0600);
-		if (!r)
-			r = checkpoint_write(s->ck, s->file.out);
-		if (r < 0) {
-			atomic_file_abort(&s->file);
+		if (!r && (r = checkpoint_write(s->ck, s->file.out)) < 0)
+			r = atomic_file_fail(&s->file, r);	/* ENOSPC, not EIO */
+		if (r < 0)
 			break;
-		}
 		s->writing = true;
 		pthread_mutex_unlock(&s->lock);
 		r = atomic_file_commit(&s->file);

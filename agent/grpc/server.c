@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -325,6 +326,23 @@ static int make_parent_dirs(const char *path)
 	return 0;
 }
 
+/* True when a process accepts connections on the socket at @path. */
+static bool someone_listens(const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	bool listening;
+
+	if (fd < 0)
+		return false;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	/* a full backlog (EAGAIN) is a listener too; only a refusal means stale */
+	listening = connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0 || errno == EAGAIN;
+	close(fd);
+	return listening;
+}
+
+/* Removes a socket nobody listens on; never one a live process serves. */
 static int remove_stale_socket(const char *path)
 {
 	struct stat st;
@@ -333,6 +351,8 @@ static int remove_stale_socket(const char *path)
 		return errno == ENOENT ? 0 : -errno;
 	if (!S_ISSOCK(st.st_mode))
 		return -EEXIST;
+	if (someone_listens(path))
+		return -EADDRINUSE;
 	if (unlink(path) < 0 && errno != ENOENT)
 		return -errno;
 	return 0;

@@ -109,11 +109,12 @@ int grpc_server_add_method(struct grpc_server *srv, const char *path, enum grpc_
 
 /*
  * Listens on the unix socket @path (copied): creates missing parent
- * directories with mode 0750, removes a stale socket at @path (any other
- * kind of file there is -EEXIST), binds, sets mode 0600 and listens. The
- * socket is removed again by grpc_server_close() (only if it is still ours).
- * Returns 0, -ENAMETOOLONG (longer than a sockaddr_un allows), -EBUSY
- * (already listening), -EEXIST, or another -errno.
+ * directories with mode 0750, removes a stale socket at @path (one that
+ * refuses a connection; a socket some process listens on is -EADDRINUSE and
+ * stays, any other kind of file there is -EEXIST), binds, sets mode 0600 and
+ * listens. The socket is removed again by grpc_server_close() (only if it is
+ * still ours). Returns 0, -ENAMETOOLONG (longer than a sockaddr_un allows),
+ * -EBUSY (already listening), -EADDRINUSE, -EEXIST, or another -errno.
  */
 int grpc_server_listen(struct grpc_server *srv, const char *path);
 

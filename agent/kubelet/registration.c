@@ -259,6 +259,16 @@ static int new_server(struct kubelet_endpoint *ep, uv_loop_t *loop,
 				      handle_health_check, *slot);
 }
 
+static void listen_failed(const char *path, const char *flag, int r)
+{
+	if (r == -EADDRINUSE)
+		log_error("kubelet: another process is serving %s (another dralet with the same "
+			  "%s?); not replacing its socket: stop that one or give this one its "
+			  "own %s", path, flag, flag);
+	else
+		log_error("kubelet: cannot listen on %s: %s", path, strerror(-r));
+}
+
 int kubelet_endpoint_open(uv_loop_t *loop, const struct kubelet_endpoint_config *cfg,
 			  struct kubelet_endpoint **ret_ep)
 {
@@ -310,7 +320,7 @@ int kubelet_endpoint_open(uv_loop_t *loop, const struct kubelet_endpoint_config 
 	if (r == 0) {
 		r = grpc_server_listen(ep->dra_srv, ep->dra_path);
 		if (r < 0)
-			log_error("kubelet: cannot listen on %s: %s", ep->dra_path, strerror(-r));
+			listen_failed(ep->dra_path, "--plugins-dir", r);
 	}
 	if (r == 0)
 		r = new_server(ep, loop, cfg, &ep->reg_srv);
@@ -323,7 +333,7 @@ int kubelet_endpoint_open(uv_loop_t *loop, const struct kubelet_endpoint_config 
 	if (r == 0) {
 		r = grpc_server_listen(ep->reg_srv, ep->reg_path);
 		if (r < 0)
-			log_error("kubelet: cannot listen on %s: %s", ep->reg_path, strerror(-r));
+			listen_failed(ep->reg_path, "--registry-dir", r);
 	}
 	if (r < 0) {
 		kubelet_endpoint_close(ep, NULL, NULL);	/* finishes on the loop */

@@ -6,9 +6,11 @@ allocated, unknown device, device in use, invalid config), adminAccess,
 idempotent and concurrent calls, v1beta1, multi-device rollback, unprepare,
 CDI specs checked against the schema, a call whose deadline passes, and a
 clean SIGTERM. Prints prepare latencies."""
+import json
 import os
 import signal
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -207,6 +209,31 @@ def check(node):
     assert node.spec_files() == [], node.spec_files()
     assert node.checkpoint_claims() == {}
     assert all(e == "" for e in kl.unprepare(claims).values())
+
+    # dralet ctl bench refuses a claim that is prepared already (it would
+    # unprepare it under its pod) and touches nothing; a free claim it benches
+    node.put_claim("held", uid(70), [("gpu", 4)])
+    node.put_claim("free", uid(71), [("gpu", 3)])
+    assert kl.prepare([("ns", "held", uid(70))])[uid(70)][0] == ""
+    held_hw = node.hardware()
+    lists = {}
+    for name, u in (("held", uid(70)), ("free", uid(71))):
+        lists[name] = os.path.join(node.tmp, name + ".json")
+        with open(lists[name], "w") as f:
+            json.dump({"apiVersion": "v1", "kind": "List", "items": [{"metadata": {
+                "namespace": "ns", "name": name, "uid": u}}]}, f)
+    out = subprocess.run([node.dralet, "ctl", "bench", "--socket", node.dra_socket, "--claim",
+                          lists["held"]], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1, out
+    assert "claim ns/held (uid %s) is prepared already" % uid(70) in out.stderr, out.stderr
+    assert uid(70) in node.checkpoint_claims()
+    assert node.hardware() == held_hw
+    out = subprocess.run([node.dralet, "ctl", "bench", "--socket", node.dra_socket, "--claim",
+                          lists["free"]], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out
+    assert json.loads(out.stdout)["unprepare"]["calls"] == 1, out.stdout
+    assert uid(71) not in node.checkpoint_claims()
+    assert kl.unprepare([("ns", "held", uid(70))]) == {uid(70): ""}
 
     # SIGTERM while a prepare runs: the call still gets its answer, the claim is
     # recorded, then the sockets go and the daemon exits 0

@@ -4,10 +4,14 @@
 without touching hardware, an orphan spec of ours is removed (others' are
 not), a device that is another device now drops its claim, a reboot (new
 boot ID) forgets every claim, and a corrupt checkpoint is moved aside with a
-loud error while the agent keeps serving."""
+loud error and rebuilt from the CDI specs (nothing removed, devices kept
+reserved) while the agent keeps serving."""
 import json
 import os
+import socket
+import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 import claims_kubelet as ck  # noqa: E402
@@ -81,12 +85,23 @@ def check(node):
     assert "THE CHECKPOINT" in log and "UNUSABLE" in log and "checksum" in log, log[-3000:]
     aside = [f for f in os.listdir(os.path.dirname(path)) if ".corrupt-" in f]
     assert len(aside) == 1, aside
-    assert node.checkpoint_claims() == {}
+    # nothing destroyed: claim a is rebuilt from its CDI spec, which stays, and
+    # its device stays reserved until the kubelet unprepares it
+    assert "1 claim(s) rebuilt from their CDI specs" in log, log[-3000:]
+    assert list(node.checkpoint_claims()) == [uid(1)], node.checkpoint_claims()
+    assert node.spec_file(uid(1)) in node.spec_files()
     assert os.path.exists(foreign)
+    node.put_claim("c", uid(3), [("r", 0)])
     kl = node.kubelet()
-    # the hardware still says claim a holds device 0: the same claim prepares again
+    res = kl.prepare([("ns", "c", uid(3))])
+    assert "in use by another claim" in res[uid(3)][0], res
     res = kl.prepare([("ns", "a", uid(1))])
-    assert res[uid(1)] == first[uid(1)], res
+    assert res[uid(1)] == first[uid(1)], (res, first)	# requests from the store
+    assert kl.unprepare([("ns", "a", uid(1))]) == {uid(1): ""}
+    assert node.spec_file(uid(1)) not in node.spec_files()
+    assert kl.prepare([("ns", "c", uid(3))])[uid(3)][0] == ""
+    assert kl.unprepare([("ns", "c", uid(3))]) == {uid(3): ""}
+    assert kl.prepare([("ns", "a", uid(1))])[uid(1)] == first[uid(1)]
     kl.close()
     node.stop()
 
@@ -105,7 +120,6 @@ def check(node):
     node.use_pod_uid("pod-b")
     node.start(wait=False)
     new, new_log = node.proc_handle, node.log
-    import time
     deadline = time.time() + 10
     while "waiting for it to exit" not in node.read_log() and time.time() < deadline:
         time.sleep(0.05)
@@ -122,6 +136,37 @@ def check(node):
     kl.close()
     node.stop()
     del second
+
+    # a second agent with the same --registry-dir (own --plugins-dir, so no
+    # checkpoint lock stops it) refuses to start and leaves the first one's
+    # registration socket alone
+    node.use_pod_uid(None)
+    served = node.read_log().count(" driver(s) on node ")
+    node.start()
+    deadline = time.time() + 20	# every driver's sockets, not only the one waited for
+    while node.read_log().count(" driver(s) on node ") == served and time.time() < deadline:
+        time.sleep(0.05)
+    before = {f: os.stat(os.path.join(node.registry, f)).st_ino
+              for f in os.listdir(node.registry)}
+    other_plugins = os.path.join(node.tmp, "plugins-2")
+    with open(os.path.join(node.tmp, "second.log"), "w") as log:
+        rc = subprocess.call(
+            [node.dralet, "run", "--sysfs-root", node.sys, "--dev-root", node.dev,
+             "--proc-root", node.proc, "--config", node.config, "--backend-dir", node.backends,
+             "--store", node.store, "--registry-dir", node.registry, "--plugins-dir",
+             other_plugins, "--cdi-dir", node.cdi, "--node-name", ck.NODE],
+            stdout=log, stderr=subprocess.STDOUT, timeout=30)
+    with open(os.path.join(node.tmp, "second.log")) as f:
+        second_log = f.read()
+    assert rc == 1, (rc, second_log)
+    assert "another process is serving " + node.registry + "/" in second_log, second_log
+    assert "--registry-dir" in second_log, second_log
+    assert {f: os.stat(os.path.join(node.registry, f)).st_ino
+            for f in os.listdir(node.registry)} == before
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(node.reg_socket)	# still the first agent's, still served
+    s.close()
+    node.stop()
     print("recovery: ok")
 
 

@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include <cmocka.h>
 
 #include "agent/checkpoint/atomic_file.h"
+#include "agent/checkpoint/checkpoint.h"
 
 static char *read_text(const char *dir, const char *name)
 {
@@ -130,6 +132,103 @@ static void test_begin_abort_leaves_nothing(void **state)
 	assert_int_equal(atomic_file_begin(&af, "/nonexistent-dralet-dir", "g", 0600), -ENOENT);
 }
 
+static bool named_checkpoint(const char *name, void *userdata)
+{
+	return !strcmp(name, userdata);
+}
+
+static void touch(const char *dir, const char *name, const char *content)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	assert_non_null(f = fopen(path, "w"));
+	fputs(content, f);
+	fclose(f);
+}
+
+/* Only our own temporaries go: regular files named .<ours>.XXXXXX; never a
+ * symlink (nor what it points to), another name or another shape. */
+static void test_remove_stale_only_ours(void **state)
+{
+	const char *dir = *state;
+	char path[4096], outside[4096], *text;
+
+	touch(dir, ".checkpoint.json.aB3dE9", "half a checkpoint");
+	touch(dir, ".checkpoint.json.Zz0011", "another");
+	touch(dir, ".checkpoint.json.corrupt", "not a temporary name");
+	touch(dir, ".checkpoint.json.ab-def", "not mkostemp's letters");
+	touch(dir, ".other.json.aB3dE9", "not ours");
+	touch(dir, "checkpoint.json", "the real one");
+	snprintf(outside, sizeof(outside), "%s.outside", dir);
+	touch("/tmp", outside + 5, "keep me");
+	snprintf(path, sizeof(path), "%s/.checkpoint.json.LnK123", dir);
+	assert_int_equal(symlink(outside, path), 0);
+	snprintf(path, sizeof(path), "%s/.checkpoint.json.DiR123", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+
+	assert_int_equal(atomic_file_remove_stale(dir, named_checkpoint, "checkpoint.json"), 2);
+	assert_int_equal(n_entries(dir), 6);
+	assert_null(read_text(dir, ".checkpoint.json.aB3dE9"));
+	assert_null(read_text(dir, ".checkpoint.json.Zz0011"));
+	text = read_text(dir, "checkpoint.json");
+	assert_string_equal(text, "the real one");
+	free(text);
+	snprintf(path, sizeof(path), "%s/.checkpoint.json.LnK123", dir);
+	assert_int_equal(access(path, F_OK), 0);	/* the link is still there ... */
+	assert_non_null(text = read_text("/tmp", outside + 5));	/* ... and its target */
+	assert_string_equal(text, "keep me");
+	free(text);
+	unlink(outside);
+	assert_int_equal(atomic_file_remove_stale("/nonexistent/dralet", named_checkpoint,
+						  "checkpoint.json"), 0);
+}
+
+/* A temporary file whose writes fail as on a full disk (/dev/full under its fd). */
+static void begin_on_full_disk(struct atomic_file *af, const char *dir)
+{
+	int full = open("/dev/full", O_WRONLY | O_CLOEXEC);
+
+	assert_true(full >= 0);
+	assert_int_equal(atomic_file_begin(af, dir, "checkpoint.json", 0600), 0);
+	assert_int_equal(dup2(full, af->fd), af->fd);
+	close(full);
+}
+
+/* A full disk is reported as ENOSPC, whether the write fails while the
+ * content is produced (large: past the stream's buffer) or at commit. */
+static void test_full_disk_is_enospc(void **state)
+{
+	const char *dir = *state;
+	struct checkpoint *ck = checkpoint_new("gpu.dralet.dev", "boot");
+	struct atomic_file af;
+	int r;
+
+	for (int i = 0; i < 2000; i++) {
+		struct ckpt_claim *c = calloc(1, sizeof(*c));
+		char uid[64];
+		snprintf(uid, sizeof(uid), "%08x-0000-4000-8000-000000000000", i);
+		c->uid = strdup(uid);
+		c->namespace_ = strdup("namespace-of-a-claim");
+		c->name = strdup("name-of-a-claim");
+		c->state = CKPT_PREPARE_COMPLETED;
+		assert_int_equal(checkpoint_add(ck, c), 0);
+	}
+	/* what the claims state does: stream the checkpoint, then commit */
+	begin_on_full_disk(&af, dir);
+	r = checkpoint_write(ck, af.out);
+	assert_true(r < 0);
+	assert_int_equal(atomic_file_fail(&af, r), -ENOSPC);
+	checkpoint_free(ck);
+	assert_int_equal(n_entries(dir), 0);
+
+	begin_on_full_disk(&af, dir);
+	fputs("{}", af.out);
+	assert_int_equal(atomic_file_commit(&af), -ENOSPC);
+	assert_int_equal(n_entries(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -137,6 +236,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_produce_streams_content, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_writer_error_keeps_old_content, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_begin_abort_leaves_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_remove_stale_only_ours, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_full_disk_is_enospc, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include <uv.h>
 
 #include "harness.h"
+#include "log_capture.h"
 #include "agent/cdi/cdi_files.h"
 #include "agent/checkpoint/checkpoint_file.h"
 #include "agent/claims/engine.h"
@@ -36,6 +38,8 @@
 
 static struct {
 	const char *fail_device;	/* prepare of this device fails */
+	void (*on_fail)(void);		/* called when it does */
+	void (*on_unprepare)(void);	/* called by every unprepare */
 	unsigned sleep_ms;
 	atomic_int prepares, unprepares, validates, healths;
 	atomic_int in_flight[NDEV];
@@ -102,6 +106,8 @@ static int fake_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *de
 		usleep(fake.sleep_ms * 1000);
 	if (fake.fail_device && !strcmp(fake.fail_device, dralet_device_name(dev))) {
 		dralet_ctx_error(ctx, "injected failure");
+		if (fake.on_fail)
+			fake.on_fail();
 		leave(dev);
 		return -EIO;
 	}
@@ -122,6 +128,8 @@ static int fake_unprepare(struct dralet_backend_ctx *ctx, struct dralet_device *
 	(void)ctx;
 	enter(dev);
 	atomic_fetch_add(&fake.unprepares, 1);
+	if (fake.on_unprepare)
+		fake.on_unprepare();
 	if (!token || strcmp(token, claim->uid))
 		atomic_store(&fake.bad_undo, true);
 	leave(dev);
@@ -877,16 +885,38 @@ static void test_recovery(void **state)
 	close_engine(x);
 }
 
+/* One corrupt byte in the checkpoint: nothing is destroyed. The claims are
+ * rebuilt from their CDI specs (kept), their devices stay reserved until the
+ * kubelet unprepares them, and it is said loudly. */
 static void test_corrupt_checkpoint(void **state)
 {
 	struct env *x = *state;
-	struct claims_ref a = { "ns", "a", UID_A };
+	char *r1 = result_json("gpu", 1, false), *r2 = result_json("gpu", 2, false), results[1024];
+	struct claims_ref a = { "ns", "a", UID_A }, b = { "ns", "b", UID_B };
+	struct claims_ref mon = { "ns", "mon", UID_C }, c0 = { "ns", "c0", UID_D };
+	struct claims_ref c3 = { "ns", "c3", UID_E };
+	struct capture cap;
 	struct outcome o;
-	char path[512];
+	char path[512], want[256], *log;
 	FILE *f;
 
 	put_simple(x, "a", UID_A, 0, false);
+	snprintf(results, sizeof(results), "[%s,%s]", r1, r2);
+	free(r1);
+	free(r2);
+	put_claim(x, "ns", "b", UID_B, results, NULL);
+	put_simple(x, "mon", UID_C, 3, true);
+	put_simple(x, "c0", UID_D, 0, false);
+	put_simple(x, "c3", UID_E, 3, false);
 	run(x, false, &a, 1, &o);
+	assert_null(o.error[0]);
+	snprintf(want, sizeof(want), "%s", o.cdi0[0]);
+	outcome_free(&o);
+	run(x, false, &b, 1, &o);
+	assert_null(o.error[0]);
+	outcome_free(&o);
+	run(x, false, &mon, 1, &o);
+	assert_null(o.error[0]);
 	outcome_free(&o);
 	close_engine(x);
 	snprintf(path, sizeof(path), "%s/checkpoint.json", x->state_dir);
@@ -894,18 +924,254 @@ static void test_corrupt_checkpoint(void **state)
 	fseek(f, 40, SEEK_SET);
 	fputc('#', f);
 	fclose(f);
+
+	fake.prepares = fake.unprepares = 0;
+	capture_begin(&cap);
 	assert_int_equal(open_engine(x, BOOT), 0);
+	log = capture_end(&cap);
 	assert_true(x->stats.corrupt);
-	assert_int_equal(claims_engine_n_claims(x->e), 0);
-	/* the agent keeps serving: the claim is prepared again */
-	run(x, false, &a, 1, &o);
+	assert_int_equal(x->stats.rebuilt, 3);
+	assert_int_equal(x->stats.orphans_removed, 0);
+	assert_non_null(strstr(log, "THE CHECKPOINT"));
+	assert_non_null(strstr(log, "3 claim(s) rebuilt from their CDI specs"));
+	free(log);
+	assert_true(spec_exists(x, UID_A));	/* nothing was removed */
+	assert_true(spec_exists(x, UID_B));
+	assert_true(spec_exists(x, UID_C));
+	assert_int_equal(fake.unprepares, 0);
+	assert_int_equal(claims_engine_n_claims(x->e), 3);
+
+	/* the devices stay reserved; monitoring access held none */
+	run(x, false, &c0, 1, &o);
+	assert_non_null(strstr(o.error[0], "in use by another claim"));
+	outcome_free(&o);
+	run(x, false, &c3, 1, &o);
 	assert_null(o.error[0]);
 	outcome_free(&o);
+
+	/* the kubelet's prepare again: same CDI ID, the requests from the store, no hardware */
+	run(x, false, &a, 1, &o);
+	assert_null(o.error[0]);
+	assert_string_equal(o.cdi0[0], want);
+	assert_string_equal(o.requests0[0], "gpu");
+	assert_int_equal(fake.prepares, 1);	/* only c3 */
+	outcome_free(&o);
+
+	/* the kubelet's unprepare frees the devices and removes the spec */
+	run(x, true, &b, 1, &o);
+	assert_null(o.error[0]);
+	outcome_free(&o);
+	assert_false(spec_exists(x, UID_B));
+	assert_int_equal(claims_engine_n_claims(x->e), 3);	/* a, mon, c3 */
 	{
 		char cmd[512];
 		snprintf(cmd, sizeof(cmd), "ls %s | grep -q 'checkpoint.json.corrupt-'", x->state_dir);
 		assert_int_equal(system(cmd), 0);
 	}
+	/* and a restart finds a readable checkpoint with them */
+	close_engine(x);
+	assert_int_equal(open_engine(x, BOOT), 0);
+	assert_false(x->stats.corrupt);
+	assert_int_equal(x->stats.kept, 3);
+	run(x, false, &c0, 1, &o);
+	assert_non_null(strstr(o.error[0], "in use by another claim, ns/a"));
+	outcome_free(&o);
+}
+
+/* The number of devices an unprepare logs is the number it unprepared. */
+static void test_unprepare_logs_its_devices(void **state)
+{
+	struct env *x = *state;
+	char *r0 = result_json("gpu", 0, false), *r1 = result_json("gpu", 1, false), results[1024];
+	struct claims_ref ref = { "ns", "multi", UID_A };
+	struct capture cap;
+	struct outcome o;
+	char *log;
+
+	snprintf(results, sizeof(results), "[%s,%s]", r0, r1);
+	free(r0);
+	free(r1);
+	put_claim(x, "ns", "multi", UID_A, results, NULL);
+	run(x, false, &ref, 1, &o);
+	assert_null(o.error[0]);
+	outcome_free(&o);
+	capture_begin(&cap);
+	run(x, true, &ref, 1, &o);
+	log = capture_end(&cap);
+	assert_null(o.error[0]);
+	outcome_free(&o);
+	assert_non_null(strstr(log, "unprepared claim ns/multi (uid " UID_A "): 2 device(s)"));
+	free(log);
+}
+
+/* Changes the CDI class of @uid's devices in the checkpoint on disk. */
+static void set_cdi_class(struct env *x, const char *uid, const char *cls)
+{
+	struct checkpoint *ck = NULL;
+	struct ckpt_claim *c;
+	char err[256];
+
+	assert_int_equal(checkpoint_file_load(x->state_dir, &ck, err, sizeof(err)), 0);
+	assert_non_null(c = checkpoint_find(ck, uid));
+	for (size_t i = 0; i < c->n_devices; i++) {
+		free(c->devices[i].cdi_class);
+		c->devices[i].cdi_class = strdup(cls);
+	}
+	assert_int_equal(checkpoint_file_save(x->state_dir, ck), 0);
+	checkpoint_free(ck);
+}
+
+/* A CDI spec that cannot be written again is not counted as rewritten. */
+static void test_failed_rewrite_is_not_counted(void **state)
+{
+	struct env *x = *state;
+	struct capture cap;
+	char *log;
+
+	close_engine(x);
+	write_checkpoint_with(x, CKPT_PREPARE_COMPLETED, 0, UID_A);
+	set_cdi_class(x, UID_A, "no class!");	/* no spec file name can be made for it */
+	capture_begin(&cap);
+	assert_int_equal(open_engine(x, BOOT), 0);
+	log = capture_end(&cap);
+	assert_int_equal(x->stats.rewritten, 0);
+	assert_int_equal(x->stats.rewrite_failed, 1);
+	assert_non_null(strstr(log, "CDI specs rewritten 0,"));
+	assert_non_null(strstr(log, "could not be rewritten 1,"));
+	free(log);
+}
+
+/* Checkpoint writes fail while the state directory is a regular file
+ * (mkostemp: ENOTDIR; root ignores permissions); the engine's lock file
+ * stays open in the directory moved aside. */
+static void break_state_dir(void)
+{
+	char away[256];
+	FILE *f;
+
+	snprintf(away, sizeof(away), "%s.away", env_->state_dir);
+	assert_int_equal(rename(env_->state_dir, away), 0);
+	assert_non_null(f = fopen(env_->state_dir, "w"));
+	fclose(f);
+}
+
+static void mend_state_dir(void)
+{
+	char away[256];
+
+	snprintf(away, sizeof(away), "%s.away", env_->state_dir);
+	assert_int_equal(unlink(env_->state_dir), 0);
+	assert_int_equal(rename(away, env_->state_dir), 0);
+}
+
+static bool checkpoint_lists(struct env *x, const char *uid)
+{
+	struct checkpoint *ck = NULL;
+	char err[256];
+	bool found;
+
+	assert_int_equal(checkpoint_file_load(x->state_dir, &ck, err, sizeof(err)), 0);
+	found = checkpoint_find(ck, uid) != NULL;
+	checkpoint_free(ck);
+	return found;
+}
+
+/* An unprepare succeeds only once durable: a failed checkpoint write fails
+ * the call and keeps the claim (and its device) until the retry. */
+static void test_unprepare_fails_until_durable(void **state)
+{
+	struct env *x = *state;
+	struct claims_ref a = { "ns", "a", UID_A }, b = { "ns", "b", UID_B };
+	struct outcome o;
+
+	put_simple(x, "a", UID_A, 0, false);
+	put_simple(x, "b", UID_B, 0, false);
+	run(x, false, &a, 1, &o);
+	assert_null(o.error[0]);
+	outcome_free(&o);
+
+	/* UnprepareStarted is written, the device unprepared, then writes fail */
+	fake.on_unprepare = break_state_dir;
+	run(x, true, &a, 1, &o);
+	fake.on_unprepare = NULL;
+	assert_non_null(o.error[0]);
+	assert_non_null(strstr(o.error[0], "cannot write the checkpoint"));
+	outcome_free(&o);
+	run(x, true, &a, 1, &o);	/* the kubelet's retry: still not durable */
+	assert_non_null(o.error[0]);
+	outcome_free(&o);
+	assert_int_equal(claims_engine_n_claims(x->e), 1);
+	run(x, false, &b, 1, &o);	/* the device is still a's */
+	assert_non_null(strstr(o.error[0], "in use by another claim, ns/a"));
+	outcome_free(&o);
+	mend_state_dir();
+	assert_true(checkpoint_lists(x, UID_A));
+
+	run(x, true, &a, 1, &o);
+	assert_null(o.error[0]);
+	outcome_free(&o);
+	assert_int_equal(claims_engine_n_claims(x->e), 0);
+	assert_false(checkpoint_lists(x, UID_A));
+	assert_false(fake.bad_undo);
+	run(x, false, &b, 1, &o);
+	assert_null(o.error[0]);
+	outcome_free(&o);
+}
+
+/* A rolled-back prepare whose entry cannot be removed from the file keeps
+ * it in memory too (PrepareStarted): the next prepare of the claim undoes
+ * it again, and the device is not handed to another claim meanwhile. */
+static void test_rollback_keeps_entry_until_durable(void **state)
+{
+	struct env *x = *state;
+	char *r0 = result_json("gpu", 0, false), *r1 = result_json("gpu", 1, false), results[1024];
+	struct claims_ref ref = { "ns", "multi", UID_A }, b = { "ns", "b", UID_B };
+	struct outcome o;
+
+	snprintf(results, sizeof(results), "[%s,%s]", r0, r1);
+	free(r0);
+	free(r1);
+	put_claim(x, "ns", "multi", UID_A, results, NULL);
+	put_simple(x, "b", UID_B, 0, false);
+	fake.fail_device = dev_names[1];
+	fake.on_fail = break_state_dir;
+	run(x, false, &ref, 1, &o);
+	assert_non_null(strstr(o.error[0], "injected failure"));
+	outcome_free(&o);
+	fake.fail_device = NULL;
+	fake.on_fail = NULL;
+	assert_int_equal(claims_engine_n_claims(x->e), 1);
+	run(x, false, &b, 1, &o);
+	assert_non_null(strstr(o.error[0], "in use by another claim, ns/multi"));
+	outcome_free(&o);
+	mend_state_dir();
+	assert_true(checkpoint_lists(x, UID_A));
+
+	run(x, false, &ref, 1, &o);
+	assert_null(o.error[0]);
+	outcome_free(&o);
+	assert_int_equal(claims_engine_n_claims(x->e), 1);
+	assert_true(checkpoint_lists(x, UID_A));
+}
+
+/* Temporary checkpoint files a crash mid-write left are removed at start
+ * (a symlink with such a name is not followed). */
+static void test_stale_checkpoint_temps_removed(void **state)
+{
+	struct env *x = *state;
+	char path[512], link[512];
+	FILE *f;
+
+	close_engine(x);
+	snprintf(path, sizeof(path), "%s/.checkpoint.json.Qw3rTy", x->state_dir);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("{\"kind\": \"DraletCheckp", f);
+	fclose(f);
+	snprintf(link, sizeof(link), "%s/.checkpoint.json.L1nk00", x->state_dir);
+	assert_int_equal(symlink(path, link), 0);
+	assert_int_equal(open_engine(x, BOOT), 0);
+	assert_int_not_equal(access(path, F_OK), 0);
+	assert_int_equal(faccessat(AT_FDCWD, link, F_OK, AT_SYMLINK_NOFOLLOW), 0);
 }
 
 static void test_one_agent_per_checkpoint(void **state)
@@ -938,6 +1204,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_recovery, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt_checkpoint, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_agent_per_checkpoint, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unprepare_logs_its_devices, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stale_checkpoint_temps_removed, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_unprepare_fails_until_durable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rollback_keeps_entry_until_durable, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_failed_rewrite_is_not_counted, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

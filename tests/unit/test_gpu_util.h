@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "log_capture.h"
 
 #define ROOT0 "pci0000:00"
 
@@ -83,49 +84,6 @@ static inline char *build_path(const char *rel)
 	snprintf(path, sizeof(path), "%s/%s", build, rel);
 	abs = realpath(path, NULL);
 	return abs ? abs : strdup(path);
-}
-
-/* stderr capture: what dralet_ctx_warn/the agent log writes meanwhile. */
-struct capture {
-	int saved;
-	char path[64];
-};
-
-static inline void capture_begin(struct capture *c)
-{
-	int fd;
-
-	snprintf(c->path, sizeof(c->path), "/tmp/dralet-gpu-log-XXXXXX");
-	fd = mkstemp(c->path);
-	fflush(stderr);
-	c->saved = dup(2);
-	dup2(fd, 2);
-	close(fd);
-}
-
-/* Returns what was written (malloc'd) and restores stderr. */
-static inline char *capture_end(struct capture *c)
-{
-	char *buf;
-	struct stat st;
-	FILE *f;
-
-	fflush(stderr);
-	dup2(c->saved, 2);
-	close(c->saved);
-	f = fopen(c->path, "r");
-	if (!f || fstat(fileno(f), &st) < 0) {
-		if (f)
-			fclose(f);
-		unlink(c->path);
-		return strdup("");
-	}
-	buf = calloc(1, (size_t)st.st_size + 1);
-	if (buf && st.st_size)
-		(void)!fread(buf, 1, (size_t)st.st_size, f);
-	fclose(f);
-	unlink(c->path);
-	return buf;
 }
 
 /* Index of node @path in the device's nodes, or -1. */

@@ -251,6 +251,32 @@ static void test_listen_errors(void **state)
 	assert_int_equal(access(path, F_OK), -1);
 }
 
+/* A socket another server listens on is never replaced, nor removed when
+ * the server that failed to take it closes. */
+static void test_listen_refuses_live_socket(void **state)
+{
+	struct fixture *f = *state;
+	struct grpc_server *srv;
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct stat before, after;
+	bool closed = false;
+	int fd;
+
+	assert_int_equal(stat(f->path, &before), 0);
+	assert_int_equal(grpc_server_new(&f->loop, NULL, &srv), 0);
+	assert_int_equal(grpc_server_listen(srv, f->path), -EADDRINUSE);
+	grpc_server_close(srv, on_closed_flag, &closed);
+	uv_run(&f->loop, UV_RUN_NOWAIT);
+	uv_run(&f->loop, UV_RUN_NOWAIT);
+	assert_true(closed);
+	assert_int_equal(stat(f->path, &after), 0);
+	assert_int_equal(after.st_ino, before.st_ino);	/* the same socket ... */
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	strcpy(sun.sun_path, f->path);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);	/* ... served */
+	close(fd);
+}
+
 struct calls {
 	int connect_err;
 	int errs[64];
@@ -542,6 +568,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_socket_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unary_calls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_listen_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_listen_refuses_live_socket, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_method, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deadline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_close_waits_for_calls, setup, teardown),

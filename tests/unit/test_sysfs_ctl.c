@@ -13,6 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "harness.h"
 #include "hal/sysfs_ctl.h"
 
 #define PF "0000:3b:00.0"
@@ -173,11 +174,32 @@ static void test_bind_and_restore(void **state)
 	assert_non_null(strstr(err, "module loaded"));
 }
 
+/* On a simulated node's tree (plain files) a write replaces the whole
+ * value, as a sysfs attribute does: 8 over 64 is 8, not 84. */
+static void test_real_write_on_tree_replaces_value(void **state)
+{
+	struct hal_roots roots = { 0 };
+	char *dir = tree_new(), sys[4096], buf[64];
+	struct hal_sysfs_io io;
+
+	(void)state;
+	snprintf(sys, sizeof(sys), "%s/sys", dir);
+	roots.sys = sys;
+	io = hal_sysfs_io_real(&roots);
+	assert_int_equal(tree_write(dir, "sys/bus/pci/devices/" PF "/sriov_numvfs", "64"), 0);
+	assert_int_equal(io.write(io.userdata, "bus/pci/devices/" PF "/sriov_numvfs", "8"), 0);
+	assert_int_equal(io.read(io.userdata, "bus/pci/devices/" PF "/sriov_numvfs", buf,
+				 sizeof(buf)), 1);
+	assert_string_equal(buf, "8");
+	tree_remove(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_numvfs_rules),
 		cmocka_unit_test(test_bind_and_restore),
+		cmocka_unit_test(test_real_write_on_tree_replaces_value),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
