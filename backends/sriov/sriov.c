@@ -9,6 +9,7 @@
 
 #include "backends/sriov/selector.h"
 #include "backends/sriov/vf.h"
+#include "backends/sriov/vf_config.h"
 
 struct sriov_state {
 	struct sriov_selector *sel;
@@ -103,6 +104,7 @@ const struct dralet_backend backend_sriov = {
 	.fini = sriov_fini,
 	.probe = sriov_probe,
 	.validate_config = sriov_validate_config,
+	.admin_config_keys = vf_config_admin_keys,
 	.prepare = sriov_prepare,
 	.unprepare = vf_unprepare,
 	.health = vf_health,
