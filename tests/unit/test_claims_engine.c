@@ -572,6 +572,58 @@ static void test_errors_are_per_claim(void **state)
 	outcome_free(&o);
 }
 
+static void test_invalid_claim_refs(void **state)
+{
+	struct env *x = *state;
+	char long_uid[301], long_name[255];
+	struct claims_ref refs[8] = {
+		{ "ns", "slash", "aaaa/bbbb" },
+		{ "ns", "space", "aaaa bbbb" },
+		{ "ns", "upper", "AAAAAAAA-0000-4000-8000-000000000001" },
+		{ "ns", "long", long_uid },
+		{ "Bad_NS", "ns", UID_A },
+		{ "ns", long_name, UID_B },
+		{ "ns", "Upper.Name", UID_C },
+		{ "ns", "good", UID_D },
+	};
+	static const char *const field[7] = { "uid", "uid", "uid", "uid", "namespace", "name",
+					      "name" };
+	struct outcome o;
+
+	memset(long_uid, 'a', 300);
+	long_uid[300] = '\0';
+	memset(long_name, 'n', 254);
+	long_name[254] = '\0';
+	/* the store has every one of them, allocated: only the checks stop them */
+	for (int i = 0; i < 8; i++) {
+		char *r0 = result_json("gpu", i % NDEV, true), results[512];
+		snprintf(results, sizeof(results), "[%s]", r0);
+		free(r0);
+		put_claim(x, refs[i].namespace_, refs[i].name, refs[i].uid, results, NULL);
+	}
+	for (int unprepare = 0; unprepare < 2; unprepare++) {
+		int gets = x->store.gets;
+
+		run(x, unprepare, refs, 8, &o);
+		assert_int_equal(o.n, 8);
+		for (int i = 0; i < 7; i++) {
+			char want[64];
+			assert_non_null(o.error[i]);
+			assert_string_equal(o.uid[i], refs[i].uid);	/* the kubelet's map key */
+			snprintf(want, sizeof(want), "claim %s \"", field[i]);
+			assert_non_null(strstr(o.error[i], want));
+			assert_null(strstr(o.error[i], "out of memory"));
+			assert_true(strlen(o.error[i]) < 300);
+		}
+		assert_non_null(strstr(o.error[3], "(300 characters) is not a Kubernetes UID"));
+		assert_null(o.error[7]);
+		assert_int_equal(x->store.gets, gets + (unprepare ? 0 : 1));	/* only "good" */
+		outcome_free(&o);
+	}
+	assert_int_equal(fake.prepares, 1);
+	assert_int_equal(fake.unprepares, 1);
+}
+
 static void test_config_reaches_backend(void **state)
 {
 	struct env *x = *state;
@@ -1002,6 +1054,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_prepare_idempotent_unprepare, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty_requests, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_errors_are_per_claim, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_invalid_claim_refs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_config_reaches_backend, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_admin_config_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_device_in_use_and_admin_access, setup, teardown),
