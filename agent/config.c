@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dralet/backend.h>
+
 #include "agent/sdk/k8s_names.h"
 #include "agent/sriov/policy_config.h"
 #include "agent/yaml_load.h"
@@ -179,6 +181,31 @@ void config_free(struct config *cfg)
 	sriov_policies_free(cfg->sriov);
 	json_object_put(cfg->root);
 	free(cfg);
+}
+
+int config_check_options(const struct config_backend *b, const struct dralet_option *known,
+			 char *err, size_t errlen)
+{
+	if (!b->options)
+		return 0;
+	json_object_object_foreach(b->options, key, val) {
+		const struct dralet_option *o = known;
+		char names[512] = "";
+		size_t len = 0;
+
+		while (o && o->name && strcmp(o->name, key))
+			o++;
+		(void)val;
+		if (o && o->name)
+			continue;
+		for (o = known; o && o->name && len < sizeof(names); o++)
+			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s",
+						len ? ", " : "", o->name);
+		return CONFIG_ERROR(err, errlen, "backends.%s.options.%s: unknown option (%s%s)",
+				    b->name, key, len ? "known: " : "the backend takes no options",
+				    names);
+	}
+	return 0;
 }
 
 const struct config_backend *config_backend(const struct config *cfg, const char *name)

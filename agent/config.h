@@ -8,7 +8,8 @@
  *     nvidia:
  *       enabled: true             # default true
  *       driver: gpu.dralet.dev    # DRA driver name (default: the backend's)
- *       options:                  # backend-specific strings
+ *       options:                  # backend-specific strings, the keys the backend
+ *                                 # declares (config_check_options)
  *         nvmlLibrary: /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1
  *   publishUnsafeDevices: false   # also publish the default-route NIC and
  *                                 # controllers holding mounted filesystems
@@ -33,6 +34,7 @@
 #include <json-c/json.h>
 
 struct sriov_policies;
+struct dralet_option;
 
 /* healthCheckIntervalSeconds: the kubelet marks a device's health Unknown
  * when no list mentioned it for 30 s, and the list goes out every round. */
@@ -65,5 +67,13 @@ void config_free(struct config *cfg);
 /* The settings of backend @name, or NULL when the file does not mention it
  * (enabled, default driver, no options). */
 const struct config_backend *config_backend(const struct config *cfg, const char *name);
+
+/*
+ * Checks @b's options against the backend's declared ones (@known, may be
+ * NULL: none): an unknown key is -EINVAL with "backends.<name>.options.<key>:
+ * unknown option (known: ...)" in @err.
+ */
+int config_check_options(const struct config_backend *b, const struct dralet_option *known,
+			 char *err, size_t errlen);
 
 #endif

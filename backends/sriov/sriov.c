@@ -94,6 +94,12 @@ static int sriov_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *d
 	return vf_prepare(ctx, dev, req, SRIOV_API_VERSION);
 }
 
+static const struct dralet_option sriov_options[] = {
+	{ "pfs", 0 },
+	{ "resourceName", 0 },
+	{ NULL, 0 },
+};
+
 const struct dralet_backend backend_sriov = {
 	.abi = DRALET_BACKEND_ABI,
 	.name = "sriov",
@@ -108,4 +114,5 @@ const struct dralet_backend backend_sriov = {
 	.prepare = sriov_prepare,
 	.unprepare = vf_unprepare,
 	.health = vf_health,
+	.options = sriov_options,
 };

@@ -88,6 +88,22 @@ struct dralet_config_key {
 	const char *why;	/* what a tenant could do with it ("puts the VF on any VLAN") */
 };
 
+/*
+ * A key of the backend's "options" map in the agent's configuration
+ * (backends.<name>.options). The agent refuses keys a backend does not
+ * declare, naming the key and the declared ones, so a typo never passes
+ * silently.
+ */
+struct dralet_option {
+	const char *name;	/* "nvmlLibrary" */
+	unsigned flags;		/* DRALET_OPTION_* */
+};
+
+/* The value is the path of a file the backend loads or runs (a library, a
+ * tool): the agent refuses it unless the file and every directory above it
+ * can be changed only by root or the agent's own user. */
+#define DRALET_OPTION_TRUSTED_FILE 1u
+
 /* Opaque types owned by the agent. */
 struct dralet_backend_ctx;
 struct dralet_edits;
@@ -154,6 +170,10 @@ struct dralet_backend {
 	/* Optional. The opaque config keys only the cluster admin may set (struct
 	 * dralet_config_key), ending with an entry whose name is NULL. */
 	const struct dralet_config_key *admin_config_keys;
+
+	/* The keys of the backend's "options" map (struct dralet_option), ending
+	 * with an entry whose name is NULL; NULL: it takes no options. */
+	const struct dralet_option *options;
 };
 
 /*
@@ -175,7 +195,8 @@ struct dralet_backend {
 const char *dralet_ctx_driver(const struct dralet_backend_ctx *ctx);
 /* The backend's state from init, or NULL. */
 void *dralet_ctx_state(const struct dralet_backend_ctx *ctx);
-/* A string option from the backend's "options" map in the config, or NULL. */
+/* A string option from the backend's "options" map in the config (one the
+ * backend declares in its options table), or NULL. */
 const char *dralet_ctx_option(const struct dralet_backend_ctx *ctx, const char *key);
 
 /* Looks up another PCI function of the node by address ("0000:3b:00.1"). */
