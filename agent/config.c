@@ -8,6 +8,7 @@
 
 #include <dralet/backend.h>
 
+#include "agent/lib/trusted_path.h"
 #include "agent/sdk/k8s_names.h"
 #include "agent/sriov/policy_config.h"
 #include "agent/yaml_load.h"
@@ -155,6 +156,11 @@ int config_load(const char *path, struct config **ret_cfg, char *err, size_t err
 		return -ENOMEM;
 	}
 	cfg->health_interval_s = CONFIG_HEALTH_INTERVAL_DEFAULT_S;
+	if (path && (r = trusted_path_check(path, msg, sizeof(msg))) < 0) {
+		snprintf(err, errlen, "%s: refusing the configuration: %s", path, msg);
+		config_free(cfg);
+		return r;
+	}
 	if (path) {
 		r = yaml_load_file(path, &cfg->root, msg, sizeof(msg));
 		if (r < 0) {
@@ -195,9 +201,20 @@ int config_check_options(const struct config_backend *b, const struct dralet_opt
 
 		while (o && o->name && strcmp(o->name, key))
 			o++;
-		(void)val;
-		if (o && o->name)
+		if (o && o->name) {
+			const char *value = json_object_get_string(val);
+			int r;
+
+			if (!(o->flags & DRALET_OPTION_TRUSTED_FILE) || !strchr(value, '/'))
+				continue;
+			r = trusted_path_check(value, names, sizeof(names));
+			if (r < 0) {
+				snprintf(err, errlen, "backends.%s.options.%s: refusing %s: %s",
+					 b->name, key, value, names);
+				return r;
+			}
 			continue;
+		}
 		for (o = known; o && o->name && len < sizeof(names); o++)
 			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s",
 						len ? ", " : "", o->name);

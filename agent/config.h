@@ -59,8 +59,9 @@ struct config {
 	struct json_object *root;	/* owns every string above */
 };
 
-/* Loads @path (NULL: defaults). On error returns -errno/-EINVAL with the
- * file, the key and the problem in @err. */
+/* Loads @path (NULL: defaults), which must pass trusted_path_check (-EPERM
+ * otherwise: root reads its settings from it). On error returns
+ * -errno/-EINVAL with the file, the key and the problem in @err. */
 int config_load(const char *path, struct config **ret_cfg, char *err, size_t errlen);
 void config_free(struct config *cfg);
 
@@ -71,7 +72,8 @@ const struct config_backend *config_backend(const struct config *cfg, const char
 /*
  * Checks @b's options against the backend's declared ones (@known, may be
  * NULL: none): an unknown key is -EINVAL with "backends.<name>.options.<key>:
- * unknown option (known: ...)" in @err.
+ * unknown option (known: ...)" in @err; a DRALET_OPTION_TRUSTED_FILE value
+ * that is a path (has a '/') must pass trusted_path_check (-EPERM).
  */
 int config_check_options(const struct config_backend *b, const struct dralet_option *known,
 			 char *err, size_t errlen);

@@ -28,10 +28,10 @@ static const char *const arch_names[] = {
 };
 
 static const struct dralet_option nvidia_options[] = {
-	{ "nvmlLibrary", 0 },
+	{ "nvmlLibrary", DRALET_OPTION_TRUSTED_FILE },	/* dlopen'ed */
 	{ "driverRoot", 0 },
 	{ "hostDriverRoot", 0 },
-	{ "nvidiaSmi", 0 },
+	{ "nvidiaSmi", DRALET_OPTION_TRUSTED_FILE },	/* run by time-slicing */
 	{ NULL, 0 },
 };
 
