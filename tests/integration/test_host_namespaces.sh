@@ -52,9 +52,8 @@ ln -s 1 "$n/proc/self"
 
 # the real procfs, seen from namespaces of our own
 if unshare --pid --fork --mount-proc true 2>/dev/null; then
-    out=$(unshare --pid --fork --mount-proc sh -c "$(command -v sh) -c '
-        \"$dralet\" discover --sysfs-root \"$n/sys\" --dev-root \"$n/dev\" --proc-root /proc \
-            -o json 2>\"$tmp/err\" >\"$tmp/out.json\"'")
+    unshare --pid --fork --mount-proc "$dralet" discover --sysfs-root "$n/sys" --dev-root "$n/dev" \
+        --proc-root /proc -o json 2>"$tmp/err" >"$tmp/out.json"
     one_error "the agent is not in the host's PID namespace"
     grep -q '"net.dralet.dev"' "$tmp/out.json" && fail "NICs published from a new PID namespace"
     unshare --net "$dralet" discover --sysfs-root "$n/sys" --dev-root "$n/dev" --proc-root /proc \
