@@ -132,7 +132,7 @@ $(BUILD)/tests/%_umockdev: tests/unit/%_umockdev.c $(BUILD)/libdralet.a $(TEST_S
 .SECONDARY: $(TEST_SUPPORT_OBJ)
 
 .SECONDEXPANSION:
-$(BUILD)/tests/lib/%.so: $$(wildcard tests/lib/%/*.c) $$(wildcard tests/lib/%/*.h)
+$(BUILD)/tests/lib/%.so: $$(wildcard tests/lib/%/*.c) $$(wildcard tests/lib/%/*.h) $(wildcard include/dralet/*.h)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -std=gnu11 $(WARNINGS) $(CFLAGS) -fPIC -shared -Iinclude $(PKG_CFLAGS) \
 		-o $@ $(filter %.c,$^) $(shell pkg-config --libs json-c)

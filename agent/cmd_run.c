@@ -61,8 +61,9 @@ static void usage(FILE *out)
 		"NodeUnprepareResources until SIGTERM or SIGINT.\n\n"
 		"options:\n"
 		SETUP_OPTIONS_HELP
-		"  --store DIR           file store: claims read from DIR/resourceclaims/<ns>/<name>.json,\n"
-		"                        slices written to DIR/resourceslices (default: the apiserver)\n"
+		"  --store DIR           file store: claims read from DIR/resourceclaims/<ns>/<name>.json\n"
+		"                        (or .yaml, .yml), slices written to DIR/resourceslices\n"
+		"                        (default: the apiserver)\n"
 		"  --kubeconfig FILE     apiserver from a kubeconfig (default: in-cluster)\n"
 		"  --node-name N         node and pool name (default $NODE_NAME, else the host name)\n"
 		"  --registry-dir D      kubelet plugin registry (default %s)\n"

@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dralet/backend.h>
+
+#include "agent/lib/trusted_path.h"
 #include "agent/sdk/k8s_names.h"
 #include "agent/sriov/policy_config.h"
 #include "agent/yaml_load.h"
@@ -153,6 +156,11 @@ int config_load(const char *path, struct config **ret_cfg, char *err, size_t err
 		return -ENOMEM;
 	}
 	cfg->health_interval_s = CONFIG_HEALTH_INTERVAL_DEFAULT_S;
+	if (path && (r = trusted_path_check(path, msg, sizeof(msg))) < 0) {
+		snprintf(err, errlen, "%s: refusing the configuration: %s", path, msg);
+		config_free(cfg);
+		return r;
+	}
 	if (path) {
 		r = yaml_load_file(path, &cfg->root, msg, sizeof(msg));
 		if (r < 0) {
@@ -179,6 +187,42 @@ void config_free(struct config *cfg)
 	sriov_policies_free(cfg->sriov);
 	json_object_put(cfg->root);
 	free(cfg);
+}
+
+int config_check_options(const struct config_backend *b, const struct dralet_option *known,
+			 char *err, size_t errlen)
+{
+	if (!b->options)
+		return 0;
+	json_object_object_foreach(b->options, key, val) {
+		const struct dralet_option *o = known;
+		char names[512] = "";
+		size_t len = 0;
+
+		while (o && o->name && strcmp(o->name, key))
+			o++;
+		if (o && o->name) {
+			const char *value = json_object_get_string(val);
+			int r;
+
+			if (!(o->flags & DRALET_OPTION_TRUSTED_FILE) || !strchr(value, '/'))
+				continue;
+			r = trusted_path_check(value, names, sizeof(names));
+			if (r < 0) {
+				snprintf(err, errlen, "backends.%s.options.%s: refusing %s: %s",
+					 b->name, key, value, names);
+				return r;
+			}
+			continue;
+		}
+		for (o = known; o && o->name && len < sizeof(names); o++)
+			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s",
+						len ? ", " : "", o->name);
+		return CONFIG_ERROR(err, errlen, "backends.%s.options.%s: unknown option (%s%s)",
+				    b->name, key, len ? "known: " : "the backend takes no options",
+				    names);
+	}
+	return 0;
 }
 
 const struct config_backend *config_backend(const struct config *cfg, const char *name)

@@ -8,7 +8,8 @@
  *     nvidia:
  *       enabled: true             # default true
  *       driver: gpu.dralet.dev    # DRA driver name (default: the backend's)
- *       options:                  # backend-specific strings
+ *       options:                  # backend-specific strings, the keys the backend
+ *                                 # declares (config_check_options)
  *         nvmlLibrary: /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1
  *   publishUnsafeDevices: false   # also publish the default-route NIC and
  *                                 # controllers holding mounted filesystems
@@ -33,6 +34,7 @@
 #include <json-c/json.h>
 
 struct sriov_policies;
+struct dralet_option;
 
 /* healthCheckIntervalSeconds: the kubelet marks a device's health Unknown
  * when no list mentioned it for 30 s, and the list goes out every round. */
@@ -57,13 +59,23 @@ struct config {
 	struct json_object *root;	/* owns every string above */
 };
 
-/* Loads @path (NULL: defaults). On error returns -errno/-EINVAL with the
- * file, the key and the problem in @err. */
+/* Loads @path (NULL: defaults), which must pass trusted_path_check (-EPERM
+ * otherwise: root reads its settings from it). On error returns
+ * -errno/-EINVAL with the file, the key and the problem in @err. */
 int config_load(const char *path, struct config **ret_cfg, char *err, size_t errlen);
 void config_free(struct config *cfg);
 
 /* The settings of backend @name, or NULL when the file does not mention it
  * (enabled, default driver, no options). */
 const struct config_backend *config_backend(const struct config *cfg, const char *name);
+
+/*
+ * Checks @b's options against the backend's declared ones (@known, may be
+ * NULL: none): an unknown key is -EINVAL with "backends.<name>.options.<key>:
+ * unknown option (known: ...)" in @err; a DRALET_OPTION_TRUSTED_FILE value
+ * that is a path (has a '/') must pass trusted_path_check (-EPERM).
+ */
+int config_check_options(const struct config_backend *b, const struct dralet_option *known,
+			 char *err, size_t errlen);
 
 #endif

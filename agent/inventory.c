@@ -173,6 +173,12 @@ int inventory_discover(const struct hal_roots *roots, const struct config *cfg,
 	}
 	for (size_t i = 0; i < inv->scan->n_warnings; i++)
 		log_warn("%s", inv->scan->warnings[i]);
+	if (inv->scan->host_net_problem && !cfg->publish_unsafe)
+		log_error("network devices (RDMA NICs, SR-IOV PFs and VFs) are not published: %s",
+			  inv->scan->host_net_problem);
+	else if (inv->scan->host_net_problem)
+		log_warn("publishing network devices although %s (publishUnsafeDevices)",
+			 inv->scan->host_net_problem);
 	inv->fates = calloc(inv->scan->n_funcs + 1, sizeof(*inv->fates));
 	if (!inv->fates) {
 		inventory_free(inv);

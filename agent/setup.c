@@ -133,12 +133,18 @@ int setup_init(const struct setup_options *o, struct setup *s)
 		r = check_root("--proc-root", s->roots.proc);
 	if (r >= 0)
 		r = registry_new(o->backend_dir, on_registry_error, NULL, &s->reg);
-	for (size_t i = 0; r >= 0 && i < s->cfg->n_backends; i++)
-		if (!registry_find(s->reg, s->cfg->backends[i].name)) {
+	for (size_t i = 0; r >= 0 && i < s->cfg->n_backends; i++) {
+		const struct config_backend *cb = &s->cfg->backends[i];
+		const struct dralet_backend *b = registry_find(s->reg, cb->name);
+
+		if (!b) {
 			fprintf(stderr, "dralet: config %s: backends.%s: no such backend\n", o->config,
-				s->cfg->backends[i].name);
+				cb->name);
 			r = -EINVAL;
+		} else if ((r = config_check_options(cb, b->options, err, sizeof(err))) < 0) {
+			fprintf(stderr, "dralet: config %s: %s\n", o->config, err);
 		}
+	}
 	if (r < 0)
 		setup_teardown(s);
 	return r < 0 ? r : 0;

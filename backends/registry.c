@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/lib/trusted_path.h"
 #include "agent/sdk/k8s_names.h"
 
 #define REGISTRY_MAX 256
@@ -70,9 +71,14 @@ static void load_dir(struct registry *reg, const char *dir, registry_error_fn on
 	char *names[REGISTRY_MAX];
 	size_t n = 0;
 	struct dirent *de;
-	DIR *d = opendir(dir);
+	char why[1024];
+	DIR *d;
 
-	if (!d) {
+	if (trusted_path_check(dir, why, sizeof(why)) < 0) {
+		report(on_error, ud, "--backend-dir %s: refusing to load backends: %s", dir, why);
+		return;
+	}
+	if (!(d = opendir(dir))) {
 		report(on_error, ud, "--backend-dir %s: %s", dir, strerror(errno));
 		return;
 	}
@@ -92,6 +98,10 @@ static void load_dir(struct registry *reg, const char *dir, registry_error_fn on
 		if (!names[i])
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		if (trusted_path_check(path, why, sizeof(why)) < 0) {
+			report(on_error, ud, "%s: refusing to load it: %s", path, why);
+			goto next;
+		}
 		h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 		if (!h) {
 			report(on_error, ud, "%s: %s", path, dlerror());

@@ -34,6 +34,9 @@ struct hal_scan {
 	const struct hal_pci_func *const *funcs;	/* sorted by address */
 	size_t n_warnings;
 	const char *const *warnings;	/* "path: problem" */
+	/* NULL, or why the agent does not see the host's network namespace (every
+	 * network function then has an unsafe_reason saying so; hal/host_ns.c) */
+	const char *host_net_problem;
 	struct hal_scan_private *priv;
 };
 

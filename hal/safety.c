@@ -3,7 +3,9 @@
  * Functions the node cannot lose: the NIC carrying a default route and any
  * controller holding a mounted filesystem (through partitions, device-mapper
  * or md stacks). Allocating them to a container would cut the node off or
- * pull its storage away, so they get an unsafe_reason.
+ * pull its storage away, so they get an unsafe_reason. So does every
+ * network function when the agent is not in the host's namespaces
+ * (host_ns.c): the route check cannot work there.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -139,10 +141,25 @@ static void mark_mounted_storage(struct hal_scan_private *s)
 	fclose(f);
 }
 
+/* PCI class 02: network controllers (Ethernet, InfiniBand, ...) and their VFs. */
+static void mark_network_functions(struct hal_scan_private *s, const char *why)
+{
+	char reason[640];
+
+	snprintf(reason, sizeof(reason), "is a network device and %s", why);
+	for (size_t i = 0; i < s->n_funcs; i++)
+		if ((s->funcs[i].class_code >> 16) == 0x02)
+			mark(s, &s->funcs[i], reason);
+}
+
 void safety_mark(struct hal_scan_private *s)
 {
 	if (s->proc_fd < 0)
 		return;
+	/* first: in another namespace the route check below reads the wrong routes */
+	s->host_net_problem = host_ns_problem(s);
+	if (s->host_net_problem)
+		mark_network_functions(s, s->host_net_problem);
 	mark_default_routes(s);
 	mark_mounted_storage(s);
 }

@@ -365,6 +365,7 @@ int hal_scan(const struct hal_roots *roots, const struct hal_scan_options *opts,
 	scan->n_funcs = s->n_funcs;
 	scan->warnings = s->warnings;
 	scan->n_warnings = s->n_warnings;
+	scan->host_net_problem = s->host_net_problem;
 	scan->priv = s;
 	if (s->sys_fd >= 0)
 		close(s->sys_fd);

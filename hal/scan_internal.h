@@ -28,6 +28,7 @@ struct hal_scan_private {
 	size_t n_warnings, cap_warnings, dropped_warnings;
 	struct hal_devnode *vfio_container;	/* resolved once, shared by vfio-pci functions */
 	bool vfio_container_tried;
+	const char *host_net_problem;	/* host_ns_problem(), or NULL */
 };
 
 /* Calls @fn on [0, @n) split in ranges over up to SCAN_MAX_THREADS threads
@@ -89,5 +90,9 @@ void scan_devnode(struct hal_scan_private *s, int dirfd, const char *dev_file,
 /* The same with known numbers (used when the dev root has a placeholder). */
 void scan_devnode_numbers(struct hal_scan_private *s, const char *dev_path, unsigned major,
 			  unsigned minor, struct hal_devnode *ret);
+
+/* Why the agent does not see the host's network namespace (host_ns.c,
+ * arena string), or NULL when it does. */
+const char *host_ns_problem(struct hal_scan_private *s);
 
 #endif

@@ -29,9 +29,11 @@ rm -rf "$run/node"
 config="$run/config.yaml"
 : >"$config"
 nvml_note=""
+nvml_env=""
 if [ -n "$fake_nvml" ] && [ -f "$fake_nvml" ] && [ -f "$run/node/nvml.json" ]; then
     printf 'backends:\n  nvidia:\n    options:\n      nvmlLibrary: "%s"\n' "$fake_nvml" >"$config"
     export FAKE_NVML_DATA="$run/node/nvml.json"
+    nvml_env="FAKE_NVML_DATA=$FAKE_NVML_DATA "
     nvml_note="  NVML                  simulated from $run/node/nvml.json (MIG devices included)
 "
 fi
@@ -63,8 +65,8 @@ Try a claim by hand from another shell (examples in deploy/examples/claims):
       --claim $examples/gpu.yaml
   $dralet ctl prepare --socket $run/plugins/net.dralet.dev/dra.sock \\
       --claim $examples/rdma.yaml
-  $dralet discover --sysfs-root $run/node/sys --dev-root $run/node/dev \\
-      --proc-root $run/node/proc
+  $nvml_env$dralet discover --sysfs-root $run/node/sys --dev-root $run/node/dev \\
+      --proc-root $run/node/proc --config $config
 Ctrl-C stops the agent and removes its sockets; prepared claims stay in the
 checkpoints and come back on the next start.
 

@@ -34,6 +34,9 @@ static void free_device(struct claim_plan_device *d)
 		free(d->requests[i]);
 	free(d->requests);
 	free(d->config);
+	for (size_t i = 0; i < d->n_claim_keys; i++)
+		free(d->claim_keys[i]);
+	free(d->claim_keys);
 }
 
 void claim_plan_free(struct claim_plan *plan)
@@ -75,6 +78,31 @@ static int add_request(struct claim_plan_device *d, const char *request)
 	return 0;
 }
 
+/* Adds the claim-set keys of one result (a JSON array, may be NULL). */
+static int add_claim_keys(struct claim_plan_device *d, struct json_object *keys)
+{
+	size_t n = keys ? json_object_array_length(keys) : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *key = json_object_get_string(json_object_array_get_idx(keys, i));
+		bool seen = false;
+		char **grown;
+
+		for (size_t j = 0; j < d->n_claim_keys; j++)
+			seen |= !strcmp(d->claim_keys[j], key);
+		if (seen)
+			continue;
+		grown = realloc(d->claim_keys, (d->n_claim_keys + 1) * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		d->claim_keys = grown;
+		if (!(d->claim_keys[d->n_claim_keys] = strdup(key)))
+			return -ENOMEM;
+		d->n_claim_keys++;
+	}
+	return 0;
+}
+
 static bool same_config(const char *a, const char *b)
 {
 	return (!a && !b) || (a && b && !strcmp(a, b));
@@ -87,7 +115,7 @@ static int add_result(struct claim_plan *p, struct json_object *result, size_t i
 	const char *request = get_string(result, "request");
 	const char *pool = get_string(result, "pool");
 	const char *device = get_string(result, "device");
-	struct json_object *admin, *params = NULL;
+	struct json_object *admin, *params = NULL, *claim_keys = NULL;
 	bool is_admin = false;
 	char *config = NULL;
 	struct claim_plan_device *d;
@@ -106,7 +134,7 @@ static int add_result(struct claim_plan *p, struct json_object *result, size_t i
 		}
 		is_admin = json_object_get_boolean(admin);
 	}
-	r = config_select(configs, driver, request, &params, err, errlen);
+	r = config_select(configs, driver, request, &params, &claim_keys, err, errlen);
 	if (r < 0)
 		return r;
 	if (params) {
@@ -114,8 +142,10 @@ static int add_result(struct claim_plan *p, struct json_object *result, size_t i
 								  JSON_C_TO_STRING_NOSLASHESCAPE);
 		config = text ? strdup(text) : NULL;
 		json_object_put(params);
-		if (!config)
+		if (!config) {
+			json_object_put(claim_keys);
 			return -ENOMEM;
+		}
 	}
 
 	d = find_device(p, pool, device);
@@ -124,27 +154,29 @@ static int add_result(struct claim_plan *p, struct json_object *result, size_t i
 			snprintf(err, errlen, "device %s/%s is allocated for requests %s and %s "
 				 "with different configs", pool, device, d->requests[0], request);
 			free(config);
+			json_object_put(claim_keys);
 			return -EINVAL;
 		}
 		free(config);
 		d->admin_access = d->admin_access && is_admin;
-		return add_request(d, request);
+	} else {
+		d = realloc(p->devices, (p->n_devices + 1) * sizeof(*d));
+		if (!d) {
+			free(config);
+			json_object_put(claim_keys);
+			return -ENOMEM;
+		}
+		p->devices = d;
+		d = &p->devices[p->n_devices++];
+		memset(d, 0, sizeof(*d));
+		d->config = config;
+		d->admin_access = is_admin;
+		d->pool = strdup(pool);
+		d->device = strdup(device);
 	}
-	d = realloc(p->devices, (p->n_devices + 1) * sizeof(*d));
-	if (!d) {
-		free(config);
-		return -ENOMEM;
-	}
-	p->devices = d;
-	d = &p->devices[p->n_devices++];
-	memset(d, 0, sizeof(*d));
-	d->config = config;
-	d->admin_access = is_admin;
-	d->pool = strdup(pool);
-	d->device = strdup(device);
-	if (!d->pool || !d->device)
-		return -ENOMEM;
-	return add_request(d, request);
+	r = d->pool && d->device ? add_claim_keys(d, claim_keys) : -ENOMEM;
+	json_object_put(claim_keys);
+	return r < 0 ? r : add_request(d, request);
 }
 
 int claim_plan_build(struct json_object *claim, const char *namespace_, const char *name,

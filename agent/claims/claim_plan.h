@@ -23,6 +23,10 @@ struct claim_plan_device {
 	size_t n_requests;
 	bool admin_access;	/* every result for this device has adminAccess */
 	char *config;		/* merged opaque parameters (JSON object text), or NULL */
+	/* top-level keys of config that claim configs set and no class config
+	 * lists in claimSettable (config_select.h), for config_refused_key */
+	char **claim_keys;
+	size_t n_claim_keys;
 };
 
 struct claim_plan {

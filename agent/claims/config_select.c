@@ -52,11 +52,68 @@ static int applies(struct json_object *cfg, const char *request, const char *bas
 	return 0;
 }
 
-/* Merges the top-level keys of @params into @into (later wins). */
-static int merge(struct json_object *into, struct json_object *params)
+/* What the two passes build up. */
+struct selection {
+	struct json_object *merged;	/* parameters, later wins */
+	struct json_object *settable;	/* key -> true: claimSettable of the class configs */
+	struct json_object *claim_set;	/* key -> true: set by a claim config */
+};
+
+static int add_flag(struct json_object *set, const char *key)
+{
+	struct json_object *t = json_object_new_boolean(1);
+
+	if (!t || json_object_object_add(set, key, t) < 0) {
+		json_object_put(t);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* A class config's claimSettable: a list of key names. */
+static int add_settable(struct selection *sel, struct json_object *list, size_t idx, char *err,
+			size_t errlen)
+{
+	size_t n = json_object_is_type(list, json_type_array) ? json_object_array_length(list) : 0;
+
+	if (!json_object_is_type(list, json_type_array)) {
+		snprintf(err, errlen, "status.allocation.devices.config[%zu]: " CONFIG_CLAIM_SETTABLE
+			 " must be a list of parameter names", idx);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *k = json_object_array_get_idx(list, i);
+
+		if (!json_object_is_type(k, json_type_string)) {
+			snprintf(err, errlen, "status.allocation.devices.config[%zu]: "
+				 CONFIG_CLAIM_SETTABLE "[%zu] must be a parameter name", idx, i);
+			return -EINVAL;
+		}
+		if (add_flag(sel->settable, json_object_get_string(k)) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Merges the top-level keys of @params into the selection (later wins). */
+static int merge(struct selection *sel, struct json_object *params, bool from_class, size_t idx,
+		 char *err, size_t errlen)
 {
 	json_object_object_foreach(params, key, value) {
-		if (json_object_object_add(into, key, json_object_get(value)) < 0)
+		if (!strcmp(key, CONFIG_CLAIM_SETTABLE)) {
+			if (from_class) {
+				int r = add_settable(sel, value, idx, err, errlen);
+				if (r < 0)
+					return r;
+				continue;
+			}
+			snprintf(err, errlen, "status.allocation.devices.config[%zu] (FromClaim): "
+				 CONFIG_CLAIM_SETTABLE " is for DeviceClass configs only", idx);
+			return -EINVAL;
+		}
+		if (!from_class && add_flag(sel->claim_set, key) < 0)
+			return -ENOMEM;
+		if (json_object_object_add(sel->merged, key, json_object_get(value)) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -64,7 +121,7 @@ static int merge(struct json_object *into, struct json_object *params)
 
 /* Handles one config of the pass for @want_class; returns 1 when it applied. */
 static int consider(struct json_object *cfg, size_t idx, bool want_class, const char *driver,
-		    const char *request, const char *base, struct json_object *merged,
+		    const char *request, const char *base, struct selection *sel,
 		    char *err, size_t errlen)
 {
 	struct json_object *opaque, *params;
@@ -106,17 +163,52 @@ static int consider(struct json_object *cfg, size_t idx, bool want_class, const 
 			 from_class ? "FromClass" : "FromClaim", driver);
 		return -EINVAL;
 	}
-	r = merge(merged, params);
+	r = merge(sel, params, from_class, idx, err, errlen);
 	return r < 0 ? r : 1;
 }
 
-int config_select(struct json_object *configs, const char *driver, const char *request,
-		  struct json_object **ret_params, char *err, size_t errlen)
+/* The keys a claim set that no class config lets it set: an array, or NULL. */
+static int unapproved_claim_keys(const struct selection *sel, struct json_object **ret)
 {
-	struct json_object *merged;
+	struct json_object *keys = NULL;
+
+	json_object_object_foreach(sel->claim_set, key, v) {
+		(void)v;
+		if (json_object_object_get_ex(sel->settable, key, NULL))
+			continue;
+		if (!keys && !(keys = json_object_new_array()))
+			return -ENOMEM;
+		if (json_object_array_add(keys, json_object_new_string(key)) < 0) {
+			json_object_put(keys);
+			return -ENOMEM;
+		}
+	}
+	*ret = keys;
+	return 0;
+}
+
+const struct dralet_config_key *config_refused_key(const struct dralet_config_key *admin_keys,
+						    char *const *claim_keys, size_t n,
+						    bool admin_access)
+{
+	if (admin_access)
+		return NULL;
+	for (const struct dralet_config_key *k = admin_keys; k && k->name; k++)
+		for (size_t i = 0; i < n; i++)
+			if (!strcmp(k->name, claim_keys[i]))
+				return k;
+	return NULL;
+}
+
+int config_select(struct json_object *configs, const char *driver, const char *request,
+		  struct json_object **ret_params, struct json_object **ret_claim_keys,
+		  char *err, size_t errlen)
+{
+	struct selection sel;
+	struct json_object *claim_keys = NULL;
 	char base[256];
 	size_t n;
-	int applied = 0, r;
+	int applied = 0, r = 0;
 
 	if (!driver || !request)
 		return -EINVAL;
@@ -129,23 +221,32 @@ int config_select(struct json_object *configs, const char *driver, const char *r
 		return -EINVAL;
 	}
 	n = configs ? json_object_array_length(configs) : 0;
-	if (!(merged = json_object_new_object()))
-		return -ENOMEM;
+	sel.merged = json_object_new_object();
+	sel.settable = json_object_new_object();
+	sel.claim_set = json_object_new_object();
+	if (!sel.merged || !sel.settable || !sel.claim_set)
+		r = -ENOMEM;
 	/* two passes: class configs first, then the claim's own */
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < n; i++) {
+	for (int pass = 0; r >= 0 && pass < 2; pass++)
+		for (size_t i = 0; r >= 0 && i < n; i++) {
 			r = consider(json_object_array_get_idx(configs, i), i, pass == 0, driver,
-				     request, base, merged, err, errlen);
-			if (r < 0) {
-				json_object_put(merged);
-				return r;
-			}
-			applied += r;
+				     request, base, &sel, err, errlen);
+			applied += r > 0 ? r : 0;
 		}
-	if (!applied) {
-		json_object_put(merged);
-		merged = NULL;
+	if (r >= 0 && ret_claim_keys)
+		r = unapproved_claim_keys(&sel, &claim_keys);
+	json_object_put(sel.settable);
+	json_object_put(sel.claim_set);
+	if (r < 0) {
+		json_object_put(sel.merged);
+		return r;
 	}
-	*ret_params = merged;
+	if (!applied) {
+		json_object_put(sel.merged);
+		sel.merged = NULL;
+	}
+	*ret_params = sel.merged;
+	if (ret_claim_keys)
+		*ret_claim_keys = claim_keys;
 	return applied;
 }

@@ -21,6 +21,7 @@
 
 #include "agent/cdi/cdi_names.h"
 #include "agent/checkpoint/atomic_file.h"
+#include "agent/claims/claim_ref.h"
 #include "agent/log.h"
 #include "agent/store.h"
 
@@ -429,15 +430,11 @@ static void op_enqueue(struct claims_engine *e, struct op *op)
 	op_start(op);
 }
 
-static bool valid_ref(const struct claims_ref *r)
-{
-	return r->uid && *r->uid && r->namespace_ && *r->namespace_ && r->name && *r->name;
-}
-
 static int start_call(struct claims_engine *e, bool unprepare, const struct claims_ref *claims,
 		      size_t n, claims_done_cb cb, void *userdata)
 {
 	struct call *call = calloc(1, sizeof(*call));
+	char cause[ENGINE_ERR_MAX];
 
 	if (!call || !(call->ops = calloc(n + 1, sizeof(*call->ops)))) {
 		free(call);
@@ -473,8 +470,11 @@ static int start_call(struct claims_engine *e, bool unprepare, const struct clai
 		if (e->shutting_down) {
 			op_fail(op, "the driver is shutting down");
 			call->pending--;
-		} else if (!valid_ref(&claims[i])) {
-			op_fail(op, "the request lacks the claim's namespace, name or UID");
+		} else if (claim_ref_check(claims[i].namespace_, claims[i].name, claims[i].uid,
+					   cause, sizeof(cause)) < 0) {
+			/* not op_fail: the values are not fit to repeat in full */
+			if (!(op->error = strdup(cause)))
+				op_fail(op, "out of memory");
 			call->pending--;
 		} else {
 			op_enqueue(e, op);

@@ -523,14 +523,27 @@ void engine_work_prepare(struct claims_engine *e, struct op *op)
 
 	if (clear_stale_entry(e, op) < 0)
 		return;
-	/* configs first: an invalid one touches nothing */
+	/* configs first: an invalid or refused one touches nothing */
 	for (size_t i = 0; i < p->n_devices; i++) {
-		if (!p->devices[i].config)
+		const struct claim_plan_device *pd = &p->devices[i];
+		const struct dralet_backend *b = dralet_device_ctx(op->targets[i]->dev)->backend;
+		const struct dralet_config_key *refused;
+
+		if (!pd->config)
 			continue;
-		if (call_validate(op->targets[i], p->devices[i].config, cause, sizeof(cause)) < 0) {
-			set_error(op, "invalid config for device %s/%s (request %s): %s",
-				  p->devices[i].pool, p->devices[i].device, p->devices[i].requests[0],
-				  cause);
+		refused = config_refused_key(b->admin_config_keys, pd->claim_keys, pd->n_claim_keys,
+					     pd->admin_access);
+		if (refused) {
+			set_error(op, "config for device %s/%s (request %s): the claim's own config "
+				  "sets \"%s\", which %s; only a DeviceClass config may set it (or "
+				  "allow it with " CONFIG_CLAIM_SETTABLE "), or a request with "
+				  "adminAccess", pd->pool, pd->device, pd->requests[0], refused->name,
+				  refused->why);
+			return;
+		}
+		if (call_validate(op->targets[i], pd->config, cause, sizeof(cause)) < 0) {
+			set_error(op, "invalid config for device %s/%s (request %s): %s", pd->pool,
+				  pd->device, pd->requests[0], cause);
 			return;
 		}
 	}

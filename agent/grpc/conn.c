@@ -44,6 +44,11 @@ bool grpc_conn_handshake_done(const struct grpc_conn *conn)
 	return conn->handshake_done;
 }
 
+bool grpc_conn_idle(const struct grpc_conn *conn)
+{
+	return !conn->calls;
+}
+
 bool grpc_conn_blocked(const struct grpc_conn *conn)
 {
 	return conn->blocked;

@@ -139,6 +139,10 @@ void grpc_conn_flush(struct grpc_conn *conn);
 /* True once the client's preface and first SETTINGS arrived. */
 bool grpc_conn_handshake_done(const struct grpc_conn *conn);
 
+/* True while no call is open on the connection (nothing would be lost by
+ * closing it): the shell's idle timeout and eviction ask this. */
+bool grpc_conn_idle(const struct grpc_conn *conn);
+
 /* True while the core holds output the transport refused (backpressure). */
 bool grpc_conn_blocked(const struct grpc_conn *conn);
 

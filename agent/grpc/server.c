@@ -2,7 +2,10 @@
 /*
  * The server's I/O shell: a listening unix socket, one libuv pipe per
  * connection feeding a connection core (conn.c), bounded output per
- * connection with backpressure, a handshake timeout, graceful shutdown.
+ * connection with backpressure, the handshake and idle timeouts, the
+ * connection limits (eviction of the longest idle, a cap per client
+ * process), graceful shutdown. The timers live here; the core only says
+ * whether a connection is idle.
  */
 #include <errno.h>
 #include <limits.h>
@@ -20,14 +23,17 @@
 
 struct server_conn {
 	uv_pipe_t pipe;
-	uv_timer_t timer;		/* handshake timeout */
+	uv_timer_t timer;		/* handshake, then idle timeout */
 	struct grpc_server *srv;
 	struct grpc_conn *core;		/* NULL for connections refused at once */
 	struct server_conn *prev, *next;
 	size_t queued;			/* bytes handed to uv_write, not yet written */
+	uint64_t last_activity;		/* uv_now() of the last byte read or written */
+	pid_t peer_pid;			/* SO_PEERCRED, 0 when unknown */
 	unsigned handles_open;
 	bool reading;
 	bool closing;
+	bool idle_goaway;		/* GOAWAY sent for idleness: close at the next expiry */
 	uint8_t rbuf[READ_BUFFER];
 };
 
@@ -44,11 +50,13 @@ void grpc_server_default_limits(struct grpc_server_limits *l)
 	l->max_message = GRPC_DEFAULT_MAX_MESSAGE;
 	l->max_concurrent_streams = 100;
 	l->max_connections = 128;
+	l->max_connections_per_client = 64;
 	l->max_header_bytes = 16 * 1024;
 	l->max_conn_request_bytes = 16 * 1024 * 1024;
 	l->max_conn_output = 256 * 1024;
 	l->max_stream_output = 8 * 1024 * 1024;
 	l->handshake_timeout_ms = 10000;
+	l->idle_timeout_ms = 5 * 60 * 1000;
 	l->shutdown_grace_ms = 5000;
 }
 
@@ -160,6 +168,7 @@ static void conn_close(struct server_conn *sc)
 }
 
 static void conn_on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
+static void conn_timer_expired(uv_timer_t *timer);
 
 static void conn_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
 {
@@ -199,6 +208,7 @@ static void conn_on_write(uv_write_t *req, int status)
 	free(wr);
 	if (sc->closing)
 		return;
+	sc->last_activity = uv_now(sc->srv->loop);
 	if (status < 0) {
 		conn_close(sc);
 		return;
@@ -258,18 +268,93 @@ static void conn_on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf
 	}
 	if (nread == 0 || sc->closing)
 		return;
+	sc->last_activity = uv_now(sc->srv->loop);
+	bool was_done = grpc_conn_handshake_done(sc->core);
 	if (grpc_conn_recv(sc->core, (const uint8_t *)buf->base, (size_t)nread) < 0) {
 		conn_close(sc);
 		return;
 	}
-	if (!sc->closing && grpc_conn_handshake_done(sc->core))
-		uv_timer_stop(&sc->timer);
+	/* from the handshake on, the timer watches for idleness */
+	if (!sc->closing && !was_done && grpc_conn_handshake_done(sc->core))
+		uv_timer_start(&sc->timer, conn_timer_expired, sc->srv->limits.idle_timeout_ms, 0);
 	conn_update_reading(sc);
 }
 
-static void conn_handshake_expired(uv_timer_t *timer)
+/*
+ * Before the handshake: it took too long, close. After: close an idle
+ * connection (no call open, nothing read or written for idle_timeout_ms)
+ * gracefully with a GOAWAY, and for good at the next expiry if the peer
+ * does not finish; a connection with calls open is never timed out here
+ * (calls have their deadlines; watch streams may last for days).
+ */
+static void conn_timer_expired(uv_timer_t *timer)
 {
-	conn_close(timer->data);
+	struct server_conn *sc = timer->data;
+	uint64_t timeout = sc->srv->limits.idle_timeout_ms, idle;
+
+	if (sc->closing)
+		return;
+	if (!grpc_conn_handshake_done(sc->core) || sc->idle_goaway) {
+		conn_close(sc);
+		return;
+	}
+	idle = uv_now(sc->srv->loop) - sc->last_activity;
+	if (!grpc_conn_idle(sc->core) || idle < timeout) {
+		uv_timer_start(&sc->timer, conn_timer_expired,
+			       grpc_conn_idle(sc->core) ? timeout - idle : timeout, 0);
+		return;
+	}
+	sc->idle_goaway = true;
+	grpc_conn_shutdown(sc->core);	/* may finish and close at once */
+	if (!sc->closing)
+		uv_timer_start(&sc->timer, conn_timer_expired, sc->srv->limits.handshake_timeout_ms,
+			       0);
+}
+
+static bool conn_idle(const struct server_conn *sc)
+{
+	return !grpc_conn_handshake_done(sc->core) || grpc_conn_idle(sc->core);
+}
+
+static pid_t peer_pid(uv_pipe_t *pipe)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	uv_os_fd_t fd;
+
+	if (uv_fileno((uv_handle_t *)pipe, &fd) < 0 ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return 0;
+	return cred.pid;
+}
+
+/*
+ * Room for @fresh (already in the list): 0, or -EMFILE when it must go.
+ * Over the per-client cap the new one goes; over the total, the connection
+ * idle the longest is evicted, or the new one goes when none is idle.
+ */
+static int make_room(struct grpc_server *srv, struct server_conn *fresh)
+{
+	struct server_conn *victim = NULL;
+	unsigned total = 0, same_client = 0;
+
+	for (struct server_conn *sc = srv->conns; sc; sc = sc->next) {
+		if (sc == fresh || sc->closing || !sc->core)
+			continue;
+		total++;
+		if (fresh->peer_pid && sc->peer_pid == fresh->peer_pid)
+			same_client++;
+		if (conn_idle(sc) && (!victim || sc->last_activity <= victim->last_activity))
+			victim = sc;
+	}
+	if (same_client >= srv->limits.max_connections_per_client)
+		return -EMFILE;
+	if (total < srv->limits.max_connections)
+		return 0;
+	if (!victim)
+		return -EMFILE;
+	conn_close(victim);
+	return 0;
 }
 
 static void server_on_connection(uv_stream_t *listener, int status)
@@ -293,13 +378,17 @@ static void server_on_connection(uv_stream_t *listener, int status)
 		srv->conns->prev = sc;
 	srv->conns = sc;
 	srv->n_conns++;
-	if (uv_accept(listener, (uv_stream_t *)&sc->pipe) < 0 || srv->closing ||
-	    srv->n_conns > srv->limits.max_connections ||
-	    grpc_conn_new(srv, &conn_io, sc, &sc->core) < 0) {
+	sc->last_activity = uv_now(srv->loop);
+	if (uv_accept(listener, (uv_stream_t *)&sc->pipe) < 0 || srv->closing) {
 		conn_close(sc);
 		return;
 	}
-	uv_timer_start(&sc->timer, conn_handshake_expired, srv->limits.handshake_timeout_ms, 0);
+	sc->peer_pid = peer_pid(&sc->pipe);
+	if (make_room(srv, sc) < 0 || grpc_conn_new(srv, &conn_io, sc, &sc->core) < 0) {
+		conn_close(sc);
+		return;
+	}
+	uv_timer_start(&sc->timer, conn_timer_expired, srv->limits.handshake_timeout_ms, 0);
 	conn_update_reading(sc);
 	grpc_conn_flush(sc->core);	/* our SETTINGS go first (grpc-go waits for them) */
 }

@@ -78,12 +78,19 @@ typedef void (*grpc_server_close_cb)(struct grpc_server *srv, void *userdata);
 struct grpc_server_limits {
 	size_t max_message;		/* request cap, RESOURCE_EXHAUSTED above (4 MiB) */
 	uint32_t max_concurrent_streams; /* SETTINGS_MAX_CONCURRENT_STREAMS (100) */
-	unsigned max_connections;	/* further connections are closed at once (128) */
+	/* Connections: when max_connections are open, a new one evicts the one
+	 * idle (no call open, or no handshake yet) the longest; with none idle it
+	 * is closed at once. One client process (SO_PEERCRED pid) may hold at
+	 * most max_connections_per_client; more from it are closed at once, so a
+	 * flood from one process never evicts the kubelet's. */
+	unsigned max_connections;	/* (128) */
+	unsigned max_connections_per_client; /* (64) */
 	size_t max_header_bytes;	/* per request header list (16 KiB) */
 	size_t max_conn_request_bytes;	/* request bytes buffered per connection (16 MiB) */
 	size_t max_conn_output;		/* bytes queued to a socket before backpressure (256 KiB) */
 	size_t max_stream_output;	/* grpc_call_send() queue per stream (8 MiB) */
 	unsigned handshake_timeout_ms;	/* client preface + SETTINGS must arrive in (10 s) */
+	unsigned idle_timeout_ms;	/* GOAWAY after this long without a call or a byte (5 min) */
 	unsigned shutdown_grace_ms;	/* grpc_server_close waits for calls this long (5 s) */
 };
 

@@ -305,6 +305,7 @@ const struct dralet_backend backend_dfl = {
 	.match = dfl_match,
 	.probe = dfl_probe,
 	.validate_config = fpga_validate_config,
+	.admin_config_keys = fpga_config_admin_keys,
 	.prepare = dfl_prepare,
 	.unprepare = fpga_unprepare,
 	.health = dfl_health,

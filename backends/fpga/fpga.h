@@ -74,6 +74,8 @@ struct fpga_config {
 int fpga_config_parse(const char *text, struct fpga_config *ret, char *err, size_t errlen);
 
 int fpga_validate_config(struct dralet_backend_ctx *ctx, const char *config);
+/* The FpgaConfig keys only the cluster admin may set: managementAccess. */
+extern const struct dralet_config_key fpga_config_admin_keys[];
 
 /* What a card offers, to check a config against at prepare. */
 struct fpga_identity {

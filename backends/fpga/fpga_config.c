@@ -20,6 +20,12 @@
 
 static const char *const fpga_kinds[] = { "FpgaConfig", NULL };
 
+const struct dralet_config_key fpga_config_admin_keys[] = {
+	{ "managementAccess", "hands out the card's management node (xclmgmt, dfl-fme), which "
+			      "reprograms the card's shell and firmware" },
+	{ NULL, NULL },
+};
+
 static int read_id(const char *key, struct json_object *v, char *out, size_t size, char *err,
 		   size_t errlen)
 {

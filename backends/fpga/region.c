@@ -163,6 +163,7 @@ const struct dralet_backend backend_fpga_region = {
 	.match = region_match,
 	.probe = region_probe,
 	.validate_config = fpga_validate_config,
+	.admin_config_keys = fpga_config_admin_keys,
 	.prepare = region_prepare,
 	.unprepare = fpga_unprepare,
 	.health = region_health,

@@ -344,6 +344,7 @@ const struct dralet_backend backend_xrt = {
 	.match = xrt_match,
 	.probe = xrt_probe,
 	.validate_config = fpga_validate_config,
+	.admin_config_keys = fpga_config_admin_keys,
 	.prepare = xrt_prepare,
 	.unprepare = fpga_unprepare,
 	.health = xrt_health,

@@ -27,6 +27,14 @@ static const char *const arch_names[] = {
 	[7] = "Ampere", [8] = "Ada", [9] = "Hopper", [10] = "Blackwell",
 };
 
+static const struct dralet_option nvidia_options[] = {
+	{ "nvmlLibrary", DRALET_OPTION_TRUSTED_FILE },	/* dlopen'ed */
+	{ "driverRoot", 0 },
+	{ "hostDriverRoot", 0 },
+	{ "nvidiaSmi", DRALET_OPTION_TRUSTED_FILE },	/* run by time-slicing */
+	{ NULL, 0 },
+};
+
 static bool is_display(const struct hal_pci_func *f)
 {
 	unsigned sub = hal_pci_class_sub(f);
@@ -293,4 +301,5 @@ const struct dralet_backend gpu_nvidia_backend = {
 	.prepare = nvidia_prepare,
 	.unprepare = nvidia_unprepare,
 	.health = nvidia_health,
+	.options = nvidia_options,
 };

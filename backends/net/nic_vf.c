@@ -7,6 +7,7 @@
  */
 #include "backends/net/net.h"
 #include "backends/sriov/vf.h"
+#include "backends/sriov/vf_config.h"
 
 static int nic_vf_match(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
 {
@@ -35,6 +36,7 @@ const struct dralet_backend backend_nic_vf = {
 	.match = nic_vf_match,
 	.probe = vf_probe,
 	.validate_config = nic_vf_validate_config,
+	.admin_config_keys = vf_config_admin_keys,
 	.prepare = nic_vf_prepare,
 	.unprepare = vf_unprepare,
 	.health = vf_health,

@@ -14,6 +14,7 @@
 #include "backends/net/rdma_nodes.h"
 #include "backends/sriov/pcidev.h"
 #include "backends/sriov/vf.h"
+#include "backends/sriov/vf_config.h"
 
 static int rdma_match(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
 {
@@ -182,6 +183,7 @@ const struct dralet_backend backend_rdma = {
 	.match = rdma_match,
 	.probe = rdma_probe,
 	.validate_config = rdma_validate_config,
+	.admin_config_keys = vf_config_admin_keys,
 	.prepare = rdma_prepare,
 	.unprepare = vf_unprepare,
 	.health = rdma_health,

@@ -9,6 +9,7 @@
 
 #include "backends/sriov/selector.h"
 #include "backends/sriov/vf.h"
+#include "backends/sriov/vf_config.h"
 
 struct sriov_state {
 	struct sriov_selector *sel;
@@ -93,6 +94,12 @@ static int sriov_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *d
 	return vf_prepare(ctx, dev, req, SRIOV_API_VERSION);
 }
 
+static const struct dralet_option sriov_options[] = {
+	{ "pfs", 0 },
+	{ "resourceName", 0 },
+	{ NULL, 0 },
+};
+
 const struct dralet_backend backend_sriov = {
 	.abi = DRALET_BACKEND_ABI,
 	.name = "sriov",
@@ -103,7 +110,9 @@ const struct dralet_backend backend_sriov = {
 	.fini = sriov_fini,
 	.probe = sriov_probe,
 	.validate_config = sriov_validate_config,
+	.admin_config_keys = vf_config_admin_keys,
 	.prepare = sriov_prepare,
 	.unprepare = vf_unprepare,
 	.health = vf_health,
+	.options = sriov_options,
 };

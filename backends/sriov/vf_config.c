@@ -12,6 +12,21 @@
 
 static const char *const vf_kinds[] = { "VfConfig", NULL };
 
+/* The VF's place on the PF's network is the network's business, not the
+ * tenant's: these settings act on traffic beyond the VF itself. */
+const struct dralet_config_key vf_config_admin_keys[] = {
+	{ "mac", "gives the VF any MAC address on the PF's network, another host's included" },
+	{ "vlan", "puts the VF on any VLAN of the PF's network" },
+	{ "qos", "raises the VF's VLAN priority above other traffic on the network" },
+	{ "trust", "lets the VF change its MAC address and receive promiscuous and all-multicast "
+		   "traffic" },
+	{ "spoofChk", "turns off the PF's check that the VF sends only from its own MAC address" },
+	{ "minTxRate", "reserves bandwidth of the PF for the VF, taking it from the PF's other "
+		       "VFs" },
+	{ "maxTxRate", "lifts the bandwidth cap the cluster admin set for the VF" },
+	{ NULL, NULL },
+};
+
 /* The fastest Ethernet today is 800 Gb/s; a rate above is a typo. */
 #define VF_RATE_MAX_MBPS 1000000
 

@@ -23,6 +23,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <dralet/backend.h>
+
+/* The VfConfig keys only the cluster admin may set (struct dralet_config_key):
+ * mac, vlan, qos, trust, spoofChk, minTxRate, maxTxRate (docs/sriov.md). */
+extern const struct dralet_config_key vf_config_admin_keys[];
+
 struct vf_config {
 	bool has_driver;
 	char driver[16];	/* "" or "vfio-pci" */

@@ -38,7 +38,7 @@ extern "C" {
 
 /* Bumped whenever a struct in pci.h/backend.h changes layout or an SDK
  * function changes meaning. The agent refuses backends built for another. */
-#define DRALET_BACKEND_ABI 1
+#define DRALET_BACKEND_ABI 2
 
 #define DRALET_PCI_ANY 0xffffffffu
 
@@ -65,6 +65,44 @@ struct dralet_pci_id {
 #define DRALET_PCI_DEVICE(v, d) { (v), (d), 0, 0 }
 #define DRALET_PCI_VENDOR_CLASS(v, c, m) { (v), DRALET_PCI_ANY, (c), (m) }
 #define DRALET_PCI_CLASS(c, m) { DRALET_PCI_ANY, DRALET_PCI_ANY, (c), (m) }
+
+/*
+ * An opaque config key that reaches beyond the device handed out: the VLAN
+ * a VF joins, its MAC address, trust or spoof checking, an FPGA's
+ * management interface. The agent takes such a key from a DeviceClass
+ * config (source FromClass: the cluster admin's) and refuses it in a
+ * claim's own config (FromClaim: anyone who may create claims in a
+ * namespace) unless the request has adminAccess or a class config lists
+ * the key in the agent's "claimSettable" parameter:
+ *
+ *   {"apiVersion": ..., "kind": "VfConfig", "vlan": 100,
+ *    "claimSettable": ["mac"]}     // claims may pick their MAC, not their VLAN
+ *
+ * "claimSettable" is taken out of the parameters before the backend sees
+ * them, and is itself refused in a claim's config. The refusal fails the
+ * prepare naming the key and @why. Backends list their keys in
+ * admin_config_keys; the agent enforces the rule for every backend.
+ */
+struct dralet_config_key {
+	const char *name;	/* top-level key of the parameters ("vlan") */
+	const char *why;	/* what a tenant could do with it ("puts the VF on any VLAN") */
+};
+
+/*
+ * A key of the backend's "options" map in the agent's configuration
+ * (backends.<name>.options). The agent refuses keys a backend does not
+ * declare, naming the key and the declared ones, so a typo never passes
+ * silently.
+ */
+struct dralet_option {
+	const char *name;	/* "nvmlLibrary" */
+	unsigned flags;		/* DRALET_OPTION_* */
+};
+
+/* The value is the path of a file the backend loads or runs (a library, a
+ * tool): the agent refuses it unless the file and every directory above it
+ * can be changed only by root or the agent's own user. */
+#define DRALET_OPTION_TRUSTED_FILE 1u
 
 /* Opaque types owned by the agent. */
 struct dralet_backend_ctx;
@@ -128,6 +166,14 @@ struct dralet_backend {
 	 * agent runs, on a worker thread; must not call dralet_device_set_health
 	 * (the agent applies the answer). NULL: the probe's health stays. */
 	int (*health)(struct dralet_backend_ctx *ctx, struct dralet_device *dev);
+
+	/* Optional. The opaque config keys only the cluster admin may set (struct
+	 * dralet_config_key), ending with an entry whose name is NULL. */
+	const struct dralet_config_key *admin_config_keys;
+
+	/* The keys of the backend's "options" map (struct dralet_option), ending
+	 * with an entry whose name is NULL; NULL: it takes no options. */
+	const struct dralet_option *options;
 };
 
 /*
@@ -149,7 +195,8 @@ struct dralet_backend {
 const char *dralet_ctx_driver(const struct dralet_backend_ctx *ctx);
 /* The backend's state from init, or NULL. */
 void *dralet_ctx_state(const struct dralet_backend_ctx *ctx);
-/* A string option from the backend's "options" map in the config, or NULL. */
+/* A string option from the backend's "options" map in the config (one the
+ * backend declares in its options table), or NULL. */
 const char *dralet_ctx_option(const struct dralet_backend_ctx *ctx, const char *key);
 
 /* Looks up another PCI function of the node by address ("0000:3b:00.1"). */

@@ -199,6 +199,23 @@ def check(node):
     print("4 claims x 400 ms of backend work in one call: %.0f ms" % par_ms)
     assert par_ms < 1200, par_ms
 
+    # invalid claim references: a per-claim error naming the field, before the
+    # store or a backend sees them (the long UID's claim is in the store)
+    long_uid = "a" * 300
+    node.put_claim("bad-uid", long_uid, [("gpu", 4)])
+    bad = [("ns", "bad-uid", long_uid), ("ns", "slash", "a/b"), ("ns", "space", "a b"),
+           ("ns", "upper", "AB-CD"), ("Bad_NS", "x", uid(90)), ("ns", "n" * 254, uid(91))]
+    fields = ["uid", "uid", "uid", "uid", "namespace", "name"]
+    prepared = node.checkpoint_claims()
+    for res in (kl.prepare(bad), kl.unprepare(bad)):
+        assert sorted(res) == sorted(c[2] for c in bad), res
+        for (_, _, u), field in zip(bad, fields):
+            e = res[u] if isinstance(res[u], str) else res[u][0]
+            assert e.startswith('claim %s "' % field), (u, e)
+            assert "out of memory" not in e and len(e) < 300, e
+    assert node.checkpoint_claims() == prepared
+    assert not any(long_uid in f for f in node.spec_files())
+
     # unprepare everything, twice; unknown claims succeed too
     claims = [(u_ns, n, u) for (u_ns, n, u) in
               [("ns", c["name"], c["uid"]) for c in node.checkpoint_claims().values()]]

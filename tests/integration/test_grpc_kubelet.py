@@ -11,6 +11,7 @@ import os
 import socket
 import stat
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -288,6 +289,48 @@ class Misbehaving(Base):
         for ch in channels:
             ch.close()
         self.assertEqual(errors, [])
+
+    def test_silent_connections_do_not_lock_out(self):
+        # more silent connections than the server's 128 slots, half of them
+        # past the handshake, from another process than the real client
+        # (one process may hold 64): the kubelet must still be served
+        code = r'''
+import socket, sys, time
+sys.path.insert(0, sys.argv[2])
+from lib import kubelet as k
+held = []
+for i in range(int(sys.argv[3])):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(sys.argv[1])
+    try:
+        if i % 2:
+            s.sendall(k.PREFACE + k.h2_frame(4, 0, 0, b""))
+    except OSError:
+        pass  # evicted already
+    held.append(s)
+print("ready", flush=True)
+sys.stdin.read()
+'''
+        here = str(Path(__file__).resolve().parent)
+        floods = [subprocess.Popen([sys.executable, "-c", code, self.server.dra_socket, here,
+                                    str(n)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   text=True) for n in (64, 64, 64)]
+        try:
+            for p in floods:
+                self.assertEqual(p.stdout.readline().strip(), "ready")
+            t0 = time.monotonic()
+            with grpc.insecure_channel("unix:" + self.server.dra_socket) as ch:
+                self.assertEqual(raw_call(ch, "/dralet.test.Test/Echo", b"kubelet", timeout=5),
+                                 b"kubelet")
+            self.assertLess(time.monotonic() - t0, 5)
+            kl = k.Kubelet(PB, self.server.reg_socket)
+            self.assertEqual(kl.get_info().name, DRIVER)
+            kl.close()
+        finally:
+            for p in floods:
+                p.stdin.close()
+                p.wait(timeout=10)
+                p.stdout.close()
 
     def test_stuck_reader_does_not_delay_others(self):
         # A client that opens streams asking for lots of data (with huge flow

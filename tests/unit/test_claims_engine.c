@@ -67,7 +67,8 @@ static int fake_validate(struct dralet_backend_ctx *ctx, const char *config)
 	}
 	json_object_object_foreach(o, key, val) {
 		(void)val;
-		if (strcmp(key, "mode") && strcmp(key, "apiVersion") && strcmp(key, "kind")) {
+		if (strcmp(key, "mode") && strcmp(key, "vlan") && strcmp(key, "apiVersion") &&
+		    strcmp(key, "kind")) {
 			dralet_ctx_error(ctx, "unknown field \"%s\"", key);
 			r = -EINVAL;
 			break;
@@ -160,6 +161,11 @@ static int fake_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func 
 
 static const struct dralet_pci_id fake_ids[] = { DRALET_PCI_DEVICE(0x10de, 0x2330), { 0 } };
 
+static const struct dralet_config_key fake_admin_keys[] = {
+	{ "vlan", "puts the device on any VLAN" },
+	{ NULL, NULL },
+};
+
 static const struct dralet_backend fake_backend = {
 	.abi = DRALET_BACKEND_ABI,
 	.name = "fakegpu",
@@ -171,6 +177,7 @@ static const struct dralet_backend fake_backend = {
 	.prepare = fake_prepare,
 	.unprepare = fake_unprepare,
 	.health = fake_health,
+	.admin_config_keys = fake_admin_keys,
 };
 
 /* ---- devices ---- */
@@ -573,6 +580,58 @@ static void test_errors_are_per_claim(void **state)
 	outcome_free(&o);
 }
 
+static void test_invalid_claim_refs(void **state)
+{
+	struct env *x = *state;
+	char long_uid[301], long_name[255];
+	struct claims_ref refs[8] = {
+		{ "ns", "slash", "aaaa/bbbb" },
+		{ "ns", "space", "aaaa bbbb" },
+		{ "ns", "upper", "AAAAAAAA-0000-4000-8000-000000000001" },
+		{ "ns", "long", long_uid },
+		{ "Bad_NS", "ns", UID_A },
+		{ "ns", long_name, UID_B },
+		{ "ns", "Upper.Name", UID_C },
+		{ "ns", "good", UID_D },
+	};
+	static const char *const field[7] = { "uid", "uid", "uid", "uid", "namespace", "name",
+					      "name" };
+	struct outcome o;
+
+	memset(long_uid, 'a', 300);
+	long_uid[300] = '\0';
+	memset(long_name, 'n', 254);
+	long_name[254] = '\0';
+	/* the store has every one of them, allocated: only the checks stop them */
+	for (int i = 0; i < 8; i++) {
+		char *r0 = result_json("gpu", i % NDEV, true), results[512];
+		snprintf(results, sizeof(results), "[%s]", r0);
+		free(r0);
+		put_claim(x, refs[i].namespace_, refs[i].name, refs[i].uid, results, NULL);
+	}
+	for (int unprepare = 0; unprepare < 2; unprepare++) {
+		int gets = x->store.gets;
+
+		run(x, unprepare, refs, 8, &o);
+		assert_int_equal(o.n, 8);
+		for (int i = 0; i < 7; i++) {
+			char want[64];
+			assert_non_null(o.error[i]);
+			assert_string_equal(o.uid[i], refs[i].uid);	/* the kubelet's map key */
+			snprintf(want, sizeof(want), "claim %s \"", field[i]);
+			assert_non_null(strstr(o.error[i], want));
+			assert_null(strstr(o.error[i], "out of memory"));
+			assert_true(strlen(o.error[i]) < 300);
+		}
+		assert_non_null(strstr(o.error[3], "(300 characters) is not a Kubernetes UID"));
+		assert_null(o.error[7]);
+		assert_int_equal(x->store.gets, gets + (unprepare ? 0 : 1));	/* only "good" */
+		outcome_free(&o);
+	}
+	assert_int_equal(fake.prepares, 1);
+	assert_int_equal(fake.unprepares, 1);
+}
+
 static void test_config_reaches_backend(void **state)
 {
 	struct env *x = *state;
@@ -607,6 +666,73 @@ static void test_config_reaches_backend(void **state)
 	assert_non_null(strstr(text, "\"major\": 240"));
 	free(text);
 	outcome_free(&o);
+}
+
+/* Prepares claim @name (device @dev) with @config; returns its error or NULL
+ * (the caller frees it) and unprepares it again when it succeeded. */
+static char *prepare_with_config(struct env *x, const char *name, const char *uid, int dev,
+				 bool admin, const char *config)
+{
+	char *r0 = result_json("gpu", dev, admin), results[512], *error;
+	struct claims_ref ref = { "ns", name, uid };
+	struct outcome o;
+
+	snprintf(results, sizeof(results), "[%s]", r0);
+	free(r0);
+	put_claim(x, "ns", name, uid, results, config);
+	run(x, false, &ref, 1, &o);
+	error = o.error[0] ? strdup(o.error[0]) : NULL;
+	outcome_free(&o);
+	if (!error) {
+		run(x, true, &ref, 1, &o);
+		assert_null(o.error[0]);
+		outcome_free(&o);
+	}
+	return error;
+}
+
+#define CLASS_CFG(params) "{\"source\":\"FromClass\",\"opaque\":{\"driver\":\"" DRV \
+	"\",\"parameters\":" params "}}"
+#define CLAIM_CFG(params) "{\"source\":\"FromClaim\",\"opaque\":{\"driver\":\"" DRV \
+	"\",\"parameters\":" params "}}"
+
+static void test_admin_config_keys(void **state)
+{
+	struct env *x = *state;
+	char *error;
+
+	/* a claim sets a key its backend keeps for the cluster admin: refused,
+	 * with the key and why, before any backend call */
+	error = prepare_with_config(x, "tenant", UID_A, 0, false,
+				    "[" CLASS_CFG("{\"vlan\":10}") "," CLAIM_CFG("{\"vlan\":20}") "]");
+	assert_non_null(error);
+	assert_non_null(strstr(error, "claim ns/tenant"));
+	assert_non_null(strstr(error, "sets \"vlan\", which puts the device on any VLAN"));
+	assert_non_null(strstr(error, "DeviceClass"));
+	assert_int_equal(fake.validates, 0);
+	assert_int_equal(fake.prepares, 0);
+	free(error);
+	/* other keys stay the claim's */
+	error = prepare_with_config(x, "mode", UID_B, 0, false, "[" CLAIM_CFG("{\"mode\":\"x\"}") "]");
+	assert_null(error);
+	/* the class sets it: fine */
+	error = prepare_with_config(x, "class", UID_C, 0, false, "[" CLASS_CFG("{\"vlan\":10}") "]");
+	assert_null(error);
+	/* the class lets claims set it; claimSettable never reaches the backend */
+	error = prepare_with_config(x, "allowed", UID_D, 0, false,
+				    "[" CLASS_CFG("{\"claimSettable\":[\"vlan\"]}") ","
+				    CLAIM_CFG("{\"vlan\":20}") "]");
+	assert_null(error);
+	/* adminAccess requests may set it */
+	error = prepare_with_config(x, "admin", UID_E, 0, true, "[" CLAIM_CFG("{\"vlan\":20}") "]");
+	assert_null(error);
+	/* a claim cannot grant itself claimSettable */
+	error = prepare_with_config(x, "self-grant", UID_F, 0, false,
+				    "[" CLAIM_CFG("{\"claimSettable\":[\"vlan\"],\"vlan\":20}") "]");
+	assert_non_null(error);
+	assert_non_null(strstr(error, "claimSettable is for DeviceClass configs only"));
+	free(error);
+	assert_int_equal(fake.prepares, 4);
 }
 
 static void test_device_in_use_and_admin_access(void **state)
@@ -1194,7 +1320,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_prepare_idempotent_unprepare, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty_requests, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_errors_are_per_claim, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_invalid_claim_refs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_config_reaches_backend, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_admin_config_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_device_in_use_and_admin_access, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_multi_device_rollback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parallel_and_same_uid, setup, teardown),

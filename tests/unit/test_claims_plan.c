@@ -12,6 +12,7 @@
 
 #include "agent/claims/claim_plan.h"
 #include "agent/claims/config_select.h"
+#include "backends/registry.h"
 
 #define DRV "gpu.dralet.dev"
 #define UID "0a1b2c3d-0000-4000-8000-123456789abc"
@@ -29,7 +30,7 @@ static char *select_text(const char *configs_json, const char *driver, const cha
 	struct json_object *configs = configs_json ? parse(configs_json) : NULL, *params = NULL;
 	char err[256] = "";
 	char *out = NULL;
-	int r = config_select(configs, driver, request, &params, err, sizeof(err));
+	int r = config_select(configs, driver, request, &params, NULL, err, sizeof(err));
 
 	*ret_applied = r;
 	if (params) {
@@ -136,6 +137,95 @@ static void test_select_malformed(void **state)
 	assert_int_equal(applied, -EINVAL);
 	t = select_text("{}", DRV, "gpu", &applied);
 	assert_int_equal(applied, -EINVAL);
+}
+
+static void test_select_claim_keys(void **state)
+{
+	/* the class sets vlan and mtu and lets claims pick mac; the claim sets all three */
+	struct json_object *configs = parse("["
+		"{\"source\":\"FromClaim\",\"opaque\":{\"driver\":\"" DRV "\",\"parameters\":"
+		"  {\"vlan\":2,\"mac\":\"m\",\"mtu\":1}}},"
+		"{\"source\":\"FromClass\",\"opaque\":{\"driver\":\"" DRV "\",\"parameters\":"
+		"  {\"vlan\":1,\"claimSettable\":[\"mac\"]}}}]");
+	struct json_object *params = NULL, *keys = NULL;
+	char err[256] = "";
+
+	(void)state;
+	assert_int_equal(config_select(configs, DRV, "gpu", &params, &keys, err, sizeof(err)), 2);
+	assert_string_equal(json_object_to_json_string_ext(params, JSON_C_TO_STRING_PLAIN),
+			    "{\"vlan\":2,\"mac\":\"m\",\"mtu\":1}");	/* no claimSettable */
+	assert_string_equal(json_object_to_json_string_ext(keys, JSON_C_TO_STRING_PLAIN),
+			    "[\"vlan\",\"mtu\"]");
+	json_object_put(params);
+	json_object_put(keys);
+	json_object_put(configs);
+
+	/* class configs only: no claim keys */
+	configs = parse("[{\"source\":\"FromClass\",\"opaque\":{\"driver\":\"" DRV "\","
+			"\"parameters\":{\"vlan\":1}}}]");
+	assert_int_equal(config_select(configs, DRV, "gpu", &params, &keys, err, sizeof(err)), 1);
+	assert_null(keys);
+	json_object_put(params);
+	json_object_put(configs);
+
+	/* claimSettable from a claim, or not a list of names: malformed */
+	configs = parse("[{\"source\":\"FromClaim\",\"opaque\":{\"driver\":\"" DRV "\","
+			"\"parameters\":{\"claimSettable\":[\"vlan\"]}}}]");
+	assert_int_equal(config_select(configs, DRV, "gpu", &params, &keys, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "config[0] (FromClaim): claimSettable is for DeviceClass"));
+	json_object_put(configs);
+	configs = parse("[{\"source\":\"FromClass\",\"opaque\":{\"driver\":\"" DRV "\","
+			"\"parameters\":{\"claimSettable\":\"vlan\"}}}]");
+	assert_int_equal(config_select(configs, DRV, "gpu", &params, &keys, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "claimSettable must be a list"));
+	json_object_put(configs);
+}
+
+static void test_refused_key(void **state)
+{
+	static const struct dralet_config_key admin[] = { { "vlan", "w" }, { "trust", "t" },
+							  { NULL, NULL } };
+	char *claim_keys[] = { "mtu", "trust" };
+
+	(void)state;
+	assert_ptr_equal(config_refused_key(admin, claim_keys, 2, false), &admin[1]);
+	assert_null(config_refused_key(admin, claim_keys, 2, true));	/* adminAccess */
+	assert_null(config_refused_key(admin, claim_keys, 1, false));
+	assert_null(config_refused_key(NULL, claim_keys, 2, false));
+}
+
+/* The in-tree backends keep the settings that reach beyond their device for the admin. */
+static bool declares(const struct dralet_backend *b, const char *key)
+{
+	for (const struct dralet_config_key *k = b->admin_config_keys; k && k->name; k++)
+		if (!strcmp(k->name, key))
+			return k->why && *k->why;
+	return false;
+}
+
+static void test_in_tree_admin_keys(void **state)
+{
+	static const char *const vf_backends[] = { "sriov", "nic-vf", "rdma" };
+	static const char *const vf_keys[] = { "vlan", "trust", "spoofChk", "mac", "qos" };
+	static const char *const fpga_backends[] = { "xrt", "dfl", "fpga-region" };
+	struct registry *reg;
+
+	(void)state;
+	assert_int_equal(registry_new(NULL, NULL, NULL, &reg), 0);
+	for (size_t i = 0; i < 3; i++) {
+		const struct dralet_backend *b = registry_find(reg, vf_backends[i]);
+		assert_non_null(b);
+		for (size_t j = 0; j < 5; j++)
+			assert_true(declares(b, vf_keys[j]));
+		assert_false(declares(b, "driver"));
+		b = registry_find(reg, fpga_backends[i]);
+		assert_non_null(b);
+		assert_true(declares(b, "managementAccess"));
+		assert_false(declares(b, "requireShell"));
+	}
+	registry_free(reg);
 }
 
 static void test_base_request(void **state)
@@ -281,6 +371,9 @@ int main(void)
 		cmocka_unit_test(test_select_subrequest_matching),
 		cmocka_unit_test(test_select_other_drivers_ignored),
 		cmocka_unit_test(test_select_malformed),
+		cmocka_unit_test(test_select_claim_keys),
+		cmocka_unit_test(test_refused_key),
+		cmocka_unit_test(test_in_tree_admin_keys),
 		cmocka_unit_test(test_base_request),
 		cmocka_unit_test(test_plan_groups_devices),
 		cmocka_unit_test(test_plan_replaced_uid),

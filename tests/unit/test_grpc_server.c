@@ -491,31 +491,121 @@ static void test_garbage(void **state)
 }
 
 struct limit_result {
-	int first, second, third;
+	int connect[3];		/* a, b, c */
+	int call[3];		/* an Echo on each afterwards: 0, or the error */
+	int status[3];
 };
+
+static int echo_on(struct grpc_client *cl, int *status)
+{
+	struct grpc_client_result res;
+	int r;
+
+	if (!cl)
+		return -ENOTCONN;
+	r = grpc_client_call(cl, "/t.T/Echo", "x", 1, 1000, &res);
+	if (r == 0) {
+		*status = res.status;
+		grpc_client_result_clear(&res);
+	}
+	return r;
+}
 
 static void do_limit(struct fixture *f, void *arg)
 {
 	struct limit_result *r = arg;
-	struct grpc_client *a = NULL, *b = NULL, *c = NULL;
+	struct grpc_client *cl[3] = { NULL, NULL, NULL };
 
-	r->first = grpc_client_connect(f->path, 1000, &a);
-	r->second = grpc_client_connect(f->path, 1000, &b);
-	r->third = grpc_client_connect(f->path, 1000, &c);	/* over max_connections 2 */
-	grpc_client_free(a);
-	grpc_client_free(b);
-	grpc_client_free(c);
+	for (int i = 0; i < 3; i++)
+		r->connect[i] = grpc_client_connect(f->path, 1000, &cl[i]);
+	usleep(50000);	/* the eviction's close reaches the first client */
+	for (int i = 2; i >= 0; i--)
+		r->call[i] = echo_on(cl[i], &r->status[i]);
+	for (int i = 0; i < 3; i++)
+		grpc_client_free(cl[i]);
 }
 
+/* max_connections 2, all idle: the third connection evicts the first. */
 static void test_connection_limit(void **state)
 {
 	struct fixture *f = *state;
 	struct limit_result r;
 
+	memset(&r, 0, sizeof(r));
+
 	run_client(f, do_limit, &r);
-	assert_int_equal(r.first, 0);
-	assert_int_equal(r.second, 0);
-	assert_true(r.third < 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(r.connect[i], 0);
+	assert_int_equal(r.call[2], 0);
+	assert_int_equal(r.status[2], GRPC_STATUS_OK);
+	assert_int_equal(r.call[1], 0);
+	assert_int_equal(r.status[1], GRPC_STATUS_OK);
+	assert_true(r.call[0] < 0);	/* the longest idle was closed */
+}
+
+static int setup_per_client(void **state)
+{
+	struct grpc_server_limits l;
+
+	grpc_server_default_limits(&l);
+	l.shutdown_grace_ms = 100;
+	l.max_connections = 8;
+	l.max_connections_per_client = 2;
+	return setup_with(state, &l);
+}
+
+/* Two connections per client process: its third is refused, its first two stay. */
+static void test_connection_limit_per_client(void **state)
+{
+	struct fixture *f = *state;
+	struct limit_result r;
+
+	memset(&r, 0, sizeof(r));
+
+	run_client(f, do_limit, &r);
+	assert_int_equal(r.connect[0], 0);
+	assert_int_equal(r.connect[1], 0);
+	assert_true(r.connect[2] < 0);
+	assert_int_equal(r.call[0], 0);
+	assert_int_equal(r.status[0], GRPC_STATUS_OK);
+	assert_int_equal(r.call[1], 0);
+}
+
+static int setup_idle(void **state)
+{
+	struct grpc_server_limits l;
+
+	grpc_server_default_limits(&l);
+	l.shutdown_grace_ms = 100;
+	l.idle_timeout_ms = 100;
+	return setup_with(state, &l);
+}
+
+static void do_idle(struct fixture *f, void *arg)
+{
+	struct raw_result *r = arg;
+	int fd = raw_connect(f->path);
+	static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+	static const uint8_t settings[9] = { 0, 0, 0, 4, 0, 0, 0, 0, 0 };
+
+	/* a complete handshake, then silence: GOAWAY and close, not forever */
+	if (write(fd, preface, sizeof(preface) - 1) < 0 || write(fd, settings, 9) < 0)
+		r->got = -2;
+	else
+		r->got = read_until_eof(fd);
+	close(fd);
+	do_calls(f, &r->after);
+}
+
+static void test_idle_timeout(void **state)
+{
+	struct fixture *f = *state;
+	struct raw_result r = { .after = { .n = 1, .path = "/t.T/Echo", .body = "x" } };
+
+	run_client(f, do_idle, &r);
+	assert_true(r.got > 0);		/* SETTINGS, ACK, GOAWAY, then EOF */
+	assert_int_equal(r.after.errs[0], 0);
+	assert_int_equal(r.after.status[0], GRPC_STATUS_OK);
 }
 
 /* A client that asks for a lot of streamed data and never reads. */
@@ -579,6 +669,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_garbage, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_connection_limit, setup_short_grace,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_connection_limit_per_client, setup_per_client,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_idle_timeout, setup_idle, teardown),
 		cmocka_unit_test_setup_teardown(test_stuck_reader, setup_stuck, teardown),
 	};
 

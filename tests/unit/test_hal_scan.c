@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "harness.h"
@@ -143,6 +144,80 @@ static void test_topology_and_facts(void **state)
 	tree_remove(d);
 }
 
+static struct hal_scan *scan_tree(const char *d)
+{
+	struct hal_scan *scan;
+	char sys[4096], dev[4096], proc[4096];
+	struct hal_roots roots = { sys, dev, proc };
+	static const struct hal_scan_options opts = { .no_names = true };
+
+	snprintf(sys, sizeof(sys), "%s/sys", d);
+	snprintf(dev, sizeof(dev), "%s/dev", d);
+	snprintf(proc, sizeof(proc), "%s/proc", d);
+	assert_int_equal(hal_scan(&roots, &opts, &scan), 0);
+	return scan;
+}
+
+/* Points the link <d>/@rel at @target, replacing it. */
+static void relink(const char *d, const char *rel, const char *target)
+{
+	char path[4200];
+
+	snprintf(path, sizeof(path), "%s/%s", d, rel);
+	unlink(path);
+	assert_int_equal(tree_link(d, rel, target), 0);
+}
+
+/* A simulated node is its own host; links the tree carries are compared. */
+static void test_host_namespaces(void **state)
+{
+	char *d = build_tree();
+	struct hal_scan *scan;
+	static const char *const nic[] = { "0000:04:00.0", "0000:04:00.1", "0000:04:00.2" };
+
+	(void)state;
+	/* a board without namespace links: nothing to say, VFs publishable */
+	scan = scan_tree(d);
+	assert_null(scan->host_net_problem);
+	assert_null(hal_scan_find(scan, "0000:04:00.1")->unsafe_reason);
+	hal_scan_free(scan);
+
+	/* the same namespace as the node's init */
+	tree_mkdir(d, "proc/self/ns");
+	tree_mkdir(d, "proc/1/ns");
+	relink(d, "proc/self/ns/pid", "pid:[4026531836]");
+	relink(d, "proc/self/ns/net", "net:[4026531840]");
+	relink(d, "proc/1/ns/net", "net:[4026531840]");
+	scan = scan_tree(d);
+	assert_null(scan->host_net_problem);
+	hal_scan_free(scan);
+
+	/* a pod's network namespace: every network function refused, nothing else */
+	relink(d, "proc/self/ns/net", "net:[4026532999]");
+	scan = scan_tree(d);
+	assert_non_null(scan->host_net_problem);
+	assert_non_null(strstr(scan->host_net_problem, "not in the host's network namespace (it "
+				"is in net:[4026532999], the host's init in net:[4026531840]; "
+				"run it with hostNetwork: true)"));
+	for (size_t i = 0; i < 3; i++) {
+		const char *why = hal_scan_find(scan, nic[i])->unsafe_reason;
+		assert_non_null(why);
+		assert_non_null(strstr(why, "is a network device and the agent is not in the "
+				       "host's network namespace"));
+	}
+	assert_null(hal_scan_find(scan, "0000:03:00.0")->unsafe_reason);	/* the GPU */
+	hal_scan_free(scan);
+
+	/* a pod's PID namespace: <proc>/1 is not the host's init, whatever its links say */
+	relink(d, "proc/self/ns/pid", "pid:[4026532100]");
+	scan = scan_tree(d);
+	assert_non_null(strstr(scan->host_net_problem, "not in the host's PID namespace"));
+	assert_non_null(strstr(scan->host_net_problem, "hostPID: true"));
+	assert_non_null(hal_scan_find(scan, "0000:04:00.2")->unsafe_reason);
+	hal_scan_free(scan);
+	tree_remove(d);
+}
+
 static void test_bad_input_is_skipped_with_warnings(void **state)
 {
 	struct hal_scan *scan;
@@ -243,6 +318,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_topology_and_facts),
+		cmocka_unit_test(test_host_namespaces),
 		cmocka_unit_test(test_bad_input_is_skipped_with_warnings),
 		cmocka_unit_test(test_unreadable_root_fails),
 		cmocka_unit_test(test_empty_node),

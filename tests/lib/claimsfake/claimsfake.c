@@ -187,6 +187,8 @@ static int fake_unprepare(struct dralet_backend_ctx *ctx, struct dralet_device *
 	return 0;
 }
 
+static const struct dralet_option fake_options[] = { { "stateDir", 0 }, { NULL, 0 } };
+
 static const struct dralet_backend claimsfake = {
 	.abi = DRALET_BACKEND_ABI,
 	.name = "claimsfake",
@@ -197,6 +199,7 @@ static const struct dralet_backend claimsfake = {
 	.validate_config = fake_validate,
 	.prepare = fake_prepare,
 	.unprepare = fake_unprepare,
+	.options = fake_options,
 };
 
 DRALET_BACKEND_EXPORT(&claimsfake)
