@@ -79,6 +79,7 @@ class Env:
         else:
             deploy.switch_board(self.c, self.root, self.config(board))
         self.board = board
+        self.expected = expected
         t = time.monotonic()
         deploy.wait_published(self.c, expected, timeout=180)
         FIGURES[f"publish {board} ({sum(map(len, expected.values()))} devices)"] = \
@@ -441,11 +442,12 @@ def agent_killed_pods_keep_running(e):
 
 @scenario("hgx-h100")
 def kubelet_restart_reregisters(e):
-    """The kubelet restarted: it finds dralet's sockets again and prepares."""
+    """The kubelet restarted: it finds dralet's sockets again, the slices it
+    wiped at start come back, and it prepares."""
     ns = "restart-kubelet"
+    drivers = deploy.served_drivers(deploy.agent_log(e.c, deploy.wait_agent_ready(e.c)))
     e.c.restart("kubelet")
     e.c.wait_node_ready()
-    drivers = deploy.served_drivers(deploy.agent_log(e.c, deploy.wait_agent_ready(e.c)))
 
     def registered():
         # the sockets are named by the agent's pod UID (--pod-uid)
@@ -455,6 +457,8 @@ def kubelet_restart_reregisters(e):
                    in log for d in drivers)
     wait_until(f"the restarted kubelet's registration of {sorted(drivers)}", registered,
                timeout=60)
+    # a starting kubelet deletes its node's slices; dralet writes them again
+    deploy.wait_published(e.c, e.expected, timeout=60)
     w.namespace(e.c, ns)
     w.create_claim(e.c, ns, "gpu", w.claim_spec([w.request("gpu", GPU, [
         f'device.attributes["{GPU}"].type == "gpu"'])]))
@@ -467,7 +471,8 @@ def kubelet_restart_reregisters(e):
 def apiserver_restart_watch_recovers(e):
     """The apiserver restarted: dralet's watch comes back, and a slice wiped
     afterwards is written again."""
-    before = deploy.published_devices(e.c)
+    before = e.expected  # what discovery says the board has (not a snapshot)
+    deploy.wait_published(e.c, before)
     e.c.restart("kube-apiserver")
     e.c.wait_apiserver()
     time.sleep(2)
