@@ -145,6 +145,15 @@ int claims_engine_set_devices(struct claims_engine *e, struct dralet_device *con
  */
 int claims_engine_check_health(struct claims_engine *e, struct dralet_device *dev);
 
+/*
+ * After a start that found the checkpoint unreadable: writes the note the
+ * driver's health answers carry (docs/health.md, "After an unreadable
+ * checkpoint") into @buf and returns true while a claim rebuilt then is
+ * still prepared or a spec was kept that no claim could be rebuilt from;
+ * otherwise false and "". Loop thread.
+ */
+bool claims_engine_recovery_note(struct claims_engine *e, char *buf, size_t size);
+
 /* Claims in the checkpoint / checkpoint files written (tests, metrics). */
 size_t claims_engine_n_claims(struct claims_engine *e);
 uint64_t claims_engine_checkpoint_writes(struct claims_engine *e);

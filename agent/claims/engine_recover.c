@@ -78,7 +78,7 @@ static bool carry_out(struct claims_engine *e, struct checkpoint *ck,
 {
 	struct ckpt_claim *c = a->kind == RECOVERY_REMOVE_ORPHAN ||
 			       a->kind == RECOVERY_KEEP_UNACCOUNTED ? NULL : ck->claims[a->claim];
-	char err[ENGINE_ERR_MAX] = "";
+	char err[ENGINE_ERR_MAX] = "", *uid = NULL, **uids;
 	int r;
 
 	switch (a->kind) {
@@ -127,6 +127,13 @@ static bool carry_out(struct claims_engine *e, struct checkpoint *ck,
 		return true;
 	case RECOVERY_REBUILT:
 		st->rebuilt++;
+		if ((uid = strdup(c->uid)) &&
+		    (uids = realloc(e->rebuilt_uids, (e->n_rebuilt_uids + 1) * sizeof(*uids)))) {
+			e->rebuilt_uids = uids;
+			e->rebuilt_uids[e->n_rebuilt_uids++] = uid;
+			uid = NULL;
+		}
+		free(uid);
 		log_warn("driver %s: claim with uid %s: %s; its devices stay reserved until the "
 			 "kubelet unprepares it", e->driver, c->uid, a->reason);
 		return false;
@@ -270,12 +277,51 @@ int engine_recover(struct claims_engine *e, struct claims_recovery_stats *st)
 			  "from their CDI specs (their devices reserved until the kubelet "
 			  "unprepares them), %u spec(s) kept that no claim could be rebuilt from",
 			  e->driver, st->rebuilt, st->kept_unaccounted);
-	if (st->corrupt)
+	if (st->corrupt) {
 		warn_unreadable(e, st, aside, err);
+		e->recovered_unreadable = true;
+		e->n_rebuilt = st->rebuilt;
+		e->kept_unaccounted = st->kept_unaccounted;
+	}
 out:
 	free(drop);
 	recovery_plan_free(plan);
 	cdi_files_free_list(files, n_files);
 	checkpoint_free(ck);
 	return r;
+}
+
+void engine_recover_free(struct claims_engine *e)
+{
+	for (size_t i = 0; i < e->n_rebuilt_uids; i++)
+		free(e->rebuilt_uids[i]);
+	free(e->rebuilt_uids);
+}
+
+bool claims_engine_recovery_note(struct claims_engine *e, char *buf, size_t size)
+{
+	size_t kept = 0;
+	int n;
+
+	buf[0] = '\0';
+	if (!e->recovered_unreadable)
+		return false;
+	/* a rebuilt claim not in the checkpoint when asked is unprepared: forgotten */
+	claims_state_lock(e->state);
+	for (size_t i = 0; i < e->n_rebuilt_uids; i++) {
+		if (checkpoint_find(claims_state_checkpoint(e->state), e->rebuilt_uids[i]))
+			e->rebuilt_uids[kept++] = e->rebuilt_uids[i];
+		else
+			free(e->rebuilt_uids[i]);
+	}
+	claims_state_unlock(e->state);
+	e->n_rebuilt_uids = kept;
+	if (!kept && !e->kept_unaccounted)
+		return false;
+	n = snprintf(buf, size, "checkpoint was unreadable: %u claim(s) rebuilt from CDI specs, "
+		     "%zu still prepared", e->n_rebuilt, kept);
+	if (e->kept_unaccounted && n >= 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, "; %u CDI spec(s) kept that no claim could be "
+			 "rebuilt from", e->kept_unaccounted);
+	return true;
 }

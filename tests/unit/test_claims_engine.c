@@ -1081,6 +1081,12 @@ static void test_corrupt_checkpoint(void **state)
 	assert_non_null(strstr(x->store.warn_message, "checkpoint.json.corrupt-"));
 	assert_non_null(strstr(x->store.warn_message, "3 prepared claim(s) rebuilt"));
 	assert_non_null(strstr(x->store.warn_message, "0 CDI spec(s) kept"));
+	{
+		char note[256];
+		assert_true(claims_engine_recovery_note(x->e, note, sizeof(note)));
+		assert_string_equal(note, "checkpoint was unreadable: 3 claim(s) rebuilt from CDI "
+					  "specs, 3 still prepared");
+	}
 	assert_true(spec_exists(x, UID_A));	/* nothing was removed */
 	assert_true(spec_exists(x, UID_B));
 	assert_true(spec_exists(x, UID_C));
@@ -1110,6 +1116,11 @@ static void test_corrupt_checkpoint(void **state)
 	assert_false(spec_exists(x, UID_B));
 	assert_int_equal(claims_engine_n_claims(x->e), 3);	/* a, mon, c3 */
 	{
+		char note[256];
+		assert_true(claims_engine_recovery_note(x->e, note, sizeof(note)));
+		assert_non_null(strstr(note, "3 claim(s) rebuilt from CDI specs, 2 still prepared"));
+	}
+	{
 		char cmd[512];
 		snprintf(cmd, sizeof(cmd), "ls %s | grep -q 'checkpoint.json.corrupt-'", x->state_dir);
 		assert_int_equal(system(cmd), 0);
@@ -1119,6 +1130,11 @@ static void test_corrupt_checkpoint(void **state)
 	assert_int_equal(open_engine(x, BOOT), 0);
 	assert_false(x->stats.corrupt);
 	assert_int_equal(x->store.warns, 1);	/* no new Event for a readable one */
+	{
+		char note[16] = "x";
+		assert_false(claims_engine_recovery_note(x->e, note, sizeof(note)));
+		assert_string_equal(note, "");
+	}
 	assert_int_equal(x->stats.kept, 3);
 	run(x, false, &c0, 1, &o);
 	assert_non_null(strstr(o.error[0], "in use by another claim, ns/a"));
