@@ -166,6 +166,7 @@ static int ctl_health(const struct ctl_opts *o)
 	grpc_health_response *hr;
 	struct json_object *out;
 	const ProtobufCEnumValue *v;
+	char *note = NULL;
 	int serving;
 
 	req.service = (char *)(o->service ? o->service : "");
@@ -173,8 +174,11 @@ static int ctl_health(const struct ctl_opts *o)
 		return 1;
 	hr = grpc__health__v1__health_check_response__unpack(NULL, res.response_len,
 							      res.response);
+	if (res.message && *res.message)	/* the agent's health note (docs/health.md) */
+		note = strdup(res.message);
 	grpc_client_result_clear(&res);
 	if (!hr) {
+		free(note);
 		fprintf(stderr, "dralet ctl: Check: cannot parse HealthCheckResponse\n");
 		return 1;
 	}
@@ -182,6 +186,9 @@ static int ctl_health(const struct ctl_opts *o)
 		&grpc__health__v1__health_check_response__serving_status__descriptor, hr->status);
 	out = json_object_new_object();
 	json_object_object_add(out, "status", json_object_new_string(v ? v->name : "UNKNOWN"));
+	if (note)
+		json_object_object_add(out, "degraded", json_object_new_string(note));
+	free(note);
 	print_json(out);
 	json_object_put(out);
 	serving = hr->status == GRPC_HEALTH_SERVING;

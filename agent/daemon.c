@@ -53,6 +53,15 @@ struct daemon {
 	char boot_id[128];
 };
 
+/* The note of the driver's health answers (kubelet_health_note_fn). */
+static void health_note(void *userdata, char *buf, size_t size)
+{
+	struct daemon_driver *dd = userdata;
+
+	if (dd->engine)
+		claims_engine_recovery_note(dd->engine, buf, size);
+}
+
 static void on_registration(void *userdata, const char *driver, bool registered, const char *error)
 {
 	(void)userdata;
@@ -196,7 +205,8 @@ static int start_driver(struct daemon *d, struct daemon_driver *dd)
 		.pod_uid = o->pod_uid,
 		.health_service = true,
 		.on_registration = on_registration,
-		.userdata = d,
+		.health_note = health_note,
+		.userdata = dd,
 	};
 	struct claims_engine_config ccfg = {
 		.loop = &d->loop,

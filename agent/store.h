@@ -3,7 +3,8 @@
  * The store: where ResourceClaims are read and ResourceSlices are written.
  * Two implementations behind one ops table: the file store (--store DIR:
  * DIR/resourceclaims/<namespace>/<name>.{json,yaml} read,
- * DIR/resourceslices/<name>.json written) and the kube-apiserver store.
+ * DIR/resourceslices/<name>.json written, DIR/events/<name>.json written)
+ * and the kube-apiserver store.
  * All calls and callbacks happen on the agent's libuv loop thread.
  */
 #ifndef DRALET_STORE_H
@@ -35,6 +36,14 @@ struct store_ops {
 	 * next call. -EINVAL without a driver or list.
 	 */
 	int (*publish)(struct store *s, const char *driver, struct slice_list *slices);
+	/*
+	 * Tells the cluster about something on this node a person has to look
+	 * at: a core/v1 Event of type Warning about the Node (kube/event.h).
+	 * @reason: one UpperCamelCase word; @message: text (both copied).
+	 * Fire and forget: the apiserver store creates it in the background
+	 * (retried, a failure logged); the file store writes it at once.
+	 */
+	void (*warn)(struct store *s, const char *reason, const char *message);
 	void (*destroy)(struct store *s);
 };
 

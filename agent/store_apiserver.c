@@ -22,6 +22,9 @@
  * the next publish; watch 410 -> list again. A round that wrote and still is
  * not converged three times in a row (a server changing what we send) stops
  * with a warning until something changes: no update loop, no request storm.
+ *
+ * warn() creates a core/v1 Event about the Node (kube/event.h) with one
+ * POST, retried on connection errors, 5xx and 429; never aggregated.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -32,6 +35,7 @@
 #include "agent/kube/backoff.h"
 #include "agent/kube/client.h"
 #include "agent/kube/config.h"
+#include "agent/kube/event.h"
 #include "agent/kube/status.h"
 #include "agent/kube/watch.h"
 #include "agent/log.h"
@@ -1158,6 +1162,44 @@ static void api_get_claim(struct store *st, const char *ns, const char *name, st
 	}
 }
 
+/* ---- events ---- */
+
+#define EVENTS_PATH "/api/v1/namespaces/" KUBE_EVENT_NAMESPACE "/events"
+
+static void event_done(void *ud, const struct kube_response *resp)
+{
+	struct store_api *s = ud;
+	char why[512];
+
+	if (resp->status == 201 || resp->status == 200) {
+		log_info("apiserver: recorded a Warning Event about node %s", s->node_name);
+	} else {
+		describe_failure(resp, why, sizeof(why));
+		log_error("apiserver: cannot record a Warning Event about node %s: %s",
+			  s->node_name, why);
+	}
+}
+
+static void api_warn(struct store *st, const char *reason, const char *message)
+{
+	struct store_api *s = to_api(st);
+	struct timespec ts;
+	struct json_object *ev;
+	int r = -ENOMEM;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ev = kube_node_event(s->node_name, "Warning", reason, message,
+			     (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
+	if (ev)
+		r = start(s, "POST", EVENTS_PATH,
+			  json_object_to_json_string_ext(ev, JSON_C_TO_STRING_PLAIN),
+			  REQUEST_TIMEOUT_MS, 4, NULL, event_done, s, NULL);
+	json_object_put(ev);
+	if (r < 0)
+		log_error("apiserver: cannot record the Event %s about node %s: %s", reason,
+			  s->node_name, strerror(-r));
+}
+
 /* ---- lifetime ---- */
 
 static void on_handle_closed(uv_handle_t *h)
@@ -1213,6 +1255,7 @@ static const struct store_ops api_ops = {
 	.name = "apiserver",
 	.get_claim = api_get_claim,
 	.publish = api_publish,
+	.warn = api_warn,
 	.destroy = api_destroy,
 };
 

@@ -6,6 +6,7 @@
  * exactly what a cluster would get. Claims are read from
  * DIR/resourceclaims/<namespace>/<name>.json (or .yaml/.yml). The Node's UID
  * for owner references comes from DIR/nodes/<node>.json when that exists.
+ * Events (warn) are written as DIR/events/<name>.json.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -18,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/kube/event.h"
 #include "agent/log.h"
 #include "agent/sdk/k8s_names.h"
 #include "agent/slices/json_tree.h"
@@ -28,7 +30,7 @@
 struct store_file {
 	struct store base;
 	uv_loop_t *loop;
-	char *dir, *slices_dir, *claims_dir, *nodes_dir;
+	char *dir, *slices_dir, *claims_dir, *nodes_dir, *events_dir;
 	char *node_name;
 	store_synced_cb on_synced;
 	void *userdata;
@@ -470,6 +472,32 @@ out:
 	return r;
 }
 
+static void file_warn(struct store *st, const char *reason, const char *message)
+{
+	struct store_file *s = to_file(st);
+	struct timespec ts;
+	struct json_object *ev;
+	char *path = NULL;
+	const char *text;
+	int r;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ev = kube_node_event(s->node_name, "Warning", reason, message,
+			     (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
+	r = -ENOMEM;
+	if (ev && (r = mkdir_p(s->events_dir)) == 0) {
+		r = asprintf(&path, "%s/%s.json", s->events_dir, kube_event_name(ev)) < 0 ? -ENOMEM : 0;
+		text = json_object_to_json_string_ext(ev, FILE_FLAGS);
+		if (r == 0)
+			r = write_json_file(path, text, strlen(text));
+	}
+	if (r < 0)
+		log_error("file store: cannot write the Event %s to %s: %s", reason,
+			  s->events_dir, strerror(-r));
+	free(path);
+	json_object_put(ev);
+}
+
 static void file_destroy(struct store *st)
 {
 	struct store_file *s = to_file(st);
@@ -479,6 +507,7 @@ static void file_destroy(struct store *st)
 	free(s->slices_dir);
 	free(s->claims_dir);
 	free(s->nodes_dir);
+	free(s->events_dir);
 	free(s->node_name);
 	s->destroying = true;
 	while (s->calls)
@@ -491,6 +520,7 @@ static const struct store_ops file_ops = {
 	.name = "file",
 	.get_claim = file_get_claim,
 	.publish = file_publish,
+	.warn = file_warn,
 	.destroy = file_destroy,
 };
 
@@ -511,7 +541,8 @@ int store_file_new(uv_loop_t *loop, const struct store_options *opts, struct sto
 	if (!(s->dir = strdup(opts->store_dir)) || !(s->node_name = strdup(opts->node_name)) ||
 	    asprintf(&s->slices_dir, "%s/resourceslices", s->dir) < 0 ||
 	    asprintf(&s->claims_dir, "%s/resourceclaims", s->dir) < 0 ||
-	    asprintf(&s->nodes_dir, "%s/nodes", s->dir) < 0) {
+	    asprintf(&s->nodes_dir, "%s/nodes", s->dir) < 0 ||
+	    asprintf(&s->events_dir, "%s/events", s->dir) < 0) {
 		file_destroy(&s->base);
 		return -ENOMEM;
 	}

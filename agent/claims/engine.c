@@ -584,6 +584,7 @@ void claims_engine_free(struct claims_engine *e)
 		free(q);
 	}
 	claims_state_free(e->state);
+	engine_recover_free(e);
 	if (e->lock_fd >= 0)
 		close(e->lock_fd);	/* releases the flock */
 	free(e->driver);

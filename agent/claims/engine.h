@@ -36,7 +36,7 @@ struct claims_engine;
 
 struct claims_engine_config {
 	uv_loop_t *loop;
-	struct store *store;		/* borrowed: get_claim */
+	struct store *store;		/* borrowed: get_claim, warn */
 	const char *driver;		/* DRA driver name */
 	const char *pool;		/* the node's pool (the node name) */
 	/* the driver's devices, sorted by name; borrowed, must outlive the engine */
@@ -50,6 +50,8 @@ struct claims_engine_config {
 	 * instance waits for the old one to exit). */
 	bool wait_for_lock;
 };
+
+#define CLAIMS_EVENT_CHECKPOINT_UNREADABLE "CheckpointUnreadable"
 
 /* What one start did with the checkpoint (logged by the engine as well). */
 struct claims_recovery_stats {
@@ -66,8 +68,10 @@ struct claims_recovery_stats {
  * the engine's life, so two agents never share a checkpoint), loads the
  * checkpoint and recovers (docs/claims.md, "Recovery"), which may call
  * backends and write files, so call it before serving. A corrupt checkpoint
- * is moved aside with a loud error and the claims are rebuilt from the CDI
- * specs on disk (recovery_plan_unreadable); nothing is removed. @ret_stats
+ * is moved aside with a loud error and a Warning Event about the Node
+ * (reason CLAIMS_EVENT_CHECKPOINT_UNREADABLE, through the store's warn), and
+ * the claims are rebuilt from the CDI specs on disk
+ * (recovery_plan_unreadable); nothing is removed. @ret_stats
  * may be NULL. Everything in @cfg except the devices is copied.
  */
 int claims_engine_new(const struct claims_engine_config *cfg, struct claims_engine **ret_engine,
@@ -140,6 +144,15 @@ int claims_engine_set_devices(struct claims_engine *e, struct dralet_device *con
  * runs (claims_engine_set_devices).
  */
 int claims_engine_check_health(struct claims_engine *e, struct dralet_device *dev);
+
+/*
+ * After a start that found the checkpoint unreadable: writes the note the
+ * driver's health answers carry (docs/health.md, "After an unreadable
+ * checkpoint") into @buf and returns true while a claim rebuilt then is
+ * still prepared or a spec was kept that no claim could be rebuilt from;
+ * otherwise false and "". Loop thread.
+ */
+bool claims_engine_recovery_note(struct claims_engine *e, char *buf, size_t size);
 
 /* Claims in the checkpoint / checkpoint files written (tests, metrics). */
 size_t claims_engine_n_claims(struct claims_engine *e);

@@ -47,6 +47,12 @@ struct claims_engine {
 	bool shutting_down;
 	void (*shutdown_cb)(void *userdata);
 	void *shutdown_userdata;
+	/* loop only: the start found the checkpoint unreadable
+	 * (claims_engine_recovery_note) */
+	bool recovered_unreadable;
+	char **rebuilt_uids;		/* claims rebuilt then and not seen unprepared yet */
+	size_t n_rebuilt_uids;
+	unsigned n_rebuilt, kept_unaccounted;
 };
 
 enum op_kind {
@@ -112,5 +118,6 @@ void engine_sync_reservations(struct claims_engine *e, const char *uid);
 
 /* ---- engine_recover.c ---- */
 int engine_recover(struct claims_engine *e, struct claims_recovery_stats *stats);
+void engine_recover_free(struct claims_engine *e);
 
 #endif

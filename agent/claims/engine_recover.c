@@ -15,6 +15,7 @@
 #include "agent/checkpoint/checkpoint_file.h"
 #include "agent/checkpoint/recovery.h"
 #include "agent/log.h"
+#include "agent/store.h"
 
 static bool lookup(void *userdata, const char *pool, const char *device,
 		   struct ckpt_identity *ret_now)
@@ -28,10 +29,12 @@ static bool lookup(void *userdata, const char *pool, const char *device,
 	return true;
 }
 
-static struct checkpoint *load(struct claims_engine *e, struct claims_recovery_stats *st)
+/* @aside, @err: where an unusable checkpoint went ("" when it could not be
+ * moved) and why it is unusable. */
+static struct checkpoint *load(struct claims_engine *e, struct claims_recovery_stats *st,
+			       char aside[4096], char err[512])
 {
 	struct checkpoint *ck = NULL;
-	char err[512] = "", aside[4096];
 	int r = checkpoint_file_remove_stale(e->state_dir);
 
 	if (r > 0)
@@ -40,7 +43,7 @@ static struct checkpoint *load(struct claims_engine *e, struct claims_recovery_s
 	else if (r < 0)
 		log_error("driver %s: cannot look for temporary checkpoint files in %s: %s",
 			  e->driver, e->state_dir, strerror(-r));
-	r = checkpoint_file_load(e->state_dir, &ck, err, sizeof(err));
+	r = checkpoint_file_load(e->state_dir, &ck, err, 512);
 
 	if (r == -ENOENT)
 		return checkpoint_new(e->driver, e->boot_id);
@@ -48,18 +51,20 @@ static struct checkpoint *load(struct claims_engine *e, struct claims_recovery_s
 		/* never start empty: every spec would be an orphan and every
 		 * reservation forgotten; engine_recover rebuilds instead */
 		st->corrupt = true;
-		if (checkpoint_file_move_aside(e->state_dir, aside, sizeof(aside)) == 0)
+		if (checkpoint_file_move_aside(e->state_dir, aside, 4096) == 0)
 			log_error("driver %s: THE CHECKPOINT %s/%s IS UNUSABLE (%s); moved it to %s. "
 				  "Rebuilding the prepared claims from the CDI specs in %s: nothing "
 				  "is removed, their devices stay reserved until the kubelet "
 				  "unprepares them; the undo state it held is lost, so the hardware "
 				  "of those claims may need a look", e->driver, e->state_dir,
 				  CHECKPOINT_FILE_NAME, err, aside, e->cdi_dir);
-		else
+		else {
+			aside[0] = '\0';
 			log_error("driver %s: THE CHECKPOINT %s/%s IS UNUSABLE (%s) and cannot be "
 				  "moved aside; rebuilding the prepared claims from the CDI specs in "
 				  "%s, removing nothing", e->driver, e->state_dir, CHECKPOINT_FILE_NAME,
 				  err, e->cdi_dir);
+		}
 		return NULL;
 	}
 	if (strcmp(ck->driver, e->driver))
@@ -73,7 +78,7 @@ static bool carry_out(struct claims_engine *e, struct checkpoint *ck,
 {
 	struct ckpt_claim *c = a->kind == RECOVERY_REMOVE_ORPHAN ||
 			       a->kind == RECOVERY_KEEP_UNACCOUNTED ? NULL : ck->claims[a->claim];
-	char err[ENGINE_ERR_MAX] = "";
+	char err[ENGINE_ERR_MAX] = "", *uid = NULL, **uids;
 	int r;
 
 	switch (a->kind) {
@@ -122,6 +127,13 @@ static bool carry_out(struct claims_engine *e, struct checkpoint *ck,
 		return true;
 	case RECOVERY_REBUILT:
 		st->rebuilt++;
+		if ((uid = strdup(c->uid)) &&
+		    (uids = realloc(e->rebuilt_uids, (e->n_rebuilt_uids + 1) * sizeof(*uids)))) {
+			e->rebuilt_uids = uids;
+			e->rebuilt_uids[e->n_rebuilt_uids++] = uid;
+			uid = NULL;
+		}
+		free(uid);
 		log_warn("driver %s: claim with uid %s: %s; its devices stay reserved until the "
 			 "kubelet unprepares it", e->driver, c->uid, a->reason);
 		return false;
@@ -173,9 +185,26 @@ static int plan_unreadable(struct claims_engine *e, char **files, size_t n_files
 	return r;
 }
 
+/* The unusable checkpoint, told to the cluster (an Event about the Node). */
+static void warn_unreadable(struct claims_engine *e, const struct claims_recovery_stats *st,
+			    const char *aside, const char *err)
+{
+	char msg[2048];
+
+	snprintf(msg, sizeof(msg), "driver %s: the checkpoint %s/%s was unreadable (%s) and %s%s; "
+		 "%u prepared claim(s) rebuilt from their CDI specs in %s, their devices reserved "
+		 "until the kubelet unprepares them; %u CDI spec(s) kept that no claim could be "
+		 "rebuilt from; nothing was removed, the undo state is lost: check the hardware "
+		 "of those claims", e->driver, e->state_dir, CHECKPOINT_FILE_NAME, err,
+		 *aside ? "was moved to " : "could not be moved aside", aside, st->rebuilt,
+		 e->cdi_dir, st->kept_unaccounted);
+	e->store->ops->warn(e->store, CLAIMS_EVENT_CHECKPOINT_UNREADABLE, msg);
+}
+
 int engine_recover(struct claims_engine *e, struct claims_recovery_stats *st)
 {
-	struct checkpoint *ck = load(e, st);
+	char aside[4096] = "", err[512] = "";
+	struct checkpoint *ck = load(e, st, aside, err);
 	struct recovery_plan *plan = NULL;
 	char **files = NULL;
 	size_t n_files = 0;
@@ -248,10 +277,51 @@ int engine_recover(struct claims_engine *e, struct claims_recovery_stats *st)
 			  "from their CDI specs (their devices reserved until the kubelet "
 			  "unprepares them), %u spec(s) kept that no claim could be rebuilt from",
 			  e->driver, st->rebuilt, st->kept_unaccounted);
+	if (st->corrupt) {
+		warn_unreadable(e, st, aside, err);
+		e->recovered_unreadable = true;
+		e->n_rebuilt = st->rebuilt;
+		e->kept_unaccounted = st->kept_unaccounted;
+	}
 out:
 	free(drop);
 	recovery_plan_free(plan);
 	cdi_files_free_list(files, n_files);
 	checkpoint_free(ck);
 	return r;
+}
+
+void engine_recover_free(struct claims_engine *e)
+{
+	for (size_t i = 0; i < e->n_rebuilt_uids; i++)
+		free(e->rebuilt_uids[i]);
+	free(e->rebuilt_uids);
+}
+
+bool claims_engine_recovery_note(struct claims_engine *e, char *buf, size_t size)
+{
+	size_t kept = 0;
+	int n;
+
+	buf[0] = '\0';
+	if (!e->recovered_unreadable)
+		return false;
+	/* a rebuilt claim not in the checkpoint when asked is unprepared: forgotten */
+	claims_state_lock(e->state);
+	for (size_t i = 0; i < e->n_rebuilt_uids; i++) {
+		if (checkpoint_find(claims_state_checkpoint(e->state), e->rebuilt_uids[i]))
+			e->rebuilt_uids[kept++] = e->rebuilt_uids[i];
+		else
+			free(e->rebuilt_uids[i]);
+	}
+	claims_state_unlock(e->state);
+	e->n_rebuilt_uids = kept;
+	if (!kept && !e->kept_unaccounted)
+		return false;
+	n = snprintf(buf, size, "checkpoint was unreadable: %u claim(s) rebuilt from CDI specs, "
+		     "%zu still prepared", e->n_rebuilt, kept);
+	if (e->kept_unaccounted && n >= 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, "; %u CDI spec(s) kept that no claim could be "
+			 "rebuilt from", e->kept_unaccounted);
+	return true;
 }

@@ -24,6 +24,7 @@ struct kubelet_endpoint {
 	bool health_service;
 	bool registered;
 	kubelet_registration_cb on_registration;
+	kubelet_health_note_fn health_note;
 	void *userdata;
 	struct grpc_server *reg_srv;
 	struct grpc_server *dra_srv;
@@ -113,7 +114,9 @@ static int absolute_dir(const char *dir, char *out, size_t size)
 
 /* ---- services ---- */
 
-static void reply_packed(struct grpc_call *call, const ProtobufCMessage *msg)
+/* @note: grpc-message of the OK answer (NULL or "": none). */
+static void reply_packed_note(struct grpc_call *call, const ProtobufCMessage *msg,
+			      const char *note)
 {
 	size_t len = protobuf_c_message_get_packed_size(msg);
 	uint8_t small[512];
@@ -124,9 +127,14 @@ static void reply_packed(struct grpc_call *call, const ProtobufCMessage *msg)
 		return;
 	}
 	protobuf_c_message_pack(msg, buf);
-	grpc_call_reply(call, GRPC_STATUS_OK, buf, len, NULL);
+	grpc_call_reply(call, GRPC_STATUS_OK, buf, len, note);
 	if (buf != small)
 		free(buf);
+}
+
+static void reply_packed(struct grpc_call *call, const ProtobufCMessage *msg)
+{
+	reply_packed_note(call, msg, NULL);
 }
 
 static void handle_get_info(struct grpc_call *call, const uint8_t *req, size_t len, void *ud)
@@ -181,12 +189,13 @@ static void handle_notify(struct grpc_call *call, const uint8_t *req, size_t len
 	pluginregistration__registration_status__free_unpacked(st, NULL);
 }
 
-/* grpc.health.v1.Health/Check for the server it is registered on. */
-static void handle_health_check(struct grpc_call *call, const uint8_t *req, size_t len, void *ud)
+/* grpc.health.v1.Health/Check for @srv, one of @ep's servers. */
+static void health_check(struct kubelet_endpoint *ep, struct grpc_server *srv,
+			 struct grpc_call *call, const uint8_t *req, size_t len)
 {
-	struct grpc_server *srv = ud;
 	grpc_health_request *hr = grpc__health__v1__health_check_request__unpack(NULL, len, req);
 	grpc_health_response resp = GRPC_HEALTH_RESPONSE_INIT;
+	char note[512] = "";
 
 	if (!hr) {
 		grpc_call_reply(call, GRPC_STATUS_INTERNAL, NULL, 0,
@@ -197,10 +206,30 @@ static void handle_health_check(struct grpc_call *call, const uint8_t *req, size
 		grpc_call_replyf(call, GRPC_STATUS_NOT_FOUND, "unknown service %.200s",
 				 hr->service);
 	} else {
+		/* still SERVING with a note: a liveness probe must not restart an
+		 * agent for what a restart cannot mend */
 		resp.status = GRPC_HEALTH_SERVING;
-		reply_packed(call, &resp.base);
+		if (ep->health_note)
+			ep->health_note(ep->userdata, note, sizeof(note));
+		reply_packed_note(call, &resp.base, note);
 	}
 	grpc__health__v1__health_check_request__free_unpacked(hr, NULL);
+}
+
+static void handle_reg_health_check(struct grpc_call *call, const uint8_t *req, size_t len,
+				    void *ud)
+{
+	struct kubelet_endpoint *ep = ud;
+
+	health_check(ep, ep->reg_srv, call, req, len);
+}
+
+static void handle_dra_health_check(struct grpc_call *call, const uint8_t *req, size_t len,
+				    void *ud)
+{
+	struct kubelet_endpoint *ep = ud;
+
+	health_check(ep, ep->dra_srv, call, req, len);
 }
 
 /* ---- life cycle ---- */
@@ -256,7 +285,8 @@ static int new_server(struct kubelet_endpoint *ep, uv_loop_t *loop,
 		return r;
 	ep->servers_open++;
 	return grpc_server_add_method(*slot, KUBELET_PATH_HEALTH_CHECK, GRPC_UNARY,
-				      handle_health_check, *slot);
+				      slot == &ep->reg_srv ? handle_reg_health_check
+							   : handle_dra_health_check, ep);
 }
 
 static void listen_failed(const char *path, const char *flag, int r)
@@ -290,6 +320,7 @@ int kubelet_endpoint_open(uv_loop_t *loop, const struct kubelet_endpoint_config 
 		return -ENOMEM;
 	ep->health_service = cfg->health_service;
 	ep->on_registration = cfg->on_registration;
+	ep->health_note = cfg->health_note;
 	ep->userdata = cfg->userdata;
 	ep->driver = strdup(cfg->driver);
 	r = absolute_dir(cfg->plugins_dir ? cfg->plugins_dir : KUBELET_DEFAULT_PLUGINS_DIR, dir,

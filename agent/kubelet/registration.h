@@ -10,7 +10,8 @@
  *                                        the caller: NodePrepareResources ...)
  *
  * With a pod UID (rolling update): <driver>-<uid>-reg.sock and dra-<uid>.sock.
- * Both sockets also answer grpc.health.v1.Health/Check. GetInfo and Check
+ * Both sockets also answer grpc.health.v1.Health/Check (SERVING, with the
+ * config's health note as grpc-message when there is one). GetInfo and Check
  * are answered on the loop at once, whatever else is pending.
  *
  * Use: kubelet_endpoint_open(), then add the DRA methods to
@@ -22,6 +23,7 @@
 #define DRALET_KUBELET_REGISTRATION_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <uv.h>
 
 #include "agent/grpc/server.h"
@@ -35,6 +37,14 @@ struct kubelet_endpoint;
 typedef void (*kubelet_registration_cb)(void *userdata, const char *driver, bool registered,
 					const char *error);
 
+/*
+ * Loop thread: the driver's health note for grpc.health.v1 Check answers
+ * (docs/health.md, "After an unreadable checkpoint"): writes it into @buf,
+ * or leaves "" for none. The answer stays SERVING either way; the note
+ * goes out as the OK answer's grpc-message.
+ */
+typedef void (*kubelet_health_note_fn)(void *userdata, char *buf, size_t size);
+
 struct kubelet_endpoint_config {
 	const char *driver;		/* DRA driver name, e.g. gpu.example.com (required) */
 	const char *registry_dir;	/* NULL: KUBELET_DEFAULT_REGISTRY_DIR */
@@ -45,7 +55,8 @@ struct kubelet_endpoint_config {
 	bool health_service;
 	const struct grpc_server_limits *limits;	/* NULL: defaults */
 	kubelet_registration_cb on_registration;	/* optional */
-	void *userdata;
+	kubelet_health_note_fn health_note;		/* optional */
+	void *userdata;					/* of both */
 };
 
 /*

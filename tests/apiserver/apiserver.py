@@ -5,6 +5,8 @@ jsonschema). Serves, over HTTPS with a CA and server certificate it generates
 (openssl CLI) and a bearer token (or a client certificate):
 
   GET    /api/v1/nodes/<name>
+  POST   /api/v1/namespaces/<ns>/events              create a core/v1 Event (checked like the
+                                                    real server's legacy validation, see k8s_event_errors)
   GET    /apis/resource.k8s.io/{v1,v1beta2}/namespaces/<ns>/resourceclaims/<name>
   GET    /apis/resource.k8s.io/v1/resourceslices     list (fieldSelector, limit/continue)
   GET    ...resourceslices?watch=true               chunked watch stream from resourceVersion,
@@ -28,6 +30,7 @@ Control interface: plain HTTP on a second loopback port:
   POST /faults  {json}    fault settings        POST /wipe?node=N[&driver=D]  kubelet-style wipe
   POST /rotate-token      new token in the token file; the old one gets 401
   POST /claims {claim}    add a ResourceClaim   POST /nodes {node}
+  GET  /events            the core/v1 Events created
   GET  /slices            all slices            POST /compact   old resourceVersions -> 410
   POST /end-watches       end every watch (ERROR 410 with ?expire=1)
   POST /gates {json}      feature gates         GET  /log       recent requests
@@ -107,6 +110,7 @@ class State:
         self.events = []          # (rv, type, object)
         self.compacted = 0        # events with rv <= compacted are gone
         self.nodes = {}
+        self.k8s_events = []      # core/v1 Events created (not the watch events above)
         self.claims = {}          # (version, ns, name) -> object
         self.gates = {g: False for g in GATE_FIELDS}
         self.faults = {}
@@ -176,6 +180,36 @@ def status(code, reason, message, causes=None, name=None, kind='resourceslices')
     if details:
         st['details'] = details
     return st
+
+
+def k8s_event_errors(ns, ev):
+    """What the real server refuses in a core/v1 Event created with the legacy API
+    (kubernetes pkg/apis/core/validation/events.go, legacyValidateEvent; version not pinned): a namespace that is not the
+    path's, one other than "default" for an object without a namespace (a Node), missing names;
+    plus what dralet promises (kube/event.h): a type, a reason and a message of at most 1024
+    bytes."""
+    causes = []
+    meta, ref = ev.get('metadata') or {}, ev.get('involvedObject') or {}
+
+    def bad(field, message):
+        causes.append({'reason': 'FieldValueInvalid', 'field': field, 'message': message})
+    if ev.get('apiVersion') != 'v1' or ev.get('kind') != 'Event':
+        bad('kind', 'not a v1 Event')
+    if not meta.get('name'):
+        bad('metadata.name', 'name is required')
+    if meta.get('namespace', ns) != ns:
+        bad('metadata.namespace', 'does not match the namespace of the request')
+    if not ref.get('kind') or not ref.get('name'):
+        bad('involvedObject', 'kind and name are required')
+    if not ref.get('namespace') and ns != 'default':
+        bad('involvedObject.namespace', 'does not match event.namespace')
+    if ev.get('type') not in ('Normal', 'Warning'):
+        bad('type', 'must be Normal or Warning')
+    if not ev.get('reason') or len(ev['reason']) > 128:
+        bad('reason', 'required, at most 128 characters')
+    if len((ev.get('message') or '').encode()) > 1024:
+        bad('message', 'longer than 1024 bytes')
+    return causes
 
 
 def parse_selector(sel):
@@ -332,6 +366,9 @@ class Handler(BaseHTTPRequestHandler):
             return
         if parts[:3] == ['api', 'v1', 'nodes'] and len(parts) == 4 and self.command == 'GET':
             return self.get_node(parts[3])
+        if (parts[:3] == ['api', 'v1', 'namespaces'] and len(parts) == 5 and parts[4] == 'events'
+                and self.command == 'POST'):
+            return self.create_k8s_event(parts[3], body)
         if parts[:2] == ['apis', 'resource.k8s.io'] and len(parts) >= 3:
             version, rest = parts[2], parts[3:]
             if len(rest) == 4 and rest[0] == 'namespaces' and rest[2] == 'resourceclaims':
@@ -347,6 +384,8 @@ class Handler(BaseHTTPRequestHandler):
         self.record(404)
 
     def verb(self, parts, q):
+        if parts[-1:] == ['events']:
+            return 'createevent'
         if 'resourceslices' not in parts:
             return 'get'
         named = parts[-1] != 'resourceslices'
@@ -364,6 +403,24 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_json(404, status(404, 'NotFound', 'nodes "%s" not found' % name,
                                               name=name, kind='nodes'))
         self.send_json(200, node)
+
+    def create_k8s_event(self, ns, obj):
+        if not isinstance(obj, dict):
+            return self.send_json(400, status(400, 'BadRequest', 'body is not a JSON object'))
+        causes = k8s_event_errors(ns, obj)
+        if causes:
+            return self.send_json(422, status(422, 'Invalid', 'Event is invalid', causes,
+                                              kind='events'))
+        with self.st.lock:
+            name = obj['metadata']['name']
+            if any(e['metadata']['name'] == name for e in self.st.k8s_events):
+                return self.send_json(409, status(409, 'AlreadyExists',
+                                                  'events "%s" already exists' % name,
+                                                  name=name, kind='events'))
+            obj['metadata'].update({'uid': str(uuid.uuid4()), 'resourceVersion': self.st.next_rv(),
+                                    'creationTimestamp': now_rfc3339()})
+            self.st.k8s_events.append(obj)
+        self.send_json(201, obj)
 
     def get_claim(self, version, ns, name):
         if version == 'v1' and not self.server.serve_v1_claims:
@@ -650,6 +707,8 @@ class ControlHandler(BaseHTTPRequestHandler):
                 return self.reply(list(st.log))
             if path == '/rv':
                 return self.reply({'resourceVersion': st.rv})
+            if path == '/events':
+                return self.reply(clone(st.k8s_events))
         self.reply({'error': 'unknown'}, 404)
 
     def do_POST(self):
@@ -807,6 +866,11 @@ class ApiServer:
             return [clone(o) for o in self.state.slices.values()
                     if (node is None or o['spec'].get('nodeName') == node) and
                     (driver is None or o['spec'].get('driver') == driver)]
+
+    def k8s_events(self):
+        """The core/v1 Events created."""
+        with self.state.lock:
+            return clone(self.state.k8s_events)
 
     def set_faults(self, **faults):
         with self.state.lock:

@@ -165,6 +165,7 @@ class Node:
         self.log_path = os.path.join(self.tmp, "dralet.log")
         self.pod_uid = None
         self.use_pod_uid(None)
+        self.kubeconfig = None  # set: the apiserver store instead of the file store
 
     def add_function(self, i):
         addr = "0000:00:%02x.0" % (0x0a + i)
@@ -250,8 +251,9 @@ class Node:
         self.proc_handle = subprocess.Popen(
             [self.dralet, "run", "--sysfs-root", self.sys, "--dev-root", self.dev,
              "--proc-root", self.proc, "--config", self.config, "--backend-dir", self.backends,
-             "--store", self.store, "--registry-dir", self.registry, "--plugins-dir",
+             "--registry-dir", self.registry, "--plugins-dir",
              self.plugins, "--cdi-dir", self.cdi, "--node-name", NODE] +
+            (["--kubeconfig", self.kubeconfig] if self.kubeconfig else ["--store", self.store]) +
             (["--pod-uid", self.pod_uid] if self.pod_uid else []),
             stdout=self.log, stderr=subprocess.STDOUT, env=e)
         if wait:

@@ -113,6 +113,7 @@ def check_rest(docs):
         (('',), ('nodes',)): ['get'],
         (('resource.k8s.io',), ('resourceslices',)): sorted(
             ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']),
+        (('',), ('events',)): ['create'],	# the Events about the Node (docs/claims.md)
     }, rules
     binding = by_kind(docs, 'ClusterRoleBinding')[0]
     assert binding['roleRef'] == {'apiGroup': 'rbac.authorization.k8s.io',

@@ -216,6 +216,8 @@ struct test_store {
 	uv_loop_t *loop;
 	struct json_object *claims;	/* "ns/name" -> claim */
 	int gets;
+	int warns;			/* Events, the last one's reason and message: */
+	char warn_reason[64], warn_message[2048];
 };
 
 struct pending_get {
@@ -259,7 +261,18 @@ static void test_get_claim(struct store *st, const char *ns, const char *name, s
 	uv_timer_start(&g->timer, on_get_timer, 0, 0);
 }
 
-static const struct store_ops test_store_ops = { .name = "test", .get_claim = test_get_claim };
+static void test_warn(struct store *st, const char *reason, const char *message)
+{
+	struct test_store *s = (struct test_store *)st;
+
+	s->warns++;
+	snprintf(s->warn_reason, sizeof(s->warn_reason), "%s", reason);
+	snprintf(s->warn_message, sizeof(s->warn_message), "%s", message);
+}
+
+static const struct store_ops test_store_ops = {
+	.name = "test", .get_claim = test_get_claim, .warn = test_warn,
+};
 
 /* ---- fixture ---- */
 
@@ -1061,6 +1074,19 @@ static void test_corrupt_checkpoint(void **state)
 	assert_non_null(strstr(log, "THE CHECKPOINT"));
 	assert_non_null(strstr(log, "3 claim(s) rebuilt from their CDI specs"));
 	free(log);
+	/* and told to the cluster: one Warning Event about the Node */
+	assert_int_equal(x->store.warns, 1);
+	assert_string_equal(x->store.warn_reason, "CheckpointUnreadable");
+	assert_non_null(strstr(x->store.warn_message, "driver " DRV ": the checkpoint "));
+	assert_non_null(strstr(x->store.warn_message, "checkpoint.json.corrupt-"));
+	assert_non_null(strstr(x->store.warn_message, "3 prepared claim(s) rebuilt"));
+	assert_non_null(strstr(x->store.warn_message, "0 CDI spec(s) kept"));
+	{
+		char note[256];
+		assert_true(claims_engine_recovery_note(x->e, note, sizeof(note)));
+		assert_string_equal(note, "checkpoint was unreadable: 3 claim(s) rebuilt from CDI "
+					  "specs, 3 still prepared");
+	}
 	assert_true(spec_exists(x, UID_A));	/* nothing was removed */
 	assert_true(spec_exists(x, UID_B));
 	assert_true(spec_exists(x, UID_C));
@@ -1090,6 +1116,11 @@ static void test_corrupt_checkpoint(void **state)
 	assert_false(spec_exists(x, UID_B));
 	assert_int_equal(claims_engine_n_claims(x->e), 3);	/* a, mon, c3 */
 	{
+		char note[256];
+		assert_true(claims_engine_recovery_note(x->e, note, sizeof(note)));
+		assert_non_null(strstr(note, "3 claim(s) rebuilt from CDI specs, 2 still prepared"));
+	}
+	{
 		char cmd[512];
 		snprintf(cmd, sizeof(cmd), "ls %s | grep -q 'checkpoint.json.corrupt-'", x->state_dir);
 		assert_int_equal(system(cmd), 0);
@@ -1098,6 +1129,12 @@ static void test_corrupt_checkpoint(void **state)
 	close_engine(x);
 	assert_int_equal(open_engine(x, BOOT), 0);
 	assert_false(x->stats.corrupt);
+	assert_int_equal(x->store.warns, 1);	/* no new Event for a readable one */
+	{
+		char note[16] = "x";
+		assert_false(claims_engine_recovery_note(x->e, note, sizeof(note)));
+		assert_string_equal(note, "");
+	}
 	assert_int_equal(x->stats.kept, 3);
 	run(x, false, &c0, 1, &o);
 	assert_non_null(strstr(o.error[0], "in use by another claim, ns/a"));

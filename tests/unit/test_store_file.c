@@ -234,6 +234,60 @@ static void test_claims(void **state)
 	assert_int_equal(uv_loop_close(&loop), 0);
 }
 
+static const char *field(struct json_object *o, const char *a, const char *b)
+{
+	struct json_object *v = NULL;
+
+	if (!json_object_object_get_ex(o, a, &v) || (b && !json_object_object_get_ex(v, b, &v)))
+		return "(missing)";
+	return json_object_get_string(v);
+}
+
+/* warn: a core/v1 Event about the Node, as client-go's recorder makes one,
+ * in DIR/events/<name>.json; a long message is cut at a character boundary. */
+static void test_warn_event(void **state)
+{
+	(void)state;
+	struct store_options o = { .store_dir = dir, .node_name = "node-1" };
+	struct store *st = NULL;
+	char err[256], path[512], msg[1100];
+	struct dirent *de;
+	struct json_object *ev = NULL;
+	DIR *d;
+	int n = 0;
+
+	assert_int_equal(store_open(NULL, &o, &st, err, sizeof(err)), 0);
+	memset(msg, 'x', 1023);
+	memcpy(msg + 1023, "\xc3\xa9 tail", 8);	/* a 2-byte character across the limit */
+	st->ops->warn(st, "CheckpointUnreadable", msg);
+	st->ops->destroy(st);
+	snprintf(path, sizeof(path), "%s/events", dir);
+	assert_non_null(d = opendir(path));
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		n++;
+		assert_int_equal(strncmp(de->d_name, "node-1.", 7), 0);
+		snprintf(path, sizeof(path), "%s/events/%s", dir, de->d_name);
+		assert_non_null(ev = json_object_from_file(path));
+	}
+	closedir(d);
+	assert_int_equal(n, 1);
+	assert_string_equal(field(ev, "apiVersion", NULL), "v1");
+	assert_string_equal(field(ev, "kind", NULL), "Event");
+	assert_string_equal(field(ev, "metadata", "namespace"), "default");
+	assert_string_equal(field(ev, "involvedObject", "kind"), "Node");
+	assert_string_equal(field(ev, "involvedObject", "name"), "node-1");
+	assert_string_equal(field(ev, "involvedObject", "uid"), "node-1");
+	assert_string_equal(field(ev, "type", NULL), "Warning");
+	assert_string_equal(field(ev, "reason", NULL), "CheckpointUnreadable");
+	assert_string_equal(field(ev, "source", "component"), "dralet");
+	assert_string_equal(field(ev, "reportingInstance", NULL), "node-1");
+	assert_int_equal(strlen(field(ev, "message", NULL)), 1023);
+	assert_int_equal(json_object_get_int(json_object_object_get(ev, "count")), 1);
+	json_object_put(ev);
+}
+
 static void test_open_errors(void **state)
 {
 	(void)state;
@@ -256,6 +310,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_publish_semantics, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_claims, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_warn_event, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
