@@ -156,10 +156,7 @@ int ckpt_edits_copy(struct dralet_edits *dst, const struct dralet_edits *src)
 	memset(dst, 0, sizeof(*dst));
 	if (!src)
 		return 0;
-	dst->env = calloc(src->n_env + 1, sizeof(*dst->env));
-	dst->nodes = calloc(src->n_nodes + 1, sizeof(*dst->nodes));
-	dst->mounts = calloc(src->n_mounts + 1, sizeof(*dst->mounts));
-	if (!dst->env || !dst->nodes || !dst->mounts)
+	if (edits_reserve(dst, src->n_env, src->n_nodes, src->n_mounts) < 0)
 		goto fail;
 	for (; dst->n_env < src->n_env; dst->n_env++)
 		if (dup_opt(&dst->env[dst->n_env], src->env[dst->n_env]))
@@ -557,10 +554,7 @@ static void decode_edits(struct json_object *o, struct dralet_edits *e, struct d
 	size_t n_nodes = nodes ? json_object_array_length(nodes) : 0;
 	size_t n_mounts = mounts ? json_object_array_length(mounts) : 0;
 
-	e->env = calloc(n_env + 1, sizeof(*e->env));
-	e->nodes = calloc(n_nodes + 1, sizeof(*e->nodes));
-	e->mounts = calloc(n_mounts + 1, sizeof(*e->mounts));
-	if (!e->env || !e->nodes || !e->mounts) {
+	if (edits_reserve(e, n_env, n_nodes, n_mounts) < 0) {
 		fail(d, -ENOMEM, "out of memory");
 		return;
 	}

@@ -59,10 +59,7 @@ static int edits_from_spec(struct json_object *ce, struct dralet_edits *e)
 	size_t n_nodes = nodes ? json_object_array_length(nodes) : 0;
 	size_t n_mounts = mounts ? json_object_array_length(mounts) : 0;
 
-	e->env = calloc(n_env + 1, sizeof(*e->env));
-	e->nodes = calloc(n_nodes + 1, sizeof(*e->nodes));
-	e->mounts = calloc(n_mounts + 1, sizeof(*e->mounts));
-	if (!e->env || !e->nodes || !e->mounts)
+	if (edits_reserve(e, n_env, n_nodes, n_mounts) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < n_env; i++) {
 		const char *v = json_object_get_string(json_object_array_get_idx(env, i));

@@ -107,6 +107,14 @@ int dralet_edits_add_mount(struct dralet_edits *e, const char *host_path,
 	return 0;
 }
 
+int edits_reserve(struct dralet_edits *e, size_t n_env, size_t n_nodes, size_t n_mounts)
+{
+	e->env = calloc(n_env + 1, sizeof(*e->env));
+	e->nodes = calloc(n_nodes + 1, sizeof(*e->nodes));
+	e->mounts = calloc(n_mounts + 1, sizeof(*e->mounts));
+	return e->env && e->nodes && e->mounts ? 0 : -ENOMEM;
+}
+
 void edits_clear(struct dralet_edits *e)
 {
 	if (!e)

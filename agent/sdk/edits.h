@@ -46,6 +46,10 @@ struct dralet_undo {
 	void *persist_userdata;
 };
 
+/* Allocates @e's arrays for up to the given counts (each NULL-terminated;
+ * the counts themselves stay 0 for the caller to fill). Returns 0 or -ENOMEM,
+ * after which edits_clear() releases what was allocated. */
+int edits_reserve(struct dralet_edits *e, size_t n_env, size_t n_nodes, size_t n_mounts);
 /* Release the contents (the structs themselves are caller-owned). */
 void edits_clear(struct dralet_edits *e);
 void undo_clear(struct dralet_undo *u);

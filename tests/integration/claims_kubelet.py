@@ -315,6 +315,16 @@ class Node:
         with open(os.path.join(self.plugins, DRIVER, "checkpoint.json")) as f:
             return json.load(f)
 
+    def corrupt_checkpoint(self):
+        """Damages the checkpoint so that its checksum no longer matches
+        (one state name changed in place)."""
+        path = os.path.join(self.plugins, DRIVER, "checkpoint.json")
+        with open(path, "r+") as f:
+            text = f.read()
+            f.seek(0)
+            f.write(text.replace("PrepareCompleted", "PrepareCompletes"))
+        return path
+
     def checkpoint_claims(self):
         return {c["uid"]: c for c in self.checkpoint()["data"]["claims"]}
 

@@ -37,11 +37,7 @@ def check(node):
     kl.close()
     node.stop()
 
-    path = os.path.join(node.plugins, ck.DRIVER, "checkpoint.json")
-    with open(path, "r+") as f:
-        text = f.read()
-        f.seek(0)
-        f.write(text.replace("PrepareCompleted", "PrepareCompletes"))
+    path = node.corrupt_checkpoint()
 
     srv = ApiServer(os.path.join(node.tmp, "srv"), nodes=(ck.NODE,)).start()
     try:

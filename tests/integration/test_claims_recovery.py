@@ -75,11 +75,7 @@ def check(node):
     node.stop()
 
     # a corrupt checkpoint: moved aside, loud error, still serving
-    path = os.path.join(node.plugins, ck.DRIVER, "checkpoint.json")
-    with open(path, "r+") as f:
-        text = f.read()
-        f.seek(0)
-        f.write(text.replace("PrepareCompleted", "PrepareCompletes"))
+    path = node.corrupt_checkpoint()
     node.start()
     log = node.read_log()
     assert "THE CHECKPOINT" in log and "UNUSABLE" in log and "checksum" in log, log[-3000:]
