@@ -360,6 +360,8 @@ static void drv_retry_informer(struct drv *d, enum watch_next next, const struct
 	uint32_t delay = backoff_with_retry_after(backoff_next(&d->watch_backoff, rnd(d->s)), have_ra,
 						  ra, RETRY_AFTER_CAP_MS);
 	d->watch_next = next;
+	log_info("apiserver: %s the ResourceSlices of %s again in %u ms",
+		 next == WATCH_NEXT_RELIST || !d->rv ? "listing" : "watching", d->driver, delay);
 	uv_timer_start(&d->watch_timer, on_watch_timer, delay, 0);
 }
 
@@ -574,6 +576,10 @@ static void watch_done(void *ud, const struct kube_response *resp)
 		describe_failure(resp, why, sizeof(why));
 	d->s->stats.failures++;
 	log_warn("apiserver: watch of the ResourceSlices of %s ended: %s", d->driver, why);
+	/* A watch that worked for a while talks to a working server: the backoff
+	 * starts again, or faults spread over a long time would add up to the cap. */
+	if (lasted >= 1000 || events > 0)
+		backoff_reset(&d->watch_backoff);
 	/* Connection trouble: resume from the last rv; anything else: list again. */
 	drv_retry_informer(d, retryable(resp) && resp->status != 200 ? WATCH_NEXT_REWATCH
 								     : WATCH_NEXT_RELIST, resp);

@@ -22,7 +22,7 @@ gates are dropped silently, like the real server.
 
 Faults (control endpoint or set_faults()): rate500, rate409 (updates, deletes), rate429 with
 retryAfter, dropRate (connection closed without an answer), watchDropRate (a watch cut after a few
-events), delayMs, reject (422 for every write), verbs (which verbs the faults hit); an expiring
+events), watchCutAfter (every watch cut after that many events), delayMs, reject (422 for every write), verbs (which verbs the faults hit); an expiring
 token: rotate_token() writes a new one, the old one gets 401.
 
 Control interface: plain HTTP on a second loopback port:
@@ -524,6 +524,8 @@ class Handler(BaseHTTPRequestHandler):
         f = self.st.faults
         if f and self.st.rng.random() < f.get('watchDropRate', 0):
             drop_after = self.st.rng.randint(0, 3)
+        if f and f.get('watchCutAfter'):
+            drop_after = f['watchCutAfter'] - 1
         with self.st.lock:
             gen = self.st.watch_generation
             if rv in (None, '', '0'):
@@ -875,6 +877,13 @@ class ApiServer:
     def set_faults(self, **faults):
         with self.state.lock:
             self.state.faults = faults
+
+    def end_watches(self):
+        """Ends every open watch cleanly (the next ones see the current faults)."""
+        with self.state.lock:
+            self.state.watch_generation += 1
+            self.state.watch_expire = False
+            self.state.lock.notify_all()
 
     def wipe(self, node, driver=None):
         with self.state.lock:

@@ -159,6 +159,34 @@ def test_burst_is_one_round():
         srv.stop()
 
 
+def test_watch_cuts_do_not_add_up():
+    """Watches that each deliver events before they are cut prove the server works: the
+    watch backoff starts again every time, so dralet keeps watching (and repairs a wipe at
+    once) instead of waiting ever longer between watches, up to the 30 s cap."""
+    srv = server(bookmark_interval=0.1)
+    dev = os.path.join(TMP, 'cuts.json')
+    write_devices(dev, {GPU: 3})
+    d = Dralet(srv, dev).start()
+    try:
+        expected = {GPU: names(3)}
+        wait_for(lambda: converged(srv, NODE, expected), 10, what='first publish')
+        srv.set_faults(watchCutAfter=1)
+        srv.end_watches()
+        time.sleep(8)   # without the reset, the delay between watches is 3-6 s by now
+        srv.reset_counts()
+        time.sleep(4)
+        c = srv.counts()
+        assert c.get('fault_watchdrop', 0) > 0, c
+        assert c.get('watch', 0) >= 5, c
+        srv.wipe(NODE)
+        took = wait_for(lambda: converged(srv, NODE, expected), 10, what='repair after a wipe')
+        assert took < 2.0, took
+        assert d.alive()
+    finally:
+        d.stop()
+        srv.stop()
+
+
 def test_faults_converge_and_stay():
     srv = server(bookmark_interval=0.3)
     dev = os.path.join(TMP, 'faults.json')
