@@ -3,6 +3,7 @@
 #   make            build build/dralet
 #   make run        run the agent on the default simulated board
 #   make check      every test, then unit + integration tests again under ASan+UBSan
+#   make check-layers  every include points down a layer (docs/architecture.md)
 #   make bench      benchmarks (timing goals live here, never in tests)
 #   make e2e        dralet under real Kubernetes (each pinned release; root)
 #   make e2e-shell  a test cluster left up with dralet deployed (E2E_VERSION=, E2E_BOARD=)
@@ -62,9 +63,10 @@ ALL_LDFLAGS := $(LDFLAGS) $(SANFLAGS) -Wl,--export-dynamic-symbol='dralet_*' -Wl
 PROTOS := $(wildcard proto/*.proto)
 PROTO_C := $(patsubst proto/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTOS))
 PROTO_H := $(PROTO_C:.c=.h)
-LIB_SRC := $(filter-out agent/main.c,$(sort $(wildcard hal/*.c backends/*.c backends/*/*.c agent/*.c agent/*/*.c)))
+# One folder per layer (docs/architecture.md; scripts/check-layers.sh checks the includes).
+LIB_SRC := $(filter-out agent/cli/main.c,$(sort $(wildcard agent/*/*.c hal/*.c backends/*/*.c boards/sim/*.c)))
 LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(PROTO_C:.c=.o)
-MAIN_OBJ := $(BUILD)/obj/agent/main.o
+MAIN_OBJ := $(BUILD)/obj/agent/cli/main.o
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 TEST_SUPPORT_SRC := $(sort $(wildcard tests/unit/support/*.c))
@@ -79,7 +81,7 @@ SIM_PROGS := $(patsubst tests/sim/%.c,$(BUILD)/tests/sim/%,$(sort $(wildcard tes
 
 .PHONY: all run check check-unit check-integration check-vm check-san check-valgrind \
 	check-fuzz bench deps install clean help test-libs sample-backend image \
-	check-c e2e e2e-build e2e-shell image-rootfs
+	check-c check-layers e2e e2e-build e2e-shell image-rootfs
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/dralet
@@ -98,6 +100,14 @@ $(BUILD)/obj/%.o: %.c | $(PROTO_H)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# Backends get exactly what an out-of-tree backend gets (dralet-backend.pc): the SDK
+# headers and nothing of the agent; the sample backend and the test libraries too.
+BACKEND_CFLAGS := -std=gnu11 $(WARNINGS) $(CFLAGS) $(SANFLAGS) -fPIC -Iinclude $(PKG_CFLAGS)
+$(BUILD)/obj/backends/%.o: backends/%.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(BACKEND_CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/libdralet.a: $(LIB_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
@@ -134,7 +144,7 @@ $(BUILD)/tests/%_umockdev: tests/unit/%_umockdev.c $(BUILD)/libdralet.a $(TEST_S
 .SECONDEXPANSION:
 $(BUILD)/tests/lib/%.so: $$(wildcard tests/lib/%/*.c) $$(wildcard tests/lib/%/*.h) $(wildcard include/dralet/*.h)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) -std=gnu11 $(WARNINGS) $(CFLAGS) -fPIC -shared -Iinclude $(PKG_CFLAGS) \
+	$(Q)$(CC) $(filter-out $(SANFLAGS),$(BACKEND_CFLAGS)) -shared \
 		-o $@ $(filter %.c,$^) $(shell pkg-config --libs json-c)
 
 $(BUILD)/tests/sim/%: tests/sim/%.c
@@ -182,7 +192,10 @@ check-san:
 
 # The C suites; then the e2e suite, whose Kubernetes builds (Go, most of a cold
 # run's time) go on beside the C suites, their output in $(E2E_BUILD_LOG).
-check-c:
+check-layers:
+	$(Q)/usr/bin/python3 scripts/check-layers.py
+
+check-c: check-layers
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) all
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) check-unit
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) check-integration

@@ -60,6 +60,10 @@ bool hal_parse_address(const char *s, unsigned *domain, unsigned *bus, unsigned 
 /* "<root>/<relpath>" into @buf; -ENAMETOOLONG when it does not fit. */
 int hal_root_path(const char *root, const char *relpath, char *buf, size_t size);
 
+/* Reads a small file into @buf (NUL-terminated, trailing whitespace removed), the
+ * way the scan reads sysfs. Returns the length or -errno (-EFBIG when it does not fit). */
+int hal_read_file(const char *path, char *buf, size_t size);
+
 /*
  * Resolves the device node "/dev/<dev_path>": stats it below the dev root; a
  * character device gives its own numbers, anything else (a simulated board's

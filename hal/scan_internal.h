@@ -6,7 +6,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 
-#include "hal/arena.h"
+#include "agent/lib/arena.h"
 #include "hal/hal.h"
 
 #include <pthread.h>

@@ -153,3 +153,8 @@ int sysfs_read_devnum(int dirfd, const char *name, unsigned *major, unsigned *mi
 	*minor = mi;
 	return 0;
 }
+
+int hal_read_file(const char *path, char *buf, size_t size)
+{
+	return sysfs_read(AT_FDCWD, path, buf, size);
+}

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/sdk/k8s_names.h"
+#include "agent/core/k8s_names.h"
 
 static bool valid_uid(const char *s)
 {

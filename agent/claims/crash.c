@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/log.h"
+#include "agent/lib/log.h"
 
 /* Set once at start, before any worker thread exists. */
 static char crash_at[64];

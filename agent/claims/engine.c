@@ -19,11 +19,11 @@
 
 #include <dralet/device.h>
 
-#include "agent/cdi/cdi_names.h"
-#include "agent/checkpoint/atomic_file.h"
+#include "agent/claims/cdi_names.h"
+#include "agent/lib/atomic_file.h"
 #include "agent/claims/claim_ref.h"
-#include "agent/log.h"
-#include "agent/store.h"
+#include "agent/lib/log.h"
+#include "agent/kube/store.h"
 
 struct call {
 	struct claims_engine *e;

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "agent/checkpoint/checkpoint.h"
+#include "agent/claims/checkpoint.h"
 #include "agent/claims/claim_plan.h"
 #include "agent/claims/engine.h"
 #include "agent/claims/state.h"

@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/cdi/cdi_files.h"
-#include "agent/checkpoint/atomic_file.h"
-#include "agent/checkpoint/checkpoint_file.h"
-#include "agent/checkpoint/recovery.h"
-#include "agent/log.h"
-#include "agent/store.h"
+#include "agent/claims/cdi_files.h"
+#include "agent/lib/atomic_file.h"
+#include "agent/claims/checkpoint_file.h"
+#include "agent/claims/recovery.h"
+#include "agent/lib/log.h"
+#include "agent/kube/store.h"
 
 static bool lookup(void *userdata, const char *pool, const char *device,
 		   struct ckpt_identity *ret_now)

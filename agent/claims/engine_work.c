@@ -16,13 +16,13 @@
 #include <dralet/backend.h>
 #include <dralet/prepare.h>
 
-#include "agent/cdi/cdi_files.h"
-#include "agent/cdi/cdi_names.h"
-#include "agent/cdi/cdi_spec.h"
+#include "agent/claims/cdi_files.h"
+#include "agent/claims/cdi_names.h"
+#include "agent/claims/cdi_spec.h"
 #include "agent/claims/config_select.h"
 #include "agent/claims/crash.h"
-#include "agent/log.h"
-#include "agent/sdk/backend_ctx.h"
+#include "agent/lib/log.h"
+#include "agent/core/backend_ctx.h"
 
 static void set_error(struct op *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void set_error(struct op *op, const char *fmt, ...)

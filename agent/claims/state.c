@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/checkpoint/atomic_file.h"
-#include "agent/checkpoint/checkpoint_file.h"
+#include "agent/lib/atomic_file.h"
+#include "agent/claims/checkpoint_file.h"
 
 struct claims_state {
 	pthread_mutex_t lock;

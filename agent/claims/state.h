@@ -17,7 +17,7 @@
 
 #include <stdint.h>
 
-#include "agent/checkpoint/checkpoint.h"
+#include "agent/claims/checkpoint.h"
 
 struct claims_state;
 

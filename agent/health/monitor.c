@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "agent/log.h"
+#include "agent/lib/log.h"
 
 struct health_monitor {
 	struct health_monitor_config cfg;

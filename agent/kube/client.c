@@ -12,7 +12,7 @@
 
 #include <curl/curl.h>
 
-#include "agent/kube/backoff.h"
+#include "agent/lib/backoff.h"
 #include "agent/kube/client.h"
 #include "agent/kube/curl_loader.h"
 #include "agent/kube/config.h"

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 #include "agent/kube/config.h"
-#include "agent/yaml_load.h"
+#include "agent/lib/yaml_load.h"
 
 static int fail(char *err, size_t errlen, int r, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/log.h"
+#include "agent/lib/log.h"
 #include "proto/kubelet_pb.h"
 
 struct kubelet_endpoint {

@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <uv.h>
 
-#include "agent/grpc/server.h"
+#include "agent/kubelet/grpc_server.h"
 
 #define KUBELET_DEFAULT_REGISTRY_DIR "/var/lib/kubelet/plugins_registry"
 #define KUBELET_DEFAULT_PLUGINS_DIR "/var/lib/kubelet/plugins"

@@ -7,8 +7,8 @@
 
 #include "agent/slices/build.h"
 #include "agent/slices/devices_text.h"
-#include "agent/device_json.h"
-#include "agent/sdk/k8s_names.h"
+#include "agent/slices/device_json.h"
+#include "agent/core/k8s_names.h"
 
 #define SLICE_DEVICES_MAX 128		/* ResourceSliceMaxDevices */
 #define SLICE_DEVICES_MAX_WITH_TAINTS 64	/* the 1.35 limit; harmless on 1.34 */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/log.h"
+#include "agent/lib/log.h"
 #include "agent/slices/devices_file.h"
 
 static const char *str(struct json_object *o, const char *key)

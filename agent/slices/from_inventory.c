@@ -3,8 +3,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "agent/inventory.h"
-#include "agent/log.h"
+#include "agent/core/inventory.h"
+#include "agent/lib/log.h"
 #include "agent/slices/slices.h"
 
 static void log_dropped(void *userdata, const char *backend, const char *device, const char *what,

@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "agent/sdk/node_ctl.h"
+#include "agent/core/node_ctl.h"
 #include "agent/sriov/policy.h"
 
 struct hal_scan;

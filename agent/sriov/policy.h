@@ -18,7 +18,7 @@
 
 #include <dralet/pci.h>
 
-#include "agent/sriov/policy_config.h"
+#include "agent/core/sriov_policy_config.h"
 #include "hal/pci_binding.h"
 
 /* A VF prepared for a claim (from the claims checkpoints). */

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/checkpoint/checkpoint_file.h"
+#include "agent/claims/checkpoint_file.h"
 
 int sriov_prepared_from_checkpoint(const struct checkpoint *ck, struct sriov_prepared *p)
 {

@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "agent/checkpoint/checkpoint.h"
+#include "agent/claims/checkpoint.h"
 #include "agent/sriov/policy.h"
 
 /* Adds the PCI functions of @ck's claims to @p. 0 or -ENOMEM. */

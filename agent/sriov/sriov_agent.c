@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/config.h"
-#include "agent/log.h"
-#include "agent/sdk/node_ctl.h"
+#include "agent/core/config.h"
+#include "agent/lib/log.h"
+#include "agent/core/node_ctl.h"
 #include "hal/hal.h"
 #include "hal/uevent.h"
 

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backends/accel/accel.h"
-#include "backends/sriov/pcidev.h"
+#include "accel.h"
+#include "../common/pcidev.h"
 
 static const struct dralet_pci_id accel_ids[] = {
 	DRALET_PCI_CLASS(0x120000, 0xff0000),	/* processing accelerators (0x12xx) */

@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "backends/accel/accel.h"
+#include "accel.h"
 
 static int read_qat_file(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
 			 const char *name, char *buf, size_t size)

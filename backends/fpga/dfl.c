@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/fpga/fpga.h"
-#include "backends/sriov/pcidev.h"
+#include "fpga.h"
+#include "../common/pcidev.h"
 
 /* dfl-pci's ID table (linux-devices.md 1.5). */
 static const struct dralet_pci_id dfl_ids[] = {

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backends/fpga/fpga.h"
+#include "fpga.h"
 
 bool fpga_id_normalize(const char *id, char *out, size_t size)
 {

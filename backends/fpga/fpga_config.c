@@ -15,8 +15,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backends/fpga/fpga.h"
-#include "backends/sriov/opaque.h"
+#include "fpga.h"
+#include "../common/opaque.h"
 
 static const char *const fpga_kinds[] = { "FpgaConfig", NULL };
 

@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backends/fpga/fpga.h"
-#include "backends/sriov/pcidev.h"
+#include "fpga.h"
+#include "../common/pcidev.h"
 
 static bool fpga_vendor(uint16_t vendor)
 {

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/fpga/fpga.h"
-#include "backends/sriov/pcidev.h"
+#include "fpga.h"
+#include "../common/pcidev.h"
 
 enum xrt_role { XRT_NONE, XRT_MGMT, XRT_USER, XRT_GOLDEN };
 

@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/gpu/amdgpu.h"
-#include "backends/gpu/gpu_backends.h"
+#include "amdgpu.h"
+#include "gpu_backends.h"
 
 #define MAX_PARTITIONS 16
 

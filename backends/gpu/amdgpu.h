@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backends/gpu/gpu.h"
+#include "gpu.h"
 
 /* One GPU node of <sys>/class/kfd/kfd/topology/nodes/<n>/properties: a whole
  * GPU, or one compute partition of it (partitions share the PCI location). */

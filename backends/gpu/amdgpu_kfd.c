@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/gpu/amdgpu.h"
+#include "amdgpu.h"
 
 #define TOPOLOGY "class/kfd/kfd/topology/nodes"
 

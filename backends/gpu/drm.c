@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backends/gpu/gpu_backends.h"
-#include "backends/gpu/gpu.h"
+#include "gpu_backends.h"
+#include "gpu.h"
 
 static int drm_match(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f)
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The GPU family's backends, for the in-tree registry (backends/builtin.c). */
+/* The GPU family's backends, for the in-tree registry (agent/core/builtin.c). */
 #ifndef DRALET_BACKENDS_GPU_BACKENDS_H
 #define DRALET_BACKENDS_GPU_BACKENDS_H
 

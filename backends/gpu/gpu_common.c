@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/gpu/gpu.h"
+#include "gpu.h"
 
 static void gpu_info_free(void *p)
 {

@@ -18,7 +18,7 @@
 
 #include <json-c/json.h>
 
-#include "backends/gpu/gpu.h"
+#include "gpu.h"
 
 static const char *const interval_names[] = { "Default", "Short", "Medium", "Long" };
 

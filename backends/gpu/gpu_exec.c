@@ -5,6 +5,7 @@
  * arguments. No shell is involved; the child gets an empty stdin and a pipe
  * for stdout+stderr, and is killed when it overruns its time.
  */
+#define _GNU_SOURCE	/* pipe2 */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -16,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backends/gpu/gpu.h"
+#include "gpu.h"
 
 extern char **environ;
 

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backends/gpu/gpu.h"
+#include "gpu.h"
 
 int gpu_env_name(const struct dralet_device *dev, const char *field, char *buf, size_t size)
 {

@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backends/gpu/gpu_backends.h"
-#include "backends/gpu/gpu.h"
+#include "gpu_backends.h"
+#include "gpu.h"
 
 #define MAX_TILES 8
 

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/gpu/gpu_backends.h"
-#include "backends/gpu/nvidia.h"
+#include "gpu_backends.h"
+#include "nvidia.h"
 
 static const char *const brand_names[] = {
 	"Unknown", "Quadro", "Tesla", "NVS", "GRID", "GeForce", "TITAN", "NVIDIA vApps",

@@ -11,8 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "backends/gpu/gpu.h"
-#include "backends/gpu/nvml.h"
+#include "gpu.h"
+#include "nvml.h"
 
 #define NVIDIA_DEFAULT_MAJOR 195	/* nvidia-frontend, fixed by the driver */
 #define NVIDIA_CTL_MINOR 255

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "backends/gpu/nvidia.h"
+#include "nvidia.h"
 
 static const char *const lib_dirs[] = {
 	"usr/lib/x86_64-linux-gnu", "usr/lib/aarch64-linux-gnu", "usr/lib64", "usr/lib",

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backends/gpu/nvidia.h"
+#include "nvidia.h"
 
 struct mig_facts {
 	char uuid[GPU_UUID_MAX];

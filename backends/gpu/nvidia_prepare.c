@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backends/gpu/nvidia.h"
+#include "nvidia.h"
 
 #define UNDO_UUID "nvidia.timeslice.uuid"
 #define UNDO_TOOL "nvidia.timeslice.tool"

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/gpu/nvidia.h"
+#include "nvidia.h"
 
 /* Splits "Key:<blanks>value" in place; NULL when the line has no colon. */
 static char *split_line(char *line, char **ret_value)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* NVML through dlopen (nvml.h). */
-#include "backends/gpu/nvml.h"
+#include "nvml.h"
 
 #include <dlfcn.h>
 #include <errno.h>

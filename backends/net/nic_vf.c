@@ -5,9 +5,9 @@
  * itself (its own ibdev) goes to the rdma backend, which scores higher; a VF
  * of a PF the sriov backend's "pfs" option selects goes there.
  */
-#include "backends/net/net.h"
-#include "backends/sriov/vf.h"
-#include "backends/sriov/vf_config.h"
+#include "net.h"
+#include "../common/vf.h"
+#include "../common/vf_config.h"
 
 static int nic_vf_match(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
 {

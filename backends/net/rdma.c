@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/net/net.h"
-#include "backends/net/rdma_nodes.h"
-#include "backends/sriov/pcidev.h"
-#include "backends/sriov/vf.h"
-#include "backends/sriov/vf_config.h"
+#include "net.h"
+#include "../common/rdma_nodes.h"
+#include "../common/pcidev.h"
+#include "../common/vf.h"
+#include "../common/vf_config.h"
 
 static int rdma_match(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "backends/sriov/selector.h"
+#include "selector.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The sriov backend: VFs of the PFs the "pfs" option selects. */
-#include "backends/sriov/sriov.h"
+#include "sriov.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/sriov/selector.h"
-#include "backends/sriov/vf.h"
-#include "backends/sriov/vf_config.h"
+#include "selector.h"
+#include "../common/vf.h"
+#include "../common/vf_config.h"
 
 struct sriov_state {
 	struct sriov_selector *sel;

@@ -4,7 +4,7 @@
  *
  * A backend is a const table of operations plus a PCI match table, in the
  * style of rdma-core providers and pciutils access methods. In-tree backends
- * are listed in the static registry (backends/registry.c); vendors build a
+ * are listed in the static registry (agent/core/registry.c); vendors build a
  * shared object against this SDK (pkg-config dralet-backend) that exports
  * its tables with DRALET_BACKEND_EXPORT, and the agent loads it from
  * --backend-dir. Operations a backend leaves NULL behave as stubs returning

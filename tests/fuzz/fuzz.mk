@@ -29,8 +29,8 @@ CFLAGS_FUZZ := -std=gnu11 -O1 -g $(SAN) -fsanitize=fuzzer-no-link -Wall -Wextra 
 
 PROTOS := $(wildcard proto/*.proto)
 PROTO_C := $(patsubst proto/%.proto,$(FUZZ_BUILD)/gen/%.pb-c.c,$(PROTOS))
-LIB_SRC := $(filter-out agent/main.c,$(sort $(wildcard hal/*.c backends/*.c backends/*/*.c \
-	agent/*.c agent/*/*.c)))
+LIB_SRC := $(filter-out agent/cli/main.c,$(sort $(wildcard agent/*/*.c hal/*.c backends/*/*.c \
+	boards/sim/*.c)))
 LIB_OBJ := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(LIB_SRC)) $(PROTO_C:.c=.o)
 TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(sort $(wildcard tests/fuzz/fuzz_*.c)))
 BINS := $(patsubst %,$(FUZZ_BUILD)/fuzz_%,$(TARGETS))

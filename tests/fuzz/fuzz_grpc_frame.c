@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/grpc/grpc_frame.h"
+#include "agent/kubelet/grpc_frame.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <uv.h>
 
-#include "agent/grpc/internal.h"
+#include "agent/kubelet/grpc_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "agent/yaml_emit.h"
-#include "agent/yaml_load.h"
+#include "agent/lib/yaml_emit.h"
+#include "agent/lib/yaml_load.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

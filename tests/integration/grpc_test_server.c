@@ -27,9 +27,9 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "agent/grpc/server.h"
+#include "agent/kubelet/grpc_server.h"
 #include "agent/kubelet/registration.h"
-#include "agent/log.h"
+#include "agent/lib/log.h"
 #include "proto/kubelet_pb.h"
 
 struct stats {

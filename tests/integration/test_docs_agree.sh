@@ -5,7 +5,7 @@
 # is the one in backends/sriov/sriov.h; the checkpoint example's undo keys
 # are keys a backend records; `run --help` names every claim file suffix the
 # file store reads; claims.md does not call hot-plug unsupported (the daemon
-# rediscovers, agent/daemon.c); and the `discover` line `make run` prints
+# rediscovers, agent/daemon/daemon.c); and the `discover` line `make run` prints
 # lists as many devices as the agent it starts publishes.
 #   env: DRALET (absolute path of the binary), BUILD (default build)
 set -eu

@@ -14,8 +14,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "agent/checkpoint/atomic_file.h"
-#include "agent/checkpoint/checkpoint.h"
+#include "agent/lib/atomic_file.h"
+#include "agent/claims/checkpoint.h"
 
 static char *read_text(const char *dir, const char *name)
 {

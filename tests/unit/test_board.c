@@ -20,8 +20,8 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "agent/board/board.h"
-#include "agent/board/board_model.h"
+#include "boards/sim/board.h"
+#include "boards/sim/board_model.h"
 
 static char source_dir[PATH_MAX - 64];
 

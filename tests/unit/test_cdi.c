@@ -12,10 +12,10 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "agent/cdi/cdi_files.h"
-#include "agent/cdi/cdi_names.h"
-#include "agent/cdi/cdi_spec.h"
-#include "agent/sdk/edits.h"
+#include "agent/claims/cdi_files.h"
+#include "agent/claims/cdi_names.h"
+#include "agent/claims/cdi_spec.h"
+#include "agent/core/edits.h"
 
 #define UID "0a1b2c3d-0000-4000-8000-123456789abc"
 

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "agent/checkpoint/checkpoint.h"
-#include "agent/checkpoint/recovery.h"
+#include "agent/claims/checkpoint.h"
+#include "agent/claims/recovery.h"
 
 #define UID1 "11111111-0000-4000-8000-000000000001"
 #define UID2 "22222222-0000-4000-8000-000000000002"

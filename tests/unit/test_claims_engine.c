@@ -23,10 +23,10 @@
 
 #include "harness.h"
 #include "log_capture.h"
-#include "agent/cdi/cdi_files.h"
-#include "agent/checkpoint/checkpoint_file.h"
+#include "agent/claims/cdi_files.h"
+#include "agent/claims/checkpoint_file.h"
 #include "agent/claims/engine.h"
-#include "agent/store.h"
+#include "agent/kube/store.h"
 
 #define DRV "gpu.test.dev"
 #define VENDOR "k8s." DRV

@@ -12,7 +12,7 @@
 
 #include "agent/claims/claim_plan.h"
 #include "agent/claims/config_select.h"
-#include "backends/registry.h"
+#include "agent/core/registry.h"
 
 #define DRV "gpu.dralet.dev"
 #define UID "0a1b2c3d-0000-4000-8000-123456789abc"

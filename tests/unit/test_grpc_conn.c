@@ -16,7 +16,7 @@
 #include <nghttp2/nghttp2.h>
 #include <uv.h>
 
-#include "agent/grpc/internal.h"
+#include "agent/kubelet/grpc_internal.h"
 
 #define MAX_STREAMS 16
 

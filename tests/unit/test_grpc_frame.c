@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "agent/grpc/grpc_frame.h"
+#include "agent/kubelet/grpc_frame.h"
 
 struct collected {
 	size_t n;

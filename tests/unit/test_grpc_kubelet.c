@@ -19,8 +19,8 @@
 #include <cmocka.h>
 #include <uv.h>
 
-#include "agent/commands.h"
-#include "agent/grpc/client.h"
+#include "agent/cli/commands.h"
+#include "agent/kubelet/grpc_client.h"
 #include "agent/kubelet/registration.h"
 #include "proto/kubelet_pb.h"
 

@@ -23,8 +23,8 @@
 #include <cmocka.h>
 #include <uv.h>
 
-#include "agent/grpc/client.h"
-#include "agent/grpc/server.h"
+#include "agent/kubelet/grpc_client.h"
+#include "agent/kubelet/grpc_server.h"
 #include "stuck_client.h"
 
 struct fixture {

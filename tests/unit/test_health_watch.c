@@ -21,10 +21,10 @@
 #include <cmocka.h>
 #include <uv.h>
 
-#include "agent/grpc/client.h"
-#include "agent/grpc/server.h"
+#include "agent/kubelet/grpc_client.h"
+#include "agent/kubelet/grpc_server.h"
 #include "agent/health/health_table.h"
-#include "agent/health/watch_service.h"
+#include "agent/kubelet/health_service.h"
 #include "harness.h"
 #include "proto/kubelet_pb.h"
 #include "stuck_client.h"

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "agent/config.h"
-#include "agent/inventory.h"
-#include "backends/registry.h"
+#include "agent/core/config.h"
+#include "agent/core/inventory.h"
+#include "agent/core/registry.h"
 #include "harness.h"
 
 static int probe_named(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f)

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "agent/sdk/k8s_names.h"
+#include "agent/core/k8s_names.h"
 
 static void test_dns_labels(void **state)
 {

@@ -8,7 +8,7 @@
 #include <time.h>
 #include <cmocka.h>
 
-#include "agent/kube/backoff.h"
+#include "agent/lib/backoff.h"
 
 static void test_exponential_with_cap(void **state)
 {

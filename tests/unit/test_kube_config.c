@@ -14,7 +14,7 @@
 #include "agent/kube/client.h"
 #include "agent/kube/config.h"
 #include "agent/kube/status.h"
-#include "agent/yaml_load.h"
+#include "agent/lib/yaml_load.h"
 
 static struct json_object *yaml(const char *text)
 {

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "backends/net/net.h"
-#include "backends/sriov/pcidev.h"
+#include "backends/common/pcidev.h"
 #include "backends/sriov/sriov.h"
 #include "test_net_tree.h"
 

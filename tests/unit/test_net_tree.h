@@ -340,9 +340,9 @@ static inline int attr_bool(const struct dralet_device *dev, const char *name)
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "agent/config.h"
-#include "agent/inventory.h"
-#include "backends/registry.h"
+#include "agent/core/config.h"
+#include "agent/core/inventory.h"
+#include "agent/core/registry.h"
 
 struct t_inv {
 	char sys[4096], dev[4096], proc[4096], cfgpath[4200];
@@ -399,7 +399,7 @@ static inline struct dralet_device *t_find(const struct t_inv *t, const char *dr
 
 #include <sys/stat.h>
 
-#include "agent/board/board.h"
+#include "boards/sim/board.h"
 
 /*
  * A materialized tree of board @name: $DRALET_TEST_BOARDS_DIR/<name> when that

@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "agent/config.h"
+#include "agent/core/config.h"
 #include "agent/sriov/policy.h"
 
 static struct config *load(const char *yaml, int want, const char *msg)

@@ -10,10 +10,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "agent/config.h"
-#include "agent/inventory.h"
+#include "agent/core/config.h"
+#include "agent/core/inventory.h"
 #include "agent/slices/slices.h"
-#include "backends/registry.h"
+#include "agent/core/registry.h"
 #include "harness.h"
 
 static int probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f)

@@ -13,8 +13,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "agent/checkpoint/checkpoint_file.h"
-#include "agent/config.h"
+#include "agent/claims/checkpoint_file.h"
+#include "agent/core/config.h"
 #include "agent/sriov/apply.h"
 #include "agent/sriov/prepared.h"
 #include "agent/sriov/status.h"

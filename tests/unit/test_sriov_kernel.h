@@ -25,7 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/sdk/node_ctl.h"
+#include "agent/core/node_ctl.h"
 #include "hal/pci_binding.h"
 #include "test_net_tree.h"
 

@@ -21,7 +21,7 @@
 #include <cmocka.h>
 
 #include "agent/slices/build.h"
-#include "agent/store_open.h"
+#include "agent/kube/store_open.h"
 
 struct server {
 	pid_t pid;

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "agent/slices/build.h"
-#include "agent/store_open.h"
+#include "agent/kube/store_open.h"
 
 static char dir[64];
 

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "agent/yaml_emit.h"
-#include "agent/yaml_load.h"
+#include "agent/lib/yaml_emit.h"
+#include "agent/lib/yaml_load.h"
 
 static struct json_object *load(const char *text)
 {

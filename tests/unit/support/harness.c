@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "backends/registry.h"
+#include "agent/core/registry.h"
 
 static int mkdirs(char *path)
 {

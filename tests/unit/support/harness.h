@@ -9,8 +9,8 @@
 #include <dralet/backend.h>
 #include <dralet/prepare.h>
 
-#include "agent/sdk/backend_ctx.h"
-#include "agent/sdk/edits.h"
+#include "agent/core/backend_ctx.h"
+#include "agent/core/edits.h"
 #include "hal/hal.h"
 
 /* A temporary directory with sys/, dev/ and proc/ (malloc'd path). */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Capturing what the agent logs (stderr: agent/log.h writes there) while a
+ * Capturing what the agent logs (stderr: agent/lib/log.h writes there) while a
  * call runs, so tests can check what an operator would read.
  */
 #ifndef DRALET_TEST_LOG_CAPTURE_H

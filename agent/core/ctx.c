@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* What the agent offers a backend during a call (include/dralet/backend.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "agent/lib/log.h"
+#include "agent/core/backend_ctx.h"
+#include "hal/hal.h"
+
+/* A backend may warn about the same thing on every rediscovery; the agent
+ * logs the first few per backend and then only counts. */
+#define WARNINGS_LOGGED_PER_BACKEND 50
+
+const char *dralet_ctx_driver(const struct dralet_backend_ctx *ctx) { return ctx->driver; }
+void *dralet_ctx_state(const struct dralet_backend_ctx *ctx) { return ctx->state; }
+
+const char *dralet_ctx_option(const struct dralet_backend_ctx *ctx, const char *key)
+{
+	struct json_object *v;
+
+	if (!ctx->options || !json_object_object_get_ex(ctx->options, key, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+const struct hal_pci_func *dralet_ctx_find_pci(const struct dralet_backend_ctx *ctx,
+					       const char *address)
+{
+	return ctx->scan && address ? hal_scan_find(ctx->scan, address) : NULL;
+}
+
+static const char *root_of(const struct dralet_backend_ctx *ctx, enum dralet_root root)
+{
+	switch (root) {
+	case DRALET_ROOT_SYS: return ctx->roots->sys;
+	case DRALET_ROOT_DEV: return ctx->roots->dev;
+	case DRALET_ROOT_PROC: return ctx->roots->proc;
+	}
+	return NULL;
+}
+
+int dralet_root_path(const struct dralet_backend_ctx *ctx, enum dralet_root root,
+		     const char *relpath, char *buf, size_t size)
+{
+	const char *r = root_of(ctx, root);
+
+	if (!r || !relpath || strstr(relpath, ".."))
+		return -EINVAL;
+	while (*relpath == '/')
+		relpath++;
+	return hal_root_path(r, relpath, buf, size);
+}
+
+int dralet_read_file(const struct dralet_backend_ctx *ctx, enum dralet_root root,
+		     const char *relpath, char *buf, size_t size)
+{
+	char path[4096];
+	int r = dralet_root_path(ctx, root, relpath, path, sizeof(path));
+
+	if (r < 0)
+		return r;
+	return hal_read_file(path, buf, size);
+}
+
+int dralet_read_pci_file(const struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+			 const char *name, char *buf, size_t size)
+{
+	char rel[4096];
+
+	if (!func || !name || strstr(name, ".."))
+		return -EINVAL;
+	if (snprintf(rel, sizeof(rel), "%s/%s", func->sysfs_path, name) >= (int)sizeof(rel))
+		return -ENAMETOOLONG;
+	return dralet_read_file(ctx, DRALET_ROOT_SYS, rel, buf, size);
+}
+
+int dralet_devnode(const struct dralet_backend_ctx *ctx, const char *dev_path, unsigned major,
+		   unsigned minor, struct hal_devnode *ret_node)
+{
+	if (!dev_path || strstr(dev_path, ".."))
+		return -EINVAL;
+	while (*dev_path == '/')
+		dev_path++;
+	if (!strncmp(dev_path, "dev/", 4))
+		dev_path += 4;
+	return hal_devnode_resolve(ctx->roots, dev_path, major, minor, ret_node);
+}
+
+int dralet_char_major(const struct dralet_backend_ctx *ctx, const char *driver_name)
+{
+	return hal_char_major(ctx->roots, driver_name);
+}
+
+void dralet_ctx_warn(struct dralet_backend_ctx *ctx, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	if (!ctx)
+		return;
+	ctx->warnings++;
+	if (ctx->warnings > WARNINGS_LOGGED_PER_BACKEND)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_warn("backend %s: %s%s", ctx->backend->name, msg,
+		 ctx->warnings == WARNINGS_LOGGED_PER_BACKEND ? " (further warnings not logged)"
+							      : "");
+}
+
+void dralet_ctx_error(struct dralet_backend_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!ctx)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(ctx->error, sizeof(ctx->error), fmt, ap);
+	va_end(ap);
+}

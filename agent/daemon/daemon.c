@@ -1,0 +1,509 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "agent/daemon/daemon.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "agent/claims/checkpoint_file.h"
+#include "agent/kubelet/dra_service.h"
+#include "agent/claims/engine.h"
+#include "agent/core/config.h"
+#include "agent/health/monitor.h"
+#include "agent/kubelet/health_service.h"
+#include "agent/core/inventory.h"
+#include "agent/kubelet/registration.h"
+#include "agent/lib/log.h"
+#include "agent/slices/slices.h"
+#include "agent/sriov/prepared.h"
+#include "agent/sriov/sriov_agent.h"
+#include "agent/kube/store_open.h"
+#include "hal/hal.h"
+
+struct daemon_driver {
+	struct daemon *d;
+	char *name;
+	struct dralet_device **devices;
+	size_t n_devices;
+	char *state_dir;
+	struct claims_engine *engine;
+	struct kubelet_endpoint *ep;
+	struct health_monitor *monitor;	/* closed (and freed by itself) at stop */
+	struct health_watch *watch;	/* NodeWatchResources; freed after the loop */
+};
+
+struct daemon {
+	const struct daemon_options *o;
+	uv_loop_t loop;
+	uv_signal_t sigterm, sigint;
+	struct inventory *inv;
+	/* inventories an engine still points into (it could not take a
+	 * rediscovery's devices): freed at exit */
+	struct inventory **retired;
+	size_t n_retired;
+	struct store *store;
+	struct daemon_driver *drivers;
+	size_t n_drivers;
+	struct sriov_agent *sriov;
+	size_t drivers_open;	/* endpoints not yet closed + engines not yet idle */
+	bool stopping;
+	char boot_id[128];
+};
+
+/* The note of the driver's health answers (kubelet_health_note_fn). */
+static void health_note(void *userdata, char *buf, size_t size)
+{
+	struct daemon_driver *dd = userdata;
+
+	if (dd->engine)
+		claims_engine_recovery_note(dd->engine, buf, size);
+}
+
+static void on_registration(void *userdata, const char *driver, bool registered, const char *error)
+{
+	(void)userdata;
+	if (registered)
+		log_info("driver %s: registered with the kubelet", driver);
+	else
+		log_error("driver %s: the kubelet refused the registration: %s", driver,
+			  error && *error ? error : "(no reason given)");
+}
+
+/* ---- shutdown: endpoints close (calls in flight finish), engines drain, store goes ---- */
+
+static void finish_driver(struct daemon *d)
+{
+	if (--d->drivers_open)
+		return;
+	if (d->store) {
+		d->store->ops->destroy(d->store);
+		d->store = NULL;
+	}
+}
+
+static void on_engine_idle(void *userdata)
+{
+	struct daemon_driver *dd = userdata;
+
+	finish_driver(dd->d);
+}
+
+static void on_endpoint_closed(void *userdata)
+{
+	struct daemon_driver *dd = userdata;
+
+	dd->ep = NULL;
+	if (dd->engine)
+		claims_engine_shutdown(dd->engine, on_engine_idle, dd);
+	else
+		finish_driver(dd->d);
+}
+
+static void stop(struct daemon *d)
+{
+	if (d->stopping)
+		return;
+	d->stopping = true;
+	sriov_agent_close(d->sriov);
+	d->sriov = NULL;
+	uv_close((uv_handle_t *)&d->sigterm, NULL);
+	uv_close((uv_handle_t *)&d->sigint, NULL);
+	d->drivers_open = d->n_drivers + 1;
+	for (size_t i = 0; i < d->n_drivers; i++) {
+		struct daemon_driver *dd = &d->drivers[i];
+		/* watch streams never end by themselves: end them before the
+		 * server's graceful close waits for calls in flight */
+		health_watch_shutdown(dd->watch);
+		health_monitor_close(dd->monitor);
+		dd->monitor = NULL;
+		if (dd->ep)
+			kubelet_endpoint_close(dd->ep, on_endpoint_closed, dd);
+		else
+			on_endpoint_closed(dd);
+	}
+	finish_driver(d);
+}
+
+static void on_signal(uv_signal_t *sig, int signum)
+{
+	struct daemon *d = sig->data;
+
+	log_info("%s: removing the sockets, finishing calls in flight", strsignal(signum));
+	stop(d);
+}
+
+/* ---- start ---- */
+
+/* The ResourceSlices of the driver: the store converges in the background. */
+static void publish_driver(struct daemon *d, struct daemon_driver *dd)
+{
+	const struct daemon_options *o = d->o;
+	struct slice_list *slices = NULL;
+	int r = slices_build(d->inv, dd->name, o->node_name, NULL, &o->slice_opts, &slices);
+
+	if (r < 0) {
+		log_error("driver %s: cannot build its ResourceSlices: %s", dd->name, strerror(-r));
+		return;	/* serving prepared claims matters more than publishing */
+	}
+	r = d->store->ops->publish(d->store, dd->name, slices);
+	if (r < 0)
+		log_error("driver %s: cannot publish its ResourceSlices: %s", dd->name, strerror(-r));
+	slice_list_unref(slices);
+}
+
+/* Worker thread: a device's health, under its claims-engine device lock. */
+static int check_health(void *userdata, struct dralet_device *dev)
+{
+	struct daemon_driver *dd = userdata;
+
+	return claims_engine_check_health(dd->engine, dev);
+}
+
+/* After every health round: unhealthy devices get their slice taint, and
+ * the kubelet gets the list again (also when nothing changed, so that it
+ * never takes a healthy device for a stale one). */
+static void on_health_round(void *userdata, bool changed)
+{
+	struct daemon_driver *dd = userdata;
+
+	if (changed)
+		publish_driver(dd->d, dd);
+	health_watch_broadcast(dd->watch);
+}
+
+static int start_health(struct daemon *d, struct daemon_driver *dd)
+{
+	struct health_monitor_config hcfg = {
+		.loop = &d->loop,
+		.driver = dd->name,
+		.interval_ms = d->o->cfg->health_interval_s * 1000,
+		.check = check_health,
+		.on_round = on_health_round,
+		.userdata = dd,
+	};
+	int r = health_monitor_new(&hcfg, dd->devices, dd->n_devices, &dd->monitor);
+
+	if (r >= 0)
+		r = health_watch_new(kubelet_endpoint_dra_server(dd->ep), d->o->node_name,
+				     health_monitor_table(dd->monitor), &dd->watch);
+	if (r < 0)
+		log_error("driver %s: cannot start its health monitor: %s", dd->name, strerror(-r));
+	return r;
+}
+
+static int start_driver(struct daemon *d, struct daemon_driver *dd)
+{
+	const struct daemon_options *o = d->o;
+	struct claims_recovery_stats stats;
+	struct kubelet_endpoint_config ecfg = {
+		.driver = dd->name,
+		.registry_dir = o->registry_dir,
+		.plugins_dir = o->plugins_dir,
+		.pod_uid = o->pod_uid,
+		.health_service = true,
+		.on_registration = on_registration,
+		.health_note = health_note,
+		.userdata = dd,
+	};
+	struct claims_engine_config ccfg = {
+		.loop = &d->loop,
+		.store = d->store,
+		.driver = dd->name,
+		.pool = o->node_name,
+		.cdi_dir = o->cdi_dir,
+		.boot_id = d->boot_id,
+		.wait_for_lock = o->pod_uid && *o->pod_uid,
+	};
+	int r;
+
+	dd->n_devices = inventory_n_devices(d->inv, dd->name);
+	dd->devices = calloc(dd->n_devices + 1, sizeof(*dd->devices));
+	if (!dd->devices || asprintf(&dd->state_dir, "%s/%s", o->plugins_dir, dd->name) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < dd->n_devices; i++)
+		dd->devices[i] = inventory_device(d->inv, dd->name, i);
+	ccfg.devices = dd->devices;
+	ccfg.n_devices = dd->n_devices;
+	ccfg.state_dir = dd->state_dir;
+	r = claims_engine_new(&ccfg, &dd->engine, &stats);
+	if (r < 0) {
+		log_error("driver %s: cannot start its claims engine: %s", dd->name, strerror(-r));
+		return r;
+	}
+	r = kubelet_endpoint_open(&d->loop, &ecfg, &dd->ep);
+	if (r < 0)
+		return r;
+	r = dra_service_register(kubelet_endpoint_dra_server(dd->ep), dd->engine);
+	if (r < 0) {
+		log_error("driver %s: cannot add the DRA methods: %s", dd->name, strerror(-r));
+		return r;
+	}
+	if ((r = start_health(d, dd)) < 0)
+		return r;
+	log_info("driver %s: %zu device(s), checkpoint %s/%s, CDI specs in %s", dd->name,
+		 dd->n_devices, dd->state_dir, CHECKPOINT_FILE_NAME, o->cdi_dir);
+	publish_driver(d, dd);
+	return 0;
+}
+
+/* ---- rediscovery (SR-IOV policies, PCI hot-plug) ---- */
+
+/* No claims call and no health round in flight: the devices may be replaced. */
+static bool drivers_idle(void *userdata)
+{
+	struct daemon *d = userdata;
+
+	for (size_t i = 0; i < d->n_drivers; i++) {
+		const struct daemon_driver *dd = &d->drivers[i];
+		if ((dd->engine && !claims_engine_idle(dd->engine)) ||
+		    (dd->monitor && health_monitor_busy(dd->monitor)))
+			return false;
+	}
+	return true;
+}
+
+static int prepared_vfs(void *userdata, struct sriov_prepared *ret, char *err, size_t errlen)
+{
+	struct daemon *d = userdata;
+
+	for (size_t i = 0; i < d->n_drivers; i++) {
+		int r = d->drivers[i].state_dir
+		      ? sriov_prepared_load_dir(d->drivers[i].state_dir, ret, err, errlen) : 0;
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* While every engine is idle: a new inventory, the engines' devices
+ * replaced, every driver's slices published again. */
+static void rediscover(void *userdata)
+{
+	struct daemon *d = userdata;
+	struct dralet_device ***lists;
+	struct inventory *inv, **retired;
+	bool old_in_use = false;
+	int r;
+
+	if (d->stopping)
+		return;
+	r = inventory_discover(d->o->roots, d->o->cfg, d->o->reg, &inv);
+	if (r < 0) {
+		log_error("rediscovery failed (%s); the devices published stay", strerror(-r));
+		return;
+	}
+	/* room to retire the old inventory, taken before anything changes */
+	retired = realloc(d->retired, (d->n_retired + 1) * sizeof(*retired));
+	if (!retired) {
+		inventory_free(inv);
+		log_error("rediscovery: out of memory; the devices published stay");
+		return;
+	}
+	d->retired = retired;
+	lists = calloc(d->n_drivers + 1, sizeof(*lists));
+	for (size_t i = 0; lists && i < d->n_drivers; i++) {
+		size_t n = inventory_n_devices(inv, d->drivers[i].name);
+		if (!(lists[i] = calloc(n + 1, sizeof(**lists))))
+			goto oom;
+		for (size_t j = 0; j < n; j++)
+			lists[i][j] = inventory_device(inv, d->drivers[i].name, j);
+	}
+	if (!lists)
+		goto oom;
+	for (size_t i = 0; i < d->n_drivers; i++) {
+		struct daemon_driver *dd = &d->drivers[i];
+		size_t n = inventory_n_devices(inv, dd->name);
+		if (dd->engine && (r = claims_engine_set_devices(dd->engine, lists[i], n)) < 0) {
+			/* out of memory: this engine keeps the old inventory's devices */
+			log_error("driver %s: cannot take the rediscovered devices (%s); it serves "
+				  "the devices it had", dd->name, strerror(-r));
+			health_monitor_set_devices(dd->monitor, NULL, 0);	/* never fails */
+			old_in_use = true;
+			continue;
+		}
+		if (health_monitor_set_devices(dd->monitor, lists[i], n) < 0) {
+			log_error("driver %s: out of memory; its devices' health is not checked "
+				  "until the next rediscovery", dd->name);
+			health_monitor_set_devices(dd->monitor, NULL, 0);
+		}
+		if (n != dd->n_devices)
+			log_info("driver %s: %zu device(s) after rediscovery (were %zu)", dd->name, n,
+				 dd->n_devices);
+		free(dd->devices);
+		dd->devices = lists[i];
+		dd->n_devices = n;
+		lists[i] = NULL;
+	}
+	if (old_in_use)
+		d->retired[d->n_retired++] = d->inv;
+	else
+		inventory_free(d->inv);
+	d->inv = inv;
+	for (size_t i = 0; i < d->n_drivers; i++) {
+		publish_driver(d, &d->drivers[i]);
+		health_watch_broadcast(d->drivers[i].watch);
+	}
+	for (size_t i = 0; i < d->n_drivers; i++)
+		free(lists[i]);
+	free(lists);
+	return;
+oom:
+	for (size_t i = 0; lists && i < d->n_drivers; i++)
+		free(lists[i]);
+	free(lists);
+	inventory_free(inv);
+	log_error("rediscovery: out of memory; the devices published stay");
+}
+
+/* Before the first discovery: VFs a policy creates are there when the
+ * drivers start (checkpoints on disk tell which VFs claims hold). */
+static int apply_sriov_at_start(struct daemon *d)
+{
+	const struct sriov_policies *pol = d->o->cfg->sriov;
+	struct sriov_prepared prep = { 0 };
+	bool changed = false;
+	char err[640] = "";
+	int r = 0;
+
+	if (!pol || !pol->n)
+		return 0;
+	for (size_t i = 0; r >= 0 && i < inventory_n_drivers(d->inv); i++) {
+		char *dir = NULL;
+		if (asprintf(&dir, "%s/%s", d->o->plugins_dir, inventory_driver(d->inv, i)) < 0)
+			r = -ENOMEM;
+		else
+			r = sriov_prepared_load_dir(dir, &prep, err, sizeof(err));
+		free(dir);
+	}
+	if (r < 0)
+		log_error("sriov: not applying the policies at start: cannot tell which VFs are "
+			  "prepared for claims: %s", err[0] ? err : strerror(-r));
+	else
+		r = sriov_agent_apply_once(d->o->roots, pol, inventory_scan(d->inv), &prep, &changed,
+					   NULL);
+	sriov_prepared_clear(&prep);
+	if (r < 0 || !changed)
+		return 0;
+	inventory_free(d->inv);
+	d->inv = NULL;
+	return inventory_discover(d->o->roots, d->o->cfg, d->o->reg, &d->inv);
+}
+
+static void start_sriov(struct daemon *d)
+{
+	struct sriov_agent_config sc = {
+		.loop = &d->loop,
+		.roots = d->o->roots,
+		.config_path = d->o->config_path,
+		.policies = d->o->cfg->sriov,
+		.ops = { drivers_idle, prepared_vfs, rediscover, d },
+		/* the host's uevents describe a simulated tree's node no more than /sys */
+		.hotplug = !strcmp(d->o->roots->sys, "/sys"),
+	};
+	int r = sriov_agent_start(&sc, &d->sriov);
+
+	if (r < 0)
+		log_error("sriov: cannot watch for policy changes: %s", strerror(-r));
+}
+
+static void free_drivers(struct daemon *d)
+{
+	for (size_t i = 0; i < d->n_drivers; i++) {
+		claims_engine_free(d->drivers[i].engine);
+		health_watch_free(d->drivers[i].watch);
+		free(d->drivers[i].devices);
+		free(d->drivers[i].state_dir);
+		free(d->drivers[i].name);
+	}
+	free(d->drivers);
+}
+
+int daemon_run(const struct daemon_options *o)
+{
+	struct daemon d = { .o = o };
+	struct store_options so = {
+		.store_dir = o->store_dir,
+		.kubeconfig = o->kubeconfig,
+		.node_name = o->node_name,
+	};
+	char err[1024];
+	int r, status = 0;
+
+	signal(SIGPIPE, SIG_IGN);
+	r = checkpoint_boot_id(o->roots->proc, d.boot_id, sizeof(d.boot_id));
+	if (r < 0) {
+		log_warn("cannot read the boot ID below %s (%s): reboots cannot be told from "
+			 "restarts", o->roots->proc, strerror(-r));
+		d.boot_id[0] = '\0';
+	}
+	r = inventory_discover(o->roots, o->cfg, o->reg, &d.inv);
+	if (r >= 0)
+		r = apply_sriov_at_start(&d);
+	if (r < 0) {
+		inventory_free(d.inv);
+		return 1;
+	}
+	if ((r = uv_loop_init(&d.loop)) < 0) {
+		log_error("cannot start the event loop: %s", uv_strerror(r));
+		inventory_free(d.inv);
+		return 1;
+	}
+	r = store_open(&d.loop, &so, &d.store, err, sizeof(err));
+	if (r < 0) {
+		log_error("cannot open the store: %s", err);
+		status = 1;
+		goto out;
+	}
+	d.n_drivers = inventory_n_drivers(d.inv);
+	d.drivers = calloc(d.n_drivers + 1, sizeof(*d.drivers));
+	if (!d.drivers) {
+		status = 1;
+		goto out;
+	}
+	/* before any socket exists: a SIGTERM must always mean a clean stop */
+	uv_signal_init(&d.loop, &d.sigterm);
+	uv_signal_init(&d.loop, &d.sigint);
+	d.sigterm.data = d.sigint.data = &d;
+	uv_signal_start(&d.sigterm, on_signal, SIGTERM);
+	uv_signal_start(&d.sigint, on_signal, SIGINT);
+	if (!d.n_drivers)
+		log_warn("no device and no enabled backend: nothing to register; waiting for a signal");
+	for (size_t i = 0; i < d.n_drivers; i++) {
+		d.drivers[i].d = &d;
+		if (!(d.drivers[i].name = strdup(inventory_driver(d.inv, i))))
+			status = 1;
+	}
+	for (size_t i = 0; !status && i < d.n_drivers; i++) {
+		if (start_driver(&d, &d.drivers[i]) < 0) {
+			status = 1;
+			break;
+		}
+	}
+	if (!status)
+		start_sriov(&d);
+	if (status)
+		stop(&d);
+	else
+		log_info("dralet %s serving %zu driver(s) on node %s", DRALET_VERSION, d.n_drivers,
+			 o->node_name);
+	uv_run(&d.loop, UV_RUN_DEFAULT);
+	if (!status)
+		log_info("stopped");
+out:
+	if (d.store && !d.stopping) {
+		d.store->ops->destroy(d.store);
+		d.store = NULL;
+		uv_run(&d.loop, UV_RUN_DEFAULT);
+	}
+	if (uv_loop_close(&d.loop) == UV_EBUSY)
+		log_warn("event loop handles left open at exit");
+	free_drivers(&d);
+	inventory_free(d.inv);
+	for (size_t i = 0; i < d.n_retired; i++)
+		inventory_free(d.retired[i]);
+	free(d.retired);
+	return status;
+}
