@@ -214,6 +214,9 @@ int dralet_device_new(struct dralet_backend_ctx *ctx, const struct hal_pci_func 
 	if (func)
 		add_pci_attributes(dev, func);
 	sink->items[sink->n++] = dev;
+	/* every device says what it is, so DeviceClasses select by kind with CEL
+	 * (deploy/deviceclasses.yaml); a backend may set a finer type */
+	dralet_device_set_string(dev, "type", kind);
 	*ret_dev = dev;
 	return 0;
 }

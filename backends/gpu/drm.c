@@ -3,9 +3,12 @@
  * The drm backend: any display-class function (0x03xx) with a DRM card that
  * no vendor backend took: BMC VGA (ASPEED ast), virtio-gpu, nouveau, radeon,
  * simpledrm-less framebuffers ... One device of kind "gpu" with its card and
- * render nodes. Lowest score (class only), so vendor backends win.
+ * render nodes; its type is "display" when it has no render node (nothing to
+ * compute on), so the GPU DeviceClass leaves it out. Lowest score (class
+ * only), so vendor backends win.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,6 +26,16 @@ static int drm_match(struct dralet_backend_ctx *ctx, const struct hal_pci_func *
 	return 0;	/* no DRM card: nothing a container could open */
 }
 
+/* A card without a render node (a BMC's VGA, a plain framebuffer) only
+ * drives a display: it is no GPU a workload could compute on. */
+static bool has_render_node(const struct hal_pci_func *f)
+{
+	for (size_t i = 0; i < f->n_drm; i++)
+		if (!strncmp(f->drm[i].name, "renderD", 7))
+			return true;
+	return false;
+}
+
 static int drm_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f)
 {
 	struct dralet_device *dev;
@@ -33,7 +46,7 @@ static int drm_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *
 		return r;
 	if (!gpu_info_attach(dev, GPU_TYPE_FULL))
 		return -ENOMEM;
-	gpu_set_common(dev, "gpu");
+	gpu_set_common(dev, has_render_node(f) ? "gpu" : "display");
 	if (f->driver)
 		dralet_device_set_string(dev, "driver", f->driver);
 	if (gpu_read_pci_u64(ctx, f, "boot_vga", &boot_vga))

@@ -84,7 +84,8 @@ struct dralet_capacity {
  * and in the driver's domain numaNode, pcieSwitch (the same address),
  * iommuGroup, vendorID, deviceID ("0x10de"), productName (from the PCI name
  * database; a backend may overwrite it), pcieGeneration and pcieLinkWidth —
- * each only when known.
+ * each only when known — and type (@kind; a backend may set a finer one, e.g.
+ * "mig"), which the shipped DeviceClasses select on.
  * @func may be NULL for devices without a PCI parent (then @suffix is required
  * and the name is "<kind>-<suffix>").
  * On success *ret_dev points to the device, owned by the probe's list.

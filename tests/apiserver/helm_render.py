@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """A renderer for the small subset of Helm's template language the dralet chart uses, so
 tests can check the rendered manifests without a helm binary:
-  {{ .Values.a.b }}  {{ .Release.Namespace }}  {{ .Chart.AppVersion }}  {{ . }} (in range)
+  {{ .Values.a.b }}  {{ .Release.Namespace }}  {{ .Chart.AppVersion }}  {{ . }} {{ .field }} (in range)
   {{- toYaml .Values.x | nindent N }}  {{- if .Values.x }} ... {{- end }}
   {{- range .Values.list }} ... {{- end }}
 '{{-' trims the whitespace before the action, '-}}' the whitespace after, as Helm does.
@@ -16,7 +16,7 @@ TOKEN = re.compile(r'{{(-?)\s*(.*?)\s*(-?)}}', re.S)
 def lookup(ctx, dot, path):
     if path == '.':
         return dot
-    cur = ctx
+    cur = dot   # the top level's dot is the context; inside range, the item (as in Helm)
     for part in path.lstrip('.').split('.'):
         cur = cur.get(part) if isinstance(cur, dict) else None
     return cur

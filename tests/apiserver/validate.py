@@ -130,6 +130,20 @@ def qualified_name(s):
     return driver_name(dom) and len(ident) <= 32 and bool(_CIDENT.match(ident))
 
 
+_LABEL_NAME = re.compile(r'^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$')
+
+
+def extended_resource_name(s):
+    """A pod's extended resource name (k8s.io/api core/v1 ResourceName; DeviceClassSpec's
+    extendedResourceName has the same format): <DNS subdomain>/<name>, the name a label
+    name of at most 63 characters, outside the kubernetes.io domain."""
+    if not isinstance(s, str) or s.count('/') != 1:
+        return False
+    dom, name = s.split('/')
+    return (dns_subdomain(dom) and not (dom == 'kubernetes.io' or dom.endswith('.kubernetes.io'))
+            and len(name) <= 63 and bool(_LABEL_NAME.match(name)))
+
+
 def quantity(s):
     return isinstance(s, (str, int)) and bool(_QUANTITY.match(str(s)))
 

@@ -287,7 +287,7 @@ def mig_1g_10gb(e):
     the MIG capability nodes of that instance."""
     ns = "mig"
     w.namespace(e.c, ns)
-    w.create_claim(e.c, ns, "mig", w.claim_spec([w.request("mig", GPU, [
+    w.create_claim(e.c, ns, "mig", w.claim_spec([w.request("mig", "mig." + GPU, [
         f'device.attributes["{GPU}"].migProfile == "1g.10gb"'])]))
     w.create_pod(e.c, ns, "app", claims=["mig"])
     w.wait_running(e.c, ns, "app")
@@ -581,15 +581,20 @@ def generic_accelerator(e):
 
 @scenario("mi300x")
 def amd_gpu(e):
-    """An AMD Instinct GPU (KFD and DRM render nodes)."""
+    """An AMD Instinct GPU from the plain GPU class (KFD and DRM render nodes),
+    never the board's BMC VGA."""
     ns = "amd"
     w.namespace(e.c, ns)
-    w.create_claim(e.c, ns, "gpu", w.claim_spec([w.request("gpu", GPU, [
-        f'device.attributes["{GPU}"].type == "gpu"'])]))
+    w.create_claim(e.c, ns, "gpu", w.claim_spec([w.request("gpu", GPU)]))
     w.create_pod(e.c, ns, "app", claims=["gpu"])
     w.wait_running(e.c, ns, "app")
     [res] = w.allocation(e.c, ns, "gpu")
-    e.expect_container(ns, "app", [res["device"]])
+    if e.devices[res["device"]]["attributes"]["type"]["string"] != "amdgpu":
+        raise ClusterError(f"the GPU class gave {res['device']}: "
+                           f"{e.devices[res['device']]['attributes'].get('productName')}")
+    view = e.expect_container(ns, "app", [res["device"]])
+    if "/dev/kfd" not in view["devices"]:
+        raise ClusterError(f"no /dev/kfd in {view['devices']}")
     w.delete(e.c, "namespace", "", ns)
 
 
@@ -603,6 +608,124 @@ def e810_vf(e):
     w.create_pod(e.c, ns, "app", claims=["vf"])
     w.wait_running(e.c, ns, "app")
     [res] = w.allocation(e.c, ns, "vf")
+    e.expect_container(ns, "app", [res["device"]])
+    w.delete(e.c, "namespace", "", ns)
+
+
+# ---- device classes and extended resources (deploy/deviceclasses.yaml) ------
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                        "deploy", "examples", "claims")
+
+
+def allocate_example(e, name):
+    """Creates the shipped example claim @name (without its offline allocation) and a
+    pod using it; the real scheduler must allocate it from the classes it names, and
+    the container must get the devices."""
+    with open(os.path.join(EXAMPLES, name)) as f:
+        claim = yaml.safe_load(f)
+    spec = claim["spec"]
+    requests = spec["devices"]["requests"]
+    ns = "example-" + name[:-5]
+    admin = any(r.get("exactly", {}).get("adminAccess") for r in requests)
+    w.namespace(e.c, ns, {"resource.kubernetes.io/admin-access": "true"} if admin else None)
+    w.create_claim(e.c, ns, claim["metadata"]["name"], spec)
+    w.create_pod(e.c, ns, "app", claims=[claim["metadata"]["name"]])
+    w.wait_running(e.c, ns, "app")
+    results = w.allocation(e.c, ns, claim["metadata"]["name"])
+    if len(results) != len(requests):
+        raise ClusterError(f"{name}: allocated {results} for {len(requests)} request(s)")
+    e.expect_container(ns, "app", [r["device"] for r in results])
+    w.delete(e.c, "namespace", "", ns)
+    return results
+
+
+@scenario("hgx-h100")
+def examples_allocatable(e):
+    """Every example claim of deploy/examples/claims for this board is allocated by the
+    real scheduler from the shipped classes (mig.gpu, rdma.net ... included)."""
+    names = sorted(n for n in os.listdir(EXAMPLES) if n.endswith(".yaml") and n != "fpga.yaml")
+    if len(names) < 7:
+        raise ClusterError(f"examples: {names}")
+    kinds = {}
+    for name in names:
+        for r in allocate_example(e, name):
+            kinds.setdefault(name, []).append(e.devices[r["device"]]["attributes"]["type"]["string"])
+    want = {"gpu.yaml": ["gpu"], "mig.yaml": ["mig"], "rdma.yaml": ["rdma"], "vf.yaml": ["rdma"],
+            "gpu-nic-aligned.yaml": ["gpu", "rdma"]}
+    for name, types in want.items():
+        if sorted(kinds.get(name, [])) != sorted(types):
+            raise ClusterError(f"{name}: device types {kinds.get(name)}, expected {types}")
+    FIGURES["examples allocated"] = ", ".join(names + ["fpga.yaml (fpga-server)"])
+
+
+@scenario("fpga-server")
+def fpga_example_allocatable(e):
+    """deploy/examples/claims/fpga.yaml on the FPGA board."""
+    allocate_example(e, "fpga.yaml")
+
+
+@scenario("hgx-h100")
+def bmc_vga_is_no_gpu(e):
+    """The board's ASPEED BMC VGA (a DRM card without a render node) is outside the GPU
+    class: a claim for it there stays unschedulable, the display class gets it."""
+    [bmc] = [n for n, d in e.devices.items()
+             if d["attributes"].get("vendorID", {}).get("string") == "0x1a03"]
+    ns = "bmc"
+    w.namespace(e.c, ns)
+    aspeed = f'device.attributes["{GPU}"].vendorID == "0x1a03"'
+    w.create_claim(e.c, ns, "as-gpu", w.claim_spec([w.request("gpu", GPU, [aspeed])]))
+    w.create_pod(e.c, ns, "as-gpu", claims=["as-gpu"])
+    w.create_claim(e.c, ns, "display", w.claim_spec([w.request("d", "display." + GPU)]))
+    w.create_pod(e.c, ns, "display", claims=["display"])
+    w.wait_running(e.c, ns, "display")
+    [res] = w.allocation(e.c, ns, "display")
+    if res["device"] != bmc:
+        raise ClusterError(f"the display class gave {res['device']}, not the BMC {bmc}")
+
+    def unschedulable():
+        pod = e.c.get("pod", "as-gpu", "-n", ns)
+        return any(c["type"] == "PodScheduled" and c["status"] == "False" and
+                   c.get("reason") == "Unschedulable" for c in pod["status"].get("conditions", []))
+    wait_until("the GPU-class claim for the BMC unschedulable", unschedulable, timeout=60)
+    w.delete(e.c, "namespace", "", ns)
+
+
+@scenario("hgx-h100")
+def extended_resource_gpu(e):
+    """resources.limits {dralet.dev/gpu: 1} without a claim (KEP-5004): on 1.37 the
+    scheduler makes the claim from the GPU class and the pod runs with a whole GPU; on
+    1.34 (gate off) the server dropped the class's field and the pod stays pending."""
+    cls = e.c.get("deviceclass", GPU)
+    ns = "extended"
+    w.namespace(e.c, ns)
+    spec = w.pod_spec()
+    spec["containers"][0]["resources"] = {"limits": {"dralet.dev/gpu": "1"}}
+    e.c.apply(json.dumps({"apiVersion": "v1", "kind": "Pod",
+                          "metadata": {"name": "app", "namespace": ns}, "spec": spec}))
+    if e.c.version == "1.34":
+        if "extendedResourceName" in cls["spec"]:
+            raise ClusterError(f"1.34 kept extendedResourceName: {cls['spec']}")
+
+        def pending():
+            pod = e.c.get("pod", "app", "-n", ns)
+            return any(c["type"] == "PodScheduled" and c["status"] == "False"
+                       for c in pod["status"].get("conditions", []))
+        wait_until("the limits pod unschedulable on 1.34", pending, timeout=60)
+        w.delete(e.c, "namespace", "", ns)
+        return
+    if cls["spec"].get("extendedResourceName") != "dralet.dev/gpu":
+        raise ClusterError(f"the GPU class lost extendedResourceName: {cls['spec']}")
+    w.wait_running(e.c, ns, "app")
+    st = e.c.get("pod", "app", "-n", ns)["status"].get("extendedResourceClaimStatus") or {}
+    claim = st.get("resourceClaimName")
+    if not claim:
+        raise ClusterError(f"no extendedResourceClaimStatus: {st}")
+    [res] = w.allocation(e.c, ns, claim)
+    dev = e.devices[res["device"]]
+    if dev["attributes"]["type"]["string"] != "gpu" or "H100" not in \
+            dev["attributes"]["productName"]["string"]:
+        raise ClusterError(f"dralet.dev/gpu gave {res['device']}: {dev['attributes']['type']}")
     e.expect_container(ns, "app", [res["device"]])
     w.delete(e.c, "namespace", "", ns)
 

@@ -6,7 +6,9 @@ ValidatingAdmissionPolicy have the structure kubernetes-api.md 3.3 asks for. The
 (deploy/helm/dralet, rendered by helm_render.py) passes the same checks and renders the same
 objects as the plain manifests."""
 import glob
+import json
 import os
+import re
 import sys
 
 import yaml
@@ -72,7 +74,8 @@ def main():
         set(k for k in same if same[k] != rendered.get(k)) | (set(rendered) - set(same)))
     # switches: no admission policy, other device classes
     chart = load_chart({'validatingAdmissionPolicy': {'enabled': False},
-                        'deviceClasses': ['gpu.dralet.dev']})
+                        'deviceClasses': [{'name': 'gpu.dralet.dev',
+                                           'expression': "device.driver == 'gpu.dralet.dev'"}]})
     kinds = [d['kind'] for _, d in chart]
     assert 'ValidatingAdmissionPolicy' not in kinds and kinds.count('DeviceClass') == 1, kinds
     print('deploy: %d manifests and the Helm chart checked' % len(plain))
@@ -88,16 +91,90 @@ def check(docs):
                              'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'):
             assert d['metadata'].get('namespace') == 'dralet', (f, d['kind'])
 
-    # DeviceClasses: the strict schema and the API rules, one per default driver
+    # DeviceClasses: the strict schema and the API rules; one named after each default
+    # driver, the others "<kind>.<driver>", each selecting its driver's devices first
     classes = by_kind(docs, 'DeviceClass')
+    names = [c['metadata']['name'] for c in classes]
     for c in classes:
+        name = c['metadata']['name']
         assert c['apiVersion'] == 'resource.k8s.io/v1'
         errs = validate.device_class_errors(c)
-        assert not errs, (c['metadata']['name'], errs)
+        assert not errs, (name, errs)
+        [driver] = [d for d in DRIVERS if name == d or name.endswith('.' + d)]
         expr = c['spec']['selectors'][0]['cel']['expression']
-        assert expr == "device.driver == '%s'" % c['metadata']['name'], expr
-    assert sorted(c['metadata']['name'] for c in classes) == sorted(DRIVERS)
+        assert expr == "device.driver == '%s'" % driver or \
+            expr.startswith("device.driver == '%s' && " % driver), (name, expr)
+    assert set(DRIVERS) <= set(names) and len(set(names)) == len(names), names
+    ext = [c['spec']['extendedResourceName'] for c in classes
+           if 'extendedResourceName' in c['spec']]
+    assert len(set(ext)) == len(ext) and ext, ext
+    for e in ext:
+        assert validate.extended_resource_name(e) and e.startswith('dralet.dev/'), e
+    # every class a shipped example or a doc names is shipped
+    used = set()
+    for path in glob.glob(os.path.join(TOP, 'deploy', 'examples', '*', '*.yaml')) + \
+            glob.glob(os.path.join(TOP, 'docs', '*.md')) + [os.path.join(TOP, 'README.md')]:
+        with open(path) as f:
+            used |= set(re.findall(r'deviceClassName: *([a-z0-9.-]+)', f.read()))
+    assert used and used <= set(names), sorted(used - set(names))
+    check_classes_on_boards(classes)
     check_rest(docs)
+
+
+def cel_matches(expr, device):
+    """Evaluates the CEL subset the shipped classes use (==, in, &&, ||, !, attribute
+    access) on a device of `dralet discover -o json`, by turning it into Python."""
+    py = expr.replace('&&', ' and ').replace('||', ' or ')
+    py = re.sub(r'!(?!=)', ' not ', py)
+    py = py.replace('device.driver', 'D').replace('device.attributes', 'A')
+    attrs = {}
+    for k, v in device['attributes'].items():
+        attrs[k if '/' in k else device['driver'] + '/' + k] = list(v.values())[0]
+
+    class Domain:
+        def __init__(self, domain):
+            self.domain = domain
+
+        def __getattr__(self, name):
+            if self.domain + '/' + name not in attrs:
+                raise KeyError('no attribute %s/%s' % (self.domain, name))
+            return attrs[self.domain + '/' + name]
+
+    class Attributes:
+        def __getitem__(self, domain):
+            return Domain(domain)
+    return eval(py, {'__builtins__': {}}, {'D': device['driver'], 'A': Attributes()})  # noqa: S307
+
+
+def check_classes_on_boards(classes):
+    """On every golden board: each device falls in its driver's class and in exactly one
+    finer class of its driver (where the driver has finer classes); the GPU class holds
+    only whole GPUs, never a display-only card or a MIG device."""
+    by_name = {c['metadata']['name']: c['spec']['selectors'][0]['cel']['expression']
+               for c in classes}
+    finer = {d: [n for n in by_name if n.endswith('.' + d)] for d in DRIVERS}
+    seen_display = seen_mig = 0
+    for path in sorted(glob.glob(os.path.join(TOP, 'tests', 'golden', '*.json'))):
+        with open(path) as f:
+            devices = json.load(f)['devices']
+        for dev in devices:
+            where = '%s %s' % (os.path.basename(path), dev['name'])
+            match = [n for n, e in by_name.items() if cel_matches(e, dev)]
+            kind = dev['attributes']['type']['string']
+            if dev['driver'] == 'gpu.dralet.dev':
+                whole = kind in ('gpu', 'amdgpu')
+                assert ('gpu.dralet.dev' in match) == whole, (where, kind, match)
+                seen_display += kind == 'display'
+                seen_mig += kind == 'mig'
+                assert whole or len([n for n in match if n in finer['gpu.dralet.dev']]) == 1, \
+                    (where, kind, match)
+            else:
+                assert dev['driver'] in match, (where, match)
+            if dev['driver'] == 'net.dralet.dev':
+                assert ('rdma.net.dralet.dev' in match) == (kind == 'rdma'), (where, match)
+                is_vf = dev['attributes']['isVF']['bool']
+                assert ('vf.net.dralet.dev' in match) == is_vf, (where, match)
+    assert seen_display and seen_mig, 'the goldens hold no display card or MIG device'
 
 
 def check_rest(docs):
