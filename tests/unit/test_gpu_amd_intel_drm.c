@@ -276,7 +276,8 @@ static void test_generic_drm_aspeed(void **state)
 	assert_int_equal(harness_probe(&h, hal_scan_find(h.scan, BMC)), 0);
 	g = harness_device(&h, "gpu-0000-02-00-0");
 	assert_non_null(g);
-	assert_string_equal(attr_string(g, "type"), "gpu");
+	/* a card without a render node drives a display only: no GPU class */
+	assert_string_equal(attr_string(g, "type"), "display");
 	assert_string_equal(attr_string(g, "driver"), "ast");
 	assert_true(attr_bool(g, "bootVGA", false));
 	assert_string_equal(attr_string(g, "vendorID"), "0x1a03");
@@ -287,6 +288,11 @@ static void test_generic_drm_aspeed(void **state)
 	/* scenario selectors on memory and migProfile never hit a missing key */
 	assert_string_equal(capacity(g, "memory"), "0");
 	assert_string_equal(attr_string(g, "migProfile"), "");
+	/* the same backend on a function with a render node publishes a GPU */
+	assert_int_equal(harness_probe(&h, hal_scan_find(h.scan, AMD)), 0);
+	g = harness_device(&h, "gpu-0000-c1-00-0");
+	assert_non_null(g);
+	assert_string_equal(attr_string(g, "type"), "gpu");
 	harness_fini(&h);
 	tree_remove(d);
 }
