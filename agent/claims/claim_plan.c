@@ -49,6 +49,7 @@ void claim_plan_free(struct claim_plan *plan)
 	free(plan->uid);
 	free(plan->namespace_);
 	free(plan->name);
+	free(plan->pod_claim_name);
 	free(plan);
 }
 
@@ -187,6 +188,8 @@ int claim_plan_build(struct json_object *claim, const char *namespace_, const ch
 	static const char *const alloc_path[] = { "status", "allocation", NULL };
 	static const char *const results_path[] = { "devices", "results", NULL };
 	static const char *const config_path[] = { "devices", "config", NULL };
+	static const char *const pod_claim_path[] = { "metadata", "annotations",
+						       "resource.kubernetes.io/pod-claim-name", NULL };
 	struct json_object *v, *alloc, *results, *configs;
 	struct claim_plan *p;
 	const char *have_uid;
@@ -226,6 +229,11 @@ int claim_plan_build(struct json_object *claim, const char *namespace_, const ch
 	p->namespace_ = strdup(namespace_);
 	p->name = strdup(name);
 	if (!p->uid || !p->namespace_ || !p->name)
+		r = -ENOMEM;
+	/* a claim made from a template names the pod's entry (device metadata paths) */
+	v = get_path(claim, pod_claim_path);
+	if (!r && v && json_object_is_type(v, json_type_string) &&
+	    !(p->pod_claim_name = strdup(json_object_get_string(v))))
 		r = -ENOMEM;
 	for (size_t i = 0; !r && results && json_object_is_type(results, json_type_array) &&
 			   i < json_object_array_length(results); i++) {

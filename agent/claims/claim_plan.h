@@ -33,6 +33,9 @@ struct claim_plan {
 	char *uid;
 	char *namespace_;
 	char *name;
+	/* annotation resource.kubernetes.io/pod-claim-name of a claim made from a
+	 * template (the pod's resourceClaims entry), or NULL */
+	char *pod_claim_name;
 	struct claim_plan_device *devices;	/* in the order of the first result naming each */
 	size_t n_devices;
 };

@@ -685,6 +685,20 @@ int claims_engine_new(const struct claims_engine_config *cfg, struct claims_engi
 		claims_engine_free(e);
 		return r;
 	}
+	if (e->state_dir[0] != '/') {
+		/* device metadata files are mounted by their absolute host path */
+		char *abs = realpath(e->state_dir, NULL);
+
+		if (!abs) {
+			r = -errno;
+			log_error("driver %s: cannot resolve %s: %s", e->driver, e->state_dir,
+				  strerror(-r));
+			claims_engine_free(e);
+			return r;
+		}
+		free(e->state_dir);
+		e->state_dir = abs;
+	}
 	if ((r = take_lock(e, cfg->wait_for_lock)) < 0) {
 		claims_engine_free(e);
 		return r;

@@ -102,8 +102,8 @@ int engine_unprepare_devices(struct claims_engine *e, const struct ckpt_claim *c
 /* Writes the claim's CDI spec files (only the missing ones when @only_missing). */
 int engine_write_specs(struct claims_engine *e, const struct ckpt_claim *c, bool only_missing,
 		       char *err, size_t errlen);
-/* Removes the claim's CDI spec files. */
-int engine_remove_specs(struct claims_engine *e, const struct ckpt_claim *c);
+/* Removes the claim's CDI spec files and its device metadata files. */
+int engine_remove_claim_files(struct claims_engine *e, const struct ckpt_claim *c);
 
 /* True for an entry rebuilt from its CDI spec (recovery_plan_unreadable)
  * whose requests nobody has told yet. */

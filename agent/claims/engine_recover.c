@@ -13,6 +13,7 @@
 #include "agent/claims/cdi_files.h"
 #include "agent/lib/atomic_file.h"
 #include "agent/claims/checkpoint_file.h"
+#include "agent/claims/device_metadata.h"
 #include "agent/claims/recovery.h"
 #include "agent/lib/log.h"
 #include "agent/kube/store.h"
@@ -201,6 +202,35 @@ static void warn_unreadable(struct claims_engine *e, const struct claims_recover
 	e->store->ops->warn(e->store, CLAIMS_EVENT_CHECKPOINT_UNREADABLE, msg);
 }
 
+/* "<namespace>_<name>" is a claim of the checkpoint (device_metadata_remove_others). */
+static int claim_known(void *userdata, const char *ns_name)
+{
+	const struct checkpoint *ck = userdata;
+
+	for (size_t i = 0; i < ck->n_claims; i++) {
+		const struct ckpt_claim *c = ck->claims[i];
+		size_t n = c->namespace_ ? strlen(c->namespace_) : 0;
+
+		if (n && c->name && !strncmp(ns_name, c->namespace_, n) && ns_name[n] == '_' &&
+		    !strcmp(ns_name + n + 1, c->name))
+			return 1;
+	}
+	return 0;
+}
+
+/* The device metadata of claims unprepared or forgotten while the agent was down. */
+static void remove_other_metadata(struct claims_engine *e, const struct checkpoint *ck)
+{
+	int r = device_metadata_remove_others(e->state_dir, claim_known, (void *)ck);
+
+	if (r < 0)
+		log_error("driver %s: cannot remove stale device metadata below %s/"
+			  DEVICE_METADATA_HOST_SUBDIR ": %s", e->driver, e->state_dir, strerror(-r));
+	else if (r > 0)
+		log_info("driver %s: removed the device metadata of %d claim(s) no longer "
+			 "prepared", e->driver, r);
+}
+
 int engine_recover(struct claims_engine *e, struct claims_recovery_stats *st)
 {
 	char aside[4096] = "", err[512] = "";
@@ -241,6 +271,8 @@ int engine_recover(struct claims_engine *e, struct claims_recovery_stats *st)
 	for (size_t i = ck->n_claims; i-- > 0;)
 		if (drop[i])
 			checkpoint_remove(ck, ck->claims[i]->uid);
+	if (!st->corrupt)	/* an unreadable checkpoint accounts for nothing: keep all */
+		remove_other_metadata(e, ck);
 	if (e->boot_id[0]) {
 		char *b = strdup(e->boot_id);
 		if (b) {

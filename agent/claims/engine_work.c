@@ -19,6 +19,7 @@
 #include "agent/claims/cdi_files.h"
 #include "agent/claims/cdi_names.h"
 #include "agent/claims/cdi_spec.h"
+#include "agent/claims/device_metadata.h"
 #include "agent/claims/config_select.h"
 #include "agent/claims/crash.h"
 #include "agent/lib/log.h"
@@ -216,7 +217,7 @@ int engine_write_specs(struct claims_engine *e, const struct ckpt_claim *c, bool
 	return r;
 }
 
-int engine_remove_specs(struct claims_engine *e, const struct ckpt_claim *c)
+int engine_remove_claim_files(struct claims_engine *e, const struct ckpt_claim *c)
 {
 	int first = 0;
 
@@ -234,7 +235,91 @@ int engine_remove_specs(struct claims_engine *e, const struct ckpt_claim *c)
 				first = r;
 		}
 	}
+	/* metadata files hold no device: one left behind is only logged, and the
+	 * next start removes it (engine_recover.c) */
+	if (c->namespace_ && *c->namespace_ && c->name && *c->name) {
+		int r = device_metadata_remove(e->state_dir, c->namespace_, c->name);
+
+		if (r < 0)
+			log_error("driver %s: cannot remove the device metadata of claim %s/%s: %s",
+				  e->driver, c->namespace_, c->name, strerror(-r));
+	}
 	return first;
+}
+
+/* ---- device metadata (device_metadata.h) ---- */
+
+static struct device_metadata_claim metadata_claim(const struct claims_engine *e,
+						   const struct ckpt_claim *c,
+						   const struct claim_plan *p)
+{
+	return (struct device_metadata_claim){ e->driver, c->namespace_, c->name, c->uid,
+					       p->pod_claim_name };
+}
+
+/* Mounts the metadata file of every request device @i serves into the containers. */
+static int add_metadata_mounts(struct claims_engine *e, const struct ckpt_claim *c,
+			       const struct claim_plan *p, const struct ckpt_device *cd,
+			       struct dralet_edits *edits)
+{
+	struct device_metadata_claim mc = metadata_claim(e, c, p);
+
+	for (size_t i = 0; i < cd->n_requests; i++) {
+		char host[4096], container[4096];
+		int r = device_metadata_host_path(e->state_dir, &mc, cd->requests[i], host,
+						  sizeof(host));
+
+		if (r < 0 || (r = device_metadata_container_path(&mc, cd->requests[i], container,
+								  sizeof(container))) < 0 ||
+		    (r = dralet_edits_add_mount(edits, host, container, "ro,nosuid,nodev,bind")) < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Writes one metadata file per request of the claim, with the devices it got. */
+static int write_metadata(struct claims_engine *e, struct op *op, const struct ckpt_claim *c,
+			  char *err, size_t errlen)
+{
+	struct device_metadata_claim mc = metadata_claim(e, c, op->plan);
+	struct device_metadata_device *devs = calloc(c->n_devices + 1, sizeof(*devs));
+	int r = devs ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !r && i < c->n_devices; i++)
+		for (size_t k = 0; !r && k < c->devices[i].n_requests; k++) {
+			const char *request = c->devices[i].requests[k];
+			bool done = false;
+			size_t n = 0;
+			char *text;
+
+			/* each request once, at its first device */
+			for (size_t j = 0; j < i && !done; j++)
+				for (size_t m = 0; m < c->devices[j].n_requests && !done; m++)
+					done = !strcmp(c->devices[j].requests[m], request);
+			if (done)
+				continue;
+			for (size_t j = i; j < c->n_devices; j++)
+				for (size_t m = 0; m < c->devices[j].n_requests; m++)
+					if (!strcmp(c->devices[j].requests[m], request)) {
+						devs[n++] = (struct device_metadata_device){
+							c->devices[j].pool, op->targets[j]->dev };
+						break;
+					}
+			if (!(text = device_metadata_render(&mc, request, devs, n))) {
+				r = -ENOMEM;
+				break;
+			}
+			r = device_metadata_write(e->state_dir, &mc, request, text);
+			free(text);
+			if (r < 0)
+				snprintf(err, errlen, "cannot write the device metadata of request %s "
+					 "below %s/" DEVICE_METADATA_HOST_SUBDIR ": %s", request,
+					 e->state_dir, strerror(-r));
+		}
+	if (r == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	free(devs);
+	return r;
 }
 
 /* ---- answers ---- */
@@ -412,7 +497,7 @@ static void roll_back(struct claims_engine *e, struct op *op, struct ckpt_claim 
 	char undo_err[ENGINE_ERR_MAX] = "";
 	int r = engine_unprepare_devices(e, c, false, undo_err, sizeof(undo_err));
 
-	engine_remove_specs(e, c);
+	engine_remove_claim_files(e, c);
 	if (r < 0) {
 		set_error(op, "%s; undoing the devices prepared before failed too (%s); it is "
 			  "retried on the next prepare", cause, undo_err);
@@ -443,7 +528,7 @@ static int clear_stale_entry(struct claims_engine *e, struct op *op)
 		set_error(op, "an earlier prepare or unprepare of it cannot be undone: %s", cause);
 		return r;
 	}
-	engine_remove_specs(e, stale);
+	engine_remove_claim_files(e, stale);
 	r = remove_entry(e, op->uid, stale->state, cause, sizeof(cause));
 	if (r < 0)
 		set_error(op, "an earlier prepare or unprepare of it was undone, but %s", cause);
@@ -508,7 +593,7 @@ static void drop_unwritten(struct claims_engine *e, struct op *op, struct ckpt_c
 	/* nothing recorded undo state, so nothing changed; the calls are for
 	 * backends that keep per-claim bookkeeping */
 	engine_unprepare_devices(e, c, false, undo_err, sizeof(undo_err));
-	engine_remove_specs(e, c);
+	engine_remove_claim_files(e, c);
 	ckpt_claim_free(c);
 	set_error(op, "%s", cause);
 }
@@ -586,6 +671,8 @@ void engine_work_prepare(struct claims_engine *e, struct op *op)
 		r = dralet_edits_add_env(&edits, env, value);
 		if (!r && cd->admin_access)
 			r = dralet_edits_add_env(&edits, "DRA_ADMIN_ACCESS", "true");
+		if (!r)
+			r = add_metadata_mounts(e, c, p, cd, &edits);
 		/* from here on the device is prepared and must be undone on failure */
 		claims_state_lock(e->state);
 		cd->prepared = true;
@@ -596,16 +683,19 @@ void engine_work_prepare(struct claims_engine *e, struct op *op)
 			claims_state_changed(e->state);
 		claims_state_unlock(e->state);
 		if (r < 0) {
+			snprintf(msg, sizeof(msg), "device %s/%s: cannot add the agent's container "
+				 "edits: %s", cd->pool, cd->device, strerror(-r));
 			if (added)
-				roll_back(e, op, c, "out of memory");
+				roll_back(e, op, c, msg);
 			else
-				drop_unwritten(e, op, c, "out of memory");
+				drop_unwritten(e, op, c, msg);
 			return;
 		}
 		claims_crash_point("prepare-device");
 	}
 
-	if (c->n_devices && engine_write_specs(e, c, false, cause, sizeof(cause)) < 0) {
+	if (c->n_devices && (write_metadata(e, op, c, cause, sizeof(cause)) < 0 ||
+			     engine_write_specs(e, c, false, cause, sizeof(cause)) < 0)) {
 		if (added)
 			roll_back(e, op, c, cause);
 		else
@@ -747,7 +837,7 @@ void engine_work_unprepare(struct claims_engine *e, struct op *op)
 		return;
 	}
 	claims_crash_point("unprepare-devices");
-	if (engine_remove_specs(e, c) < 0) {
+	if (engine_remove_claim_files(e, c) < 0) {
 		set_error(op, "cannot remove its CDI spec from %s", e->cdi_dir);
 		return;
 	}

@@ -730,6 +730,46 @@ def extended_resource_gpu(e):
     w.delete(e.c, "namespace", "", ns)
 
 
+@scenario("hgx-h100")
+def device_metadata_in_container(e):
+    """KEP-5304: the container reads, without the API, a metadata file per request
+    naming its device with the PCI address, and for an RDMA VF its netdev and MAC;
+    a claim from a template is found under the pod's entry name."""
+    ns = "metadata"
+    w.namespace(e.c, ns)
+    w.create_claim(e.c, ns, "vf", w.claim_spec([w.request("nic", "rdma." + NET, [
+        f'device.attributes["{NET}"].isVF'])]))
+    w.create_template(e.c, ns, "gpu", w.claim_spec([w.request("gpu", GPU)]))
+    w.create_pod(e.c, ns, "app", claims=["vf"], templates=["gpu"])
+    w.wait_running(e.c, ns, "app")
+    [vf] = w.allocation(e.c, ns, "vf")
+    [gpu] = w.allocation(e.c, ns, w.pod_claim(e.c, ns, "app", "t0"))
+    view = e.expect_container(ns, "app", [vf["device"], gpu["device"]])
+    want = {f"{w.METADATA_DIR}/resourceclaims/vf/nic/{NET}-metadata.json": vf,
+            f"{w.METADATA_DIR}/resourceclaimtemplates/t0/gpu/{GPU}-metadata.json": gpu}
+    if sorted(view["metadata"]) != sorted(want):
+        raise ClusterError(f"metadata files {sorted(view['metadata'])}, expected {sorted(want)}")
+    for path, res in want.items():
+        m = view["metadata"][path]
+        [d] = m["requests"][0]["devices"]
+        dev = e.devices[res["device"]]
+        if (m["apiVersion"] != "metadata.resource.k8s.io/v1beta1" or d["name"] != res["device"]
+                or d["pool"] != res["pool"] or d["driver"] != res["driver"] or
+                d["attributes"]["resource.kubernetes.io/pciBusID"]["string"] !=
+                dev["pciAddress"]):
+            raise ClusterError(f"{path}: {m}")
+    nd = view["metadata"][f"{w.METADATA_DIR}/resourceclaims/vf/nic/{NET}-metadata.json"][
+        "requests"][0]["devices"][0].get("networkData", {})
+    attrs = e.devices[vf["device"]]["attributes"]
+    if nd != {"interfaceName": attrs["ifName"]["string"],
+              "hardwareAddress": attrs["mac"]["string"]}:
+        raise ClusterError(f"networkData {nd} for {vf['device']}")
+    tmpl = view["metadata"][f"{w.METADATA_DIR}/resourceclaimtemplates/t0/gpu/{GPU}-metadata.json"]
+    if tmpl.get("podClaimName") != "t0":
+        raise ClusterError(f"template claim's metadata: {tmpl}")
+    w.delete(e.c, "namespace", "", ns)
+
+
 # ---- the agent's process, seen from the node -------------------------------
 
 def agent_pid(e, missing_ok=False):

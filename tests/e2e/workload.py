@@ -14,8 +14,13 @@ STANDARD_DEVICES = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/
                     "/dev/tty", "/dev/ptmx", "/dev/pts/ptmx", "/dev/console"}
 
 # The container prints its character devices and environment, then waits.
+# the device nodes, the environment, and the first line (the first API version) of
+# every device metadata file (KEP-5304) the container sees
+METADATA_DIR = "/var/run/kubernetes.io/dra-device-attributes"
 PROBE = ("find /dev -type c -exec stat -c 'dev %n %t:%T' {} + 2>/dev/null; "
-         "env | sed 's/^/env /'; echo probe-done; exec sleep 100000")
+         "env | sed 's/^/env /'; "
+         f"for f in $(find {METADATA_DIR} -name '*-metadata.json' 2>/dev/null); do "
+         "echo \"meta $f $(head -n 1 $f)\"; done; echo probe-done; exec sleep 100000")
 
 
 def namespace(c, name, labels=None):
@@ -100,9 +105,14 @@ def wait_running(c, ns, name, timeout=120):
 
 
 def container_view(c, ns, name):
-    """{'devices': {path: 'major:minor'} beyond the standard ones, 'env': {...}}."""
-    devices, env = {}, {}
+    """{'devices': {path: 'major:minor'} beyond the standard ones, 'env': {...},
+    'metadata': {path: the file's first DeviceMetadata object}}."""
+    devices, env, metadata = {}, {}, {}
     for line in c.kubectl("logs", "-n", ns, name).splitlines():
+        if line.startswith("meta "):
+            _, path, text = line.split(" ", 2)
+            metadata[path] = json.loads(text)
+            continue
         if line.startswith("dev "):
             _, path, nums = line.split(" ", 2)
             major, minor = (int(x, 16) for x in nums.split(":"))
@@ -111,7 +121,7 @@ def container_view(c, ns, name):
         elif line.startswith("env ") and "=" in line:
             k, v = line[4:].split("=", 1)
             env[k] = v
-    return {"devices": devices, "env": env}
+    return {"devices": devices, "env": env, "metadata": metadata}
 
 
 def allocation(c, ns, claim):

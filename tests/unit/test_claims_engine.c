@@ -26,6 +26,7 @@
 #include "agent/claims/cdi_files.h"
 #include "agent/claims/checkpoint_file.h"
 #include "agent/claims/engine.h"
+#include "agent/lib/atomic_file.h"
 #include "agent/kube/store.h"
 
 #define DRV "gpu.test.dev"
@@ -527,6 +528,128 @@ static void test_prepare_idempotent_unprepare(void **state)
 	assert_null(o.error[1]);
 	assert_int_equal(fake.unprepares, 1);
 	outcome_free(&o);
+}
+
+/* The first JSON object of a file (a metadata file is a stream). */
+static struct json_object *first_object(const char *path)
+{
+	char *text = NULL;
+	size_t len = 0;
+	struct json_tokener *tok = json_tokener_new();
+	struct json_object *o;
+
+	assert_int_equal(atomic_file_read(path, 1 << 20, &text, &len), 0);
+	o = json_tokener_parse_ex(tok, text, (int)len);
+	assert_non_null(o);
+	/* the second object is the same in v1alpha1 */
+	assert_non_null(strstr(text + json_tokener_get_parse_end(tok),
+			       "\"apiVersion\":\"metadata.resource.k8s.io/v1alpha1\""));
+	json_tokener_free(tok);
+	free(text);
+	return o;
+}
+
+static const char *jpath(struct json_object *o, const char *const *keys)
+{
+	for (; *keys; keys++) {
+		struct json_object *v = NULL;
+
+		if (json_object_is_type(o, json_type_array))
+			v = json_object_array_get_idx(o, (size_t)atoi(*keys));
+		else
+			json_object_object_get_ex(o, *keys, &v);
+		o = v;
+	}
+	return o ? json_object_get_string(o) : NULL;
+}
+
+/* KEP-5304: a prepared claim's requests each get a metadata file, mounted by the
+ * claim's CDI spec where the upstream layout puts it; unprepare removes it, and a
+ * start removes the files of claims it does not know. */
+static void test_device_metadata(void **state)
+{
+	struct env *x = *state;
+	struct claims_ref a = { "ns", "a", UID_A }, b = { "ns", "b", UID_B };
+	struct json_object *claim = NULL, *meta = NULL, *ann;
+	struct outcome o;
+	char path[1024], spec[512], *text = NULL;
+	size_t len;
+	struct stat st;
+
+	put_simple(x, "a", UID_A, 0, false);
+	put_simple(x, "b", UID_B, 1, false);
+	/* b was made from a template for the pod's entry "shared-gpu" */
+	assert_true(json_object_object_get_ex(x->store.claims, "ns/b", &claim));
+	assert_true(json_object_object_get_ex(claim, "metadata", &meta));
+	ann = json_object_new_object();
+	json_object_object_add(ann, "resource.kubernetes.io/pod-claim-name",
+			       json_object_new_string("shared-gpu"));
+	json_object_object_add(meta, "annotations", ann);
+	run(x, false, &a, 1, &o);
+	assert_null(o.error[0]);
+	outcome_free(&o);
+	run(x, false, &b, 1, &o);
+	assert_null(o.error[0]);
+	outcome_free(&o);
+
+	snprintf(path, sizeof(path), "%s/dra-device-metadata/ns_a/gpu/metadata.json",
+		 x->state_dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0644);
+	struct json_object *m = first_object(path);
+	static const char *const api[] = { "apiVersion", NULL }, *const uid[] = { "metadata", "uid", NULL };
+	static const char *const dev[] = { "requests", "0", "devices", "0", "name", NULL };
+	static const char *const req[] = { "requests", "0", "name", NULL };
+	static const char *const uuid[] = { "requests", "0", "devices", "0", "attributes", "uuid",
+					    "string", NULL };
+	static const char *const drv[] = { "requests", "0", "devices", "0", "driver", NULL };
+	static const char *const pcn[] = { "podClaimName", NULL };
+	assert_string_equal(jpath(m, api), "metadata.resource.k8s.io/v1beta1");
+	assert_string_equal(jpath(m, uid), UID_A);
+	assert_string_equal(jpath(m, req), "gpu");
+	assert_string_equal(jpath(m, dev), dev_names[0]);
+	assert_string_equal(jpath(m, drv), DRV);
+	assert_string_equal(jpath(m, uuid), "GPU-original");
+	assert_null(jpath(m, pcn));
+	json_object_put(m);
+
+	/* the CDI specs mount them: by claim name, or by the pod's entry for b */
+	snprintf(spec, sizeof(spec), "%s/" VENDOR "-gpu_" UID_A ".json", x->cdi_dir);
+	assert_int_equal(atomic_file_read(spec, 1 << 20, &text, &len), 0);
+	assert_non_null(strstr(text, "\"containerPath\": \"/var/run/kubernetes.io/"
+				     "dra-device-attributes/resourceclaims/a/gpu/" DRV
+				     "-metadata.json\""));
+	assert_non_null(strstr(text, "dra-device-metadata/ns_a/gpu/metadata.json\""));
+	free(text);
+	snprintf(spec, sizeof(spec), "%s/" VENDOR "-gpu_" UID_B ".json", x->cdi_dir);
+	assert_int_equal(atomic_file_read(spec, 1 << 20, &text, &len), 0);
+	assert_non_null(strstr(text, "dra-device-attributes/resourceclaimtemplates/shared-gpu/gpu/"
+				     DRV "-metadata.json\""));
+	free(text);
+	snprintf(path, sizeof(path), "%s/dra-device-metadata/ns_b/gpu/metadata.json",
+		 x->state_dir);
+	m = first_object(path);
+	assert_string_equal(jpath(m, pcn), "shared-gpu");
+	json_object_put(m);
+
+	run(x, true, &a, 1, &o);
+	assert_null(o.error[0]);
+	outcome_free(&o);
+	snprintf(path, sizeof(path), "%s/dra-device-metadata/ns_a", x->state_dir);
+	assert_int_equal(stat(path, &st), -1);
+	assert_int_equal(errno, ENOENT);
+
+	/* a start keeps b's and removes what no claim accounts for */
+	close_engine(x);
+	snprintf(path, sizeof(path), "%s/dra-device-metadata/ns_gone/gpu", x->state_dir);
+	assert_int_equal(atomic_file_mkdirs(path, 0755), 0);
+	assert_int_equal(atomic_file_write(path, "metadata.json", "{}", 2, 0644), 0);
+	assert_int_equal(open_engine(x, BOOT), 0);
+	snprintf(path, sizeof(path), "%s/dra-device-metadata/ns_gone", x->state_dir);
+	assert_int_equal(stat(path, &st), -1);
+	snprintf(path, sizeof(path), "%s/dra-device-metadata/ns_b/gpu/metadata.json",
+		 x->state_dir);
+	assert_int_equal(stat(path, &st), 0);
 }
 
 static void test_empty_requests(void **state)
@@ -1355,6 +1478,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_prepare_idempotent_unprepare, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_device_metadata, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty_requests, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_errors_are_per_claim, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_invalid_claim_refs, setup, teardown),
