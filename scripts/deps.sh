@@ -10,7 +10,7 @@ libuv1-dev libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl
 libnl-3-dev libnl-route-3-dev libmicrohttpd-dev"
 TEST_PKGS="openssl libcmocka-dev umockdev libumockdev-dev valgrind clang libclang-rt-14-dev pciutils \
 python3 python3-grpcio \
-python3-protobuf protobuf-compiler python3-jsonschema python3-yaml \
+python3-protobuf protobuf-compiler python3-jsonschema python3-yaml python3-prometheus-client \
 qemu-system-x86 linux-image-amd64 busybox-static cpio kmod iproute2 rdma-core hyperfine time"
 # make image (umoci) and the e2e cluster's node: runc for containerd, CNI
 # plugins, iptables for kube-proxy, tini as the sandbox's init.

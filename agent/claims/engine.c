@@ -224,6 +224,10 @@ static void op_done(struct op *op)
 	struct uid_queue **pq, *q;
 	double ms = (double)(now_ns() - op->started_ns) / 1e6;
 
+	prom_histogram_observe(call->unprepare ? &e->metrics.unprepare_seconds
+					       : &e->metrics.prepare_seconds, ms / 1000.0);
+	if (op->error)
+		++*(call->unprepare ? &e->metrics.unprepares_failed : &e->metrics.prepares_failed);
 	if (op->error)
 		log_warn("%s %s", call->unprepare ? "unprepare:" : "prepare:", op->error);
 	else
@@ -597,6 +601,20 @@ void claims_engine_free(struct claims_engine *e)
 }
 
 /* One agent per driver checkpoint: an flock held for the engine's life. */
+bool claims_engine_lock_held_elsewhere(const char *state_dir)
+{
+	char path[4096];
+	bool held;
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s/checkpoint.lock", state_dir) >= (int)sizeof(path) ||
+	    (fd = open(path, O_RDWR | O_CLOEXEC)) < 0)
+		return false;
+	held = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+	close(fd);	/* drops the lock if it got it */
+	return held;
+}
+
 static int take_lock(struct claims_engine *e, bool wait)
 {
 	char path[4096];
@@ -658,6 +676,10 @@ int claims_engine_new(const struct claims_engine_config *cfg, struct claims_engi
 	e->pool = strdup(cfg->pool);
 	e->vendor = strdup(vendor);
 	e->state_dir = strdup(cfg->state_dir);
+	e->metrics.prepare_seconds.bounds = e->metrics.unprepare_seconds.bounds =
+		prom_latency_bounds;
+	e->metrics.prepare_seconds.n_bounds = e->metrics.unprepare_seconds.n_bounds =
+		prom_latency_n_bounds;
 	e->cdi_dir = strdup(cfg->cdi_dir);
 	e->boot_id = strdup(cfg->boot_id ? cfg->boot_id : "");
 	e->devices = calloc(cfg->n_devices + 1, sizeof(*e->devices));
@@ -727,4 +749,9 @@ int claims_engine_new(const struct claims_engine_config *cfg, struct claims_engi
 		*ret_stats = stats;
 	*ret_engine = e;
 	return 0;
+}
+
+const struct claims_engine_metrics *claims_engine_metrics(const struct claims_engine *e)
+{
+	return &e->metrics;
 }

@@ -30,6 +30,8 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "agent/lib/prom_text.h"
+
 struct dralet_device;
 struct store;
 struct claims_engine;
@@ -74,6 +76,10 @@ struct claims_recovery_stats {
  * (recovery_plan_unreadable); nothing is removed. @ret_stats
  * may be NULL. Everything in @cfg except the devices is copied.
  */
+/* Whether another process holds the checkpoint lock of @state_dir now (a rolling
+ * update's previous instance): the new engine would wait for it. */
+bool claims_engine_lock_held_elsewhere(const char *state_dir);
+
 int claims_engine_new(const struct claims_engine_config *cfg, struct claims_engine **ret_engine,
 		      struct claims_recovery_stats *ret_stats);
 
@@ -156,6 +162,15 @@ bool claims_engine_recovery_note(struct claims_engine *e, char *buf, size_t size
 
 /* Claims in the checkpoint / checkpoint files written (tests, metrics). */
 size_t claims_engine_n_claims(struct claims_engine *e);
+
+/* What the engine measured since it started (loop thread): the time of each
+ * claim's prepare and unprepare (from the kubelet's call to the answer),
+ * successful or not, and how many failed. */
+struct claims_engine_metrics {
+	struct prom_histogram prepare_seconds, unprepare_seconds;
+	uint64_t prepares_failed, unprepares_failed;
+};
+const struct claims_engine_metrics *claims_engine_metrics(const struct claims_engine *e);
 uint64_t claims_engine_checkpoint_writes(struct claims_engine *e);
 
 #endif

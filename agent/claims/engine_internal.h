@@ -53,6 +53,7 @@ struct claims_engine {
 	char **rebuilt_uids;		/* claims rebuilt then and not seen unprepared yet */
 	size_t n_rebuilt_uids;
 	unsigned n_rebuilt, kept_unaccounted;
+	struct claims_engine_metrics metrics;	/* loop only */
 };
 
 enum op_kind {

@@ -48,6 +48,7 @@ enum {
 	OPT_PLUGINS_DIR,
 	OPT_CDI_DIR,
 	OPT_POD_UID,
+	OPT_METRICS_ADDRESS,
 	OPT_HELP,
 };
 
@@ -69,7 +70,9 @@ static void usage(FILE *out)
 		"  --registry-dir D      kubelet plugin registry (default %s)\n"
 		"  --plugins-dir D       sockets and checkpoints go to D/<driver>/ (default %s)\n"
 		"  --cdi-dir D           CDI spec directory (default %s)\n"
-		"  --pod-uid UID         rolling-update socket names (dra-<UID>.sock)\n",
+		"  --pod-uid UID         rolling-update socket names (dra-<UID>.sock)\n"
+		"  --metrics-address A   serve /metrics, /healthz and /readyz on A (HOST:PORT,\n"
+		"                        :PORT for every address; default: off)\n",
 		KUBELET_DEFAULT_REGISTRY_DIR, KUBELET_DEFAULT_PLUGINS_DIR, DEFAULT_CDI_DIR);
 }
 
@@ -113,6 +116,7 @@ int cmd_run(int argc, char **argv)
 		{ "plugins-dir", required_argument, NULL, OPT_PLUGINS_DIR },
 		{ "cdi-dir", required_argument, NULL, OPT_CDI_DIR },
 		{ "pod-uid", required_argument, NULL, OPT_POD_UID },
+		{ "metrics-address", required_argument, NULL, OPT_METRICS_ADDRESS },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -141,6 +145,7 @@ int cmd_run(int argc, char **argv)
 		case OPT_PLUGINS_DIR: o.plugins_dir = optarg; break;
 		case OPT_CDI_DIR: o.cdi_dir = optarg; break;
 		case OPT_POD_UID: o.pod_uid = optarg; break;
+		case OPT_METRICS_ADDRESS: o.metrics_address = optarg; break;
 		case 'h':
 		case OPT_HELP: usage(stdout); return 0;
 		default: usage(stderr); return 2;

@@ -20,6 +20,7 @@
 #include "agent/slices/slices.h"
 #include "agent/sriov/prepared.h"
 #include "agent/sriov/sriov_agent.h"
+#include "agent/daemon/metrics_server.h"
 #include "agent/kube/store_open.h"
 #include "hal/hal.h"
 
@@ -33,6 +34,7 @@ struct daemon_driver {
 	struct kubelet_endpoint *ep;
 	struct health_monitor *monitor;	/* closed (and freed by itself) at stop */
 	struct health_watch *watch;	/* NodeWatchResources; freed after the loop */
+	bool registered;		/* with the kubelet (readiness) */
 };
 
 struct daemon {
@@ -48,6 +50,7 @@ struct daemon {
 	struct daemon_driver *drivers;
 	size_t n_drivers;
 	struct sriov_agent *sriov;
+	struct metrics_server *metrics;	/* NULL when off */
 	size_t drivers_open;	/* endpoints not yet closed + engines not yet idle */
 	bool stopping;
 	char boot_id[128];
@@ -62,9 +65,14 @@ static void health_note(void *userdata, char *buf, size_t size)
 		claims_engine_recovery_note(dd->engine, buf, size);
 }
 
+static void update_readiness(struct daemon *d);
+
 static void on_registration(void *userdata, const char *driver, bool registered, const char *error)
 {
-	(void)userdata;
+	struct daemon_driver *dd = userdata;
+
+	dd->registered = registered;
+	update_readiness(dd->d);
 	if (registered)
 		log_info("driver %s: registered with the kubelet", driver);
 	else
@@ -107,6 +115,8 @@ static void stop(struct daemon *d)
 	if (d->stopping)
 		return;
 	d->stopping = true;
+	metrics_server_stop(d->metrics, NULL, NULL);
+	d->metrics = NULL;
 	sriov_agent_close(d->sriov);
 	d->sriov = NULL;
 	uv_close((uv_handle_t *)&d->sigterm, NULL);
@@ -421,6 +431,140 @@ static void free_drivers(struct daemon *d)
 	free(d->drivers);
 }
 
+/* ---- the operator's endpoint (metrics_server.h; docs/operations.md) ---- */
+
+static void update_readiness(struct daemon *d)
+{
+	char why[256];
+
+	if (!d->metrics)
+		return;
+	for (size_t i = 0; i < d->n_drivers; i++)
+		if (!d->drivers[i].registered) {
+			snprintf(why, sizeof(why), "driver %s is not registered with the kubelet",
+				 d->drivers[i].name);
+			metrics_server_set_ready(d->metrics, false, why);
+			return;
+		}
+	metrics_server_set_ready(d->metrics, true, NULL);
+}
+
+static void collect_metrics(void *userdata, struct prom_buf *b)
+{
+	static const char *const health_names[] = { "unknown", "healthy", "unhealthy" };
+	struct daemon *d = userdata;
+	const char *info[] = { "version", DRALET_VERSION, "node", d->o->node_name, NULL };
+
+	prom_family(b, "dralet_build_info", "gauge", "The agent's version and node.");
+	prom_sample(b, "dralet_build_info", info, 1);
+	prom_family(b, "dralet_driver_registered", "gauge",
+		    "1 when the DRA driver is registered with the kubelet.");
+	for (size_t i = 0; i < d->n_drivers; i++) {
+		const char *l[] = { "driver", d->drivers[i].name, NULL };
+		prom_sample(b, "dralet_driver_registered", l, d->drivers[i].registered);
+	}
+	prom_family(b, "dralet_devices", "gauge", "Published devices by driver and health.");
+	for (size_t i = 0; i < d->n_drivers; i++) {
+		const struct daemon_driver *dd = &d->drivers[i];
+		size_t n[3] = { 0 };
+
+		for (size_t k = 0; k < dd->n_devices; k++) {
+			enum dralet_health h = dralet_device_health(dd->devices[k]);
+			n[h <= DRALET_HEALTH_UNHEALTHY ? h : DRALET_HEALTH_UNKNOWN]++;
+		}
+		for (size_t h = 0; h < 3; h++) {
+			const char *l[] = { "driver", dd->name, "health", health_names[h], NULL };
+			prom_sample(b, "dralet_devices", l, (double)n[h]);
+		}
+	}
+	prom_family(b, "dralet_prepared_claims", "gauge", "Claims prepared on this node.");
+	for (size_t i = 0; i < d->n_drivers; i++) {
+		const char *l[] = { "driver", d->drivers[i].name, NULL };
+		if (d->drivers[i].engine)
+			prom_sample(b, "dralet_prepared_claims", l,
+				    (double)claims_engine_n_claims(d->drivers[i].engine));
+	}
+	prom_family(b, "dralet_claim_prepare_seconds", "histogram",
+		    "Time from the kubelet's NodePrepareResources to the claim's answer.");
+	for (size_t i = 0; i < d->n_drivers; i++) {
+		const char *l[] = { "driver", d->drivers[i].name, NULL };
+		if (d->drivers[i].engine)
+			prom_histogram_write(b, "dralet_claim_prepare_seconds", l,
+					     &claims_engine_metrics(d->drivers[i].engine)->prepare_seconds);
+	}
+	prom_family(b, "dralet_claim_unprepare_seconds", "histogram",
+		    "Time from the kubelet's NodeUnprepareResources to the claim's answer.");
+	for (size_t i = 0; i < d->n_drivers; i++) {
+		const char *l[] = { "driver", d->drivers[i].name, NULL };
+		if (d->drivers[i].engine)
+			prom_histogram_write(b, "dralet_claim_unprepare_seconds", l,
+					     &claims_engine_metrics(d->drivers[i].engine)->unprepare_seconds);
+	}
+	prom_family(b, "dralet_claim_failures_total", "counter",
+		    "Claims whose prepare or unprepare failed, by operation.");
+	for (size_t i = 0; i < d->n_drivers; i++) {
+		const struct claims_engine_metrics *m;
+		if (!d->drivers[i].engine)
+			continue;
+		m = claims_engine_metrics(d->drivers[i].engine);
+		const char *p[] = { "driver", d->drivers[i].name, "operation", "prepare", NULL };
+		const char *u[] = { "driver", d->drivers[i].name, "operation", "unprepare", NULL };
+		prom_sample(b, "dralet_claim_failures_total", p, (double)m->prepares_failed);
+		prom_sample(b, "dralet_claim_failures_total", u, (double)m->unprepares_failed);
+	}
+}
+
+static void on_metrics_listening(void *userdata, unsigned port)
+{
+	struct daemon *d = userdata;
+
+	log_info("serving /metrics, /healthz and /readyz on %s (port %u)", d->o->metrics_address,
+		 port);
+}
+
+/* Serving before the drivers start: a startup probe sees the agent alive while
+ * it waits (recovery, a rolling update's previous instance). */
+static int start_metrics(struct daemon *d)
+{
+	struct metrics_server_config mc = {
+		.loop = &d->loop,
+		.address = d->o->metrics_address,
+		.collect = collect_metrics,
+		.on_listening = on_metrics_listening,
+		.userdata = d,
+	};
+	int r;
+
+	if (!d->o->metrics_address)
+		return 0;
+	if ((r = metrics_server_start(&mc, &d->metrics)) < 0) {
+		log_error("cannot serve metrics on %s: %s", d->o->metrics_address,
+			  r == -EINVAL ? "not HOST:PORT or :PORT" : strerror(-r));
+		return r;
+	}
+	metrics_server_set_ready(d->metrics, false, "starting");
+	/* a rolling update's new instance waits for the previous one to exit; its
+	 * rollout (maxUnavailable 0) deletes the previous pod only once this one is
+	 * ready, so while the node's drivers are served by the previous instance,
+	 * this one says ready */
+	for (size_t i = 0; d->o->pod_uid && i < d->n_drivers; i++) {
+		char dir[4096];
+
+		snprintf(dir, sizeof(dir), "%s/%s", d->o->plugins_dir, d->drivers[i].name);
+		if (claims_engine_lock_held_elsewhere(dir)) {
+			log_info("the previous instance serves driver %s: ready until it exits",
+				 d->drivers[i].name);
+			metrics_server_set_ready(d->metrics, true, NULL);
+			break;
+		}
+	}
+	if (!metrics_server_port(d->metrics))
+		log_warn("%s is taken (by the previous instance of a rolling update, on the "
+			 "node's network?): it answers the probes until it exits; serving there "
+			 "once it is free", d->o->metrics_address);
+	return 0;
+}
+
 int daemon_run(const struct daemon_options *o)
 {
 	struct daemon d = { .o = o };
@@ -476,14 +620,18 @@ int daemon_run(const struct daemon_options *o)
 		if (!(d.drivers[i].name = strdup(inventory_driver(d.inv, i))))
 			status = 1;
 	}
+	if (!status && start_metrics(&d) < 0)
+		status = 1;
 	for (size_t i = 0; !status && i < d.n_drivers; i++) {
 		if (start_driver(&d, &d.drivers[i]) < 0) {
 			status = 1;
 			break;
 		}
 	}
-	if (!status)
+	if (!status) {
 		start_sriov(&d);
+		update_readiness(&d);
+	}
 	if (status)
 		stop(&d);
 	else

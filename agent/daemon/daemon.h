@@ -14,6 +14,9 @@
  * hot-plug) rediscovers: the engines and health monitors get the new
  * devices while idle (no claims call, no health round in flight) and
  * every driver's slices are published again.
+ * With a metrics address it serves /metrics, /healthz and /readyz
+ * (agent/daemon/metrics_server.h); it is ready once every driver is registered
+ * with the kubelet.
  */
 #ifndef DRALET_DAEMON_H
 #define DRALET_DAEMON_H
@@ -36,6 +39,7 @@ struct daemon_options {
 	const char *plugins_dir;	/* <plugins_dir>/<driver>/ holds dra.sock and the checkpoint */
 	const char *cdi_dir;
 	const char *pod_uid;		/* rolling update socket names; NULL: off */
+	const char *metrics_address;	/* /metrics, /healthz, /readyz; NULL: off */
 	struct slice_options slice_opts;
 };
 

@@ -91,9 +91,8 @@ def agent_log(c, pod):
 def wait_registered(c, timeout=120):
     """Waits until the running agent container says every one of its drivers
     is registered with the kubelet (its log: "driver X: registered with the
-    kubelet"); the pod is Ready before that (the manifests have no readiness
-    probe yet), and a claim prepared in between fails until the kubelet's
-    backoff ends."""
+    kubelet"). Its readiness probe (/readyz) says the same, except for a
+    rolling update's new instance while the previous one still serves."""
     def registered():
         pods = [p for p in agent_pods(c) if pod_ready(p)
                 and not p["metadata"].get("deletionTimestamp")]

@@ -770,6 +770,51 @@ def device_metadata_in_container(e):
     w.delete(e.c, "namespace", "", ns)
 
 
+@scenario("hgx-h100")
+def metrics_and_probes(e):
+    """The DaemonSet's probes ask the agent's endpoint and the kubelet finds it ready;
+    /readyz is 200, /metrics parses as Prometheus text (python3-prometheus-client) and
+    counts a claim prepared through the real kubelet."""
+    import urllib.request
+    from prometheus_client.parser import text_string_to_metric_families
+    from cluster import NODE_IP
+
+    pod = deploy.wait_agent_ready(e.c)
+    [c] = pod["spec"]["containers"]
+    port = c["readinessProbe"]["httpGet"]["port"]
+    log = deploy.agent_log(e.c, pod)
+    drivers = deploy.served_drivers(log)
+    done = re.findall(r"driver (\S+): registered with the kubelet", log)
+    if not drivers or not set(drivers) <= set(done):
+        raise ClusterError(f"Ready before every driver registered: {drivers} vs {done}")
+
+    def scrape(path):
+        with urllib.request.urlopen(f"http://{NODE_IP}:{port}{path}", timeout=10) as r:
+            return r.status, r.read().decode()
+    if scrape("/readyz") != (200, "ok\n") or scrape("/healthz") != (200, "ok\n"):
+        raise ClusterError(f"probes: {scrape('/readyz')} {scrape('/healthz')}")
+
+    def count():
+        got = {}
+        for fam in text_string_to_metric_families(scrape("/metrics")[1]):
+            for smp in fam.samples:
+                got[(smp.name, smp.labels.get("driver"))] = smp.value
+        return got
+    before = count().get(("dralet_claim_prepare_seconds_count", GPU), 0)
+    ns = "metrics"
+    w.namespace(e.c, ns)
+    w.create_claim(e.c, ns, "gpu", w.claim_spec([w.request("gpu", GPU)]))
+    w.create_pod(e.c, ns, "app", claims=["gpu"])
+    w.wait_running(e.c, ns, "app")
+    got = count()
+    if got.get(("dralet_claim_prepare_seconds_count", GPU), 0) < before + 1 or \
+            got.get(("dralet_prepared_claims", GPU), 0) < 1 or \
+            any(got.get(("dralet_driver_registered", d)) != 1 for d in drivers):
+        raise ClusterError(f"metrics after a prepare: {sorted(got.items())[:40]}")
+    FIGURES["metrics samples"] = str(len(got))
+    w.delete(e.c, "namespace", "", ns)
+
+
 # ---- the agent's process, seen from the node -------------------------------
 
 def agent_pid(e, missing_ok=False):

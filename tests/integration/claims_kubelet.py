@@ -166,6 +166,7 @@ class Node:
         self.pod_uid = None
         self.use_pod_uid(None)
         self.kubeconfig = None  # set: the apiserver store instead of the file store
+        self.extra_args = []    # more `dralet run` options for the next start
 
     def add_function(self, i):
         addr = "0000:00:%02x.0" % (0x0a + i)
@@ -254,7 +255,7 @@ class Node:
              "--registry-dir", self.registry, "--plugins-dir",
              self.plugins, "--cdi-dir", self.cdi, "--node-name", NODE] +
             (["--kubeconfig", self.kubeconfig] if self.kubeconfig else ["--store", self.store]) +
-            (["--pod-uid", self.pod_uid] if self.pod_uid else []),
+            (["--pod-uid", self.pod_uid] if self.pod_uid else []) + self.extra_args,
             stdout=self.log, stderr=subprocess.STDOUT, env=e)
         if wait:
             self.wait_ready()

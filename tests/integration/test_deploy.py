@@ -246,6 +246,14 @@ def check_rest(docs):
         uid = c['args'].index('--pod-uid')
         assert c['args'][uid + 1] == '$(POD_UID)'
         assert env['POD_UID']['valueFrom']['fieldRef']['fieldPath'] == 'metadata.uid'
+        # the probes ask the agent's own endpoint, on the port it serves
+        addr = c['args'][c['args'].index('--metrics-address') + 1]
+        port = int(addr.rsplit(':', 1)[1])
+        # with hostNetwork a declared port is a hostPort: the surge pod could not schedule
+        assert 'ports' not in c, c['ports']
+        for probe, path in (('startupProbe', '/healthz'), ('livenessProbe', '/healthz'),
+                            ('readinessProbe', '/readyz')):
+            assert c[probe]['httpGet'] == {'path': path, 'port': port}, (probe, c.get(probe))
         # every variable set is one something reads (the args, or the agent itself)
         assert set(env) == {'NODE_NAME', 'POD_UID'}, sorted(env)
     cm_names = {d['metadata']['name'] for d in by_kind(docs, 'ConfigMap')}
