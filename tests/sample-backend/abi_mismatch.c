@@ -3,10 +3,12 @@
  * keep going. */
 #include <dralet/backend.h>
 
-static int never_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
+static int never_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+		       const struct dralet_pci_id *id)
 {
 	(void)ctx;
 	(void)func;
+	(void)id;
 	return 0;
 }
 

@@ -17,12 +17,14 @@ static const struct dralet_pci_id sample_ids[] = {
 	{ 0, 0, 0, 0 },
 };
 
-static int sample_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
+static int sample_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+			const struct dralet_pci_id *id)
 {
 	struct dralet_device *dev;
 	char rev[8];
 	int r = dralet_device_new(ctx, func, "sample", NULL, &dev);
 
+	(void)id;
 	if (r < 0)
 		return r;
 	snprintf(rev, sizeof(rev), "%u", func->revision);
