@@ -23,6 +23,7 @@
 #include "agent/claims/config_select.h"
 #include "agent/claims/crash.h"
 #include "agent/lib/log.h"
+#include "agent/core/backend_call.h"
 #include "agent/core/backend_ctx.h"
 
 static void set_error(struct op *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -40,80 +41,13 @@ static void set_error(struct op *op, const char *fmt, ...)
 		op->error = strdup("out of memory");
 }
 
-/* ---- backend calls: a private copy of the context per call, device locked ---- */
-
-static const char *why(const struct dralet_backend_ctx *ctx, int r)
-{
-	return ctx->error[0] ? ctx->error : strerror(-r);
-}
-
-static int call_validate(struct engine_device *d, const char *config, char *err, size_t errlen)
-{
-	struct dralet_backend_ctx ctx = *dralet_device_ctx(d->dev);
-	const struct dralet_backend *b = ctx.backend;
-	int r;
-
-	ctx.error[0] = '\0';
-	if (!b->validate_config) {
-		snprintf(err, errlen, "backend %s takes no opaque config", b->name);
-		return -EOPNOTSUPP;
-	}
-	r = b->validate_config(&ctx, config);
-	if (r < 0)
-		snprintf(err, errlen, "%s", why(&ctx, r));
-	return r < 0 ? r : 0;
-}
-
-static int call_prepare(struct engine_device *d, struct dralet_prepare_req *req, char *err,
-			size_t errlen)
-{
-	struct dralet_backend_ctx ctx = *dralet_device_ctx(d->dev);
-	const struct dralet_backend *b = ctx.backend;
-	int r;
-
-	ctx.error[0] = '\0';
-	pthread_mutex_lock(&d->lock);
-	r = b->prepare ? b->prepare(&ctx, d->dev, req) : -EOPNOTSUPP;
-	pthread_mutex_unlock(&d->lock);
-	if (r < 0)
-		snprintf(err, errlen, "%s", b->prepare ? why(&ctx, r) : "the backend cannot prepare");
-	return r < 0 ? r : 0;
-}
-
-static int call_unprepare(struct engine_device *d, const struct dralet_claim_ref *ref,
-			  const struct dralet_undo *undo, char *err, size_t errlen)
-{
-	struct dralet_backend_ctx ctx = *dralet_device_ctx(d->dev);
-	const struct dralet_backend *b = ctx.backend;
-	int r;
-
-	if (!b->unprepare)
-		return 0;	/* nothing prepared that needs undoing */
-	ctx.error[0] = '\0';
-	pthread_mutex_lock(&d->lock);
-	r = b->unprepare(&ctx, d->dev, ref, undo);
-	pthread_mutex_unlock(&d->lock);
-	if (r < 0)
-		snprintf(err, errlen, "%s", why(&ctx, r));
-	return r < 0 ? r : 0;
-}
-
 int claims_engine_check_health(struct claims_engine *e, struct dralet_device *dev)
 {
 	struct engine_device *d = engine_find_device(e, dralet_device_name(dev));
-	struct dralet_backend_ctx ctx;
-	int r;
 
 	if (!d || d->dev != dev)
 		return -ENODEV;
-	ctx = *dralet_device_ctx(dev);
-	if (!ctx.backend->health)
-		return dralet_device_health(dev);
-	ctx.error[0] = '\0';
-	pthread_mutex_lock(&d->lock);
-	r = ctx.backend->health(&ctx, dev);
-	pthread_mutex_unlock(&d->lock);
-	return r;
+	return backend_call_health(dev, &d->lock);
 }
 
 int engine_unprepare_devices(struct claims_engine *e, const struct ckpt_claim *c, bool all,
@@ -136,7 +70,7 @@ int engine_unprepare_devices(struct claims_engine *e, const struct ckpt_claim *c
 				 e->driver, c->namespace_, c->name, cd->device);
 			continue;
 		}
-		r = call_unprepare(d, &ref, &cd->undo, cause, sizeof(cause));
+		r = backend_call_unprepare(d->dev, &d->lock, &ref, &cd->undo, cause, sizeof(cause));
 		if (r < 0 && !first) {
 			first = r;
 			snprintf(err, errlen, "unprepare of device %s/%s failed: %s", cd->pool,
@@ -626,7 +560,7 @@ void engine_work_prepare(struct claims_engine *e, struct op *op)
 				  refused->why);
 			return;
 		}
-		if (call_validate(op->targets[i], pd->config, cause, sizeof(cause)) < 0) {
+		if (backend_call_validate(op->targets[i]->dev, pd->config, cause, sizeof(cause)) < 0) {
 			set_error(op, "invalid config for device %s/%s (request %s): %s", pd->pool,
 				  pd->device, pd->requests[0], cause);
 			return;
@@ -653,7 +587,8 @@ void engine_work_prepare(struct claims_engine *e, struct op *op)
 		};
 		char env[128], value[768];
 
-		r = call_prepare(op->targets[i], &req, cause, sizeof(cause));
+		r = backend_call_prepare(op->targets[i]->dev, &op->targets[i]->lock, &req, cause,
+					 sizeof(cause));
 		undo.persist = NULL;
 		if (r < 0) {
 			/* a failing prepare cleans up after itself (backend.h): nothing to undo */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/core/backend_call.h"
 #include "agent/core/backend_ctx.h"
 #include "agent/core/k8s_names.h"
 
@@ -86,8 +87,8 @@ void dralet_device_free(struct dralet_backend_ctx *ctx, struct dralet_device *de
 {
 	if (!dev)
 		return;
-	if (ctx && ctx->backend->remove)
-		ctx->backend->remove(ctx, dev);
+	if (ctx)
+		backend_call_remove(ctx, dev);
 	if (dev->priv_free)
 		dev->priv_free(dev->priv);
 	for (size_t i = 0; i < dev->n_attrs; i++)

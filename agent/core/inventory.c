@@ -11,10 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/core/config.h"
-#include "agent/lib/log.h"
+#include "agent/core/backend_call.h"
 #include "agent/core/backend_ctx.h"
+#include "agent/core/config.h"
 #include "agent/core/registry.h"
+#include "agent/lib/log.h"
 #include "hal/hal.h"
 
 struct instance {
@@ -40,18 +41,6 @@ struct inventory {
 	size_t n_all;
 };
 
-static int score(struct instance *in, const struct hal_pci_func *f)
-{
-	const struct dralet_backend *b = in->ctx.backend;
-	int s = b->match ? b->match(&in->ctx, f) : registry_table_score(b, f);
-
-	if (s < 0) {
-		log_warn("backend %s: matching %s failed: %s", b->name, f->address, strerror(-s));
-		return 0;
-	}
-	return s;
-}
-
 static bool is_bridge(const struct hal_pci_func *f)
 {
 	return (f->class_code >> 16) == 0x06;
@@ -62,6 +51,7 @@ static void assign_and_probe(struct inventory *inv, const struct config *cfg)
 	for (size_t i = 0; i < inv->scan->n_funcs; i++) {
 		const struct hal_pci_func *f = inv->scan->funcs[i];
 		struct instance *best = NULL;
+		const struct dralet_pci_id *best_id = NULL;
 		int best_score = 0;
 
 		struct function_fate *fate = &inv->fates[i];
@@ -71,10 +61,15 @@ static void assign_and_probe(struct inventory *inv, const struct config *cfg)
 			continue;
 		}
 		for (size_t j = 0; j < inv->n_inst; j++) {
-			int s = inv->inst[j].initialised ? score(&inv->inst[j], f) : 0;
+			const struct dralet_pci_id *id;
+			int s;
+			if (!inv->inst[j].initialised)
+				continue;
+			s = backend_call_score(&inv->inst[j].ctx, f, &id);
 			if (s > best_score) {
 				best_score = s;
 				best = &inv->inst[j];
+				best_id = id;
 			}
 		}
 		if (!best) {
@@ -91,9 +86,7 @@ static void assign_and_probe(struct inventory *inv, const struct config *cfg)
 			continue;
 		}
 		size_t before = best->devices.n;
-		best->ctx.sink = &best->devices;
-		int r = best->ctx.backend->probe(&best->ctx, f);
-		best->ctx.sink = NULL;
+		int r = backend_call_probe(&best->ctx, &best->devices, f, best_id);
 		if (r < 0) {
 			log_warn("backend %s: probing %s failed: %s", best->ctx.backend->name,
 				 f->address, strerror(-r));
@@ -203,7 +196,7 @@ int inventory_discover(const struct hal_roots *roots, const struct config *cfg,
 		in->ctx.options = cb ? cb->options : NULL;
 		in->ctx.roots = roots;
 		in->ctx.scan = inv->scan;
-		r = b->init ? b->init(&in->ctx, &in->ctx.state) : 0;
+		r = backend_call_init(&in->ctx);
 		if (r < 0) {
 			log_error("backend %s: cannot start: %s%s%s", b->name, strerror(-r),
 				  in->ctx.error[0] ? ": " : "", in->ctx.error);
@@ -228,8 +221,8 @@ void inventory_free(struct inventory *inv)
 	for (size_t j = 0; j < inv->n_inst; j++) {
 		struct instance *in = &inv->inst[j];
 		device_sink_clear(&in->devices, &in->ctx);
-		if (in->initialised && in->ctx.backend->fini)
-			in->ctx.backend->fini(in->ctx.state);
+		if (in->initialised)
+			backend_call_fini(&in->ctx);
 	}
 	free(inv->inst);
 	free(inv->fates);

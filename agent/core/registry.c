@@ -9,12 +9,13 @@
 #include <string.h>
 
 #include "agent/lib/trusted_path.h"
+#include "agent/core/backend_call.h"
 #include "agent/core/k8s_names.h"
 
 #define REGISTRY_MAX 256
 
 struct registry {
-	const struct dralet_backend *list[REGISTRY_MAX];
+	struct dralet_backend list[REGISTRY_MAX];	/* with the defaults filled in */
 	size_t n;
 	void *handles[REGISTRY_MAX];
 	size_t n_handles;
@@ -38,15 +39,16 @@ static bool usable(struct registry *reg, const struct dralet_backend *b, const c
 		   registry_error_fn on_error, void *ud)
 {
 	if (b->abi != DRALET_BACKEND_ABI) {
-		report(on_error, ud, "%s: backend %s was built for SDK ABI %u, this dralet speaks %u",
+		report(on_error, ud, "%s: backend %s was built for SDK ABI %u, this dralet speaks %u; "
+		       "rebuild it against this dralet's SDK (pkg-config dralet-backend)",
 		       origin, b->name ? b->name : "?", b->abi, DRALET_BACKEND_ABI);
 		return false;
 	}
 	if (!b->name || !*b->name || !b->family || !k8s_valid_dns_label(b->family) ||
 	    !b->default_driver || !k8s_valid_driver_name(b->default_driver) || !b->probe ||
-	    (!b->ids && !b->match)) {
+	    !b->ids) {
 		report(on_error, ud, "%s: backend %s lacks a name, family, valid default driver, "
-		       "probe, or a match table/operation", origin, b->name ? b->name : "?");
+		       "probe, or a match table", origin, b->name ? b->name : "?");
 		return false;
 	}
 	if (registry_find(reg, b->name)) {
@@ -58,6 +60,16 @@ static bool usable(struct registry *reg, const struct dralet_backend *b, const c
 		report(on_error, ud, "%s: too many backends", origin);
 		return false;
 	}
+	return true;
+}
+
+/* Registers @b: the one place its NULL operations become the defaults. */
+static bool add(struct registry *reg, const struct dralet_backend *b, const char *origin,
+		registry_error_fn on_error, void *ud)
+{
+	if (!usable(reg, b, origin, on_error, ud))
+		return false;
+	backend_fill_defaults(b, &reg->list[reg->n++]);
 	return true;
 }
 
@@ -117,10 +129,7 @@ static void load_dir(struct registry *reg, const char *dir, registry_error_fn on
 		const struct dralet_backend *const *list = export_fn();
 		size_t added = 0;
 		for (size_t j = 0; list && list[j]; j++)
-			if (usable(reg, list[j], path, on_error, ud)) {
-				reg->list[reg->n++] = list[j];
-				added++;
-			}
+			added += add(reg, list[j], path, on_error, ud);
 		if (added && reg->n_handles < REGISTRY_MAX)
 			reg->handles[reg->n_handles++] = h;
 		else
@@ -140,8 +149,7 @@ int registry_new_with(const struct dralet_backend *const *builtin, const char *b
 	if (backend_dir)
 		load_dir(reg, backend_dir, on_error, userdata);
 	for (size_t i = 0; builtin[i]; i++)
-		if (usable(reg, builtin[i], "in-tree", on_error, userdata))
-			reg->list[reg->n++] = builtin[i];
+		add(reg, builtin[i], "in-tree", on_error, userdata);
 	*ret_reg = reg;
 	return 0;
 }
@@ -165,38 +173,13 @@ size_t registry_count(const struct registry *reg) { return reg->n; }
 
 const struct dralet_backend *registry_get(const struct registry *reg, size_t i)
 {
-	return i < reg->n ? reg->list[i] : NULL;
+	return i < reg->n ? &reg->list[i] : NULL;
 }
 
 const struct dralet_backend *registry_find(const struct registry *reg, const char *name)
 {
 	for (size_t i = 0; i < reg->n; i++)
-		if (!strcmp(reg->list[i]->name, name))
-			return reg->list[i];
+		if (!strcmp(reg->list[i].name, name))
+			return &reg->list[i];
 	return NULL;
-}
-
-int registry_table_score(const struct dralet_backend *b, const struct hal_pci_func *f)
-{
-	int best = 0;
-
-	for (const struct dralet_pci_id *id = b->ids; id && (id->vendor || id->device || id->class_mask);
-	     id++) {
-		int score;
-		if (id->vendor != DRALET_PCI_ANY && id->vendor != f->vendor_id)
-			continue;
-		if (id->device != DRALET_PCI_ANY && id->device != f->device_id)
-			continue;
-		if ((f->class_code & id->class_mask) != id->class_code)
-			continue;
-		if (id->device != DRALET_PCI_ANY)
-			score = DRALET_SCORE_DEVICE;
-		else if (id->vendor != DRALET_PCI_ANY)
-			score = DRALET_SCORE_VENDOR_CLASS;
-		else
-			score = DRALET_SCORE_CLASS;
-		if (score > best)
-			best = score;
-	}
-	return best;
 }

@@ -17,7 +17,9 @@ struct registry;
 typedef void (*registry_error_fn)(void *userdata, const char *message);
 
 /* Builds the registry; @backend_dir may be NULL. Unusable shared objects are
- * reported through @on_error and skipped. */
+ * reported through @on_error and skipped. The registry keeps its own copy of
+ * each backend's ops table with every NULL operation replaced by the agent's
+ * default (backend_fill_defaults): what registry_get/registry_find return. */
 int registry_new(const char *backend_dir, registry_error_fn on_error, void *userdata,
 		 struct registry **ret_reg);
 /* Same with another in-tree list (NULL-terminated): for tests and tools. */
@@ -31,8 +33,5 @@ const struct dralet_backend *registry_find(const struct registry *reg, const cha
 
 /* The in-tree backends, NULL-terminated. */
 extern const struct dralet_backend *const registry_builtin[];
-
-/* Score of @func for @b's match table (0: no match). */
-int registry_table_score(const struct dralet_backend *b, const struct hal_pci_func *func);
 
 #endif

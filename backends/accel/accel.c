@@ -3,6 +3,7 @@
  * accel: any processing accelerator or co-processor no vendor backend
  * claimed. One device of kind "accel" per function; a PF whose SR-IOV VFs
  * are enabled is management and yields none (its VFs are the devices).
+ * Prepare changes nothing on the host: no unprepare (the agent's default).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -75,11 +76,13 @@ static void add_attributes(struct dralet_backend_ctx *ctx, struct dralet_device 
 		dralet_device_set_string(dev, "services", buf);
 }
 
-static int accel_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
+static int accel_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+		       const struct dralet_pci_id *id)
 {
 	struct dralet_device *dev;
 	int r;
 
+	(void)id;
 	if (func->sriov && func->sriov->num_vfs > 0)
 		return 0;	/* its VFs carry the work */
 	r = dralet_device_new(ctx, func, "accel", NULL, &dev);
@@ -148,16 +151,6 @@ static int accel_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *d
 	return r < 0 ? r : 0;
 }
 
-static int accel_unprepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
-			   const struct dralet_claim_ref *claim, const struct dralet_undo *undo)
-{
-	(void)ctx;
-	(void)dev;
-	(void)claim;
-	(void)undo;
-	return 0;
-}
-
 const struct dralet_backend backend_accel = {
 	.abi = DRALET_BACKEND_ABI,
 	.name = "accel",
@@ -167,6 +160,5 @@ const struct dralet_backend backend_accel = {
 	.probe = accel_probe,
 	.validate_config = accel_validate_config,
 	.prepare = accel_prepare,
-	.unprepare = accel_unprepare,
 	.health = accel_health,
 };

@@ -136,10 +136,12 @@ int vf_probe_device(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f
 	return r < 0 ? r : 0;
 }
 
-int vf_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
+int vf_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+	     const struct dralet_pci_id *id)
 {
 	struct dralet_device *dev;
 
+	(void)id;
 	return vf_probe_device(ctx, func, &dev);
 }
 

@@ -17,7 +17,8 @@
 int vf_probe_device(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
 		    struct dralet_device **ret_dev);
 /* The same as a probe operation. */
-int vf_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func);
+int vf_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+	     const struct dralet_pci_id *id);
 
 /* enum dralet_health of a VF now: VF and PF present, a driver bound, the PF's
  * link not down. */

@@ -15,7 +15,8 @@
 #include "fpga.h"
 #include "../common/pcidev.h"
 
-/* dfl-pci's ID table (linux-devices.md 1.5). */
+/* dfl-pci's ID table (linux-devices.md 1.5), then every other function: the
+ * filter takes those that show DFL devices or are bound to dfl-pci. */
 static const struct dralet_pci_id dfl_ids[] = {
 	DRALET_PCI_DEVICE(0x8086, 0x09c4), DRALET_PCI_DEVICE(0x8086, 0x09c5),	/* PAC A10 */
 	DRALET_PCI_DEVICE(0x8086, 0x0b2b), DRALET_PCI_DEVICE(0x8086, 0x0b2c),	/* D5005 */
@@ -24,6 +25,7 @@ static const struct dralet_pci_id dfl_ids[] = {
 	DRALET_PCI_DEVICE(0x8086, 0xbcc0), DRALET_PCI_DEVICE(0x8086, 0xbcc1),
 	DRALET_PCI_DEVICE(0x8086, 0xbcce), DRALET_PCI_DEVICE(0x8086, 0xbccf),	/* OFS */
 	DRALET_PCI_DEVICE(0x1c2c, 0x1000), DRALET_PCI_DEVICE(0x1c2c, 0x1001),	/* N501x */
+	DRALET_PCI_ANY_FUNCTION,
 	{ 0, 0, 0, 0 },
 };
 
@@ -60,16 +62,18 @@ struct dfl_port_ref {
 	const struct hal_pci_func *fme_func;	/* the function holding the FME */
 };
 
-static int dfl_match(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
+static int dfl_filter(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+		      const struct dralet_pci_id *id, int score)
 {
+	bool listed = id->device != DRALET_PCI_ANY;	/* a dfl-pci ID, not the catch-all */
+
 	(void)ctx;
+	(void)score;
 	if ((func->class_code >> 16) == 0x06)
 		return 0;
-	if (func->n_dfl_fmes || func->n_dfl_ports || (func->driver && !strcmp(func->driver, "dfl-pci")))
+	if (listed || func->n_dfl_fmes || func->n_dfl_ports ||
+	    (func->driver && !strcmp(func->driver, "dfl-pci")))
 		return FPGA_VENDOR_SCORE;
-	for (const struct dralet_pci_id *id = dfl_ids; id->vendor; id++)
-		if (id->vendor == func->vendor_id && id->device == func->device_id)
-			return FPGA_VENDOR_SCORE;
 	return 0;
 }
 
@@ -200,11 +204,13 @@ static int probe_port(struct dralet_backend_ctx *ctx, const struct hal_pci_func 
 	return r < 0 ? r : 0;
 }
 
-static int dfl_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
+static int dfl_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+		     const struct dralet_pci_id *id)
 {
 	const struct hal_pci_func *fme_func = fme_function(func);
 	int r = 0;
 
+	(void)id;
 	if (!func->n_dfl_ports && !func->n_dfl_fmes && !(func->sriov && func->sriov->num_vfs))
 		dralet_ctx_warn(ctx, "%s: DFL card without FME or ports (is dfl-pci loaded?); "
 				"not published", func->address);
@@ -302,11 +308,11 @@ const struct dralet_backend backend_dfl = {
 	.name = "dfl",
 	.family = "fpga",
 	.default_driver = FPGA_DRIVER,
-	.match = dfl_match,
+	.ids = dfl_ids,
+	.filter = dfl_filter,
 	.probe = dfl_probe,
 	.validate_config = fpga_validate_config,
 	.admin_config_keys = fpga_config_admin_keys,
 	.prepare = dfl_prepare,
-	.unprepare = fpga_unprepare,
 	.health = dfl_health,
 };

@@ -8,6 +8,8 @@
  *   fpga-region  any other function with fpga_manager/fpga_region class
  *                devices, and Xilinx/Altera functions of FPGA-like classes
  * plus the helpers they share: ID checks, fpga_manager health, FpgaConfig.
+ * Their prepare changes nothing on the card, so they have no unprepare (the
+ * agent's default: nothing to undo).
  */
 #ifndef DRALET_BACKENDS_FPGA_H
 #define DRALET_BACKENDS_FPGA_H
@@ -90,9 +92,5 @@ struct fpga_identity {
  * context when a requirement does not hold. */
 int fpga_config_check(struct dralet_backend_ctx *ctx, const char *config,
 		      const struct fpga_identity *id, struct fpga_config *ret);
-
-/* Nothing to undo: prepare changes nothing on the card. */
-int fpga_unprepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
-		   const struct dralet_claim_ref *claim, const struct dralet_undo *undo);
 
 #endif

@@ -100,12 +100,3 @@ int fpga_managers_health(struct dralet_backend_ctx *ctx, const struct hal_pci_fu
 	return health;
 }
 
-int fpga_unprepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
-		   const struct dralet_claim_ref *claim, const struct dralet_undo *undo)
-{
-	(void)ctx;
-	(void)dev;
-	(void)claim;
-	(void)undo;
-	return 0;
-}

@@ -26,9 +26,19 @@ static bool fpga_like_class(const struct hal_pci_func *f)
 	       hal_pci_class(f) == 0xff;
 }
 
-static int region_match(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
+/* Whatever their IDs: functions with FPGA managers or regions, and raw FPGA
+ * functions of FPGA vendors (the filter decides). */
+static const struct dralet_pci_id region_ids[] = {
+	DRALET_PCI_ANY_FUNCTION,
+	{ 0, 0, 0, 0 },
+};
+
+static int region_filter(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+			 const struct dralet_pci_id *id, int score)
 {
 	(void)ctx;
+	(void)id;
+	(void)score;
 	if (hal_pci_class(func) == 0x06)
 		return 0;
 	if (func->n_fpga_managers || func->n_fpga_regions)
@@ -58,11 +68,13 @@ static int health_now(struct dralet_backend_ctx *ctx, const struct hal_pci_func 
 	return fpga_managers_health(ctx, func);
 }
 
-static int region_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
+static int region_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+			const struct dralet_pci_id *id)
 {
 	struct dralet_device *dev;
 	int r;
 
+	(void)id;
 	r = dralet_device_new(ctx, func, "fpga", NULL, &dev);
 	if (r < 0)
 		return r;
@@ -160,11 +172,11 @@ const struct dralet_backend backend_fpga_region = {
 	.name = "fpga-region",
 	.family = "fpga",
 	.default_driver = FPGA_DRIVER,
-	.match = region_match,
+	.ids = region_ids,
+	.filter = region_filter,
 	.probe = region_probe,
 	.validate_config = fpga_validate_config,
 	.admin_config_keys = fpga_config_admin_keys,
 	.prepare = region_prepare,
-	.unprepare = fpga_unprepare,
 	.health = region_health,
 };

@@ -35,11 +35,15 @@ static const struct alveo_id alveo_ids[] = {
 	{ 0xd00c, XRT_GOLDEN, "Alveo U280" }, { 0xd020, XRT_GOLDEN, "Alveo U50" },
 };
 
-/* Vendors whose cards run XRT shells: Xilinx, Advantech, AWS, Arista. */
-static bool xrt_vendor(uint16_t vendor)
-{
-	return vendor == 0x10ee || vendor == 0x13fe || vendor == 0x1d0f || vendor == 0x3475;
-}
+/* Vendors whose cards run XRT shells: Xilinx, Advantech, AWS, Arista; the
+ * filter takes the functions with an XRT role. */
+static const struct dralet_pci_id xrt_ids[] = {
+	DRALET_PCI_VENDOR_CLASS(0x10ee, 0, 0),
+	DRALET_PCI_VENDOR_CLASS(0x13fe, 0, 0),
+	DRALET_PCI_VENDOR_CLASS(0x1d0f, 0, 0),
+	DRALET_PCI_VENDOR_CLASS(0x3475, 0, 0),
+	{ 0, 0, 0, 0 },
+};
 
 static const struct alveo_id *alveo_lookup(const struct hal_pci_func *f)
 {
@@ -64,10 +68,13 @@ static enum xrt_role role_of(const struct hal_pci_func *f)
 	return id ? id->role : XRT_NONE;
 }
 
-static int xrt_match(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
+static int xrt_filter(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+		      const struct dralet_pci_id *id, int score)
 {
 	(void)ctx;
-	if (!xrt_vendor(func->vendor_id) || (func->class_code >> 16) == 0x06)
+	(void)id;
+	(void)score;
+	if ((func->class_code >> 16) == 0x06)
 		return 0;
 	return role_of(func) != XRT_NONE ? FPGA_VENDOR_SCORE : 0;
 }
@@ -203,12 +210,14 @@ static void add_attributes(struct dralet_backend_ctx *ctx, struct dralet_device 
 		dralet_device_set_string(dev, "driver", user->driver);
 }
 
-static int xrt_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
+static int xrt_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+		     const struct dralet_pci_id *id)
 {
 	const struct hal_pci_func *mgmt;
 	struct dralet_device *dev;
 	int r = 0;
 
+	(void)id;
 	switch (role_of(func)) {
 	case XRT_GOLDEN:
 		dralet_ctx_warn(ctx, "%s runs the golden (factory) image: no shell to run "
@@ -341,11 +350,11 @@ const struct dralet_backend backend_xrt = {
 	.name = "xrt",
 	.family = "fpga",
 	.default_driver = FPGA_DRIVER,
-	.match = xrt_match,
+	.ids = xrt_ids,
+	.filter = xrt_filter,
 	.probe = xrt_probe,
 	.validate_config = fpga_validate_config,
 	.admin_config_keys = fpga_config_admin_keys,
 	.prepare = xrt_prepare,
-	.unprepare = fpga_unprepare,
 	.health = xrt_health,
 };

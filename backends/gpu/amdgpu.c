@@ -29,17 +29,13 @@ struct amd_state {
 	bool warned_kfd;
 };
 
-static int amd_match(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f)
+/* An AMD GPU (amd_ids) driven by amdgpu. */
+static int amd_filter(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f,
+		      const struct dralet_pci_id *id, int score)
 {
-	unsigned cls = hal_pci_class(f);
-
 	(void)ctx;
-	/* Instinct MI300 parts are processing accelerators (0x12), the rest
-	 * display controllers (0x03); HDMI audio (0x04) is not a GPU */
-	if (f->vendor_id != 0x1002 || (cls != 0x03 && cls != 0x12) || !f->driver ||
-	    strcmp(f->driver, "amdgpu"))
-		return 0;
-	return DRALET_SCORE_VENDOR_CLASS;
+	(void)id;
+	return f->driver && !strcmp(f->driver, "amdgpu") ? score : 0;
 }
 
 static void read_module_text(struct dralet_backend_ctx *ctx, const char *rel, char *buf,
@@ -195,7 +191,8 @@ static int probe_partitions(struct dralet_backend_ctx *ctx, struct amd_state *st
 	return 0;
 }
 
-static int amd_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f)
+static int amd_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f,
+		     const struct dralet_pci_id *id)
 {
 	struct amd_state *st = dralet_ctx_state(ctx);
 	const struct amd_kfd_node *nodes[MAX_PARTITIONS];
@@ -204,6 +201,7 @@ static int amd_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *
 	size_t n;
 	int r;
 
+	(void)id;
 	if (!st)
 		return -EINVAL;
 	read_facts(ctx, f, &a);
@@ -233,6 +231,8 @@ static int amd_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *
 	return 0;
 }
 
+/* Instinct MI300 parts are processing accelerators (0x12), the rest display
+ * controllers (0x03); HDMI audio (0x04) is not a GPU. */
 static const struct dralet_pci_id amd_ids[] = {
 	DRALET_PCI_VENDOR_CLASS(0x1002, 0x030000, 0xff0000),
 	DRALET_PCI_VENDOR_CLASS(0x1002, 0x120000, 0xff0000),
@@ -245,12 +245,11 @@ const struct dralet_backend gpu_amdgpu_backend = {
 	.family = "gpu",
 	.default_driver = GPU_DRIVER_DEFAULT,
 	.ids = amd_ids,
-	.match = amd_match,
+	.filter = amd_filter,
 	.init = amd_init,
 	.fini = amd_fini,
 	.probe = amd_probe,
 	.validate_config = gpu_validate_config_no_sharing,
 	.prepare = gpu_prepare_plain,
-	.unprepare = gpu_unprepare_plain,
 	.health = gpu_health_pci,
 };

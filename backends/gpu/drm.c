@@ -15,14 +15,15 @@
 #include "gpu_backends.h"
 #include "gpu.h"
 
-static int drm_match(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f)
+/* A display controller (drm_ids) with a DRM card node. */
+static int drm_filter(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f,
+		      const struct dralet_pci_id *id, int score)
 {
 	(void)ctx;
-	if (hal_pci_class(f) != 0x03)
-		return 0;
+	(void)id;
 	for (size_t i = 0; i < f->n_drm; i++)
 		if (!strncmp(f->drm[i].name, "card", 4))
-			return DRALET_SCORE_CLASS;
+			return score;
 	return 0;	/* no DRM card: nothing a container could open */
 }
 
@@ -36,12 +37,14 @@ static bool has_render_node(const struct hal_pci_func *f)
 	return false;
 }
 
-static int drm_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f)
+static int drm_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f,
+		     const struct dralet_pci_id *id)
 {
 	struct dralet_device *dev;
 	uint64_t boot_vga;
 	int r;
 
+	(void)id;
 	if ((r = dralet_device_new(ctx, f, "gpu", NULL, &dev)) < 0)
 		return r;
 	if (!gpu_info_attach(dev, GPU_TYPE_FULL))
@@ -68,10 +71,9 @@ const struct dralet_backend gpu_drm_backend = {
 	.family = "gpu",
 	.default_driver = GPU_DRIVER_DEFAULT,
 	.ids = drm_ids,
-	.match = drm_match,
+	.filter = drm_filter,
 	.probe = drm_probe,
 	.validate_config = gpu_validate_config_no_sharing,
 	.prepare = gpu_prepare_plain,
-	.unprepare = gpu_unprepare_plain,
 	.health = gpu_health_pci,
 };

@@ -133,12 +133,11 @@ int gpu_env(struct dralet_device *dev, struct dralet_edits *edits, const char *f
  * _REQUEST, and _UUID/_MINOR/_INDEX/_PROFILE when known. */
 int gpu_prepare_common(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 		       struct dralet_prepare_req *req);
-/* prepare of the backends without vendor-specific work. */
+/* prepare of the backends without vendor-specific work. It changes nothing on
+ * the host, so they leave unprepare NULL (the agent's default: nothing to
+ * undo). */
 int gpu_prepare_plain(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 		      struct dralet_prepare_req *req);
-/* unprepare of those backends: nothing to undo. */
-int gpu_unprepare_plain(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
-			const struct dralet_claim_ref *claim, const struct dralet_undo *undo);
 
 /* ---- health ---- */
 

@@ -110,16 +110,6 @@ int gpu_prepare_plain(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 	return gpu_prepare_common(ctx, dev, req);
 }
 
-int gpu_unprepare_plain(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
-			const struct dralet_claim_ref *claim, const struct dralet_undo *undo)
-{
-	(void)ctx;
-	(void)dev;
-	(void)claim;
-	(void)undo;
-	return 0;	/* nothing was changed on the host */
-}
-
 int gpu_health_pci(struct dralet_backend_ctx *ctx, struct dralet_device *dev)
 {
 	const struct hal_pci_func *f = dralet_device_pci(dev);

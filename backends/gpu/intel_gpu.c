@@ -17,13 +17,15 @@
 
 #define MAX_TILES 8
 
-static int intel_match(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f)
+/* An Intel GPU (intel_ids) driven by i915 or xe. */
+static int intel_filter(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f,
+			const struct dralet_pci_id *id, int score)
 {
 	(void)ctx;
-	if (f->vendor_id != 0x8086 || hal_pci_class(f) != 0x03 || !f->driver ||
-	    (strcmp(f->driver, "i915") && strcmp(f->driver, "xe")))
+	(void)id;
+	if (!f->driver || (strcmp(f->driver, "i915") && strcmp(f->driver, "xe")))
 		return 0;
-	return DRALET_SCORE_VENDOR_CLASS;
+	return score;
 }
 
 /* Product families by PCI device id, as Intel's tools name them. */
@@ -68,7 +70,8 @@ static uint64_t local_memory(struct dralet_backend_ctx *ctx, const struct hal_pc
 	return 0;
 }
 
-static int intel_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f)
+static int intel_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f,
+		       const struct dralet_pci_id *entry)
 {
 	struct dralet_device *dev;
 	const char *family = family_of(f->device_id);
@@ -76,6 +79,7 @@ static int intel_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func
 	uint64_t mem;
 	int r;
 
+	(void)entry;
 	if ((r = dralet_device_new(ctx, f, "gpu", NULL, &dev)) < 0)
 		return r;
 	if (!gpu_info_attach(dev, GPU_TYPE_FULL))
@@ -112,10 +116,9 @@ const struct dralet_backend gpu_intel_backend = {
 	.family = "gpu",
 	.default_driver = GPU_DRIVER_DEFAULT,
 	.ids = intel_ids,
-	.match = intel_match,
+	.filter = intel_filter,
 	.probe = intel_probe,
 	.validate_config = gpu_validate_config_no_sharing,
 	.prepare = gpu_prepare_plain,
-	.unprepare = gpu_unprepare_plain,
 	.health = gpu_health_pci,
 };

@@ -35,19 +35,14 @@ static const struct dralet_option nvidia_options[] = {
 	{ NULL, 0 },
 };
 
-static bool is_display(const struct hal_pci_func *f)
-{
-	unsigned sub = hal_pci_class_sub(f);
-	return sub == 0x0300 || sub == 0x0302 || sub == 0x0380;
-}
-
-static int nvidia_match(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f)
+/* An NVIDIA GPU (nvidia_ids) driven by nvidia: on vfio-pci or nouveau it is
+ * not ours to drive. */
+static int nvidia_filter(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f,
+			 const struct dralet_pci_id *id, int score)
 {
 	(void)ctx;
-	/* an NVIDIA GPU on vfio-pci or nouveau is not ours to drive */
-	if (f->vendor_id != 0x10de || !is_display(f) || !f->driver || strcmp(f->driver, "nvidia"))
-		return 0;
-	return DRALET_SCORE_VENDOR_CLASS;
+	(void)id;
+	return f->driver && !strcmp(f->driver, "nvidia") ? score : 0;
 }
 
 const char *nvidia_driver_version(const struct nvidia_state *st)
@@ -194,13 +189,15 @@ static void nvml_facts(struct nvidia_state *st, nvml_device h, struct nvidia_gpu
 		g->index = (int)u;
 }
 
-static int nvidia_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f)
+static int nvidia_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f,
+			const struct dralet_pci_id *id)
 {
 	struct nvidia_state *st = dralet_ctx_state(ctx);
 	struct nvidia_gpu_facts g = { .minor = -1, .index = -1 };
 	struct nvidia_proc_gpu proc;
 	struct dralet_device *dev;
 	struct gpu_info *info;
+	(void)id;
 	nvml_device h = NULL;
 	unsigned mig_current = 0, mig_pending = 0;
 	bool mig_capable = false;
@@ -293,7 +290,7 @@ const struct dralet_backend gpu_nvidia_backend = {
 	.family = "gpu",
 	.default_driver = GPU_DRIVER_DEFAULT,
 	.ids = nvidia_ids,
-	.match = nvidia_match,
+	.filter = nvidia_filter,
 	.init = nvidia_init,
 	.fini = nvidia_fini,
 	.probe = nvidia_probe,

@@ -9,9 +9,18 @@
 #include "../common/vf.h"
 #include "../common/vf_config.h"
 
-static int nic_vf_match(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
+/* Whatever its IDs, a VF of a network PF is ours. */
+static const struct dralet_pci_id nic_vf_ids[] = {
+	DRALET_PCI_ANY_FUNCTION,
+	{ 0, 0, 0, 0 },
+};
+
+static int nic_vf_filter(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+			 const struct dralet_pci_id *id, int score)
 {
 	(void)ctx;
+	(void)id;
+	(void)score;
 	if (!func->physfn || hal_pci_class(func->physfn) != 0x02)
 		return 0;
 	return NIC_VF_SCORE;
@@ -33,7 +42,8 @@ const struct dralet_backend backend_nic_vf = {
 	.name = "nic-vf",
 	.family = "net",
 	.default_driver = NET_DRIVER,
-	.match = nic_vf_match,
+	.ids = nic_vf_ids,
+	.filter = nic_vf_filter,
 	.probe = vf_probe,
 	.validate_config = nic_vf_validate_config,
 	.admin_config_keys = vf_config_admin_keys,

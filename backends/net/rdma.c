@@ -16,9 +16,18 @@
 #include "../common/vf.h"
 #include "../common/vf_config.h"
 
-static int rdma_match(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
+/* Whatever its IDs, a function with an InfiniBand/RoCE device is ours. */
+static const struct dralet_pci_id rdma_ids[] = {
+	DRALET_PCI_ANY_FUNCTION,
+	{ 0, 0, 0, 0 },
+};
+
+static int rdma_filter(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+		       const struct dralet_pci_id *id, int score)
 {
 	(void)ctx;
+	(void)id;
+	(void)score;
 	return func->n_ib ? RDMA_SCORE : 0;
 }
 
@@ -91,12 +100,14 @@ static int health_now(struct dralet_backend_ctx *ctx, const struct hal_pci_func 
 	return rdma_ports_health(ctx, ib);
 }
 
-static int rdma_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
+static int rdma_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+		      const struct dralet_pci_id *id)
 {
 	const struct hal_ibdev *ib = rdma_primary_ibdev(func);
 	struct dralet_device *dev;
 	int r;
 
+	(void)id;
 	if (!ib)
 		return 0;
 	if (func->n_ib > 1)
@@ -180,7 +191,8 @@ const struct dralet_backend backend_rdma = {
 	.name = "rdma",
 	.family = "net",
 	.default_driver = NET_DRIVER,
-	.match = rdma_match,
+	.ids = rdma_ids,
+	.filter = rdma_filter,
 	.probe = rdma_probe,
 	.validate_config = rdma_validate_config,
 	.admin_config_keys = vf_config_admin_keys,

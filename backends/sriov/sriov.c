@@ -65,21 +65,34 @@ static int sriov_init(struct dralet_backend_ctx *ctx, void **ret_state)
 	return 0;
 }
 
-static int sriov_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
+static int sriov_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+		       const struct dralet_pci_id *id)
 {
 	const struct sriov_state *s = dralet_ctx_state(ctx);
 	struct dralet_device *dev;
 	int r = vf_probe_device(ctx, func, &dev);
 
+	(void)id;
 	if (dev && s && s->resource_name)
 		dralet_device_set_string(dev, "k8s.cni.cncf.io/resourceName", s->resource_name);
 	return r;
 }
 
-static int sriov_match(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
+/* Whatever their IDs, the VFs of the PFs the "pfs" option selects are ours. */
+static const struct dralet_pci_id sriov_ids[] = {
+	DRALET_PCI_ANY_FUNCTION,
+	{ 0, 0, 0, 0 },
+};
+
+/* A selected PF's VF scores SRIOV_SCORE, above every table score, so the
+ * operator's selection wins over nic-vf and rdma (sriov.h). */
+static int sriov_filter(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+			const struct dralet_pci_id *id, int score)
 {
 	const struct sriov_state *s = dralet_ctx_state(ctx);
 
+	(void)id;
+	(void)score;
 	return s && sriov_selectors_match_vf(s->sel, s->n, func) ? SRIOV_SCORE : 0;
 }
 
@@ -105,7 +118,8 @@ const struct dralet_backend backend_sriov = {
 	.name = "sriov",
 	.family = "sriov",
 	.default_driver = SRIOV_DRIVER,
-	.match = sriov_match,
+	.ids = sriov_ids,
+	.filter = sriov_filter,
 	.init = sriov_init,
 	.fini = sriov_fini,
 	.probe = sriov_probe,

@@ -4,20 +4,25 @@
  *
  * A backend is a const table of operations plus a PCI match table, in the
  * style of rdma-core providers and pciutils access methods. In-tree backends
- * are listed in the static registry (agent/core/registry.c); vendors build a
+ * are listed in agent/core/builtin.c; vendors build a
  * shared object against this SDK (pkg-config dralet-backend) that exports
  * its tables with DRALET_BACKEND_EXPORT, and the agent loads it from
- * --backend-dir. Operations a backend leaves NULL behave as stubs returning
- * -EOPNOTSUPP, so the agent never tests for NULL.
+ * --backend-dir. Every operation but probe is optional: when a backend is
+ * registered the agent replaces each NULL operation by its default, once
+ * (the defaults are listed at each operation below), so nothing in the agent
+ * tests an operation for NULL.
  *
  * Who owns a PCI function (the rule): every enabled backend scores every
  * function; the highest positive score wins; on a tie the backend listed
  * first wins, where backends loaded from --backend-dir come before the
- * in-tree ones. A function nobody scores is not published. The default score
- * comes from the match table (see dralet_pci_id); a backend's match
- * operation, when present, decides instead.
+ * in-tree ones. A function nobody scores is not published. A backend's score
+ * comes from its match table first (see dralet_pci_id): the best entry that
+ * matches (first on a tie) gives the score; a function no entry matches is
+ * not the backend's. The filter operation, when present, then sees that
+ * entry and its score and keeps, adjusts or refuses it. Probe is told the
+ * same entry.
  *
- * Threading: match, probe and remove run on the agent's discovery thread;
+ * Threading: filter, probe and remove run on the agent's discovery thread;
  * prepare, unprepare and health may run on worker threads, one call per
  * device at a time.
  */
@@ -38,12 +43,12 @@ extern "C" {
 
 /* Bumped whenever a struct in pci.h/backend.h changes layout or an SDK
  * function changes meaning. The agent refuses backends built for another. */
-#define DRALET_BACKEND_ABI 2
+#define DRALET_BACKEND_ABI 3
 
 #define DRALET_PCI_ANY 0xffffffffu
 
 /* Scores of table matches: a device id beats a vendor+class which beats a
- * class alone. Custom match operations should use the same scale. */
+ * class alone. A filter that adjusts a score uses the same scale. */
 #define DRALET_SCORE_CLASS 10
 #define DRALET_SCORE_VENDOR_CLASS 20
 #define DRALET_SCORE_DEVICE 30
@@ -52,8 +57,9 @@ extern "C" {
  * One match table entry. A function matches when vendor and device equal
  * (or are DRALET_PCI_ANY) and (class_code & class_mask) == class. The score
  * is DRALET_SCORE_DEVICE for a device id, DRALET_SCORE_VENDOR_CLASS for a
- * vendor with a class mask, DRALET_SCORE_CLASS for a class alone.
- * Tables end with an entry whose vendor, device and class_mask are all 0.
+ * vendor (with or without a class mask), DRALET_SCORE_CLASS for a class
+ * alone. Tables end with an entry whose vendor, device and class_mask are
+ * all 0.
  */
 struct dralet_pci_id {
 	uint32_t vendor;
@@ -65,6 +71,9 @@ struct dralet_pci_id {
 #define DRALET_PCI_DEVICE(v, d) { (v), (d), 0, 0 }
 #define DRALET_PCI_VENDOR_CLASS(v, c, m) { (v), DRALET_PCI_ANY, (c), (m) }
 #define DRALET_PCI_CLASS(c, m) { DRALET_PCI_ANY, DRALET_PCI_ANY, (c), (m) }
+/* Every function (score DRALET_SCORE_CLASS): for a backend whose filter
+ * decides from facts beyond the IDs (an RDMA device, the PF of a VF). */
+#define DRALET_PCI_ANY_FUNCTION DRALET_PCI_CLASS(0, 0)
 
 /*
  * An opaque config key that reaches beyond the device handed out: the VLAN
@@ -131,40 +140,55 @@ struct dralet_backend {
 	const char *name;		/* unique, "nvidia" */
 	const char *family;		/* "gpu", "fpga", "net", "sriov", "accel": CDI class */
 	const char *default_driver;	/* DRA driver name, "gpu.dralet.dev" */
-	const struct dralet_pci_id *ids;	/* may be NULL when match is set */
+	const struct dralet_pci_id *ids;	/* the match table; required */
 
-	/* Optional. Returns a score > 0 to claim @func, 0 to leave it, or -errno. */
-	int (*match)(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func);
+	/* Optional. Called for a function that entry @id of the match table
+	 * matched, with @score, that entry's table score. Returns the score to
+	 * claim @func with (> 0; @score keeps the table's, another value on the
+	 * DRALET_SCORE_* scale ranks it against other backends), 0 to leave it,
+	 * or -errno (logged; the function is left). Default: returns @score. */
+	int (*filter)(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+		      const struct dralet_pci_id *id, int score);
 
 	/* Optional. Called once before a discovery; *ret_state is handed to every
-	 * later call through dralet_ctx_state() and released with fini. */
+	 * later call through dralet_ctx_state() and released with fini.
+	 * Default: no state, returns 0. */
 	int (*init)(struct dralet_backend_ctx *ctx, void **ret_state);
-	void (*fini)(void *state);
+	void (*fini)(void *state);	/* default: nothing */
 
-	/* Creates the devices of a claimed function with dralet_device_new();
-	 * zero devices is fine (a management function, for instance). */
-	int (*probe)(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func);
+	/* Required. Creates the devices of a claimed function with
+	 * dralet_device_new(); zero devices is fine (a management function, for
+	 * instance). @id is the match table entry the score came from (never
+	 * NULL). */
+	int (*probe)(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+		     const struct dralet_pci_id *id);
 
-	/* Optional. Releases what probe attached beyond the private data. */
+	/* Optional. Releases what probe attached beyond the private data.
+	 * Default: nothing. */
 	void (*remove)(struct dralet_backend_ctx *ctx, struct dralet_device *dev);
 
 	/* Checks the opaque parameters (JSON object text) a claim or class gives
 	 * this backend. Unknown fields are errors; the message goes to
-	 * dralet_ctx_error(). */
+	 * dralet_ctx_error(). Default: refuses every config (-EOPNOTSUPP,
+	 * "backend <name> takes no opaque config"). */
 	int (*validate_config)(struct dralet_backend_ctx *ctx, const char *config);
 
-	/* Makes @dev usable by a container of the claim and fills the edits. */
+	/* Makes @dev usable by a container of the claim and fills the edits.
+	 * Default: -EOPNOTSUPP ("the backend cannot prepare"). */
 	int (*prepare)(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 		       struct dralet_prepare_req *req);
 
-	/* Undoes prepare with the state prepare kept. Must be idempotent. */
+	/* Undoes prepare with the state prepare kept. Must be idempotent.
+	 * Default: returns 0 (a prepare that changed nothing leaves nothing to
+	 * undo). */
 	int (*unprepare)(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 			 const struct dralet_claim_ref *claim, const struct dralet_undo *undo);
 
 	/* Returns the current enum dralet_health of @dev, or -errno (the device
 	 * is then reported Unknown). Called every health interval while the
 	 * agent runs, on a worker thread; must not call dralet_device_set_health
-	 * (the agent applies the answer). NULL: the probe's health stays. */
+	 * (the agent applies the answer). Default: the device's health as it is
+	 * (the probe's stays). */
 	int (*health)(struct dralet_backend_ctx *ctx, struct dralet_device *dev);
 
 	/* Optional. The opaque config keys only the cluster admin may set (struct

@@ -59,7 +59,10 @@ def check(node):
     node.extra_args = ["--metrics-address", "127.0.0.1:0"]
     node.start()
     port = port_of(node)
-    assert get(port, "/healthz")[:2] == (200, "ok\n"), get(port, "/healthz")
+    deadline = time.time() + 10
+    while get(port, "/healthz")[:2] != (200, "ok\n"):   # "ok (starting)" before the loop runs
+        assert get(port, "/healthz")[0] == 200 and time.time() < deadline, get(port, "/healthz")
+        time.sleep(0.05)
     status, text, _ = get(port, "/readyz")
     assert status == 503 and "dralet.dev is not registered with the kubelet" in text, \
         (status, text)

@@ -1,17 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* A backend claiming a future SDK ABI: the agent must refuse it, loudly, and
- * keep going. */
+/* Backends claiming a future SDK ABI and the ABI before this one (2: a match
+ * operation instead of filter, a probe not told the entry): the agent must
+ * refuse both, loudly, and keep going. */
 #include <dralet/backend.h>
 
-static int never_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
+static int never_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+		       const struct dralet_pci_id *id)
 {
 	(void)ctx;
 	(void)func;
+	(void)id;
 	return 0;
 }
 
 static const struct dralet_pci_id any_ids[] = {
-	DRALET_PCI_CLASS(0, 0),
+	DRALET_PCI_ANY_FUNCTION,
 	{ 0, 0, 0, 0 },
 };
 
@@ -24,4 +27,13 @@ static const struct dralet_backend future_backend = {
 	.probe = never_probe,
 };
 
-DRALET_BACKEND_EXPORT(&future_backend)
+static const struct dralet_backend old_backend = {
+	.abi = 2,
+	.name = "old",
+	.family = "accel",
+	.default_driver = "old.example.com",
+	.ids = any_ids,
+	.probe = never_probe,
+};
+
+DRALET_BACKEND_EXPORT(&future_backend, &old_backend)

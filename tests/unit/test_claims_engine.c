@@ -153,10 +153,12 @@ static int fake_health(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 	return r;
 }
 
-static int fake_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f)
+static int fake_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f,
+		      const struct dralet_pci_id *id)
 {
 	(void)ctx;
 	(void)f;
+	(void)id;
 	return 0;
 }
 

@@ -420,8 +420,8 @@ static void test_match(void **state)
 				"0000:14:00.0", "0000:15:00.0" };
 	const int want[] = { DRALET_SCORE_VENDOR_CLASS, 0, 0, 0, 0, 0 };
 	for (size_t i = 0; i < 6; i++)
-		assert_int_equal(gpu_nvidia_backend.match(&h.ctx, hal_scan_find(h.scan, addrs[i])),
-				 want[i]);
+		assert_int_equal(harness_score(&h, &gpu_nvidia_backend,
+					       hal_scan_find(h.scan, addrs[i])), want[i]);
 	/* neither procfs nor NVML know it: a warning, no device */
 	assert_int_equal(harness_probe_all(&h), 0);
 	assert_int_equal(h.sink.n, 0);

@@ -15,20 +15,24 @@
 #include "agent/core/registry.h"
 #include "harness.h"
 
-static int probe_named(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f)
+static int probe_named(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f,
+		       const struct dralet_pci_id *id)
 {
 	struct dralet_device *d;
 	int r = dralet_device_new(ctx, f, "dev", NULL, &d);
 
+	(void)id;
 	if (r == 0)
 		dralet_device_set_string(d, "probedBy", ctx->backend->name);
 	return r;
 }
 
-static int probe_fails(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f)
+static int probe_fails(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f,
+		       const struct dralet_pci_id *id)
 {
 	(void)ctx;
 	(void)f;
+	(void)id;
 	return -EIO;
 }
 

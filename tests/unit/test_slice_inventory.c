@@ -16,10 +16,12 @@
 #include "agent/core/registry.h"
 #include "harness.h"
 
-static int probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f)
+static int probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f,
+		 const struct dralet_pci_id *id)
 {
 	struct dralet_device *d;
 	int r = dralet_device_new(ctx, f, "acc", NULL, &d);
+	(void)id;
 	if (r < 0)
 		return r;
 	dralet_device_set_string(d, "model", "Test Accelerator");

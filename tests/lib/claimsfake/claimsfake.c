@@ -33,12 +33,14 @@ static const struct dralet_pci_id fake_ids[] = {
 	{ 0, 0, 0, 0 },
 };
 
-static int fake_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
+static int fake_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+		      const struct dralet_pci_id *id)
 {
 	struct dralet_device *dev;
 	char uuid[128];
 	int r = dralet_device_new(ctx, func, "fake", NULL, &dev);
 
+	(void)id;
 	if (r < 0)
 		return r;
 	if (dralet_read_pci_file(ctx, func, "fake_uuid", uuid, sizeof(uuid)) > 0)

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/core/registry.h"
+#include "agent/core/backend_call.h"
 
 static int mkdirs(char *path)
 {
@@ -128,7 +128,8 @@ int harness_init(struct harness *h, const struct dralet_backend *backend, const 
 	int r;
 
 	memset(h, 0, sizeof(*h));
-	h->ctx.backend = backend;
+	backend_fill_defaults(backend, &h->ops);
+	h->ctx.backend = &h->ops;
 	h->ctx.driver = backend->default_driver;
 	if (options_json) {
 		h->ctx.options = json_tokener_parse(options_json);
@@ -147,50 +148,56 @@ int harness_init(struct harness *h, const struct dralet_backend *backend, const 
 			return r;
 		h->ctx.scan = h->scan;
 	}
-	if (backend->init) {
-		r = backend->init(&h->ctx, &h->ctx.state);
-		if (r < 0)
-			return r;
-	}
-	return 0;
+	return backend_call_init(&h->ctx);
 }
 
 int harness_probe(struct harness *h, const struct hal_pci_func *f)
 {
-	int r;
+	int score;
+	const struct dralet_pci_id *id = backend_table_match(h->ctx.backend, f, &score);
 
-	h->ctx.sink = &h->sink;
-	r = h->ctx.backend->probe(&h->ctx, f);
-	h->ctx.sink = NULL;
-	return r;
+	return backend_call_probe(&h->ctx, &h->sink, f, id);
+}
+
+int harness_score(struct harness *h, const struct dralet_backend *b, const struct hal_pci_func *f)
+{
+	struct dralet_backend ops;
+	struct dralet_backend_ctx ctx = h->ctx;
+	const struct dralet_pci_id *id;
+
+	backend_fill_defaults(b, &ops);
+	ctx.backend = &ops;
+	return backend_call_score(&ctx, f, &id);
 }
 
 int harness_probe_all(struct harness *h)
 {
-	const struct dralet_backend *b = h->ctx.backend;
-
 	for (size_t i = 0; h->scan && i < h->scan->n_funcs; i++) {
 		const struct hal_pci_func *f = h->scan->funcs[i];
-		int score = b->match ? b->match(&h->ctx, f) : registry_table_score(b, f);
-		if (score <= 0 || (f->class_code >> 16) == 0x06)
+		const struct dralet_pci_id *id;
+		if ((f->class_code >> 16) == 0x06 || backend_call_score(&h->ctx, f, &id) <= 0)
 			continue;
-		int r = harness_probe(h, f);
+		int r = backend_call_probe(&h->ctx, &h->sink, f, id);
 		if (r < 0)
 			return r;
 	}
 	return 0;
 }
 
-static int probe_nothing(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f)
+static int probe_nothing(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f,
+			 const struct dralet_pci_id *id)
 {
 	(void)ctx;
 	(void)f;
+	(void)id;
 	return 0;
 }
 
+static const struct dralet_pci_id no_ids[] = { { 0, 0, 0, 0 } };
+
 const struct dralet_backend harness_plain_backend = {
 	.abi = DRALET_BACKEND_ABI, .name = "test", .family = "accel",
-	.default_driver = "accel.dralet.dev", .probe = probe_nothing,
+	.default_driver = "accel.dralet.dev", .ids = no_ids, .probe = probe_nothing,
 };
 
 int harness_add_devices(struct harness *h, struct hal_pci_func *funcs, size_t n,
@@ -221,8 +228,8 @@ struct dralet_device *harness_device(struct harness *h, const char *name)
 void harness_fini(struct harness *h)
 {
 	device_sink_clear(&h->sink, &h->ctx);
-	if (h->ctx.backend->fini && h->ctx.state)
-		h->ctx.backend->fini(h->ctx.state);
+	if (h->ctx.state)
+		backend_call_fini(&h->ctx);
 	hal_scan_free(h->scan);
 	json_object_put(h->ctx.options);
 }

@@ -29,7 +29,8 @@ int tree_add_pci(const char *dir, const char *parent_path, const char *address,
 		 unsigned vendor, unsigned device, unsigned class_code);
 
 struct harness {
-	struct dralet_backend_ctx ctx;
+	struct dralet_backend_ctx ctx;	/* ctx.backend is ops */
+	struct dralet_backend ops;	/* the backend's, defaults filled in (backend_call.h) */
 	struct device_sink sink;
 	struct hal_roots roots;
 	struct hal_scan *scan;
@@ -42,10 +43,15 @@ struct harness {
  * Scans the tree when @dir is given. Calls the backend's init. */
 int harness_init(struct harness *h, const struct dralet_backend *backend, const char *dir,
 		 const char *options_json);
-/* Probes @f into h->sink; returns the probe's result. */
+/* Probes @f into h->sink, telling the probe the best entry of the match
+ * table for @f (NULL when none matches a hand-built @f; the filter is not
+ * asked); returns the probe's result. */
 int harness_probe(struct harness *h, const struct hal_pci_func *f);
-/* Probes every function of the scan that @backend scores > 0. */
+/* Probes every function of the scan that @backend scores > 0 (match table,
+ * then filter, as the inventory does). */
 int harness_probe_all(struct harness *h);
+/* @b's score for @f (match table, then filter) with h's context. */
+int harness_score(struct harness *h, const struct dralet_backend *b, const struct hal_pci_func *f);
 /* A backend whose probe adds nothing ("test", accel.dralet.dev), for
  * devices built by hand with dralet_device_new on h->ctx. */
 extern const struct dralet_backend harness_plain_backend;
