@@ -90,7 +90,7 @@ static struct sriov_report *apply(struct fixture *f, const char *only, bool dry_
 	struct sriov_apply_options o = { .only_pf = only, .dry_run = dry_run };
 	struct sriov_report *rep = NULL;
 
-	assert_int_equal(sriov_apply(&f->k.ctl, f->cfg->sriov, f->scan, &f->prep, &o, &rep), 0);
+	assert_int_equal(sriov_apply(&f->k.node, f->cfg->sriov, f->scan, &f->prep, &o, &rep), 0);
 	return rep;
 }
 
@@ -232,7 +232,7 @@ static void test_prepared_vfs_are_protected(void **state)
 		     "  - {name: nic, pfSelector: {drivers: [ice]}, numVfs: 3}\n");
 	sriov_report_free(apply(f, NULL, false));
 	/* VF 1 went to vfio-pci for a claim */
-	assert_int_equal(hal_pci_set_driver(&f->k.ctl.sysfs, "0000:17:00.2", "vfio-pci", err,
+	assert_int_equal(hal_pci_set_driver(&f->k.node, "0000:17:00.2", "vfio-pci", err,
 					    sizeof(err)), 0);
 	assert_int_equal(sriov_prepared_add(&f->prep, &claimed), 0);
 
@@ -519,14 +519,14 @@ static void test_status(void **state)
 static void test_real_netlink_checks_the_interface(void **state)
 {
 	struct hal_roots roots = { "/nonexistent/sys", "/nonexistent/dev", "/nonexistent/proc" };
-	struct node_ctl ctl = node_ctl_real(&roots);
+	struct node_ops node = node_ops_real(&roots);
 	struct dralet_vf_settings s = DRALET_VF_SETTINGS_INIT;
 
 	(void)state;
 	s.trust = 1;
-	assert_int_equal(ctl.vf_set(ctl.vf_userdata, "dralet-no-such0", 1, 0, &s), -ENODEV);
-	assert_int_equal(ctl.vf_get(ctl.vf_userdata, "dralet-no-such0", 1, 0, &s), -ENODEV);
-	assert_int_equal(ctl.vf_set(ctl.vf_userdata, NULL, 1, 0, &s), -ENODEV);
+	assert_int_equal(node.vf_set(node.userdata, "dralet-no-such0", 1, 0, &s), -ENODEV);
+	assert_int_equal(node.vf_get(node.userdata, "dralet-no-such0", 1, 0, &s), -ENODEV);
+	assert_int_equal(node.vf_set(node.userdata, NULL, 1, 0, &s), -ENODEV);
 }
 
 int main(void)

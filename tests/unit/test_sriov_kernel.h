@@ -25,8 +25,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/core/node_ctl.h"
-#include "hal/pci_binding.h"
+#include "hal/node_ops.h"
+#include "hal/pci_sriov.h"
 #include "test_net_tree.h"
 
 #define K_MAX_PFS 4
@@ -59,8 +59,8 @@ struct kmodel {
 	char dir[PATH_MAX];
 	struct hal_roots roots;
 	char sys[PATH_MAX], dev[PATH_MAX], proc[PATH_MAX];
-	struct hal_sysfs_io real;
-	struct node_ctl ctl;
+	struct node_ops real;	/* the tree as it is */
+	struct node_ops node;	/* the model: what the kernel does on writes */
 	char loaded[8][32];
 	size_t n_loaded;
 	struct k_pf pfs[K_MAX_PFS];
@@ -515,12 +515,14 @@ static inline void k_init(struct kmodel *k, const char *dir)
 	snprintf(k->dev, sizeof(k->dev), "%s/dev", dir);
 	snprintf(k->proc, sizeof(k->proc), "%s/proc", dir);
 	k->roots = (struct hal_roots){ k->sys, k->dev, k->proc };
-	k->real = hal_sysfs_io_real(&k->roots);
-	k->ctl = (struct node_ctl){
-		.sysfs = { k_write, k_read, k_readlink, k },
+	k->real = node_ops_real(&k->roots);
+	k->node = (struct node_ops){
+		.write = k_write,
+		.read = k_read,
+		.readlink = k_readlink,
 		.vf_get = k_vf_get,
 		.vf_set = k_vf_set,
-		.vf_userdata = k,
+		.userdata = k,
 	};
 	k_load(k, "vfio-pci");
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Driver binding and VF counts against a model of the kernel's sysfs rules
- * (linux-devices.md 2.1, 2.2): what is written, in which order, and how the
- * kernel's refusals come back.
+ * The node_ops seam (hal/node_ops.h): driver binding and VF counts against
+ * a model of the kernel's sysfs rules (linux-devices.md 2.1, 2.2): what is
+ * written, in which order, and how the kernel's refusals come back; the real
+ * writer on a simulated node's plain files.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -14,7 +15,7 @@
 #include <cmocka.h>
 
 #include "harness.h"
-#include "hal/sysfs_ctl.h"
+#include "hal/pci_sriov.h"
 
 #define PF "0000:3b:00.0"
 
@@ -99,15 +100,17 @@ static int k_readlink(void *ud, const char *rel, char *buf, size_t size)
 	return snprintf(buf, size, "../../../bus/pci/drivers/%s", k->driver);
 }
 
-static struct hal_sysfs_io io_of(struct kernel *k)
+/* The model's sysfs side; VF settings are no part of these tests. */
+static struct node_ops io_of(struct kernel *k)
 {
-	return (struct hal_sysfs_io){ k_write, k_read, k_readlink, k };
+	return (struct node_ops){ .write = k_write, .read = k_read, .readlink = k_readlink,
+				  .userdata = k };
 }
 
 static void test_numvfs_rules(void **state)
 {
 	struct kernel k = { .total = 16, .autoprobe = 1, .pf_driver = true };
-	struct hal_sysfs_io io = io_of(&k);
+	struct node_ops io = io_of(&k);
 	char err[256];
 
 	(void)state;
@@ -145,7 +148,7 @@ static void test_numvfs_rules(void **state)
 static void test_bind_and_restore(void **state)
 {
 	struct kernel k = { .vfio_loaded = true };
-	struct hal_sysfs_io io = io_of(&k);
+	struct node_ops io = io_of(&k);
 	char err[256], drv[32];
 
 	(void)state;
@@ -180,12 +183,12 @@ static void test_real_write_on_tree_replaces_value(void **state)
 {
 	struct hal_roots roots = { 0 };
 	char *dir = tree_new(), sys[4096], buf[64];
-	struct hal_sysfs_io io;
+	struct node_ops io;
 
 	(void)state;
 	snprintf(sys, sizeof(sys), "%s/sys", dir);
 	roots.sys = sys;
-	io = hal_sysfs_io_real(&roots);
+	io = node_ops_real(&roots);
 	assert_int_equal(tree_write(dir, "sys/bus/pci/devices/" PF "/sriov_numvfs", "64"), 0);
 	assert_int_equal(io.write(io.userdata, "bus/pci/devices/" PF "/sriov_numvfs", "8"), 0);
 	assert_int_equal(io.read(io.userdata, "bus/pci/devices/" PF "/sriov_numvfs", buf,
