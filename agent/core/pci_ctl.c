@@ -20,13 +20,42 @@ static const struct node_ops *node_of(const struct dralet_backend_ctx *ctx, stru
 	return tmp;
 }
 
+static bool valid_address(const char *address)
+{
+	return address && hal_parse_address(address, &(unsigned){ 0 }, &(unsigned){ 0 },
+					    &(unsigned){ 0 }, &(unsigned){ 0 });
+}
+
 static bool bad_address(struct dralet_backend_ctx *ctx, const char *address)
 {
-	if (address && hal_parse_address(address, &(unsigned){ 0 }, &(unsigned){ 0 },
-					 &(unsigned){ 0 }, &(unsigned){ 0 }))
+	if (valid_address(address))
 		return false;
 	dralet_ctx_error(ctx, "\"%.40s\" is not a PCI address", address ? address : "(null)");
 	return true;
+}
+
+static bool present(const struct node_ops *node, const char *address)
+{
+	char rel[160], vendor[16];
+
+	snprintf(rel, sizeof(rel), "bus/pci/devices/%s/vendor", address);
+	return node->read(node->userdata, rel, vendor, sizeof(vendor)) >= 0;
+}
+
+int dralet_pci_driver(struct dralet_backend_ctx *ctx, const char *address, char *buf, size_t size)
+{
+	struct node_ops tmp;
+	const struct node_ops *node = node_of(ctx, &tmp);
+	int r;
+
+	if (size)
+		buf[0] = '\0';
+	if (!valid_address(address))
+		return -EINVAL;
+	if (!present(node, address))
+		return -ENODEV;
+	r = hal_pci_driver(node, address, buf, size);
+	return r < 0 ? r : (int)strlen(buf);
 }
 
 int dralet_pci_binding(struct dralet_backend_ctx *ctx, const char *address, char *driver,
@@ -34,13 +63,11 @@ int dralet_pci_binding(struct dralet_backend_ctx *ctx, const char *address, char
 {
 	struct node_ops tmp;
 	const struct node_ops *node = node_of(ctx, &tmp);
-	char rel[160], vendor[16];
 	int r;
 
 	if (bad_address(ctx, address))
 		return -EINVAL;
-	snprintf(rel, sizeof(rel), "bus/pci/devices/%s/vendor", address);
-	if (node->read(node->userdata, rel, vendor, sizeof(vendor)) < 0) {
+	if (!present(node, address)) {
 		dralet_ctx_error(ctx, "%s is gone", address);
 		return -ENODEV;
 	}

@@ -160,6 +160,7 @@ static void test_accel_prepare(void **state)
 
 	/* rebound since discovery: refused until rediscovered */
 	struct dralet_device *v0 = harness_device(&h, "accel-0000-e1-00-1");
+	t_bind(d, QRP, QVF0, "vfio-pci");
 	t_write(d, QRP, QVF0, "uevent", "DRIVER=vfio-pci\nPCI_SLOT_NAME=" QVF0);
 	t_req_init(&t, NULL);
 	assert_int_equal(backend_accel.prepare(&h.ctx, v0, &t.req), -EAGAIN);

@@ -11,6 +11,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -59,20 +60,30 @@ static inline void t_syslink(const char *d, const char *rel, const char *target)
 	tree_link(d, p, t);
 }
 
+/* Binds the function to @driver (its driver link), or unbinds it (NULL). */
+static inline void t_bind(const char *d, const char *parent, const char *addr,
+			  const char *driver)
+{
+	char fn[512], rel[1024], drv[256], path[2048];
+
+	t_fn(parent, addr, fn, sizeof(fn));
+	snprintf(rel, sizeof(rel), "%s/driver", fn);
+	snprintf(path, sizeof(path), "%s/sys/%s", d, rel);
+	unlink(path);
+	if (!driver)
+		return;
+	snprintf(drv, sizeof(drv), "sys/bus/pci/drivers/%s", driver);
+	tree_mkdir(d, drv);
+	snprintf(drv, sizeof(drv), "bus/pci/drivers/%s", driver);
+	t_syslink(d, rel, drv);
+}
+
 static inline void t_pci(const char *d, const char *parent, const char *addr, unsigned vendor,
 			 unsigned device, unsigned cls, const char *driver)
 {
-	char fn[512], rel[1024], drv[256];
-
 	tree_add_pci(d, parent, addr, vendor, device, cls);
-	if (!driver)
-		return;
-	t_fn(parent, addr, fn, sizeof(fn));
-	snprintf(drv, sizeof(drv), "sys/bus/pci/drivers/%s", driver);
-	tree_mkdir(d, drv);
-	snprintf(rel, sizeof(rel), "%s/driver", fn);
-	snprintf(drv, sizeof(drv), "bus/pci/drivers/%s", driver);
-	t_syslink(d, rel, drv);
+	if (driver)
+		t_bind(d, parent, addr, driver);
 }
 
 static inline void t_group(const char *d, const char *parent, const char *addr, int group)

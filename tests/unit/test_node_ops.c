@@ -14,6 +14,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <dralet/pci_ctl.h>
+
 #include "harness.h"
 #include "hal/pci_sriov.h"
 
@@ -28,6 +30,7 @@ struct kernel {
 	char override[32];
 	char default_driver[32];	/* what the kernel picks without an override */
 	bool vfio_loaded;
+	bool gone;			/* the function was removed */
 	char log[16][96];
 	int n_log;
 };
@@ -88,6 +91,8 @@ static int k_read(void *ud, const char *rel, char *buf, size_t size)
 		return snprintf(buf, size, "%u", k->autoprobe);
 	if (!strcmp(file, "driver_override"))
 		return snprintf(buf, size, "%s", k->override[0] ? k->override : "(null)");
+	if (!strcmp(file, "vendor") && !k->gone)
+		return snprintf(buf, size, "0x8086");
 	return -ENOENT;
 }
 
@@ -177,6 +182,29 @@ static void test_bind_and_restore(void **state)
 	assert_non_null(strstr(err, "module loaded"));
 }
 
+/* The SDK's one answer to "which driver is bound now" reads the driver link
+ * through the context's node_ops: its length, 0 unbound, -ENODEV gone,
+ * and no error message either way. */
+static void test_sdk_driver_now(void **state)
+{
+	struct kernel k = { .vfio_loaded = true };
+	struct node_ops io = io_of(&k);
+	struct dralet_backend_ctx ctx = { .node = &io };
+	char drv[32];
+
+	(void)state;
+	strcpy(k.driver, "vfio-pci");
+	assert_int_equal(dralet_pci_driver(&ctx, PF, drv, sizeof(drv)), 8);
+	assert_string_equal(drv, "vfio-pci");
+	k.driver[0] = '\0';
+	assert_int_equal(dralet_pci_driver(&ctx, PF, drv, sizeof(drv)), 0);
+	assert_string_equal(drv, "");
+	k.gone = true;
+	assert_int_equal(dralet_pci_driver(&ctx, PF, drv, sizeof(drv)), -ENODEV);
+	assert_int_equal(dralet_pci_driver(&ctx, "nonsense", drv, sizeof(drv)), -EINVAL);
+	assert_string_equal(ctx.error, "");
+}
+
 /* On a simulated node's tree (plain files) a write replaces the whole
  * value, as a sysfs attribute does: 8 over 64 is 8, not 84. */
 static void test_real_write_on_tree_replaces_value(void **state)
@@ -202,6 +230,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_numvfs_rules),
 		cmocka_unit_test(test_bind_and_restore),
+		cmocka_unit_test(test_sdk_driver_now),
 		cmocka_unit_test(test_real_write_on_tree_replaces_value),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
