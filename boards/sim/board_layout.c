@@ -376,7 +376,7 @@ static int assign_iommu_groups(struct walk *w)
 		if (w->tree[i]->iommu_group >= 0)
 			used[w->tree[i]->iommu_group] = 1;
 	for (size_t i = 0; i < w->n; i++) {
-		if (w->tree[i]->iommu_group >= 0)
+		if (w->tree[i]->iommu_group != -1)
 			continue;
 		while (next < 65536 && used[next])
 			next++;

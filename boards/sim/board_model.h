@@ -223,6 +223,9 @@ struct board_aer {
 
 struct board_root;
 
+/* iommu_group of a function the IOMMU does not cover (`iommu_group: null`). */
+#define BOARD_NO_IOMMU_GROUP -2
+
 struct board_func {
 	unsigned domain, bus, dev, fn;
 	char bdf[16];		/* "0000:18:00.0" */
@@ -232,7 +235,8 @@ struct board_func {
 	uint8_t revision;
 	const char *driver;	/* NULL: unbound */
 	int numa;
-	int iommu_group;	/* -1 automatic (or none when the board has no IOMMU) */
+	int iommu_group;	/* -1 automatic (or none when the board has no IOMMU),
+				 * BOARD_NO_IOMMU_GROUP: outside any group */
 	int irq;		/* -1 automatic */
 	struct board_link link, max_link;
 	bool link_set, max_link_set;
