@@ -290,8 +290,9 @@ static void test_nic_vf_devices(void **state)
 	assert_int_equal(backend_nic_vf.health(&h.ctx, iavf), DRALET_HEALTH_UNHEALTHY);
 	t_write(d, RP2, "0000:81:00.0", "net/ens2f0/operstate", "up");
 	assert_int_equal(backend_nic_vf.health(&h.ctx, iavf), DRALET_HEALTH_HEALTHY);
-	/* unbound since discovery (uevent is what the kernel says now): still usable,
-	 * prepare binds it when the claim's VfConfig names a driver */
+	/* unbound since discovery (its driver link is what the kernel says now): still
+	 * usable, prepare binds it when the claim's VfConfig names a driver */
+	t_bind(d, RP2, "0000:81:01.0", NULL);
 	t_write(d, RP2, "0000:81:01.0", "uevent", "PCI_SLOT_NAME=0000:81:01.0");
 	assert_int_equal(backend_nic_vf.health(&h.ctx, iavf), DRALET_HEALTH_HEALTHY);
 	/* gone */
