@@ -223,6 +223,13 @@ struct board_aer {
 
 struct board_root;
 
+/* What `vfs:` says of one VF of a PF. */
+struct board_vf_setting {
+	const char *driver;	/* NULL: the PF's vf_driver; "": unbound */
+	int iommu_group;	/* -1: automatic */
+	bool no_net, no_rdma;	/* net: false, rdma: false: none from vf_net / vf_rdma */
+};
+
 /* iommu_group of a function the IOMMU does not cover (`iommu_group: null`). */
 #define BOARD_NO_IOMMU_GROUP -2
 
@@ -258,8 +265,8 @@ struct board_func {
 	const char *vf_rdma;	/* ibdev prefix for VFs, NULL = none */
 	struct board_bar vf_bars[6];
 	bool sriov_autoprobe;
-	/* per-VF overrides, indexed by VF number (NULL entries: none) */
-	const char **vf_driver_override;
+	/* per-VF settings (`vfs:`), indexed by VF number */
+	struct board_vf_setting *vf_settings;
 	struct board_func **vfs;	/* generated, n = num_vfs */
 
 	/* VF */
