@@ -233,6 +233,8 @@ static inline void k_bind(struct kmodel *k, const char *address, const char *dri
 	k_uevent(devdir, address, driver);
 	if (!strcmp(driver, "vfio-pci")) {
 		int g = k_group_of(devdir);
+		/* the loaded vfio module's container node */
+		t_misc(k->dir, "vfio", "10:196", "vfio/vfio");
 		snprintf(rel, sizeof(rel), "sys/class/vfio/%d/dev", g);
 		snprintf(v, sizeof(v), "511:%d", g);
 		tree_write(k->dir, rel, v);
@@ -506,7 +508,7 @@ static inline int k_vf_set(void *ud, const char *ifname, int ifindex, unsigned v
 	return 0;
 }
 
-/* The model over the tree at @dir (which has sys/, dev/, proc/). */
+/* The model over the tree at @dir (a board snippet's: sys/, dev/, proc/). */
 static inline void k_init(struct kmodel *k, const char *dir)
 {
 	memset(k, 0, sizeof(*k));
@@ -528,40 +530,25 @@ static inline void k_init(struct kmodel *k, const char *dir)
 }
 
 /*
- * Adds an SR-IOV PF at @parent/@address bound to @pf_driver with @total
- * VFs possible and @num created now (autoprobe on). @ifname (may be NULL)
- * gives it a netdev with interface index @ifindex. Returns the model's PF
- * to adjust (VF ids, groups, default VF driver ...) before VFs are made.
+ * Tells the model about the SR-IOV PF at @parent/@address that the board
+ * snippet built (with 0 VFs; its netdev, when @ifname is not NULL, has
+ * interface index @ifindex, and it is in IOMMU group @pf_group). VFs get the
+ * PF's vendor, device + 1 and class @cls. Returns the model's PF to adjust
+ * (VF ids, groups, default VF driver ...) before VFs are made.
  */
-static inline struct k_pf *k_add_pf(struct kmodel *k, const char *parent, const char *address,
-				    unsigned vendor, unsigned device, unsigned cls,
-				    const char *pf_driver, unsigned total, const char *ifname,
-				    int ifindex, int pf_group)
+static inline struct k_pf *k_pf(struct kmodel *k, const char *parent, const char *address,
+				unsigned vendor, unsigned device, unsigned cls, const char *ifname,
+				int ifindex, int pf_group)
 {
 	struct k_pf *pf = &k->pfs[k->n_pfs++];
-	char v[16], rel[128];
 
 	*pf = (struct k_pf){ .vf_vendor = vendor, .vf_device = device + 1, .vf_class = cls,
 			     .offset = 1, .stride = 1, .group_base = -1, .pf_group = pf_group,
 			     .pf_ifindex = ifindex };
 	snprintf(pf->address, sizeof(pf->address), "%s", address);
 	snprintf(pf->parent, sizeof(pf->parent), "%s", parent);
-	t_pci(k->dir, parent, address, vendor, device, cls, pf_driver);
-	t_group(k->dir, parent, address, pf_group);
-	snprintf(v, sizeof(v), "%u", total);
-	t_write(k->dir, parent, address, "sriov_totalvfs", v);
-	t_write(k->dir, parent, address, "sriov_numvfs", "0");
-	t_write(k->dir, parent, address, "sriov_drivers_autoprobe", "1");
-	t_write(k->dir, parent, address, "sriov_offset", "1");
-	t_write(k->dir, parent, address, "sriov_stride", "1");
-	t_write(k->dir, parent, address, "driver_override", "(null)");
-	if (ifname) {
+	if (ifname)
 		snprintf(pf->pf_ifname, sizeof(pf->pf_ifname), "%s", ifname);
-		t_netdev(k->dir, parent, address, ifname, "b4:96:91:aa:00:00", "up", 1500, 25000);
-		snprintf(rel, sizeof(rel), "net/%s/ifindex", ifname);
-		snprintf(v, sizeof(v), "%d", ifindex);
-		t_write(k->dir, parent, address, rel, v);
-	}
 	return pf;
 }
 

@@ -14,6 +14,7 @@
 
 #include "backends/net/net.h"
 #include "backends/sriov/sriov.h"
+#include "board_snippet.h"
 #include "test_sriov_kernel.h"
 
 #define RP0 "pci0000:16/0000:16:02.0"
@@ -21,6 +22,33 @@
 #define NIC "0000:17:00.0"
 #define NVME "0000:18:00.0"
 #define API "\"apiVersion\":\"sriov.dralet.dev/v1alpha1\",\"kind\":\"VfConfig\""
+
+/* The two SR-IOV PFs, without VFs: the model of the kernel makes them. */
+static const char BOARD[] =
+	"board: sriov-kernel\n"
+	"pci:\n"
+	"  - root: \"0000:16\"\n"
+	"    devices:\n"
+	"      - bdf: 16:02.0\n"
+	"        id: \"8086:347a\"\n"
+	"        devices:\n"
+	"          - bdf: 17:00.0\n"
+	"            id: \"8086:1593\"\n"
+	"            class: 0x020000\n"
+	"            driver: ice\n"
+	"            iommu_group: 20\n"
+	"            net: {name: ens1f0, mac: \"b4:96:91:aa:00:00\", speed: 25000, ifindex: 7}\n"
+	"            sriov: {total: 8, num: 0, vf_id: \"8086:1889\"}\n"
+	"      - bdf: 16:03.0\n"
+	"        id: \"8086:347b\"\n"
+	"        iommu_group: 30          # a bridge in the NVMe's group\n"
+	"        devices:\n"
+	"          - bdf: 18:00.0\n"
+	"            id: \"1b36:0010\"\n"
+	"            class: 0x010802\n"
+	"            driver: nvme\n"
+	"            iommu_group: 30\n"
+	"            sriov: {total: 4, num: 0, vf_id: \"1b36:0011\"}\n";
 
 struct fixture {
 	char *dir;
@@ -34,21 +62,17 @@ static struct fixture *fixture_new(unsigned nic_vfs, unsigned nvme_vfs)
 	struct k_pf *pf;
 	char err[256];
 
-	f->dir = tree_new();
+	f->dir = board_tree(BOARD);
 	k_init(&f->k, f->dir);
 	k_load(&f->k, "iavf");
 	k_load(&f->k, "nvme");
-	t_pci(f->dir, "pci0000:16", "0000:16:02.0", 0x8086, 0x347a, 0x060400, "pcieport");
-	t_pci(f->dir, "pci0000:16", "0000:16:03.0", 0x8086, 0x347b, 0x060400, "pcieport");
-	t_group(f->dir, "pci0000:16", "0000:16:03.0", 30);	/* a bridge in the NVMe's group */
-	pf = k_add_pf(&f->k, RP0, NIC, 0x8086, 0x1593, 0x020000, "ice", 8, "ens1f0", 7, 20);
+	pf = k_pf(&f->k, RP0, NIC, 0x8086, 0x1593, 0x020000, "ens1f0", 7, 20);
 	pf->vf_device = 0x1889;
 	pf->group_base = 100;
 	snprintf(pf->vf_driver, sizeof(pf->vf_driver), "iavf");
 	pf->vf_netdev = true;
-	pf = k_add_pf(&f->k, RP1, NVME, 0x1b36, 0x0010, 0x010802, "nvme", 4, NULL, 0, 30);
+	pf = k_pf(&f->k, RP1, NVME, 0x1b36, 0x0010, 0x010802, NULL, 0, 30);
 	snprintf(pf->vf_driver, sizeof(pf->vf_driver), "nvme");
-	t_misc(f->dir, "vfio", "10:196", "vfio/vfio");
 	if (nic_vfs)
 		assert_int_equal(hal_sriov_set_numvfs(&f->k.node, NIC, nic_vfs, 1, err,
 						      sizeof(err)), (int)nic_vfs);
