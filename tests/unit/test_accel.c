@@ -16,8 +16,7 @@
 
 #include "backends/accel/accel.h"
 #include "backends/sriov/sriov.h"
-#include "board_snippet.h"
-#include "test_net_tree.h"
+#include "test_backend.h"
 
 #define NPU "0000:00:0b.0"
 #define RP "pci0000:00/0000:00:1c.0"

@@ -17,7 +17,7 @@
 
 #include "backends/accel/accel.h"
 #include "backends/fpga/fpga.h"
-#include "test_net_tree.h"
+#include "test_backend.h"
 
 #define R1 "pci0000:60/0000:60:01.0"
 #define R2 "pci0000:3a/0000:3a:00.0"

@@ -17,8 +17,7 @@
 
 #include "backends/net/net.h"
 #include "backends/sriov/sriov.h"
-#include "board_snippet.h"
-#include "test_net_tree.h"
+#include "test_backend.h"
 
 #define ROOT "pci0000:00"
 #define RP ROOT "/0000:00:01.0"

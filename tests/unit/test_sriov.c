@@ -16,8 +16,7 @@
 #include "backends/net/net.h"
 #include "backends/sriov/selector.h"
 #include "backends/sriov/sriov.h"
-#include "board_snippet.h"
-#include "test_net_tree.h"
+#include "test_backend.h"
 
 #define RP "pci0000:16/0000:16:02.0"
 #define PF "0000:17:00.0"

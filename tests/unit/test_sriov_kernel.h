@@ -27,7 +27,7 @@
 
 #include "hal/node_ops.h"
 #include "hal/pci_sriov.h"
-#include "test_net_tree.h"
+#include "test_tree.h"
 
 #define K_MAX_PFS 4
 #define K_MAX_LOG 256

@@ -14,7 +14,7 @@
 
 #include "backends/net/net.h"
 #include "backends/sriov/sriov.h"
-#include "board_snippet.h"
+#include "test_backend.h"
 #include "test_sriov_kernel.h"
 
 #define RP0 "pci0000:16/0000:16:02.0"
