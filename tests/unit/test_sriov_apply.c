@@ -26,32 +26,6 @@
 #define NIC "0000:17:00.0"
 #define NVME "0000:18:00.0"
 
-/* The two SR-IOV PFs, without VFs: the model of the kernel makes them. */
-static const char BOARD[] =
-	"board: sriov-kernel\n"
-	"pci:\n"
-	"  - root: \"0000:16\"\n"
-	"    devices:\n"
-	"      - bdf: 16:02.0\n"
-	"        id: \"8086:347a\"\n"
-	"        devices:\n"
-	"          - bdf: 17:00.0\n"
-	"            id: \"8086:1593\"\n"
-	"            class: 0x020000\n"
-	"            driver: ice\n"
-	"            iommu_group: 20\n"
-	"            net: {name: ens1f0, mac: \"b4:96:91:aa:00:00\", speed: 25000, ifindex: 7}\n"
-	"            sriov: {total: 8, num: 0, vf_id: \"8086:1889\"}\n"
-	"      - bdf: 16:03.0\n"
-	"        id: \"8086:347b\"\n"
-	"        devices:\n"
-	"          - bdf: 18:00.0\n"
-	"            id: \"1b36:0010\"\n"
-	"            class: 0x010802\n"
-	"            driver: nvme\n"
-	"            iommu_group: 30\n"
-	"            sriov: {total: 4, num: 0, vf_id: \"1b36:0011\"}\n";
-
 struct fixture {
 	char *dir;
 	struct kmodel k;
@@ -86,7 +60,7 @@ static struct fixture *fixture_new(void)
 	struct fixture *f = calloc(1, sizeof(*f));
 	struct k_pf *pf;
 
-	f->dir = board_tree(BOARD);
+	f->dir = board_tree(K_BOARD);
 	k_init(&f->k, f->dir);
 	k_load(&f->k, "iavf");
 	pf = k_pf(&f->k, RP0, NIC, 0x8086, 0x1593, 0x020000, "ens1f0", 7, 20);

@@ -508,6 +508,35 @@ static inline int k_vf_set(void *ud, const char *ifname, int ifindex, unsigned v
 	return 0;
 }
 
+/* The node of the SR-IOV tests: an ice NIC (0000:17:00.0, ens1f0 with interface
+ * index 7, group 20) and an NVMe (0000:18:00.0, group 30 with its root port),
+ * SR-IOV PFs without VFs: the model makes them (k_pf). */
+static const char K_BOARD[] =
+	"board: sriov-kernel\n"
+	"pci:\n"
+	"  - root: \"0000:16\"\n"
+	"    devices:\n"
+	"      - bdf: 16:02.0\n"
+	"        id: \"8086:347a\"\n"
+	"        devices:\n"
+	"          - bdf: 17:00.0\n"
+	"            id: \"8086:1593\"\n"
+	"            class: 0x020000\n"
+	"            driver: ice\n"
+	"            iommu_group: 20\n"
+	"            net: {name: ens1f0, mac: \"b4:96:91:aa:00:00\", speed: 25000, ifindex: 7}\n"
+	"            sriov: {total: 8, num: 0, vf_id: \"8086:1889\"}\n"
+	"      - bdf: 16:03.0\n"
+	"        id: \"8086:347b\"\n"
+	"        iommu_group: 30          # a bridge in the NVMe's group\n"
+	"        devices:\n"
+	"          - bdf: 18:00.0\n"
+	"            id: \"1b36:0010\"\n"
+	"            class: 0x010802\n"
+	"            driver: nvme\n"
+	"            iommu_group: 30\n"
+	"            sriov: {total: 4, num: 0, vf_id: \"1b36:0011\"}\n";
+
 /* The model over the tree at @dir (a board snippet's: sys/, dev/, proc/). */
 static inline void k_init(struct kmodel *k, const char *dir)
 {

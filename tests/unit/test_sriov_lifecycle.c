@@ -23,33 +23,6 @@
 #define NVME "0000:18:00.0"
 #define API "\"apiVersion\":\"sriov.dralet.dev/v1alpha1\",\"kind\":\"VfConfig\""
 
-/* The two SR-IOV PFs, without VFs: the model of the kernel makes them. */
-static const char BOARD[] =
-	"board: sriov-kernel\n"
-	"pci:\n"
-	"  - root: \"0000:16\"\n"
-	"    devices:\n"
-	"      - bdf: 16:02.0\n"
-	"        id: \"8086:347a\"\n"
-	"        devices:\n"
-	"          - bdf: 17:00.0\n"
-	"            id: \"8086:1593\"\n"
-	"            class: 0x020000\n"
-	"            driver: ice\n"
-	"            iommu_group: 20\n"
-	"            net: {name: ens1f0, mac: \"b4:96:91:aa:00:00\", speed: 25000, ifindex: 7}\n"
-	"            sriov: {total: 8, num: 0, vf_id: \"8086:1889\"}\n"
-	"      - bdf: 16:03.0\n"
-	"        id: \"8086:347b\"\n"
-	"        iommu_group: 30          # a bridge in the NVMe's group\n"
-	"        devices:\n"
-	"          - bdf: 18:00.0\n"
-	"            id: \"1b36:0010\"\n"
-	"            class: 0x010802\n"
-	"            driver: nvme\n"
-	"            iommu_group: 30\n"
-	"            sriov: {total: 4, num: 0, vf_id: \"1b36:0011\"}\n";
-
 struct fixture {
 	char *dir;
 	struct kmodel k;
@@ -62,7 +35,7 @@ static struct fixture *fixture_new(unsigned nic_vfs, unsigned nvme_vfs)
 	struct k_pf *pf;
 	char err[256];
 
-	f->dir = board_tree(BOARD);
+	f->dir = board_tree(K_BOARD);
 	k_init(&f->k, f->dir);
 	k_load(&f->k, "iavf");
 	k_load(&f->k, "nvme");
