@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * What SR-IOV provisioning and VF prepare need beyond hal/sysfs_ctl.h: the
- * live state of a PF and its VFs (read through the same struct hal_sysfs_io,
- * so a model of the kernel answers in tests), a function's driver_override,
- * unbinding, and putting a function back exactly as it was (driver and
- * override). linux-devices.md sections 2.1 and 2.2.
+ * A PCI function's driver, through a struct node_ops (hal/node_ops.h):
+ * which driver is bound now (the one answer to "is it bound to its driver"
+ * on the agent's side), its driver_override, binding it to a driver
+ * (driver_override, unbind, drivers_probe, verified), unbinding it, and
+ * putting it back exactly as it was (driver and override). The kernel's
+ * rules are linux-devices.md sections 2.1 and 2.2.
  *
- * Errors: -errno, with a message naming the function in @err where given.
+ * Errors: -errno as the kernel returned it, with a message naming the
+ * function and the likely cause in @err where given.
  */
 #ifndef DRALET_HAL_PCI_BINDING_H
 #define DRALET_HAL_PCI_BINDING_H
@@ -14,53 +16,34 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "hal/sysfs_ctl.h"
+#include "hal/node_ops.h"
 
 #define HAL_DRIVER_NAME_MAX 64
 
-/* One VF as the kernel shows it now. */
-struct hal_vf_state {
-	char address[24];
-	int index;				/* N of the PF's virtfnN */
-	char driver[HAL_DRIVER_NAME_MAX];	/* "" when unbound */
-	char override[HAL_DRIVER_NAME_MAX];	/* driver_override, "" when unset */
-};
+/* printf into @err (@errlen bytes) unless @err is NULL. */
+void hal_say(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* A PF's SR-IOV state now. */
-struct hal_pf_state {
-	char driver[HAL_DRIVER_NAME_MAX];	/* PF driver, "" when unbound */
-	unsigned total_vfs;
-	unsigned num_vfs;
-	int autoprobe;			/* sriov_drivers_autoprobe, -1 unknown */
-	size_t n_vfs;			/* virtfnN links that resolved (<= num_vfs) */
-	struct hal_vf_state *vfs;	/* malloc'd; hal_pf_state_clear() frees */
-};
-
-/*
- * Reads the SR-IOV state of PF @address: counts, autoprobe, and every VF
- * (virtfn0 .. virtfn<num_vfs-1>) with its driver and override. -ENOTSUP when
- * the function has no sriov_totalvfs, -ENODEV when it is gone.
- */
-int hal_pf_state_read(const struct hal_sysfs_io *io, const char *address,
-		      struct hal_pf_state *ret);
-void hal_pf_state_clear(struct hal_pf_state *st);
-
-/* Writes PF @address's sriov_drivers_autoprobe (@on 0 or 1), which decides
- * whether VFs created later bind to their default driver; nothing is written
- * when it already is so. */
-int hal_sriov_set_autoprobe(const struct hal_sysfs_io *io, const char *address, int on,
-			    char *err, size_t errlen);
-
-/* The VF of @st with @address, or NULL. */
-const struct hal_vf_state *hal_pf_state_vf(const struct hal_pf_state *st, const char *address);
+/* The driver bound to @address now into @buf ("" when none): the basename of
+ * its driver link. Returns 0 or -errno. */
+int hal_pci_driver(const struct node_ops *node, const char *address, char *buf, size_t size);
 
 /* driver_override of @address into @buf: "" when unset ("(null)") or absent. */
-int hal_pci_driver_override(const struct hal_sysfs_io *io, const char *address, char *buf,
+int hal_pci_driver_override(const struct node_ops *node, const char *address, char *buf,
 			    size_t size);
+
+/*
+ * Binds @address to @driver ("vfio-pci"); @driver NULL gives it back to the
+ * kernel's own choice (clears driver_override, reprobes). Idempotent: nothing
+ * is written when it already is so. Verifies the result by reading the
+ * driver link back (-EIO with a message when the kernel did not bind it, for
+ * instance because the module is not loaded).
+ */
+int hal_pci_set_driver(const struct node_ops *node, const char *address, const char *driver,
+		       char *err, size_t errlen);
 
 /* Unbinds @address from its driver and clears driver_override, leaving it
  * with no driver (nothing is written when that is so already). */
-int hal_pci_unbind(const struct hal_sysfs_io *io, const char *address, char *err, size_t errlen);
+int hal_pci_unbind(const struct node_ops *node, const char *address, char *err, size_t errlen);
 
 /*
  * Puts @address back as it was: bound to @driver ("" for no driver) with
@@ -69,7 +52,7 @@ int hal_pci_unbind(const struct hal_sysfs_io *io, const char *address, char *err
  * @override; the result is verified (-EIO with a message when @driver did
  * not take it). Nothing is written when it already is so.
  */
-int hal_pci_restore_binding(const struct hal_sysfs_io *io, const char *address,
+int hal_pci_restore_binding(const struct node_ops *node, const char *address,
 			    const char *driver, const char *override, char *err, size_t errlen);
 
 #endif

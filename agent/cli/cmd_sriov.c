@@ -18,11 +18,11 @@
 #include "agent/kubelet/registration.h"
 #include "agent/lib/log.h"
 #include "agent/cli/setup.h"
-#include "agent/core/node_ctl.h"
 #include "agent/sriov/apply.h"
 #include "agent/sriov/prepared.h"
 #include "agent/sriov/status.h"
 #include "hal/hal.h"
+#include "hal/node_ops.h"
 
 enum { OPT_OUTPUT = OPT_FIRST_COMMAND_OPTION, OPT_PLUGINS_DIR, OPT_DRY_RUN, OPT_HELP };
 
@@ -202,8 +202,8 @@ int cmd_sriov(int argc, char **argv)
 		}
 	}
 	if (!strcmp(verb, "status")) {
-		struct hal_sysfs_io io = hal_sysfs_io_real(&s.roots);
-		struct json_object *j = sriov_status_json(&io, scan, s.cfg->sriov, &prep);
+		struct node_ops node = node_ops_real(&s.roots);
+		struct json_object *j = sriov_status_json(&node, scan, s.cfg->sriov, &prep);
 		if (!j) {
 			status = 1;
 			goto out;
@@ -214,10 +214,10 @@ int cmd_sriov(int argc, char **argv)
 			sriov_status_print(j, stdout);
 		json_object_put(j);
 	} else {
-		struct node_ctl ctl = node_ctl_real(&s.roots);
+		struct node_ops node = node_ops_real(&s.roots);
 		struct sriov_apply_options ao = { .dry_run = dry_run };
 		struct sriov_report *rep;
-		if (sriov_apply(&ctl, s.cfg->sriov, scan, &prep, &ao, &rep) < 0) {
+		if (sriov_apply(&node, s.cfg->sriov, scan, &prep, &ao, &rep) < 0) {
 			status = 1;
 			goto out;
 		}

@@ -11,7 +11,7 @@
 
 struct hal_roots;
 struct hal_scan;
-struct node_ctl;
+struct node_ops;
 
 /* Devices created by the probe that is running (owned by the sink). */
 struct device_sink {
@@ -26,7 +26,7 @@ struct dralet_backend_ctx {
 	void *state;			/* from the backend's init */
 	const struct hal_roots *roots;	/* borrowed */
 	const struct hal_scan *scan;	/* borrowed, set during a discovery */
-	const struct node_ctl *ctl;	/* borrowed; NULL: the real node below roots */
+	const struct node_ops *node;	/* borrowed; NULL: the real node below roots */
 	struct device_sink *sink;	/* set while probe runs */
 	char error[512];		/* message of the last failed operation */
 	unsigned warnings;		/* warnings recorded so far */

@@ -7,45 +7,73 @@
 #include <dralet/pci_ctl.h>
 
 #include "agent/core/backend_ctx.h"
-#include "agent/core/node_ctl.h"
+#include "hal/node_ops.h"
 #include "hal/pci_binding.h"
+#include "hal/vf_netlink.h"
 
 /* The context's seam, or the real node below its roots (in @tmp). */
-static const struct node_ctl *ctl_of(const struct dralet_backend_ctx *ctx, struct node_ctl *tmp)
+static const struct node_ops *node_of(const struct dralet_backend_ctx *ctx, struct node_ops *tmp)
 {
-	if (ctx->ctl)
-		return ctx->ctl;
-	*tmp = node_ctl_real(ctx->roots);
+	if (ctx->node)
+		return ctx->node;
+	*tmp = node_ops_real(ctx->roots);
 	return tmp;
+}
+
+static bool valid_address(const char *address)
+{
+	return address && hal_parse_address(address, &(unsigned){ 0 }, &(unsigned){ 0 },
+					    &(unsigned){ 0 }, &(unsigned){ 0 });
 }
 
 static bool bad_address(struct dralet_backend_ctx *ctx, const char *address)
 {
-	if (address && hal_parse_address(address, &(unsigned){ 0 }, &(unsigned){ 0 },
-					 &(unsigned){ 0 }, &(unsigned){ 0 }))
+	if (valid_address(address))
 		return false;
 	dralet_ctx_error(ctx, "\"%.40s\" is not a PCI address", address ? address : "(null)");
 	return true;
 }
 
+static bool present(const struct node_ops *node, const char *address)
+{
+	char rel[160], vendor[16];
+
+	snprintf(rel, sizeof(rel), "bus/pci/devices/%s/vendor", address);
+	return node->read(node->userdata, rel, vendor, sizeof(vendor)) >= 0;
+}
+
+int dralet_pci_driver(struct dralet_backend_ctx *ctx, const char *address, char *buf, size_t size)
+{
+	struct node_ops tmp;
+	const struct node_ops *node = node_of(ctx, &tmp);
+	int r;
+
+	if (size)
+		buf[0] = '\0';
+	if (!valid_address(address))
+		return -EINVAL;
+	if (!present(node, address))
+		return -ENODEV;
+	r = hal_pci_driver(node, address, buf, size);
+	return r < 0 ? r : (int)strlen(buf);
+}
+
 int dralet_pci_binding(struct dralet_backend_ctx *ctx, const char *address, char *driver,
 		       size_t driver_size, char *override, size_t override_size)
 {
-	struct node_ctl tmp;
-	const struct node_ctl *c = ctl_of(ctx, &tmp);
-	char rel[160], vendor[16];
+	struct node_ops tmp;
+	const struct node_ops *node = node_of(ctx, &tmp);
 	int r;
 
 	if (bad_address(ctx, address))
 		return -EINVAL;
-	snprintf(rel, sizeof(rel), "bus/pci/devices/%s/vendor", address);
-	if (c->sysfs.read(c->sysfs.userdata, rel, vendor, sizeof(vendor)) < 0) {
+	if (!present(node, address)) {
 		dralet_ctx_error(ctx, "%s is gone", address);
 		return -ENODEV;
 	}
-	r = hal_pci_driver(&c->sysfs, address, driver, driver_size);
+	r = hal_pci_driver(node, address, driver, driver_size);
 	if (r >= 0)
-		r = hal_pci_driver_override(&c->sysfs, address, override, override_size);
+		r = hal_pci_driver_override(node, address, override, override_size);
 	if (r < 0)
 		dralet_ctx_error(ctx, "%s: cannot read its driver: %s", address, strerror(-r));
 	return r;
@@ -53,14 +81,14 @@ int dralet_pci_binding(struct dralet_backend_ctx *ctx, const char *address, char
 
 int dralet_pci_bind(struct dralet_backend_ctx *ctx, const char *address, const char *driver)
 {
-	struct node_ctl tmp;
-	const struct node_ctl *c = ctl_of(ctx, &tmp);
+	struct node_ops tmp;
+	const struct node_ops *node = node_of(ctx, &tmp);
 	char err[384] = "";
 	int r;
 
 	if (bad_address(ctx, address))
 		return -EINVAL;
-	r = hal_pci_set_driver(&c->sysfs, address, driver, err, sizeof(err));
+	r = hal_pci_set_driver(node, address, driver, err, sizeof(err));
 	if (r < 0)
 		dralet_ctx_error(ctx, "%s", err[0] ? err : strerror(-r));
 	return r;
@@ -69,14 +97,14 @@ int dralet_pci_bind(struct dralet_backend_ctx *ctx, const char *address, const c
 int dralet_pci_restore(struct dralet_backend_ctx *ctx, const char *address, const char *driver,
 		       const char *override)
 {
-	struct node_ctl tmp;
-	const struct node_ctl *c = ctl_of(ctx, &tmp);
+	struct node_ops tmp;
+	const struct node_ops *node = node_of(ctx, &tmp);
 	char err[384] = "";
 	int r;
 
 	if (bad_address(ctx, address))
 		return -EINVAL;
-	r = hal_pci_restore_binding(&c->sysfs, address, driver, override, err, sizeof(err));
+	r = hal_pci_restore_binding(node, address, driver, override, err, sizeof(err));
 	if (r < 0)
 		dralet_ctx_error(ctx, "%s", err[0] ? err : strerror(-r));
 	return r;
@@ -85,11 +113,10 @@ int dralet_pci_restore(struct dralet_backend_ctx *ctx, const char *address, cons
 int dralet_vf_get(struct dralet_backend_ctx *ctx, const struct hal_netdev *pf, unsigned vf,
 		  struct dralet_vf_settings *ret)
 {
-	struct node_ctl tmp;
-	const struct node_ctl *c = ctl_of(ctx, &tmp);
+	struct node_ops tmp;
+	const struct node_ops *node = node_of(ctx, &tmp);
 	struct dralet_vf_settings now = DRALET_VF_SETTINGS_INIT;
-	int r = c->vf_get ? c->vf_get(c->vf_userdata, pf->ifname, pf->ifindex, vf, &now)
-			  : -EOPNOTSUPP;
+	int r = node->vf_get(node->userdata, pf->ifname, pf->ifindex, vf, &now);
 
 	if (r < 0) {
 		dralet_ctx_error(ctx, "cannot read the settings of VF %u of %s (index %d): %s%s", vf,
@@ -105,13 +132,12 @@ int dralet_vf_get(struct dralet_backend_ctx *ctx, const struct hal_netdev *pf, u
 int dralet_vf_set(struct dralet_backend_ctx *ctx, const struct hal_netdev *pf, unsigned vf,
 		  const struct dralet_vf_settings *s)
 {
-	struct node_ctl tmp;
-	const struct node_ctl *c = ctl_of(ctx, &tmp);
+	struct node_ops tmp;
+	const struct node_ops *node = node_of(ctx, &tmp);
 	int r = hal_vf_settings_valid(s);
 
 	if (r == 0)
-		r = c->vf_set ? c->vf_set(c->vf_userdata, pf->ifname, pf->ifindex, vf, s)
-			      : -EOPNOTSUPP;
+		r = node->vf_set(node->userdata, pf->ifname, pf->ifindex, vf, s);
 	if (r < 0)
 		dralet_ctx_error(ctx, "setting VF %u through %s failed: %s%s", vf, pf->ifname,
 				 strerror(-r),

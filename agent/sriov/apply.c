@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "hal/hal.h"
-#include "hal/sysfs_ctl.h"
+#include "hal/pci_sriov.h"
 
 const char *sriov_pf_outcome_name(enum sriov_pf_outcome o)
 {
@@ -36,31 +36,30 @@ static void failure(struct sriov_pf_report *rep, const char *fmt, ...)
 	va_end(ap);
 }
 
-static int set_binding(const struct node_ctl *ctl, const struct sriov_vf_step *s, char *err,
+static int set_binding(const struct node_ops *node, const struct sriov_vf_step *s, char *err,
 		       size_t errlen)
 {
 	switch (s->bind) {
 	case SRIOV_BIND_DEFAULT:
-		return hal_pci_set_driver(&ctl->sysfs, s->vf->address, NULL, err, errlen);
+		return hal_pci_set_driver(node, s->vf->address, NULL, err, errlen);
 	case SRIOV_BIND_VFIO:
-		return hal_pci_set_driver(&ctl->sysfs, s->vf->address, "vfio-pci", err, errlen);
+		return hal_pci_set_driver(node, s->vf->address, "vfio-pci", err, errlen);
 	case SRIOV_BIND_UNBIND:
-		return hal_pci_unbind(&ctl->sysfs, s->vf->address, err, errlen);
+		return hal_pci_unbind(node, s->vf->address, err, errlen);
 	default:
 		return 0;
 	}
 }
 
 /* The settings of one VF: only what differs is sent. 1 when sent. */
-static int apply_settings(const struct node_ctl *ctl, const struct hal_netdev *pf_net,
+static int apply_settings(const struct node_ops *node, const struct hal_netdev *pf_net,
 			  const struct sriov_vf_step *s, bool dry_run, char *err, size_t errlen)
 {
 	struct dralet_vf_settings now = DRALET_VF_SETTINGS_INIT, diff;
 	int r;
 
-	r = ctl->vf_get ? ctl->vf_get(ctl->vf_userdata, pf_net->ifname, pf_net->ifindex,
-				      (unsigned)s->vf->index, &now)
-			: -EOPNOTSUPP;
+	r = node->vf_get(node->userdata, pf_net->ifname, pf_net->ifindex, (unsigned)s->vf->index,
+			 &now);
 	if (r < 0) {
 		snprintf(err, errlen, "cannot read its settings through the PF: %s", strerror(-r));
 		return r;
@@ -69,9 +68,8 @@ static int apply_settings(const struct node_ctl *ctl, const struct hal_netdev *p
 		return 0;
 	if (dry_run)
 		return 1;
-	r = ctl->vf_set ? ctl->vf_set(ctl->vf_userdata, pf_net->ifname, pf_net->ifindex,
-				      (unsigned)s->vf->index, &diff)
-			: -EOPNOTSUPP;
+	r = node->vf_set(node->userdata, pf_net->ifname, pf_net->ifindex, (unsigned)s->vf->index,
+			 &diff);
 	if (r < 0) {
 		snprintf(err, errlen, "setting it through the PF failed: %s%s", strerror(-r),
 			 r == -EOPNOTSUPP ? " (the PF's driver does not support a setting of "
@@ -81,7 +79,7 @@ static int apply_settings(const struct node_ctl *ctl, const struct hal_netdev *p
 	return 1;
 }
 
-static void apply_vfs(const struct node_ctl *ctl, const struct sriov_policy *pol,
+static void apply_vfs(const struct node_ops *node, const struct sriov_policy *pol,
 		      const struct hal_pci_func *pf, const struct hal_pf_state *st,
 		      const struct sriov_prepared *prep, bool dry_run, struct sriov_pf_report *rep)
 {
@@ -105,7 +103,7 @@ static void apply_vfs(const struct node_ctl *ctl, const struct sriov_policy *pol
 
 		err[0] = '\0';
 		if (s->set) {
-			r = apply_settings(ctl, pf_net, s, dry_run, err, sizeof(err));
+			r = apply_settings(node, pf_net, s, dry_run, err, sizeof(err));
 			if (r < 0)
 				failure(rep, "PF %s: VF %d (%s): %s", pf->address, s->vf->index,
 					s->vf->address, err);
@@ -114,7 +112,7 @@ static void apply_vfs(const struct node_ctl *ctl, const struct sriov_policy *pol
 		}
 		if (s->bind == SRIOV_BIND_KEEP)
 			continue;
-		r = dry_run ? 0 : set_binding(ctl, s, err, sizeof(err));
+		r = dry_run ? 0 : set_binding(node, s, err, sizeof(err));
 		if (r < 0)
 			failure(rep, "PF %s: VF %d: %s", pf->address, s->vf->index,
 				err[0] ? err : strerror(-r));
@@ -124,7 +122,7 @@ static void apply_vfs(const struct node_ctl *ctl, const struct sriov_policy *pol
 	free(steps);
 }
 
-static void apply_pf(const struct node_ctl *ctl, const struct sriov_policy *pol,
+static void apply_pf(const struct node_ops *node, const struct sriov_policy *pol,
 		     const struct hal_pci_func *pf, const struct sriov_prepared *prep,
 		     bool dry_run, struct sriov_pf_report *rep)
 {
@@ -134,7 +132,7 @@ static void apply_pf(const struct node_ctl *ctl, const struct sriov_policy *pol,
 	int r;
 
 	rep->wanted = pol->num_vfs;
-	r = hal_pf_state_read(&ctl->sysfs, pf->address, &st);
+	r = hal_pf_state_read(node, pf->address, &st);
 	if (r < 0) {
 		failure(rep, "PF %s: cannot read its SR-IOV state: %s", pf->address,
 			r == -ENODEV ? "it is gone" : strerror(-r));
@@ -149,10 +147,10 @@ static void apply_pf(const struct node_ctl *ctl, const struct sriov_policy *pol,
 		rep->after = plan.to;
 		rep->vfs_changed = true;
 	} else if (plan.action == SRIOV_COUNT_SET) {
-		r = hal_sriov_set_numvfs(&ctl->sysfs, pf->address, plan.to, plan.autoprobe, err,
+		r = hal_sriov_set_numvfs(node, pf->address, plan.to, plan.autoprobe, err,
 					 sizeof(err));
 		hal_pf_state_clear(&st);
-		if (hal_pf_state_read(&ctl->sysfs, pf->address, &st) < 0) {
+		if (hal_pf_state_read(node, pf->address, &st) < 0) {
 			failure(rep, "PF %s: %s", pf->address, err[0] ? err : "gone after changing "
 				"its VF count");
 			rep->vfs_changed = true;
@@ -166,10 +164,10 @@ static void apply_pf(const struct node_ctl *ctl, const struct sriov_policy *pol,
 			failure(rep, "%s", err);
 	}
 	if (!dry_run || plan.action != SRIOV_COUNT_SET)
-		apply_vfs(ctl, pol, pf, &st, prep, dry_run, rep);
+		apply_vfs(node, pol, pf, &st, prep, dry_run, rep);
 	/* for the VFs created later, and so the next run sees the policy's value */
 	if (st.autoprobe >= 0 && st.autoprobe != plan.autoprobe) {
-		r = dry_run ? 0 : hal_sriov_set_autoprobe(&ctl->sysfs, pf->address, plan.autoprobe,
+		r = dry_run ? 0 : hal_sriov_set_autoprobe(node, pf->address, plan.autoprobe,
 							  err, sizeof(err));
 		if (r < 0)
 			failure(rep, "%s", err);
@@ -182,7 +180,7 @@ static void apply_pf(const struct node_ctl *ctl, const struct sriov_policy *pol,
 		rep->outcome = SRIOV_PF_CHANGED;
 }
 
-int sriov_apply(const struct node_ctl *ctl, const struct sriov_policies *pol,
+int sriov_apply(const struct node_ops *node, const struct sriov_policies *pol,
 		const struct hal_scan *scan, const struct sriov_prepared *prep,
 		const struct sriov_apply_options *opts, struct sriov_report **ret)
 {
@@ -204,7 +202,7 @@ int sriov_apply(const struct node_ctl *ctl, const struct sriov_policies *pol,
 		snprintf(r->pf, sizeof(r->pf), "%s", pf->address);
 		r->policy = p->name;
 		r->also = also ? also->name : NULL;
-		apply_pf(ctl, p, pf, prep, dry_run, r);
+		apply_pf(node, p, pf, prep, dry_run, r);
 		rep->vfs_changed |= r->vfs_changed;
 		rep->changed |= r->vfs_changed || r->vfs_rebound || r->vfs_set || r->autoprobe_set;
 	}

@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "agent/core/node_ctl.h"
+#include "hal/node_ops.h"
 #include "agent/sriov/policy.h"
 
 struct hal_scan;
@@ -54,11 +54,11 @@ struct sriov_apply_options {
 };
 
 /*
- * Applies @pol to the SR-IOV PFs of @scan through @ctl. Returns 0 and a
+ * Applies @pol to the SR-IOV PFs of @scan through @node. Returns 0 and a
  * report (free with sriov_report_free) even when PFs failed; -errno only
  * when no report can be made (ENOMEM).
  */
-int sriov_apply(const struct node_ctl *ctl, const struct sriov_policies *pol,
+int sriov_apply(const struct node_ops *node, const struct sriov_policies *pol,
 		const struct hal_scan *scan, const struct sriov_prepared *prep,
 		const struct sriov_apply_options *opts, struct sriov_report **ret);
 void sriov_report_free(struct sriov_report *r);

@@ -19,7 +19,7 @@
 #include <dralet/pci.h>
 
 #include "agent/core/sriov_policy_config.h"
-#include "hal/pci_binding.h"
+#include "hal/pci_sriov.h"
 
 /* A VF prepared for a claim (from the claims checkpoints). */
 struct sriov_prepared_vf {

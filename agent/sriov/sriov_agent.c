@@ -10,8 +10,8 @@
 
 #include "agent/core/config.h"
 #include "agent/lib/log.h"
-#include "agent/core/node_ctl.h"
 #include "hal/hal.h"
+#include "hal/node_ops.h"
 #include "hal/uevent.h"
 
 #define DEFAULT_RETRY_MS 10000
@@ -76,7 +76,7 @@ int sriov_agent_apply_once(const struct hal_roots *roots, const struct sriov_pol
 			   const struct hal_scan *scan, const struct sriov_prepared *prep,
 			   bool *ret_changed, bool *ret_refused)
 {
-	struct node_ctl ctl = node_ctl_real(roots);
+	struct node_ops node = node_ops_real(roots);
 	struct sriov_report *rep;
 	int r;
 
@@ -85,7 +85,7 @@ int sriov_agent_apply_once(const struct hal_roots *roots, const struct sriov_pol
 		*ret_refused = false;
 	if (!pol || !pol->n)
 		return 0;
-	r = sriov_apply(&ctl, pol, scan, prep, NULL, &rep);
+	r = sriov_apply(&node, pol, scan, prep, NULL, &rep);
 	if (r < 0)
 		return r;
 	log_report(rep, ret_refused);

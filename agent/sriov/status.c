@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "hal/hal.h"
-#include "hal/pci_binding.h"
+#include "hal/pci_sriov.h"
 
 static void put_string(struct json_object *o, const char *key, const char *v)
 {
@@ -50,14 +50,14 @@ static void put_pending(struct json_object *o, const struct sriov_policy *pol, c
 	put_string(o, "pending", text);
 }
 
-static struct json_object *pf_json(const struct hal_sysfs_io *io, const struct hal_pci_func *pf,
+static struct json_object *pf_json(const struct node_ops *node, const struct hal_pci_func *pf,
 				   const struct sriov_policies *pol,
 				   const struct sriov_prepared *prep)
 {
 	const struct sriov_policy *also, *p = sriov_policy_for(pol, pf, &also);
 	struct json_object *o = json_object_new_object(), *vfs = json_object_new_array();
 	struct hal_pf_state st;
-	bool live = hal_pf_state_read(io, pf->address, &st) == 0;
+	bool live = hal_pf_state_read(node, pf->address, &st) == 0;
 
 	put_string(o, "address", pf->address);
 	put_string(o, "interface", pf->n_net ? pf->net[0].ifname : NULL);
@@ -82,7 +82,7 @@ static struct json_object *pf_json(const struct hal_sysfs_io *io, const struct h
 	return o;
 }
 
-struct json_object *sriov_status_json(const struct hal_sysfs_io *io, const struct hal_scan *scan,
+struct json_object *sriov_status_json(const struct node_ops *node, const struct hal_scan *scan,
 				      const struct sriov_policies *pol,
 				      const struct sriov_prepared *prep)
 {
@@ -98,7 +98,7 @@ struct json_object *sriov_status_json(const struct hal_sysfs_io *io, const struc
 	for (size_t i = 0; i < scan->n_funcs; i++) {
 		const struct hal_pci_func *f = scan->funcs[i];
 		if (f->sriov && !f->physfn)
-			json_object_array_add(pfs, pf_json(io, f, pol, prep));
+			json_object_array_add(pfs, pf_json(node, f, pol, prep));
 	}
 	for (size_t i = 0; pol && i < pol->n; i++) {
 		bool used = false;

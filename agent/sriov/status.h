@@ -19,12 +19,12 @@
 #include <json-c/json.h>
 
 #include "agent/sriov/policy.h"
-#include "hal/sysfs_ctl.h"
+#include "hal/node_ops.h"
 
 struct hal_scan;
 
-/* Reads each PF's state through @io (nothing is written). NULL on ENOMEM. */
-struct json_object *sriov_status_json(const struct hal_sysfs_io *io, const struct hal_scan *scan,
+/* Reads each PF's state through @node (nothing is written). NULL on ENOMEM. */
+struct json_object *sriov_status_json(const struct node_ops *node, const struct hal_scan *scan,
 				      const struct sriov_policies *pol,
 				      const struct sriov_prepared *prep);
 

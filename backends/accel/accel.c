@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <dralet/pci_ctl.h>
+
 #include "accel.h"
 #include "../common/pcidev.h"
 
@@ -22,7 +24,7 @@ static int health_now(struct dralet_backend_ctx *ctx, const struct hal_pci_func 
 {
 	char buf[64];
 
-	if (pcidev_driver_now(ctx, func, buf, sizeof(buf)) <= 0)
+	if (dralet_pci_driver(ctx, func->address, buf, sizeof(buf)) <= 0)
 		return DRALET_HEALTH_UNHEALTHY;
 	if (func->physfn && !pcidev_present(ctx, func->physfn))
 		return DRALET_HEALTH_UNHEALTHY;
@@ -113,7 +115,7 @@ static int accel_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *d
 	const struct hal_pci_func *func = dralet_device_pci(dev);
 	struct dralet_edits *e = req->edits;
 	char driver[64], services[64];
-	int r = pcidev_driver_now(ctx, func, driver, sizeof(driver));
+	int r = dralet_pci_driver(ctx, func->address, driver, sizeof(driver));
 	bool vfio;
 
 	if (r <= 0) {

@@ -18,36 +18,6 @@ bool pcidev_present(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f
 	return dralet_read_pci_file(ctx, func, "vendor", buf, sizeof(buf)) > 0;
 }
 
-int pcidev_driver_now(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func, char *buf,
-		      size_t size)
-{
-	char uevent[1024];
-	int r = dralet_read_pci_file(ctx, func, "uevent", uevent, sizeof(uevent));
-
-	if (size)
-		buf[0] = '\0';
-	if (r == -ENOENT || r == -ENOTDIR) {
-		if (!pcidev_present(ctx, func))
-			return -ENODEV;
-		if (!func->driver)
-			return 0;
-		snprintf(buf, size, "%s", func->driver);
-		return (int)strlen(buf);
-	}
-	if (r < 0)
-		return r;
-	for (char *line = uevent, *next; line && *line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		if (!strncmp(line, "DRIVER=", 7) && line[7]) {
-			snprintf(buf, size, "%s", line + 7);
-			return (int)strlen(buf);
-		}
-	}
-	return 0;
-}
-
 bool pcidev_vfio_capable(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
 {
 	(void)ctx;

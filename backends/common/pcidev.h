@@ -24,15 +24,6 @@
 /* True when the function is still there (its "vendor" file reads). */
 bool pcidev_present(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func);
 
-/*
- * The driver bound to @func now: DRIVER= of its uevent file, or the scan's
- * fact when there is no uevent file (simulated trees). Copies the name into
- * @buf and returns its length, 0 when no driver is bound, -ENODEV when the
- * function is gone.
- */
-int pcidev_driver_now(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func, char *buf,
-		      size_t size);
-
 /* A function a container can own through vfio: it has an IOMMU group and is
  * alone in it (a shared group would hand its neighbours over too). */
 bool pcidev_vfio_capable(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func);

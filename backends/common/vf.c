@@ -98,7 +98,7 @@ static int health_now(struct dralet_backend_ctx *ctx, const struct hal_pci_func 
 
 	/* no driver is fine: prepare binds one (VfConfig.driver), as policies with
 	 * vfDriver none intend */
-	if (pcidev_driver_now(ctx, vf, driver, sizeof(driver)) < 0)
+	if (dralet_pci_driver(ctx, vf->address, driver, sizeof(driver)) < 0)
 		return DRALET_HEALTH_UNHEALTHY;	/* gone */
 	if (!vf->physfn || !pcidev_present(ctx, vf->physfn))
 		return DRALET_HEALTH_UNHEALTHY;
@@ -181,7 +181,7 @@ int vf_prepare_config(struct dralet_backend_ctx *ctx, const struct hal_pci_func 
 		return -EINVAL;
 	}
 	if (!func->physfn) {
-		r = pcidev_driver_now(ctx, func, driver_now, size);
+		r = dralet_pci_driver(ctx, func->address, driver_now, size);
 		if (r >= 0)
 			r = pcidev_undo_record(undo, func, driver_now);
 		return r < 0 ? r : 0;

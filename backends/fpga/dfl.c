@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dralet/pci_ctl.h>
+
 #include "fpga.h"
 #include "../common/pcidev.h"
 
@@ -130,7 +132,7 @@ static int health_now(struct dralet_backend_ctx *ctx, const struct dfl_port_ref 
 	const char *afu_now = afu_id_now(ctx, port, afu, sizeof(afu));
 	int health = DRALET_HEALTH_HEALTHY;
 
-	if (pcidev_driver_now(ctx, ref->func, driver, sizeof(driver)) <= 0)
+	if (dralet_pci_driver(ctx, ref->func->address, driver, sizeof(driver)) <= 0)
 		return DRALET_HEALTH_UNHEALTHY;
 	if (ref->func->physfn && !pcidev_present(ctx, ref->func->physfn))
 		return DRALET_HEALTH_UNHEALTHY;
@@ -255,7 +257,7 @@ static int dfl_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 	char driver[64], what[96], afu[80], norm[40];
 	const char *afu_now = afu_id_now(ctx, port, afu, sizeof(afu));
 	const char *iface = interface_id(func, ref->fme_func);
-	int r = pcidev_driver_now(ctx, func, driver, sizeof(driver));
+	int r = dralet_pci_driver(ctx, func->address, driver, sizeof(driver));
 
 	snprintf(what, sizeof(what), "DFL port %s of %s", port->name, func->address);
 	if (r <= 0) {

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <dralet/pci_ctl.h>
+
 #include "fpga.h"
 #include "../common/pcidev.h"
 
@@ -61,7 +63,7 @@ static int health_now(struct dralet_backend_ctx *ctx, const struct hal_pci_func 
 	char driver[64];
 	const char *compat = first_compat_id(func);
 
-	if (pcidev_driver_now(ctx, func, driver, sizeof(driver)) <= 0)
+	if (dralet_pci_driver(ctx, func->address, driver, sizeof(driver)) <= 0)
 		return DRALET_HEALTH_UNHEALTHY;
 	if (compat && fpga_id_all_f(compat))
 		return DRALET_HEALTH_UNHEALTHY;
@@ -127,7 +129,7 @@ static int region_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *
 	struct dralet_edits *e = req->edits;
 	char driver[64], what[64], norm[40];
 	const char *compat = first_compat_id(func);
-	int r = pcidev_driver_now(ctx, func, driver, sizeof(driver));
+	int r = dralet_pci_driver(ctx, func->address, driver, sizeof(driver));
 
 	snprintf(what, sizeof(what), "FPGA %s", func->address);
 	if (r <= 0) {

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dralet/pci_ctl.h>
+
 #include "fpga.h"
 #include "../common/pcidev.h"
 
@@ -159,9 +161,9 @@ static int health_now(struct dralet_backend_ctx *ctx, const struct hal_pci_func 
 	const char *logic = XRT_FACT(user, mgmt, logic_uuid);
 	const char *iface = interface_uuid(ctx, user, mgmt, ibuf, sizeof(ibuf));
 
-	if (pcidev_driver_now(ctx, user, driver, sizeof(driver)) <= 0)
+	if (dralet_pci_driver(ctx, user->address, driver, sizeof(driver)) <= 0)
 		return DRALET_HEALTH_UNHEALTHY;
-	if (mgmt && pcidev_driver_now(ctx, mgmt, driver, sizeof(driver)) <= 0)
+	if (mgmt && dralet_pci_driver(ctx, mgmt->address, driver, sizeof(driver)) <= 0)
 		return DRALET_HEALTH_UNHEALTHY;
 	if ((logic && fpga_id_all_f(logic)) || (iface && fpga_id_all_f(iface)))
 		return DRALET_HEALTH_UNHEALTHY;	/* the shell's firmware crashed */
@@ -292,7 +294,7 @@ static int xrt_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 	char driver[64], what[64], norm_iface[40] = "", norm_xclbin[40] = "", ibuf[80];
 	const char *iface = interface_uuid(ctx, user, mgmt, ibuf, sizeof(ibuf));
 	const char *xclbin = user->xrt ? user->xrt->xclbin_uuid : NULL;
-	int r = pcidev_driver_now(ctx, user, driver, sizeof(driver));
+	int r = dralet_pci_driver(ctx, user->address, driver, sizeof(driver));
 
 	snprintf(what, sizeof(what), "Alveo %s", user->address);
 	if (r <= 0) {

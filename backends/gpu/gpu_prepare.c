@@ -13,7 +13,8 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
+
+#include <dralet/pci_ctl.h>
 
 #include "gpu.h"
 
@@ -113,23 +114,16 @@ int gpu_prepare_plain(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 int gpu_health_pci(struct dralet_backend_ctx *ctx, struct dralet_device *dev)
 {
 	const struct hal_pci_func *f = dralet_device_pci(dev);
-	char rel[4096], path[4096], target[4096], vendor[16];
-	ssize_t n;
+	char driver[64];
+	int r;
 
 	if (!f)
 		return DRALET_HEALTH_UNKNOWN;
-	if (dralet_read_pci_file(ctx, f, "vendor", vendor, sizeof(vendor)) < 0)
+	r = dralet_pci_driver(ctx, f->address, driver, sizeof(driver));
+	if (r < 0)
 		return DRALET_HEALTH_UNHEALTHY;	/* the function is gone */
 	if (!f->driver)
 		return DRALET_HEALTH_HEALTHY;
-	if (snprintf(rel, sizeof(rel), "%s/driver", f->sysfs_path) >= (int)sizeof(rel) ||
-	    dralet_root_path(ctx, DRALET_ROOT_SYS, rel, path, sizeof(path)) < 0)
-		return -ENAMETOOLONG;
-	n = readlink(path, target, sizeof(target) - 1);
-	if (n <= 0)
-		return DRALET_HEALTH_UNHEALTHY;	/* unbound */
-	target[n] = '\0';
-	const char *base = strrchr(target, '/');
-	return strcmp(base ? base + 1 : target, f->driver) ? DRALET_HEALTH_UNHEALTHY
-							     : DRALET_HEALTH_HEALTHY;
+	return r == 0 || strcmp(driver, f->driver) ? DRALET_HEALTH_UNHEALTHY	/* unbound, rebound */
+						   : DRALET_HEALTH_HEALTHY;
 }

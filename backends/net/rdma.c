@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dralet/pci_ctl.h>
+
 #include "net.h"
 #include "../common/rdma_nodes.h"
 #include "../common/pcidev.h"
@@ -93,7 +95,7 @@ static int health_now(struct dralet_backend_ctx *ctx, const struct hal_pci_func 
 {
 	char driver[64];
 
-	if (pcidev_driver_now(ctx, func, driver, sizeof(driver)) <= 0)
+	if (dralet_pci_driver(ctx, func->address, driver, sizeof(driver)) <= 0)
 		return DRALET_HEALTH_UNHEALTHY;	/* gone or unbound: the ibdev is gone too */
 	if (func->physfn && !pcidev_present(ctx, func->physfn))
 		return DRALET_HEALTH_UNHEALTHY;
@@ -146,7 +148,7 @@ static int rdma_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *de
 	struct dralet_edits *e = req->edits;
 	struct hal_devnode cm = { 0 };
 	char driver[64];
-	int r = pcidev_driver_now(ctx, func, driver, sizeof(driver));
+	int r = dralet_pci_driver(ctx, func->address, driver, sizeof(driver));
 
 	if (r <= 0 || !ib) {
 		dralet_ctx_error(ctx, "%s is %s; its RDMA device is gone", func->address,

@@ -106,10 +106,10 @@ static int make_vfs(struct walk *w, struct board_func *pf)
 		vf->sub_device = pf->vf_sub_device;
 		vf->class_code = pf->vf_class;
 		vf->revision = pf->revision;
-		drv = pf->vf_driver_override[n] ? pf->vf_driver_override[n] : pf->vf_driver;
+		drv = pf->vf_settings[n].driver ? pf->vf_settings[n].driver : pf->vf_driver;
 		vf->driver = drv && drv[0] ? drv : NULL;
 		vf->numa = pf->numa;
-		vf->iommu_group = -1;
+		vf->iommu_group = pf->vf_settings[n].iommu_group;
 		vf->irq = 0;	/* VFs have no INTx */
 		vf->acpi_index = -1;
 		vf->drm.card = vf->drm.render = -1;
@@ -376,7 +376,7 @@ static int assign_iommu_groups(struct walk *w)
 		if (w->tree[i]->iommu_group >= 0)
 			used[w->tree[i]->iommu_group] = 1;
 	for (size_t i = 0; i < w->n; i++) {
-		if (w->tree[i]->iommu_group >= 0)
+		if (w->tree[i]->iommu_group != -1)
 			continue;
 		while (next < 65536 && used[next])
 			next++;

@@ -223,6 +223,16 @@ struct board_aer {
 
 struct board_root;
 
+/* What `vfs:` says of one VF of a PF. */
+struct board_vf_setting {
+	const char *driver;	/* NULL: the PF's vf_driver; "": unbound */
+	int iommu_group;	/* -1: automatic */
+	bool no_net, no_rdma;	/* net: false, rdma: false: none from vf_net / vf_rdma */
+};
+
+/* iommu_group of a function the IOMMU does not cover (`iommu_group: null`). */
+#define BOARD_NO_IOMMU_GROUP -2
+
 struct board_func {
 	unsigned domain, bus, dev, fn;
 	char bdf[16];		/* "0000:18:00.0" */
@@ -232,7 +242,8 @@ struct board_func {
 	uint8_t revision;
 	const char *driver;	/* NULL: unbound */
 	int numa;
-	int iommu_group;	/* -1 automatic (or none when the board has no IOMMU) */
+	int iommu_group;	/* -1 automatic (or none when the board has no IOMMU),
+				 * BOARD_NO_IOMMU_GROUP: outside any group */
 	int irq;		/* -1 automatic */
 	struct board_link link, max_link;
 	bool link_set, max_link_set;
@@ -254,8 +265,8 @@ struct board_func {
 	const char *vf_rdma;	/* ibdev prefix for VFs, NULL = none */
 	struct board_bar vf_bars[6];
 	bool sriov_autoprobe;
-	/* per-VF overrides, indexed by VF number (NULL entries: none) */
-	const char **vf_driver_override;
+	/* per-VF settings (`vfs:`), indexed by VF number */
+	struct board_vf_setting *vf_settings;
 	struct board_func **vfs;	/* generated, n = num_vfs */
 
 	/* VF */

@@ -184,7 +184,9 @@ static int vf_class_devices(struct board *b, const struct board_diag *d)
 
 		if (!pf || !driver_makes_class_devices(vf->driver))
 			continue;
-		if (pf->vf_net) {
+		const struct board_vf_setting *set = &pf->vf_settings[vf->vf_index];
+
+		if (pf->vf_net && !set->no_net) {
 			struct board_netdev *n = arena_alloc(a, sizeof(*n));
 
 			if (!n)
@@ -207,7 +209,7 @@ static int vf_class_devices(struct board *b, const struct board_diag *d)
 			vf->net = n;
 			vf->n_net = 1;
 		}
-		if (pf->vf_rdma) {
+		if (pf->vf_rdma && !set->no_rdma) {
 			const struct board_ibdev *model = pf->n_ib ? &pf->ib[0] : NULL;
 			struct board_ibdev *ib = arena_alloc(a, sizeof(*ib));
 

@@ -380,7 +380,9 @@ static int parse_func_body(struct pctx *c, struct board_root *root, struct board
 		return r;
 	if (r > 0)
 		f->numa = (int)x;
-	f->iommu_group = -1;
+	/* iommu_group: automatic; explicit null = in no group */
+	f->iommu_group = json_object_object_get_ex(obj, "iommu_group", NULL) ? BOARD_NO_IOMMU_GROUP
+									      : -1;
 	r = p_int(c, obj, "iommu_group", at, 0, 65535, &x);
 	if (r < 0)
 		return r;

@@ -468,9 +468,11 @@ int p_sriov(struct pctx *c, struct board_func *f, struct json_object *obj,
 	if ((r = p_bool(c, v, "autoprobe", &kp, &f->sriov_autoprobe)) < 0)
 		return r;
 
-	f->vf_driver_override = arena_alloc(c->a, (f->num_vfs + 1) * sizeof(char *));
-	if (!f->vf_driver_override)
+	f->vf_settings = arena_alloc(c->a, (f->num_vfs + 1) * sizeof(*f->vf_settings));
+	if (!f->vf_settings)
 		return -ENOMEM;
+	for (unsigned i = 0; i <= f->num_vfs; i++)
+		f->vf_settings[i] = (struct board_vf_setting){ .iommu_group = -1 };
 	if (json_object_object_get_ex(v, "vfs", &over) && over) {
 		struct jpath op = JP_KEY(&kp, "vfs");
 
@@ -478,11 +480,14 @@ int p_sriov(struct pctx *c, struct board_func *f, struct json_object *obj,
 		if (r < 0)
 			return r;
 		json_object_object_foreach(over, range, settings) {
-			static const char *const vkeys[] = { "driver", NULL };
+			static const char *const vkeys[] = { "driver", "iommu_group", "net", "rdma",
+							     NULL };
 			struct jpath rp = JP_KEY(&op, range);
 			unsigned lo, hi;
 			char dash, tail;
 			const char *drv = NULL;
+			bool has_driver, net = true, rdma = true;
+			long long group = -1;
 			int k = sscanf(range, "%u%c%u%c", &lo, &dash, &hi, &tail);
 
 			if (k == 1)
@@ -496,12 +501,22 @@ int p_sriov(struct pctx *c, struct board_func *f, struct json_object *obj,
 			r = p_check_keys(c, settings, &rp, "VF settings", vkeys);
 			if (r < 0)
 				return r;
-			if (!json_object_object_get_ex(settings, "driver", NULL))
-				continue;
-			if ((r = p_name(c, settings, "driver", &rp, &drv)) < 0)
+			has_driver = json_object_object_get_ex(settings, "driver", NULL);
+			if ((has_driver && (r = p_name(c, settings, "driver", &rp, &drv)) < 0) ||
+			    (r = p_int(c, settings, "iommu_group", &rp, 0, 65535, &group)) < 0 ||
+			    (r = p_bool(c, settings, "net", &rp, &net)) < 0 ||
+			    (r = p_bool(c, settings, "rdma", &rp, &rdma)) < 0)
 				return r;
-			for (unsigned i = lo; i <= hi; i++)
-				f->vf_driver_override[i] = drv ? drv : "";	/* "" = unbound */
+			for (unsigned i = lo; i <= hi; i++) {
+				struct board_vf_setting *set = &f->vf_settings[i];
+
+				if (has_driver)
+					set->driver = drv ? drv : "";	/* "" = unbound */
+				if (group >= 0)
+					set->iommu_group = (int)group;
+				set->no_net |= !net;
+				set->no_rdma |= !rdma;
+			}
 		}
 	}
 	return 0;

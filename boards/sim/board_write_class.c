@@ -598,7 +598,7 @@ void bw_virtual_classes(struct bw *w)
 			char rel[64], name[16], devname[32];
 			bool seen = false;
 
-			if (!f->driver || strcmp(f->driver, "vfio-pci"))
+			if (!f->driver || strcmp(f->driver, "vfio-pci") || f->iommu_group < 0)
 				continue;
 			for (size_t k = 0; k < i && !seen; k++)
 				seen = b->funcs[k]->driver && !strcmp(b->funcs[k]->driver, "vfio-pci") &&

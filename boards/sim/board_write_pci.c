@@ -475,6 +475,8 @@ static void write_iommu_groups(struct bw *w)
 		unsigned g = (unsigned)b->funcs[i]->iommu_group;
 		char rel[64];
 
+		if (b->funcs[i]->iommu_group < 0)
+			continue;
 		if (seen[g / 8] & (1u << (g % 8)))
 			continue;
 		seen[g / 8] |= (unsigned char)(1u << (g % 8));

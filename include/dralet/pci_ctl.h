@@ -28,6 +28,14 @@
 extern "C" {
 #endif
 
+/* The driver bound to @address now (its driver link) into @buf, "" when
+ * none: the name's length, 0 when no driver is bound, -ENODEV when the
+ * function is gone. Sets no error, so health checks may ask it freely.
+ * "Is the function still on the driver it was discovered with" is this
+ * compared with hal_pci_func.driver. */
+int dralet_pci_driver(struct dralet_backend_ctx *ctx, const char *address, char *buf,
+		      size_t size);
+
 /* The driver bound to @address now and its driver_override, each "" when
  * none. -ENODEV when the function is gone. */
 int dralet_pci_binding(struct dralet_backend_ctx *ctx, const char *address, char *driver,

@@ -16,7 +16,7 @@
 
 #include "backends/accel/accel.h"
 #include "backends/sriov/sriov.h"
-#include "test_net_tree.h"
+#include "test_backend.h"
 
 #define NPU "0000:00:0b.0"
 #define RP "pci0000:00/0000:00:1c.0"
@@ -27,38 +27,42 @@
 #define QVF1 "0000:e1:00.2"
 #define QVF2 "0000:e1:00.3"
 
+/* The NPU's IOMMU group is 5, the Hailo card is in none; the others are numbered
+ * in tree order, VFs last: the root ports 0 and 1, QAT 2, its VFs 3, 4 and 6. */
+static const char BOARD[] =
+	"board: accel-test\n"
+	"pci:\n"
+	"  - root: \"0000:00\"\n"
+	"    devices:\n"
+	"      - {bdf: 00:0b.0, id: \"8086:7d1d\", class: 0x120000, driver: intel_vpu, iommu_group: 5,\n"
+	"         chardevs: [{name: accel0, class: accel, devname: accel/accel0, dev: \"261:0\"}]}\n"
+	"      - bdf: 00:1c.0\n"
+	"        id: \"8086:a0bc\"\n"
+	"        devices:\n"
+	"          # the driver's own class: /dev/hailo0\n"
+	"          - {bdf: 02:00.0, id: \"1e60:2864\", class: 0x120000, driver: hailo, numa: -1,\n"
+	"             iommu_group: null,\n"
+	"             chardevs: [{name: hailo0, class: hailo_chardev, devname: hailo0, dev: \"501:0\"}]}\n"
+	"  - root: \"0000:e0\"\n"
+	"    devices:\n"
+	"      - bdf: e0:01.0\n"
+	"        id: \"8086:352a\"\n"
+	"        devices:\n"
+	"          - bdf: e1:00.0\n"
+	"            id: \"8086:4940\"\n"
+	"            class: 0x0b4000\n"
+	"            driver: 4xxx\n"
+	"            files: {qat/cfg_services: \"sym;dc\", qat/state: up}\n"
+	"            sriov:\n"
+	"              total: 16\n"
+	"              num: 3\n"
+	"              vf_id: \"8086:4941\"\n"
+	"              vf_driver: 4xxxvf\n"
+	"              vfs: {1: {driver: vfio-pci}, 2: {driver: null}}\n";
+
 static char *build_tree(void)
 {
-	char *d = tree_new();
-
-	t_pci(d, "pci0000:00", NPU, 0x8086, 0x7d1d, 0x120000, "intel_vpu");
-	t_group(d, "pci0000:00", NPU, 5);
-	t_classdev(d, "pci0000:00", NPU, "accel", "accel", "accel0", "261:0", "accel/accel0");
-	t_pci(d, "pci0000:00", "0000:00:1c.0", 0x8086, 0xa0bc, 0x060400, "pcieport");
-	t_pci(d, RP, HAILO, 0x1e60, 0x2864, 0x120000, "hailo");
-	t_write(d, RP, HAILO, "numa_node", "-1");
-	/* the driver's own class: /dev/hailo0 */
-	t_write(d, RP, HAILO, "hailo_chardev/hailo0/uevent", "MAJOR=501\nMINOR=0\nDEVNAME=hailo0");
-	t_write(d, RP, HAILO, "hailo_chardev/hailo0/dev", "501:0");
-	t_node(d, "hailo0");
-
-	t_pci(d, "pci0000:e0", "0000:e0:01.0", 0x8086, 0x352a, 0x060400, "pcieport");
-	t_pci(d, QRP, QAT, 0x8086, 0x4940, 0x0b4000, "4xxx");
-	t_write(d, QRP, QAT, "qat/cfg_services", "sym;dc");
-	t_write(d, QRP, QAT, "qat/state", "up");
-	t_sriov(d, QRP, QAT, 16, 3);
-	t_pci(d, QRP, QVF0, 0x8086, 0x4941, 0x0b4000, "4xxxvf");
-	t_vf(d, QRP, QAT, QVF0, 0);
-	t_group(d, QRP, QVF0, 90);
-	t_pci(d, QRP, QVF1, 0x8086, 0x4941, 0x0b4000, "vfio-pci");
-	t_vf(d, QRP, QAT, QVF1, 1);
-	t_group(d, QRP, QVF1, 91);
-	t_vfio_group(d, 91);
-	t_pci(d, QRP, QVF2, 0x8086, 0x4941, 0x0b4000, NULL);
-	t_vf(d, QRP, QAT, QVF2, 2);
-	t_group(d, QRP, QVF2, 92);
-	t_misc(d, "vfio", "10:196", "vfio/vfio");
-	return d;
+	return board_tree(BOARD);
 }
 
 static void test_accel_devices(void **state)
@@ -100,7 +104,7 @@ static void test_accel_devices(void **state)
 	assert_int_equal(dralet_device_health(v0), DRALET_HEALTH_HEALTHY);
 
 	struct dralet_device *v1 = harness_device(&h, "accel-0000-e1-00-2");
-	assert_true(t_dev_node(v1, "/dev/vfio/91"));
+	assert_true(t_dev_node(v1, "/dev/vfio/4"));
 	assert_true(t_dev_node(v1, "/dev/vfio/vfio"));
 	struct dralet_device *v2 = harness_device(&h, "accel-0000-e1-00-3");
 	assert_int_equal(dralet_device_health(v2), DRALET_HEALTH_UNHEALTHY);
@@ -146,9 +150,9 @@ static void test_accel_prepare(void **state)
 	struct dralet_device *v1 = harness_device(&h, "accel-0000-e1-00-2");
 	t_req_init(&t, NULL);
 	assert_int_equal(backend_accel.prepare(&h.ctx, v1, &t.req), 0);
-	assert_non_null(t_edit_node(&t, "/dev/vfio/91"));
+	assert_non_null(t_edit_node(&t, "/dev/vfio/4"));
 	assert_non_null(t_edit_node(&t, "/dev/vfio/vfio"));
-	assert_string_equal(t_env(&t, "DRALET_ACCEL_0000_E1_00_2_IOMMU_GROUP"), "91");
+	assert_string_equal(t_env(&t, "DRALET_ACCEL_0000_E1_00_2_IOMMU_GROUP"), "4");
 	assert_string_equal(t_env(&t, "DRALET_ACCEL_0000_E1_00_2_SERVICES"), "sym;dc");
 	t_req_clear(&t);
 
@@ -160,6 +164,7 @@ static void test_accel_prepare(void **state)
 
 	/* rebound since discovery: refused until rediscovered */
 	struct dralet_device *v0 = harness_device(&h, "accel-0000-e1-00-1");
+	t_bind(d, QRP, QVF0, "vfio-pci");
 	t_write(d, QRP, QVF0, "uevent", "DRIVER=vfio-pci\nPCI_SLOT_NAME=" QVF0);
 	t_req_init(&t, NULL);
 	assert_int_equal(backend_accel.prepare(&h.ctx, v0, &t.req), -EAGAIN);

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "backends/accel/accel.h"
-#include "test_net_tree.h"
+#include "test_backend.h"
 
 static void test_edge_box(void **state)
 {

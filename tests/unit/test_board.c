@@ -22,6 +22,7 @@
 
 #include "boards/sim/board.h"
 #include "boards/sim/board_model.h"
+#include "board_snippet.h"
 
 static char source_dir[PATH_MAX - 64];
 
@@ -367,6 +368,69 @@ static void test_vf_routing_ids(void **state)
 	cleanup(t);
 }
 
+/* iommu_group: null leaves a function outside every group: no iommu_group
+ * link, no group directory, and on vfio-pci no vfio group node; the next
+ * function still gets the first free number. */
+static void test_function_in_no_iommu_group(void **state)
+{
+	char *t = board_tree("board: no-group\n"
+			     "pci:\n"
+			     "  - root: \"0000:00\"\n"
+			     "    devices:\n"
+			     "      - {bdf: 00:02.0, id: \"1e60:2864\", class: 0x120000, driver: vfio-pci,\n"
+			     "         iommu_group: null}\n"
+			     "      - {bdf: 00:03.0, id: \"1e60:2864\", class: 0x120000, driver: vfio-pci}\n");
+	char path[PATH_MAX];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/sys/bus/pci/devices/0000:00:02.0/iommu_group", t);
+	assert_int_equal(access(path, F_OK), -1);
+	expect_link(t, "sys/bus/pci/devices/0000:00:03.0/iommu_group",
+		    "../../../kernel/iommu_groups/0");
+	assert_int_equal(count_entries(t, "sys/kernel/iommu_groups"), 1);
+	assert_int_equal(count_entries(t, "sys/class/vfio"), 1);
+	cleanup(t);
+}
+
+/* vfs: settings of single VFs: a shared IOMMU group, no netdev, no RDMA device. */
+static void test_vf_settings(void **state)
+{
+	char *t = board_tree("board: vf-settings\n"
+			     "pci:\n"
+			     "  - root: \"0000:00\"\n"
+			     "    devices:\n"
+			     "      - bdf: 00:04.0\n"
+			     "        id: \"15b3:1021\"\n"
+			     "        class: 0x020000\n"
+			     "        driver: mlx5_core\n"
+			     "        net: {name: eth0}\n"
+			     "        infiniband: {name: mlx5_0}\n"
+			     "        sriov:\n"
+			     "          total: 4\n"
+			     "          vf_id: \"15b3:101e\"\n"
+			     "          vf_driver: mlx5_core\n"
+			     "          vf_net: \"{pf}v{n}\"\n"
+			     "          vf_rdma: mlx5_\n"
+			     "          vfs: {0: {net: false}, 1: {rdma: false, iommu_group: 40},\n"
+			     "                3: {driver: null, iommu_group: 40}}\n");
+	char path[PATH_MAX];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/sys/class/net/eth0v0", t);
+	assert_int_equal(access(path, F_OK), -1);
+	expect_file(t, "sys/class/infiniband/mlx5_1/device/vendor", "0x15b3\n");
+	expect_link(t, "sys/class/infiniband/mlx5_1/device", "../../../0000:00:04.1");
+	expect_file(t, "sys/class/net/eth0v1/mtu", "1500\n");
+	expect_link(t, "sys/class/infiniband/mlx5_2/device", "../../../0000:00:04.3");
+	expect_link(t, "sys/bus/pci/devices/0000:00:04.2/iommu_group",
+		    "../../../kernel/iommu_groups/40");
+	expect_link(t, "sys/bus/pci/devices/0000:00:04.4/iommu_group",
+		    "../../../kernel/iommu_groups/40");
+	assert_int_equal(count_entries(t, "sys/kernel/iommu_groups/40/devices"), 2);
+	assert_int_equal(count_entries(t, "sys/class/infiniband"), 3);
+	cleanup(t);
+}
+
 static void write_file(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "w");
@@ -690,6 +754,8 @@ int main(void)
 		cmocka_unit_test(test_class_devices),
 		cmocka_unit_test(test_vf_routing_ids),
 		cmocka_unit_test(test_vfs_spill_onto_next_bus),
+		cmocka_unit_test(test_function_in_no_iommu_group),
+		cmocka_unit_test(test_vf_settings),
 		cmocka_unit_test(test_links_resolve),
 		cmocka_unit_test(test_nvidia_files),
 		cmocka_unit_test(test_proc_files),

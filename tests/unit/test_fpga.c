@@ -17,7 +17,7 @@
 
 #include "backends/accel/accel.h"
 #include "backends/fpga/fpga.h"
-#include "test_net_tree.h"
+#include "test_backend.h"
 
 #define R1 "pci0000:60/0000:60:01.0"
 #define R2 "pci0000:3a/0000:3a:00.0"
@@ -199,6 +199,7 @@ static void test_xrt_pairs_mgmt_and_user(void **state)
 	t_write(d, R1, MGMT, "fmgr.m.0/fpga_manager/fpga0/status", "");
 	assert_int_equal(backend_xrt.health(&h.ctx, c), DRALET_HEALTH_HEALTHY);
 	/* the user PF's driver is unbound */
+	t_bind(d, R1, USER, NULL);
 	t_write(d, R1, USER, "uevent", "PCI_ID=10EE:505D");
 	assert_int_equal(backend_xrt.health(&h.ctx, c), DRALET_HEALTH_UNHEALTHY);
 	harness_fini(&h);

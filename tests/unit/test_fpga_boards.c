@@ -17,7 +17,7 @@
 
 #include "backends/accel/accel.h"
 #include "backends/fpga/fpga.h"
-#include "test_net_tree.h"
+#include "test_backend.h"
 
 static bool same_slot(const struct hal_pci_func *a, const struct hal_pci_func *b)
 {

@@ -13,6 +13,7 @@
 #include "agent/core/config.h"
 #include "agent/core/inventory.h"
 #include "agent/core/registry.h"
+#include "board_snippet.h"
 #include "harness.h"
 
 static int probe_named(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f,
@@ -80,15 +81,16 @@ static struct fixture *make_tree(void)
 {
 	static struct fixture fx;
 
-	fx.dir = tree_new();
-	tree_add_pci(fx.dir, "pci0000:00", "0000:00:04.0", 0x1234, 0x5678, 0x120000);
-	tree_add_pci(fx.dir, "pci0000:00", "0000:00:05.0", 0x1234, 0x9999, 0x120000);
-	tree_add_pci(fx.dir, "pci0000:00", "0000:00:06.0", 0x4321, 0x0001, 0x120000);
-	tree_add_pci(fx.dir, "pci0000:00", "0000:00:07.0", 0x8086, 0x1572, 0x020000);
-	tree_add_pci(fx.dir, "pci0000:00", "0000:00:08.0", 0x8086, 0x1572, 0x020000);
-	tree_write(fx.dir, "sys/devices/pci0000:00/0000:00:07.0/net/eno1/operstate", "up");
-	tree_link(fx.dir, "sys/class/net/eno1", "../../devices/pci0000:00/0000:00:07.0/net/eno1");
-	tree_write(fx.dir, "proc/net/route", "Iface\tDestination\neno1\t00000000\n");
+	fx.dir = board_tree("board: inventory-test\n"
+			    "default_route: {dev: eno1, via: 192.168.0.1}\n"
+			    "pci:\n"
+			    "  - root: \"0000:00\"\n"
+			    "    devices:\n"
+			    "      - {bdf: 00:04.0, id: \"1234:5678\", class: 0x120000}\n"
+			    "      - {bdf: 00:05.0, id: \"1234:9999\", class: 0x120000}\n"
+			    "      - {bdf: 00:06.0, id: \"4321:0001\", class: 0x120000}\n"
+			    "      - {bdf: 00:07.0, id: \"8086:1572\", class: 0x020000, net: {name: eno1}}\n"
+			    "      - {bdf: 00:08.0, id: \"8086:1572\", class: 0x020000}\n");
 	snprintf(fx.sys, sizeof(fx.sys), "%s/sys", fx.dir);
 	snprintf(fx.dev, sizeof(fx.dev), "%s/dev", fx.dir);
 	snprintf(fx.proc, sizeof(fx.proc), "%s/proc", fx.dir);

@@ -18,7 +18,7 @@
 #include "backends/net/net.h"
 #include "backends/common/pcidev.h"
 #include "backends/sriov/sriov.h"
-#include "test_net_tree.h"
+#include "test_backend.h"
 
 static void test_hgx_h100(void **state)
 {

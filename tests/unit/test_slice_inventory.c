@@ -14,6 +14,7 @@
 #include "agent/core/inventory.h"
 #include "agent/slices/slices.h"
 #include "agent/core/registry.h"
+#include "board_snippet.h"
 #include "harness.h"
 
 static int probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f,
@@ -61,14 +62,20 @@ static int build(const struct inventory *inv, const char *driver, const char *no
 static void test_inventory_to_slices(void **state)
 {
 	(void)state;
-	char *dir = tree_new();
-	char sys[4096], dev[4096], proc[4096], addr[32];
-	/* 300 functions: 75 devices x 4 functions */
-	for (int bus = 1; bus <= 75; bus++)
-		for (int fn = 0; fn < 4; fn++) {
-			snprintf(addr, sizeof(addr), "0000:%02x:00.%d", bus, fn);
-			tree_add_pci(dir, "pci0000:00", addr, 0x1234, 0x0001, 0x120000);
-		}
+	/* 300 functions: 75 host bridges with a 4-function device each */
+	static char board[75 * 512];
+	size_t o = (size_t)snprintf(board, sizeof(board), "board: slices-test\npci:\n");
+	for (int bus = 1; bus <= 75; bus++) {
+		o += (size_t)snprintf(board + o, sizeof(board) - o,
+				      "  - root: \"0000:%02x\"\n    devices:\n", bus);
+		for (int fn = 0; fn < 4; fn++)
+			o += (size_t)snprintf(board + o, sizeof(board) - o,
+					      "      - {bdf: %02x:00.%d, id: \"1234:0001\", "
+					      "class: 0x120000}\n", bus, fn);
+	}
+	assert_true(o < sizeof(board));
+	char *dir = board_tree(board);
+	char sys[4096], dev[4096], proc[4096];
 	snprintf(sys, sizeof(sys), "%s/sys", dir);
 	snprintf(dev, sizeof(dev), "%s/dev", dir);
 	snprintf(proc, sizeof(proc), "%s/proc", dir);

@@ -16,47 +16,49 @@
 #include "backends/net/net.h"
 #include "backends/sriov/selector.h"
 #include "backends/sriov/sriov.h"
-#include "test_net_tree.h"
+#include "test_backend.h"
 
 #define RP "pci0000:16/0000:16:02.0"
 #define PF "0000:17:00.0"
 #define PF2 "0000:17:00.1"
 #define NVFS 64
 
-static void vf_address(int n, char *buf, size_t size)
-{
-	snprintf(buf, size, "0000:17:%02x.%d", 1 + n / 8, n % 8);
-}
+/* VF n is 0000:17:<1 + n / 8>.<n % 8> (offset 8, stride 1); IOMMU groups in tree
+ * order, VFs last: the root port 0, the PFs 1 and 2, VF n 3 + n. */
+static const char BOARD[] =
+	"board: e810-test\n"
+	"pci:\n"
+	"  - root: \"0000:16\"\n"
+	"    numa: 0\n"
+	"    devices:\n"
+	"      - bdf: 16:02.0\n"
+	"        id: \"8086:347a\"\n"
+	"        devices:\n"
+	"          - bdf: 17:00.0\n"
+	"            id: \"8086:1593\"\n"
+	"            class: 0x020000\n"
+	"            driver: ice\n"
+	"            net: {name: ens1f0, mac: \"b4:96:91:aa:00:00\", mtu: 9000, speed: 25000}\n"
+	"            sriov:\n"
+	"              total: 128\n"
+	"              num: 64\n"	/* NVFS */
+	"              offset: 8\n"
+	"              vf_id: \"8086:1889\"\n"
+	"              vf_driver: iavf\n"
+	"              vf_net: \"{pf}v{n}\"\n"
+	"              vfs: {48-63: {driver: vfio-pci}}\n"
+	"          # the second port, no VFs\n"
+	"          - {bdf: 17:00.1, id: \"8086:1593\", class: 0x020000, driver: ice,\n"
+	"             net: {name: ens1f1, mac: \"b4:96:91:aa:00:01\", speed: 25000}}\n";
 
 static char *build_tree(void)
 {
-	char *d = tree_new();
-	char vf[32], ifname[32], mac[32];
+	return board_tree(BOARD);
+}
 
-	t_pci(d, "pci0000:16", "0000:16:02.0", 0x8086, 0x347a, 0x060400, "pcieport");
-	t_pci(d, RP, PF, 0x8086, 0x1593, 0x020000, "ice");
-	t_write(d, RP, PF, "numa_node", "0");
-	t_netdev(d, RP, PF, "ens1f0", "b4:96:91:aa:00:00", "up", 9000, 25000);
-	t_sriov(d, RP, PF, 128, NVFS);
-	for (int n = 0; n < NVFS; n++) {
-		vf_address(n, vf, sizeof(vf));
-		bool vfio = n >= 48;
-		t_pci(d, RP, vf, 0x8086, 0x1889, 0x020000, vfio ? "vfio-pci" : "iavf");
-		t_vf(d, RP, PF, vf, n);
-		t_group(d, RP, vf, 100 + n);
-		if (vfio) {
-			t_vfio_group(d, 100 + n);
-		} else {
-			snprintf(ifname, sizeof(ifname), "ens1f0v%d", n);
-			snprintf(mac, sizeof(mac), "02:00:00:00:00:%02x", n);
-			t_netdev(d, RP, vf, ifname, mac, "up", 1500, 25000);
-		}
-	}
-	/* the second port, no VFs */
-	t_pci(d, RP, PF2, 0x8086, 0x1593, 0x020000, "ice");
-	t_netdev(d, RP, PF2, "ens1f1", "b4:96:91:aa:00:01", "up", 1500, 25000);
-	t_misc(d, "vfio", "10:196", "vfio/vfio");
-	return d;
+static void vf_address(int n, char *buf, size_t size)
+{
+	snprintf(buf, size, "0000:17:%02x.%d", 1 + n / 8, n % 8);
 }
 
 static void test_selector_parsing(void **state)
@@ -212,16 +214,16 @@ static void test_attributes_and_prepare(void **state)
 	assert_string_equal(t_env(&t, "DRALET_VF_0000_17_01_3_PCI_ADDRESS"), "0000:17:01.3");
 	t_req_clear(&t);
 
-	/* VF 50 on vfio-pci: group 150 */
+	/* VF 50 on vfio-pci: group 53 */
 	struct dralet_device *v50 = harness_device(&h, "vf-0000-17-07-2");
 	assert_non_null(v50);
 	assert_string_equal(attr_string(v50, "driver"), "vfio-pci");
 	t_req_init(&t, "{\"apiVersion\":\"sriov.dralet.dev/v1alpha1\",\"kind\":\"VfConfig\","
 		       "\"driver\":\"vfio-pci\"}");
 	assert_int_equal(backend_sriov.prepare(&h.ctx, v50, &t.req), 0);
-	assert_non_null(t_edit_node(&t, "/dev/vfio/150"));
+	assert_non_null(t_edit_node(&t, "/dev/vfio/53"));
 	assert_non_null(t_edit_node(&t, "/dev/vfio/vfio"));
-	assert_string_equal(t_env(&t, "DRALET_VF_0000_17_07_2_IOMMU_GROUP"), "150");
+	assert_string_equal(t_env(&t, "DRALET_VF_0000_17_07_2_IOMMU_GROUP"), "53");
 	t_req_clear(&t);
 
 	/* the sriov driver's own API group */

@@ -18,6 +18,7 @@
 #include "agent/sriov/apply.h"
 #include "agent/sriov/prepared.h"
 #include "agent/sriov/status.h"
+#include "board_snippet.h"
 #include "test_sriov_kernel.h"
 
 #define RP0 "pci0000:16/0000:16:02.0"
@@ -59,17 +60,15 @@ static struct fixture *fixture_new(void)
 	struct fixture *f = calloc(1, sizeof(*f));
 	struct k_pf *pf;
 
-	f->dir = tree_new();
+	f->dir = board_tree(K_BOARD);
 	k_init(&f->k, f->dir);
 	k_load(&f->k, "iavf");
-	t_pci(f->dir, "pci0000:16", "0000:16:02.0", 0x8086, 0x347a, 0x060400, "pcieport");
-	t_pci(f->dir, "pci0000:16", "0000:16:03.0", 0x8086, 0x347b, 0x060400, "pcieport");
-	pf = k_add_pf(&f->k, RP0, NIC, 0x8086, 0x1593, 0x020000, "ice", 8, "ens1f0", 7, 20);
+	pf = k_pf(&f->k, RP0, NIC, 0x8086, 0x1593, 0x020000, "ens1f0", 7, 20);
 	pf->vf_device = 0x1889;
 	pf->group_base = 100;
 	snprintf(pf->vf_driver, sizeof(pf->vf_driver), "iavf");
 	pf->vf_netdev = true;
-	pf = k_add_pf(&f->k, RP1, NVME, 0x1b36, 0x0010, 0x010802, "nvme", 4, NULL, 0, 30);
+	pf = k_pf(&f->k, RP1, NVME, 0x1b36, 0x0010, 0x010802, NULL, 0, 30);
 	pf->group_base = 200;
 	snprintf(pf->vf_driver, sizeof(pf->vf_driver), "nvme");
 	rescan(f);
@@ -90,7 +89,7 @@ static struct sriov_report *apply(struct fixture *f, const char *only, bool dry_
 	struct sriov_apply_options o = { .only_pf = only, .dry_run = dry_run };
 	struct sriov_report *rep = NULL;
 
-	assert_int_equal(sriov_apply(&f->k.ctl, f->cfg->sriov, f->scan, &f->prep, &o, &rep), 0);
+	assert_int_equal(sriov_apply(&f->k.node, f->cfg->sriov, f->scan, &f->prep, &o, &rep), 0);
 	return rep;
 }
 
@@ -232,7 +231,7 @@ static void test_prepared_vfs_are_protected(void **state)
 		     "  - {name: nic, pfSelector: {drivers: [ice]}, numVfs: 3}\n");
 	sriov_report_free(apply(f, NULL, false));
 	/* VF 1 went to vfio-pci for a claim */
-	assert_int_equal(hal_pci_set_driver(&f->k.ctl.sysfs, "0000:17:00.2", "vfio-pci", err,
+	assert_int_equal(hal_pci_set_driver(&f->k.node, "0000:17:00.2", "vfio-pci", err,
 					    sizeof(err)), 0);
 	assert_int_equal(sriov_prepared_add(&f->prep, &claimed), 0);
 
@@ -519,14 +518,14 @@ static void test_status(void **state)
 static void test_real_netlink_checks_the_interface(void **state)
 {
 	struct hal_roots roots = { "/nonexistent/sys", "/nonexistent/dev", "/nonexistent/proc" };
-	struct node_ctl ctl = node_ctl_real(&roots);
+	struct node_ops node = node_ops_real(&roots);
 	struct dralet_vf_settings s = DRALET_VF_SETTINGS_INIT;
 
 	(void)state;
 	s.trust = 1;
-	assert_int_equal(ctl.vf_set(ctl.vf_userdata, "dralet-no-such0", 1, 0, &s), -ENODEV);
-	assert_int_equal(ctl.vf_get(ctl.vf_userdata, "dralet-no-such0", 1, 0, &s), -ENODEV);
-	assert_int_equal(ctl.vf_set(ctl.vf_userdata, NULL, 1, 0, &s), -ENODEV);
+	assert_int_equal(node.vf_set(node.userdata, "dralet-no-such0", 1, 0, &s), -ENODEV);
+	assert_int_equal(node.vf_get(node.userdata, "dralet-no-such0", 1, 0, &s), -ENODEV);
+	assert_int_equal(node.vf_set(node.userdata, NULL, 1, 0, &s), -ENODEV);
 }
 
 int main(void)

@@ -25,9 +25,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/core/node_ctl.h"
-#include "hal/pci_binding.h"
-#include "test_net_tree.h"
+#include "hal/node_ops.h"
+#include "hal/pci_sriov.h"
+#include "test_tree.h"
 
 #define K_MAX_PFS 4
 #define K_MAX_LOG 256
@@ -59,8 +59,8 @@ struct kmodel {
 	char dir[PATH_MAX];
 	struct hal_roots roots;
 	char sys[PATH_MAX], dev[PATH_MAX], proc[PATH_MAX];
-	struct hal_sysfs_io real;
-	struct node_ctl ctl;
+	struct node_ops real;	/* the tree as it is */
+	struct node_ops node;	/* the model: what the kernel does on writes */
 	char loaded[8][32];
 	size_t n_loaded;
 	struct k_pf pfs[K_MAX_PFS];
@@ -233,6 +233,8 @@ static inline void k_bind(struct kmodel *k, const char *address, const char *dri
 	k_uevent(devdir, address, driver);
 	if (!strcmp(driver, "vfio-pci")) {
 		int g = k_group_of(devdir);
+		/* the loaded vfio module's container node */
+		t_misc(k->dir, "vfio", "10:196", "vfio/vfio");
 		snprintf(rel, sizeof(rel), "sys/class/vfio/%d/dev", g);
 		snprintf(v, sizeof(v), "511:%d", g);
 		tree_write(k->dir, rel, v);
@@ -506,7 +508,36 @@ static inline int k_vf_set(void *ud, const char *ifname, int ifindex, unsigned v
 	return 0;
 }
 
-/* The model over the tree at @dir (which has sys/, dev/, proc/). */
+/* The node of the SR-IOV tests: an ice NIC (0000:17:00.0, ens1f0 with interface
+ * index 7, group 20) and an NVMe (0000:18:00.0, group 30 with its root port),
+ * SR-IOV PFs without VFs: the model makes them (k_pf). */
+static const char K_BOARD[] =
+	"board: sriov-kernel\n"
+	"pci:\n"
+	"  - root: \"0000:16\"\n"
+	"    devices:\n"
+	"      - bdf: 16:02.0\n"
+	"        id: \"8086:347a\"\n"
+	"        devices:\n"
+	"          - bdf: 17:00.0\n"
+	"            id: \"8086:1593\"\n"
+	"            class: 0x020000\n"
+	"            driver: ice\n"
+	"            iommu_group: 20\n"
+	"            net: {name: ens1f0, mac: \"b4:96:91:aa:00:00\", speed: 25000, ifindex: 7}\n"
+	"            sriov: {total: 8, num: 0, vf_id: \"8086:1889\"}\n"
+	"      - bdf: 16:03.0\n"
+	"        id: \"8086:347b\"\n"
+	"        iommu_group: 30          # a bridge in the NVMe's group\n"
+	"        devices:\n"
+	"          - bdf: 18:00.0\n"
+	"            id: \"1b36:0010\"\n"
+	"            class: 0x010802\n"
+	"            driver: nvme\n"
+	"            iommu_group: 30\n"
+	"            sriov: {total: 4, num: 0, vf_id: \"1b36:0011\"}\n";
+
+/* The model over the tree at @dir (a board snippet's: sys/, dev/, proc/). */
 static inline void k_init(struct kmodel *k, const char *dir)
 {
 	memset(k, 0, sizeof(*k));
@@ -515,51 +546,38 @@ static inline void k_init(struct kmodel *k, const char *dir)
 	snprintf(k->dev, sizeof(k->dev), "%s/dev", dir);
 	snprintf(k->proc, sizeof(k->proc), "%s/proc", dir);
 	k->roots = (struct hal_roots){ k->sys, k->dev, k->proc };
-	k->real = hal_sysfs_io_real(&k->roots);
-	k->ctl = (struct node_ctl){
-		.sysfs = { k_write, k_read, k_readlink, k },
+	k->real = node_ops_real(&k->roots);
+	k->node = (struct node_ops){
+		.write = k_write,
+		.read = k_read,
+		.readlink = k_readlink,
 		.vf_get = k_vf_get,
 		.vf_set = k_vf_set,
-		.vf_userdata = k,
+		.userdata = k,
 	};
 	k_load(k, "vfio-pci");
 }
 
 /*
- * Adds an SR-IOV PF at @parent/@address bound to @pf_driver with @total
- * VFs possible and @num created now (autoprobe on). @ifname (may be NULL)
- * gives it a netdev with interface index @ifindex. Returns the model's PF
- * to adjust (VF ids, groups, default VF driver ...) before VFs are made.
+ * Tells the model about the SR-IOV PF at @parent/@address that the board
+ * snippet built (with 0 VFs; its netdev, when @ifname is not NULL, has
+ * interface index @ifindex, and it is in IOMMU group @pf_group). VFs get the
+ * PF's vendor, device + 1 and class @cls. Returns the model's PF to adjust
+ * (VF ids, groups, default VF driver ...) before VFs are made.
  */
-static inline struct k_pf *k_add_pf(struct kmodel *k, const char *parent, const char *address,
-				    unsigned vendor, unsigned device, unsigned cls,
-				    const char *pf_driver, unsigned total, const char *ifname,
-				    int ifindex, int pf_group)
+static inline struct k_pf *k_pf(struct kmodel *k, const char *parent, const char *address,
+				unsigned vendor, unsigned device, unsigned cls, const char *ifname,
+				int ifindex, int pf_group)
 {
 	struct k_pf *pf = &k->pfs[k->n_pfs++];
-	char v[16], rel[128];
 
 	*pf = (struct k_pf){ .vf_vendor = vendor, .vf_device = device + 1, .vf_class = cls,
 			     .offset = 1, .stride = 1, .group_base = -1, .pf_group = pf_group,
 			     .pf_ifindex = ifindex };
 	snprintf(pf->address, sizeof(pf->address), "%s", address);
 	snprintf(pf->parent, sizeof(pf->parent), "%s", parent);
-	t_pci(k->dir, parent, address, vendor, device, cls, pf_driver);
-	t_group(k->dir, parent, address, pf_group);
-	snprintf(v, sizeof(v), "%u", total);
-	t_write(k->dir, parent, address, "sriov_totalvfs", v);
-	t_write(k->dir, parent, address, "sriov_numvfs", "0");
-	t_write(k->dir, parent, address, "sriov_drivers_autoprobe", "1");
-	t_write(k->dir, parent, address, "sriov_offset", "1");
-	t_write(k->dir, parent, address, "sriov_stride", "1");
-	t_write(k->dir, parent, address, "driver_override", "(null)");
-	if (ifname) {
+	if (ifname)
 		snprintf(pf->pf_ifname, sizeof(pf->pf_ifname), "%s", ifname);
-		t_netdev(k->dir, parent, address, ifname, "b4:96:91:aa:00:00", "up", 1500, 25000);
-		snprintf(rel, sizeof(rel), "net/%s/ifindex", ifname);
-		snprintf(v, sizeof(v), "%d", ifindex);
-		t_write(k->dir, parent, address, rel, v);
-	}
 	return pf;
 }
 

@@ -14,6 +14,7 @@
 
 #include "backends/net/net.h"
 #include "backends/sriov/sriov.h"
+#include "test_backend.h"
 #include "test_sriov_kernel.h"
 
 #define RP0 "pci0000:16/0000:16:02.0"
@@ -34,30 +35,26 @@ static struct fixture *fixture_new(unsigned nic_vfs, unsigned nvme_vfs)
 	struct k_pf *pf;
 	char err[256];
 
-	f->dir = tree_new();
+	f->dir = board_tree(K_BOARD);
 	k_init(&f->k, f->dir);
 	k_load(&f->k, "iavf");
 	k_load(&f->k, "nvme");
-	t_pci(f->dir, "pci0000:16", "0000:16:02.0", 0x8086, 0x347a, 0x060400, "pcieport");
-	t_pci(f->dir, "pci0000:16", "0000:16:03.0", 0x8086, 0x347b, 0x060400, "pcieport");
-	t_group(f->dir, "pci0000:16", "0000:16:03.0", 30);	/* a bridge in the NVMe's group */
-	pf = k_add_pf(&f->k, RP0, NIC, 0x8086, 0x1593, 0x020000, "ice", 8, "ens1f0", 7, 20);
+	pf = k_pf(&f->k, RP0, NIC, 0x8086, 0x1593, 0x020000, "ens1f0", 7, 20);
 	pf->vf_device = 0x1889;
 	pf->group_base = 100;
 	snprintf(pf->vf_driver, sizeof(pf->vf_driver), "iavf");
 	pf->vf_netdev = true;
-	pf = k_add_pf(&f->k, RP1, NVME, 0x1b36, 0x0010, 0x010802, "nvme", 4, NULL, 0, 30);
+	pf = k_pf(&f->k, RP1, NVME, 0x1b36, 0x0010, 0x010802, NULL, 0, 30);
 	snprintf(pf->vf_driver, sizeof(pf->vf_driver), "nvme");
-	t_misc(f->dir, "vfio", "10:196", "vfio/vfio");
 	if (nic_vfs)
-		assert_int_equal(hal_sriov_set_numvfs(&f->k.ctl.sysfs, NIC, nic_vfs, 1, err,
+		assert_int_equal(hal_sriov_set_numvfs(&f->k.node, NIC, nic_vfs, 1, err,
 						      sizeof(err)), (int)nic_vfs);
 	if (nvme_vfs)
-		assert_int_equal(hal_sriov_set_numvfs(&f->k.ctl.sysfs, NVME, nvme_vfs, 0, err,
+		assert_int_equal(hal_sriov_set_numvfs(&f->k.node, NVME, nvme_vfs, 0, err,
 						      sizeof(err)), (int)nvme_vfs);
 	assert_int_equal(harness_init(&f->h, &backend_sriov, f->dir,
 				      "{\"pfs\":\"" NIC "," NVME "\"}"), 0);
-	f->h.ctx.ctl = &f->k.ctl;
+	f->h.ctx.node = &f->k.node;
 	assert_int_equal(harness_probe_all(&f->h), 0);
 	f->k.n_log = 0;
 	return f;
@@ -164,7 +161,7 @@ static void test_vfio_to_kernel_driver_and_back(void **state)
 
 	(void)state;
 	/* a policy put it on vfio-pci */
-	assert_int_equal(hal_pci_set_driver(&f->k.ctl.sysfs, "0000:17:00.2", "vfio-pci", err,
+	assert_int_equal(hal_pci_set_driver(&f->k.node, "0000:17:00.2", "vfio-pci", err,
 					    sizeof(err)), 0);
 	t_req_init(&t, "{" API ",\"driver\":\"\"}");
 	assert_int_equal(backend_sriov.prepare(&f->h.ctx, v1, &t.req), 0);
@@ -200,10 +197,10 @@ static void test_unbound_vf(void **state)
 
 	(void)state;
 	/* VFs made with autoprobe off have no driver */
-	assert_int_equal(hal_sriov_set_numvfs(&f->k.ctl.sysfs, NIC, 2, 0, err, sizeof(err)), 2);
+	assert_int_equal(hal_sriov_set_numvfs(&f->k.node, NIC, 2, 0, err, sizeof(err)), 2);
 	harness_fini(&f->h);
 	assert_int_equal(harness_init(&f->h, &backend_sriov, f->dir, "{\"pfs\":\"" NIC "\"}"), 0);
-	f->h.ctx.ctl = &f->k.ctl;
+	f->h.ctx.node = &f->k.node;
 	assert_int_equal(harness_probe_all(&f->h), 0);
 	struct dralet_device *v0 = harness_device(&f->h, "vf-0000-17-00-1");
 	assert_non_null(v0);
@@ -390,7 +387,7 @@ static void test_unprepare_after_the_vf_went(void **state)
 	t_req_init(&t, "{" API ",\"driver\":\"vfio-pci\",\"vlan\":7}");
 	assert_int_equal(backend_sriov.prepare(&f->h.ctx, v0, &t.req), 0);
 	/* an operator removed the VFs (or the PF went) */
-	assert_int_equal(hal_sriov_set_numvfs(&f->k.ctl.sysfs, NIC, 0, -1, err, sizeof(err)), 0);
+	assert_int_equal(hal_sriov_set_numvfs(&f->k.node, NIC, 0, -1, err, sizeof(err)), 0);
 	char gone[PATH_MAX];
 	assert_int_equal(k_devdir(&f->k, "0000:17:00.1", gone), -ENOENT);
 	assert_int_equal(backend_sriov.unprepare(&f->h.ctx, v0, &t.req.claim, &t.undo), 0);
@@ -412,7 +409,7 @@ static void test_net_driver_shares_the_lifecycle(void **state)
 	(void)state;
 	/* the same VFs under nic-vf (net.dralet.dev) when sriov does not select them */
 	assert_int_equal(harness_init(&h, &backend_nic_vf, f->dir, NULL), 0);
-	h.ctx.ctl = &f->k.ctl;
+	h.ctx.node = &f->k.node;
 	assert_int_equal(harness_probe_all(&h), 0);
 	struct dralet_device *v0 = harness_device(&h, "vf-0000-17-00-1");
 	assert_non_null(v0);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Driver binding and VF counts against a model of the kernel's sysfs rules
- * (linux-devices.md 2.1, 2.2): what is written, in which order, and how the
- * kernel's refusals come back.
+ * The node_ops seam (hal/node_ops.h): driver binding and VF counts against
+ * a model of the kernel's sysfs rules (linux-devices.md 2.1, 2.2): what is
+ * written, in which order, and how the kernel's refusals come back; the real
+ * writer on a simulated node's plain files.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -13,8 +14,10 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <dralet/pci_ctl.h>
+
 #include "harness.h"
-#include "hal/sysfs_ctl.h"
+#include "hal/pci_sriov.h"
 
 #define PF "0000:3b:00.0"
 
@@ -27,6 +30,7 @@ struct kernel {
 	char override[32];
 	char default_driver[32];	/* what the kernel picks without an override */
 	bool vfio_loaded;
+	bool gone;			/* the function was removed */
 	char log[16][96];
 	int n_log;
 };
@@ -87,6 +91,8 @@ static int k_read(void *ud, const char *rel, char *buf, size_t size)
 		return snprintf(buf, size, "%u", k->autoprobe);
 	if (!strcmp(file, "driver_override"))
 		return snprintf(buf, size, "%s", k->override[0] ? k->override : "(null)");
+	if (!strcmp(file, "vendor") && !k->gone)
+		return snprintf(buf, size, "0x8086");
 	return -ENOENT;
 }
 
@@ -99,15 +105,17 @@ static int k_readlink(void *ud, const char *rel, char *buf, size_t size)
 	return snprintf(buf, size, "../../../bus/pci/drivers/%s", k->driver);
 }
 
-static struct hal_sysfs_io io_of(struct kernel *k)
+/* The model's sysfs side; VF settings are no part of these tests. */
+static struct node_ops io_of(struct kernel *k)
 {
-	return (struct hal_sysfs_io){ k_write, k_read, k_readlink, k };
+	return (struct node_ops){ .write = k_write, .read = k_read, .readlink = k_readlink,
+				  .userdata = k };
 }
 
 static void test_numvfs_rules(void **state)
 {
 	struct kernel k = { .total = 16, .autoprobe = 1, .pf_driver = true };
-	struct hal_sysfs_io io = io_of(&k);
+	struct node_ops io = io_of(&k);
 	char err[256];
 
 	(void)state;
@@ -145,7 +153,7 @@ static void test_numvfs_rules(void **state)
 static void test_bind_and_restore(void **state)
 {
 	struct kernel k = { .vfio_loaded = true };
-	struct hal_sysfs_io io = io_of(&k);
+	struct node_ops io = io_of(&k);
 	char err[256], drv[32];
 
 	(void)state;
@@ -174,18 +182,41 @@ static void test_bind_and_restore(void **state)
 	assert_non_null(strstr(err, "module loaded"));
 }
 
+/* The SDK's one answer to "which driver is bound now" reads the driver link
+ * through the context's node_ops: its length, 0 unbound, -ENODEV gone,
+ * and no error message either way. */
+static void test_sdk_driver_now(void **state)
+{
+	struct kernel k = { .vfio_loaded = true };
+	struct node_ops io = io_of(&k);
+	struct dralet_backend_ctx ctx = { .node = &io };
+	char drv[32];
+
+	(void)state;
+	strcpy(k.driver, "vfio-pci");
+	assert_int_equal(dralet_pci_driver(&ctx, PF, drv, sizeof(drv)), 8);
+	assert_string_equal(drv, "vfio-pci");
+	k.driver[0] = '\0';
+	assert_int_equal(dralet_pci_driver(&ctx, PF, drv, sizeof(drv)), 0);
+	assert_string_equal(drv, "");
+	k.gone = true;
+	assert_int_equal(dralet_pci_driver(&ctx, PF, drv, sizeof(drv)), -ENODEV);
+	assert_int_equal(dralet_pci_driver(&ctx, "nonsense", drv, sizeof(drv)), -EINVAL);
+	assert_string_equal(ctx.error, "");
+}
+
 /* On a simulated node's tree (plain files) a write replaces the whole
  * value, as a sysfs attribute does: 8 over 64 is 8, not 84. */
 static void test_real_write_on_tree_replaces_value(void **state)
 {
 	struct hal_roots roots = { 0 };
 	char *dir = tree_new(), sys[4096], buf[64];
-	struct hal_sysfs_io io;
+	struct node_ops io;
 
 	(void)state;
 	snprintf(sys, sizeof(sys), "%s/sys", dir);
 	roots.sys = sys;
-	io = hal_sysfs_io_real(&roots);
+	io = node_ops_real(&roots);
 	assert_int_equal(tree_write(dir, "sys/bus/pci/devices/" PF "/sriov_numvfs", "64"), 0);
 	assert_int_equal(io.write(io.userdata, "bus/pci/devices/" PF "/sriov_numvfs", "8"), 0);
 	assert_int_equal(io.read(io.userdata, "bus/pci/devices/" PF "/sriov_numvfs", buf,
@@ -199,6 +230,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_numvfs_rules),
 		cmocka_unit_test(test_bind_and_restore),
+		cmocka_unit_test(test_sdk_driver_now),
 		cmocka_unit_test(test_real_write_on_tree_replaces_value),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The one seam through which dralet changes the node: sysfs attribute
+ * writes (driver binding, VF counts; hal/pci_binding.h, hal/pci_sriov.h),
+ * the reads that check their result, and rtnetlink VF settings
+ * (hal/vf_netlink.h). The SR-IOV policy applier, `dralet sriov` and the
+ * backends' PCI control calls (include/dralet/pci_ctl.h) all go through one
+ * struct node_ops: node_ops_real() is the node below the sysfs root; a model
+ * of the kernel (tests/unit/test_sriov_kernel.h) fills the same table.
+ *
+ * Every op is set (no NULL ops). Errors: -errno as the kernel returned it.
+ */
+#ifndef DRALET_HAL_NODE_OPS_H
+#define DRALET_HAL_NODE_OPS_H
+
+#include <stddef.h>
+
+#include <dralet/pci.h>
+
+#include "hal/hal.h"
+
+struct node_ops {
+	/* Writes @value to <sysfs root>/<relpath> in one write; 0 or -errno. */
+	int (*write)(void *userdata, const char *relpath, const char *value);
+	/* Reads <sysfs root>/<relpath> (trailing newline removed); length or -errno. */
+	int (*read)(void *userdata, const char *relpath, char *buf, size_t size);
+	/* readlink of <sysfs root>/<relpath>; length or -errno. */
+	int (*readlink)(void *userdata, const char *relpath, char *buf, size_t size);
+	/* VF @vf's settings through the PF's interface (RTM_GETLINK / RTM_SETLINK);
+	 * 0 or -errno. The real ones first check that @pf_ifindex is @pf_ifname in
+	 * this network namespace (-ENODEV when not): a simulated tree's interface
+	 * index may be a real interface of the host. */
+	int (*vf_get)(void *userdata, const char *pf_ifname, int pf_ifindex, unsigned vf,
+		      struct dralet_vf_settings *ret);
+	int (*vf_set)(void *userdata, const char *pf_ifname, int pf_ifindex, unsigned vf,
+		      const struct dralet_vf_settings *s);
+	void *userdata;
+};
+
+/* The real node below @roots (which must outlive the result's use). A write
+ * below a root that is not sysfs (a materialized board) replaces the file's
+ * content, as a sysfs attribute takes the whole value. */
+struct node_ops node_ops_real(const struct hal_roots *roots);
+
+#endif
