@@ -413,13 +413,14 @@ static bool enforce_policies(struct daemon *d)
 static void on_node_changed(void *userdata, const struct node_change *c)
 {
 	struct daemon *d = userdata;
-	bool apply = c->again || c->pci_added || (c->sighup && !d->reload), changed = false;
+	struct node_response todo = node_watch_plan(c, d->reload != NULL);
+	bool changed = false;
 
-	if (c->config && d->reload && config_reload_run(d->reload, c->sighup, &d->policies))
-		apply = true;
-	if (apply)
+	if (todo.reload && config_reload_run(d->reload, todo.force_reload, &d->policies))
+		todo.apply = true;
+	if (todo.apply)
 		changed = enforce_policies(d);
-	if (changed || c->pci_added || c->pci_removed) {
+	if (changed || todo.rediscover) {
 		rediscover(d);
 		if (changed)	/* the events our own writes caused */
 			node_watch_drop_uevents(d->watch);

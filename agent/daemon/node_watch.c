@@ -33,6 +33,18 @@ static bool any(const struct node_change *c)
 	return c->config || c->sighup || c->pci_added || c->pci_removed || c->again;
 }
 
+struct node_response node_watch_plan(const struct node_change *c, bool have_file)
+{
+	return (struct node_response){
+		.reload = c->config && have_file,
+		.force_reload = c->sighup,
+		/* a PF a policy selects may have appeared */
+		.apply = c->again || c->pci_added || (c->sighup && !have_file),
+		/* a removed PF's VFs are withdrawn, a new function published */
+		.rediscover = c->pci_added || c->pci_removed,
+	};
+}
+
 /* ---- handing over, once idle ---- */
 
 static void on_timer(uv_timer_t *t)

@@ -34,6 +34,18 @@ struct node_change {
 	bool again;		/* node_watch_again's time came */
 };
 
+/* What the daemon does about a change (node_watch_plan). */
+struct node_response {
+	bool reload;		/* read the configuration file again ... */
+	bool force_reload;	/* ... even when it reads the same (SIGHUP) */
+	bool apply;		/* apply the SR-IOV policies (also when a reload brings new ones) */
+	bool rediscover;	/* rediscover (also when applying changed VFs) */
+};
+
+/* Pure: the response to @c; @have_file: the daemon has a configuration
+ * file (SIGHUP without one applies the policies in force). */
+struct node_response node_watch_plan(const struct node_change *c, bool have_file);
+
 struct node_watch_config {
 	uv_loop_t *loop;
 	const char *config_path;	/* watched (copied); NULL: SIGHUP only */
