@@ -68,7 +68,8 @@ int device_set_new(const char *driver, struct dralet_device *const *devices, siz
 			return -EINVAL;
 	if (!(set = set_alloc(driver, n)))
 		return -ENOMEM;
-	memcpy(set->devices, devices, n * sizeof(*devices));
+	if (n)
+		memcpy(set->devices, devices, n * sizeof(*devices));
 	*ret_set = set;
 	return 0;
 }
