@@ -20,6 +20,7 @@
 #include <dralet/device.h>
 
 #include "agent/claims/cdi_names.h"
+#include "agent/core/device_set.h"
 #include "agent/lib/atomic_file.h"
 #include "agent/claims/claim_ref.h"
 #include "agent/lib/log.h"
@@ -535,36 +536,53 @@ bool claims_engine_idle(const struct claims_engine *e)
 	return !e->calls_in_flight;
 }
 
-int claims_engine_set_devices(struct claims_engine *e, struct dralet_device *const *devices,
-			      size_t n)
+/* The engine's view of @set's devices: unlocked, unowned. */
+static struct engine_device *engine_devices_of(const struct device_set *set)
 {
-	struct engine_device *fresh;
+	size_t n = device_set_n(set);
+	struct engine_device *fresh = calloc(n + 1, sizeof(*fresh));
 
-	if (e->calls_in_flight)
-		return -EBUSY;
-	for (size_t i = 1; i < n; i++)
-		if (strcmp(dralet_device_name(devices[i - 1]), dralet_device_name(devices[i])) >= 0)
-			return -EINVAL;
-	fresh = calloc(n + 1, sizeof(*fresh));
-	if (!fresh)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		struct engine_device *old;
-		fresh[i].dev = devices[i];
-		fresh[i].name = dralet_device_name(devices[i]);
+	for (size_t i = 0; fresh && i < n; i++) {
+		fresh[i].dev = device_set_devices(set)[i];
+		fresh[i].name = dralet_device_name(fresh[i].dev);
 		pthread_mutex_init(&fresh[i].lock, NULL);
-		/* a prepared claim keeps its device across the rediscovery */
-		if ((old = engine_find_device(e, fresh[i].name))) {
-			fresh[i].owner_uid = old->owner_uid;
-			fresh[i].owner_desc = old->owner_desc;
-			old->owner_uid = old->owner_desc = NULL;
-		}
 	}
+	return fresh;
+}
+
+static void drop_devices(struct claims_engine *e)
+{
 	for (size_t i = 0; i < e->n_devices; i++) {
 		release(&e->devices[i]);
 		pthread_mutex_destroy(&e->devices[i].lock);
 	}
 	free(e->devices);
+	e->devices = NULL;
+	e->n_devices = 0;
+	device_set_unref(e->set);
+	e->set = NULL;
+}
+
+int claims_engine_set_devices(struct claims_engine *e, struct device_set *set)
+{
+	struct engine_device *fresh;
+	size_t n = device_set_n(set);
+
+	if (e->calls_in_flight)
+		return -EBUSY;
+	if (!(fresh = engine_devices_of(set)))
+		return -ENOMEM;
+	/* a prepared claim keeps its device across the rediscovery */
+	for (size_t i = 0; i < n; i++) {
+		struct engine_device *old = engine_find_device(e, fresh[i].name);
+		if (old) {
+			fresh[i].owner_uid = old->owner_uid;
+			fresh[i].owner_desc = old->owner_desc;
+			old->owner_uid = old->owner_desc = NULL;
+		}
+	}
+	drop_devices(e);
+	e->set = device_set_ref(set);
 	e->devices = fresh;
 	e->n_devices = n;
 	return 0;
@@ -576,11 +594,7 @@ void claims_engine_free(struct claims_engine *e)
 {
 	if (!e)
 		return;
-	for (size_t i = 0; i < e->n_devices; i++) {
-		release(&e->devices[i]);
-		pthread_mutex_destroy(&e->devices[i].lock);
-	}
-	free(e->devices);
+	drop_devices(e);
 	while (e->queues) {
 		struct uid_queue *q = e->queues;
 		e->queues = q->next;
@@ -660,8 +674,8 @@ int claims_engine_new(const struct claims_engine_config *cfg, struct claims_engi
 	char vendor[256];
 	int r;
 
-	if (!cfg->loop || !cfg->store || !cfg->driver || !cfg->pool || !cfg->state_dir ||
-	    !cfg->cdi_dir)
+	if (!cfg->loop || !cfg->store || !cfg->driver || !cfg->pool || !cfg->devices ||
+	    !cfg->state_dir || !cfg->cdi_dir)
 		return -EINVAL;
 	if (cdi_vendor_of_driver(cfg->driver, vendor, sizeof(vendor)) < 0) {
 		log_error("driver %s: not usable as a CDI vendor name", cfg->driver);
@@ -682,23 +696,14 @@ int claims_engine_new(const struct claims_engine_config *cfg, struct claims_engi
 		prom_latency_n_bounds;
 	e->cdi_dir = strdup(cfg->cdi_dir);
 	e->boot_id = strdup(cfg->boot_id ? cfg->boot_id : "");
-	e->devices = calloc(cfg->n_devices + 1, sizeof(*e->devices));
+	if ((e->devices = engine_devices_of(cfg->devices))) {
+		e->set = device_set_ref(cfg->devices);
+		e->n_devices = device_set_n(cfg->devices);
+	}
 	if (!e->driver || !e->pool || !e->vendor || !e->state_dir || !e->cdi_dir || !e->boot_id ||
 	    !e->devices) {
 		claims_engine_free(e);
 		return -ENOMEM;
-	}
-	for (size_t i = 0; i < cfg->n_devices; i++) {
-		struct engine_device *d = &e->devices[e->n_devices++];
-		d->dev = cfg->devices[i];
-		d->name = dralet_device_name(d->dev);
-		pthread_mutex_init(&d->lock, NULL);
-		if (i && strcmp(e->devices[i - 1].name, d->name) >= 0) {
-			log_error("driver %s: devices are not sorted by name (%s, %s)", e->driver,
-				  e->devices[i - 1].name, d->name);
-			claims_engine_free(e);
-			return -EINVAL;
-		}
 	}
 	if ((r = atomic_file_mkdirs(e->state_dir, 0750)) < 0 ||
 	    (r = atomic_file_mkdirs(e->cdi_dir, 0755)) < 0) {

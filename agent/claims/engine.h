@@ -32,6 +32,7 @@
 
 #include "agent/lib/prom_text.h"
 
+struct device_set;
 struct dralet_device;
 struct store;
 struct claims_engine;
@@ -41,9 +42,9 @@ struct claims_engine_config {
 	struct store *store;		/* borrowed: get_claim, warn */
 	const char *driver;		/* DRA driver name */
 	const char *pool;		/* the node's pool (the node name) */
-	/* the driver's devices, sorted by name; borrowed, must outlive the engine */
-	struct dralet_device *const *devices;
-	size_t n_devices;
+	/* the driver's devices (agent/core/device_set.h): the engine takes a
+	 * reference, dropped when a rediscovery's set replaces it or at free */
+	struct device_set *devices;
 	const char *state_dir;		/* <plugins-dir>/<driver>: checkpoint.json */
 	const char *cdi_dir;		/* where CDI specs go (/var/run/cdi) */
 	const char *boot_id;		/* the node's boot ID, "" when unknown */
@@ -64,6 +65,10 @@ struct claims_recovery_stats {
 	unsigned kept_unaccounted;	/* corrupt: specs kept that nothing was rebuilt from */
 };
 
+/* Whether another process holds the checkpoint lock of @state_dir now (a rolling
+ * update's previous instance): the new engine would wait for it. */
+bool claims_engine_lock_held_elsewhere(const char *state_dir);
+
 /*
  * Creates the engine: creates the state and CDI directories, takes the
  * driver's checkpoint lock (flock on <state_dir>/checkpoint.lock, held for
@@ -74,12 +79,8 @@ struct claims_recovery_stats {
  * (reason CLAIMS_EVENT_CHECKPOINT_UNREADABLE, through the store's warn), and
  * the claims are rebuilt from the CDI specs on disk
  * (recovery_plan_unreadable); nothing is removed. @ret_stats
- * may be NULL. Everything in @cfg except the devices is copied.
+ * may be NULL. Everything in @cfg is copied (the device set is referenced).
  */
-/* Whether another process holds the checkpoint lock of @state_dir now (a rolling
- * update's previous instance): the new engine would wait for it. */
-bool claims_engine_lock_held_elsewhere(const char *state_dir);
-
 int claims_engine_new(const struct claims_engine_config *cfg, struct claims_engine **ret_engine,
 		      struct claims_recovery_stats *ret_stats);
 
@@ -131,14 +132,13 @@ void claims_engine_shutdown(struct claims_engine *e, void (*cb)(void *userdata),
 bool claims_engine_idle(const struct claims_engine *e);
 
 /*
- * Replaces the driver's devices after a rediscovery (sorted by name,
- * borrowed like those of the config: they must outlive the engine or the
- * next call). Only while idle (-EBUSY otherwise), on the loop thread; the
- * reservations of prepared claims carry over by device name. -EINVAL when
- * not sorted (nothing changes).
+ * Replaces the driver's devices after a rediscovery: the engine takes a
+ * reference to @set and drops the one to its old set. Only while idle
+ * (-EBUSY otherwise), on the loop thread; the reservations of prepared
+ * claims carry over by device name. -ENOMEM: nothing changes (the engine
+ * keeps its set).
  */
-int claims_engine_set_devices(struct claims_engine *e, struct dralet_device *const *devices,
-			      size_t n);
+int claims_engine_set_devices(struct claims_engine *e, struct device_set *set);
 
 /*
  * Worker threads (the one function here that is not loop-only): runs the

@@ -38,7 +38,8 @@ struct claims_engine {
 	uv_loop_t *loop;
 	struct store *store;
 	char *driver, *pool, *vendor, *state_dir, *cdi_dir, *boot_id;
-	struct engine_device *devices;	/* sorted by name */
+	struct device_set *set;		/* a reference: what devices[] points into */
+	struct engine_device *devices;	/* one per device of the set, in its order (by name) */
 	size_t n_devices;
 	struct claims_state *state;
 	int lock_fd;			/* flock on checkpoint.lock, -1 when not held */

@@ -9,26 +9,33 @@
 #include <uv.h>
 
 #include "agent/claims/checkpoint_file.h"
-#include "agent/kubelet/dra_service.h"
 #include "agent/claims/engine.h"
 #include "agent/core/config.h"
-#include "agent/health/monitor.h"
-#include "agent/kubelet/health_service.h"
+#include "agent/core/device_set.h"
 #include "agent/core/inventory.h"
+#include "agent/daemon/config_reload.h"
+#include "agent/daemon/node_watch.h"
+#include "agent/health/monitor.h"
+#include "agent/kube/store_open.h"
+#include "agent/kubelet/dra_service.h"
+#include "agent/kubelet/health_service.h"
 #include "agent/kubelet/registration.h"
 #include "agent/lib/log.h"
 #include "agent/slices/slices.h"
+#include "agent/sriov/enforce.h"
 #include "agent/sriov/prepared.h"
-#include "agent/sriov/sriov_agent.h"
 #include "agent/daemon/metrics_server.h"
-#include "agent/kube/store_open.h"
 #include "hal/hal.h"
+
+/* A refused SR-IOV count is tried again after this. */
+#define SRIOV_RETRY_MS 10000
 
 struct daemon_driver {
 	struct daemon *d;
 	char *name;
-	struct dralet_device **devices;
-	size_t n_devices;
+	/* the driver's devices of the last discovery it took (the publishing's
+	 * reference; the engine and the monitor hold their own) */
+	struct device_set *devices;
 	char *state_dir;
 	struct claims_engine *engine;
 	struct kubelet_endpoint *ep;
@@ -41,15 +48,13 @@ struct daemon {
 	const struct daemon_options *o;
 	uv_loop_t loop;
 	uv_signal_t sigterm, sigint;
-	struct inventory *inv;
-	/* inventories an engine still points into (it could not take a
-	 * rediscovery's devices): freed at exit */
-	struct inventory **retired;
-	size_t n_retired;
+	struct inventory *inv;		/* until the drivers' device sets take it */
 	struct store *store;
 	struct daemon_driver *drivers;
 	size_t n_drivers;
-	struct sriov_agent *sriov;
+	struct node_watch *watch;
+	struct config_reload *reload;	/* NULL: no configuration file */
+	const struct sriov_policies *policies;	/* in force (the start's or a reload's) */
 	struct metrics_server *metrics;	/* NULL when off */
 	size_t drivers_open;	/* endpoints not yet closed + engines not yet idle */
 	bool stopping;
@@ -117,8 +122,8 @@ static void stop(struct daemon *d)
 	d->stopping = true;
 	metrics_server_stop(d->metrics, NULL, NULL);
 	d->metrics = NULL;
-	sriov_agent_close(d->sriov);
-	d->sriov = NULL;
+	node_watch_close(d->watch);
+	d->watch = NULL;
 	uv_close((uv_handle_t *)&d->sigterm, NULL);
 	uv_close((uv_handle_t *)&d->sigint, NULL);
 	d->drivers_open = d->n_drivers + 1;
@@ -152,7 +157,7 @@ static void publish_driver(struct daemon *d, struct daemon_driver *dd)
 {
 	const struct daemon_options *o = d->o;
 	struct slice_list *slices = NULL;
-	int r = slices_build(d->inv, dd->name, o->node_name, NULL, &o->slice_opts, &slices);
+	int r = slices_build_set(dd->devices, o->node_name, NULL, &o->slice_opts, &slices);
 
 	if (r < 0) {
 		log_error("driver %s: cannot build its ResourceSlices: %s", dd->name, strerror(-r));
@@ -194,7 +199,7 @@ static int start_health(struct daemon *d, struct daemon_driver *dd)
 		.on_round = on_health_round,
 		.userdata = dd,
 	};
-	int r = health_monitor_new(&hcfg, dd->devices, dd->n_devices, &dd->monitor);
+	int r = health_monitor_new(&hcfg, dd->devices, &dd->monitor);
 
 	if (r >= 0)
 		r = health_watch_new(kubelet_endpoint_dra_server(dd->ep), d->o->node_name,
@@ -229,14 +234,9 @@ static int start_driver(struct daemon *d, struct daemon_driver *dd)
 	};
 	int r;
 
-	dd->n_devices = inventory_n_devices(d->inv, dd->name);
-	dd->devices = calloc(dd->n_devices + 1, sizeof(*dd->devices));
-	if (!dd->devices || asprintf(&dd->state_dir, "%s/%s", o->plugins_dir, dd->name) < 0)
+	if (asprintf(&dd->state_dir, "%s/%s", o->plugins_dir, dd->name) < 0)
 		return -ENOMEM;
-	for (size_t i = 0; i < dd->n_devices; i++)
-		dd->devices[i] = inventory_device(d->inv, dd->name, i);
 	ccfg.devices = dd->devices;
-	ccfg.n_devices = dd->n_devices;
 	ccfg.state_dir = dd->state_dir;
 	r = claims_engine_new(&ccfg, &dd->engine, &stats);
 	if (r < 0) {
@@ -254,7 +254,7 @@ static int start_driver(struct daemon *d, struct daemon_driver *dd)
 	if ((r = start_health(d, dd)) < 0)
 		return r;
 	log_info("driver %s: %zu device(s), checkpoint %s/%s, CDI specs in %s", dd->name,
-		 dd->n_devices, dd->state_dir, CHECKPOINT_FILE_NAME, o->cdi_dir);
+		 device_set_n(dd->devices), dd->state_dir, CHECKPOINT_FILE_NAME, o->cdi_dir);
 	publish_driver(d, dd);
 	return 0;
 }
@@ -288,14 +288,52 @@ static int prepared_vfs(void *userdata, struct sriov_prepared *ret, char *err, s
 	return 0;
 }
 
-/* While every engine is idle: a new inventory, the engines' devices
- * replaced, every driver's slices published again. */
-static void rediscover(void *userdata)
+/* The one place a driver's devices change: the engine, the health monitor
+ * and the publishing take @set (while idle). A driver whose engine cannot
+ * take it (out of memory) keeps its old set everywhere. */
+static void swap_devices(struct daemon_driver *dd, struct device_set *set)
 {
-	struct daemon *d = userdata;
-	struct dralet_device ***lists;
-	struct inventory *inv, **retired;
-	bool old_in_use = false;
+	size_t was = device_set_n(dd->devices), n = device_set_n(set);
+	int r;
+
+	if (dd->engine && (r = claims_engine_set_devices(dd->engine, set)) < 0) {
+		log_error("driver %s: cannot take the rediscovered devices (%s); it serves "
+			  "the devices it had", dd->name, strerror(-r));
+		return;
+	}
+	if (dd->monitor && health_monitor_set_devices(dd->monitor, set) < 0)
+		log_error("driver %s: out of memory; its devices' health is checked as before "
+			  "the rediscovery", dd->name);
+	if (n != was)
+		log_info("driver %s: %zu device(s) after rediscovery (were %zu)", dd->name, n, was);
+	device_set_unref(dd->devices);
+	dd->devices = device_set_ref(set);
+}
+
+/* The device sets of one discovery, one per driver of the daemon, in its
+ * order; takes @inv. */
+static int sets_of(struct daemon *d, struct inventory *inv, struct device_set **ret_sets)
+{
+	const char **names = calloc(d->n_drivers + 1, sizeof(*names));
+	int r;
+
+	if (!names) {
+		inventory_free(inv);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < d->n_drivers; i++)
+		names[i] = d->drivers[i].name;
+	r = device_sets_from_inventory(inv, names, d->n_drivers, ret_sets);
+	free(names);
+	return r;
+}
+
+/* While every engine is idle: a new discovery, its device sets swapped in,
+ * every driver's slices published again. */
+static void rediscover(struct daemon *d)
+{
+	struct device_set **sets;
+	struct inventory *inv;
 	int r;
 
 	if (d->stopping)
@@ -305,67 +343,22 @@ static void rediscover(void *userdata)
 		log_error("rediscovery failed (%s); the devices published stay", strerror(-r));
 		return;
 	}
-	/* room to retire the old inventory, taken before anything changes */
-	retired = realloc(d->retired, (d->n_retired + 1) * sizeof(*retired));
-	if (!retired) {
-		inventory_free(inv);
+	if (!(sets = calloc(d->n_drivers + 1, sizeof(*sets))) || sets_of(d, inv, sets) < 0) {
+		if (!sets)
+			inventory_free(inv);
+		free(sets);
 		log_error("rediscovery: out of memory; the devices published stay");
 		return;
 	}
-	d->retired = retired;
-	lists = calloc(d->n_drivers + 1, sizeof(*lists));
-	for (size_t i = 0; lists && i < d->n_drivers; i++) {
-		size_t n = inventory_n_devices(inv, d->drivers[i].name);
-		if (!(lists[i] = calloc(n + 1, sizeof(**lists))))
-			goto oom;
-		for (size_t j = 0; j < n; j++)
-			lists[i][j] = inventory_device(inv, d->drivers[i].name, j);
-	}
-	if (!lists)
-		goto oom;
 	for (size_t i = 0; i < d->n_drivers; i++) {
-		struct daemon_driver *dd = &d->drivers[i];
-		size_t n = inventory_n_devices(inv, dd->name);
-		if (dd->engine && (r = claims_engine_set_devices(dd->engine, lists[i], n)) < 0) {
-			/* out of memory: this engine keeps the old inventory's devices */
-			log_error("driver %s: cannot take the rediscovered devices (%s); it serves "
-				  "the devices it had", dd->name, strerror(-r));
-			health_monitor_set_devices(dd->monitor, NULL, 0);	/* never fails */
-			old_in_use = true;
-			continue;
-		}
-		if (health_monitor_set_devices(dd->monitor, lists[i], n) < 0) {
-			log_error("driver %s: out of memory; its devices' health is not checked "
-				  "until the next rediscovery", dd->name);
-			health_monitor_set_devices(dd->monitor, NULL, 0);
-		}
-		if (n != dd->n_devices)
-			log_info("driver %s: %zu device(s) after rediscovery (were %zu)", dd->name, n,
-				 dd->n_devices);
-		free(dd->devices);
-		dd->devices = lists[i];
-		dd->n_devices = n;
-		lists[i] = NULL;
+		swap_devices(&d->drivers[i], sets[i]);
+		device_set_unref(sets[i]);
 	}
-	if (old_in_use)
-		d->retired[d->n_retired++] = d->inv;
-	else
-		inventory_free(d->inv);
-	d->inv = inv;
+	free(sets);
 	for (size_t i = 0; i < d->n_drivers; i++) {
 		publish_driver(d, &d->drivers[i]);
 		health_watch_broadcast(d->drivers[i].watch);
 	}
-	for (size_t i = 0; i < d->n_drivers; i++)
-		free(lists[i]);
-	free(lists);
-	return;
-oom:
-	for (size_t i = 0; lists && i < d->n_drivers; i++)
-		free(lists[i]);
-	free(lists);
-	inventory_free(inv);
-	log_error("rediscovery: out of memory; the devices published stay");
 }
 
 /* Before the first discovery: VFs a policy creates are there when the
@@ -392,8 +385,7 @@ static int apply_sriov_at_start(struct daemon *d)
 		log_error("sriov: not applying the policies at start: cannot tell which VFs are "
 			  "prepared for claims: %s", err[0] ? err : strerror(-r));
 	else
-		r = sriov_agent_apply_once(d->o->roots, pol, inventory_scan(d->inv), &prep, &changed,
-					   NULL);
+		r = sriov_enforce(d->o->roots, pol, inventory_scan(d->inv), &prep, &changed, NULL);
 	sriov_prepared_clear(&prep);
 	if (r < 0 || !changed)
 		return 0;
@@ -402,21 +394,90 @@ static int apply_sriov_at_start(struct daemon *d)
 	return inventory_discover(d->o->roots, d->o->cfg, d->o->reg, &d->inv);
 }
 
-static void start_sriov(struct daemon *d)
+/* Applies the policies in force (only while idle); true when VFs changed. */
+static bool enforce_policies(struct daemon *d)
 {
-	struct sriov_agent_config sc = {
+	struct sriov_prepared prep = { 0 };
+	bool changed = false, refused = false;
+	char err[640] = "";
+	int r;
+
+	if (!d->policies || !d->policies->n)
+		return false;
+	r = prepared_vfs(d, &prep, err, sizeof(err));
+	if (r < 0)
+		log_error("sriov: not changing anything: cannot tell which VFs are prepared for "
+			  "claims: %s", err[0] ? err : strerror(-r));
+	else
+		sriov_enforce_node(d->o->roots, d->policies, &prep, &changed, &refused);
+	sriov_prepared_clear(&prep);
+	/* takes effect once the claims holding the VFs are unprepared */
+	if (refused)
+		node_watch_again(d->watch, SRIOV_RETRY_MS);
+	return changed;
+}
+
+/* What node watching saw (node_watch.h), while idle: the SR-IOV policies
+ * applied when they or the PCI functions changed, then one rediscovery when
+ * VFs or functions came or went. */
+static void on_node_changed(void *userdata, const struct node_change *c)
+{
+	struct daemon *d = userdata;
+	struct node_response todo = node_watch_plan(c, d->reload != NULL);
+	bool changed = false;
+
+	if (todo.reload && config_reload_run(d->reload, todo.force_reload, &d->policies))
+		todo.apply = true;
+	if (todo.apply)
+		changed = enforce_policies(d);
+	if (changed || todo.rediscover) {
+		rediscover(d);
+		if (changed)	/* the events our own writes caused */
+			node_watch_drop_uevents(d->watch);
+	}
+}
+
+static void start_node_watch(struct daemon *d)
+{
+	struct node_watch_config wc = {
 		.loop = &d->loop,
-		.roots = d->o->roots,
 		.config_path = d->o->config_path,
-		.policies = d->o->cfg->sriov,
-		.ops = { drivers_idle, prepared_vfs, rediscover, d },
 		/* the host's uevents describe a simulated tree's node no more than /sys */
 		.hotplug = !strcmp(d->o->roots->sys, "/sys"),
+		.idle = drivers_idle,
+		.changed = on_node_changed,
+		.userdata = d,
 	};
-	int r = sriov_agent_start(&sc, &d->sriov);
+	int r = 0;
 
-	if (r < 0)
+	d->policies = d->o->cfg->sriov;
+	if (d->o->config_path)
+		r = config_reload_new(d->o->config_path, &d->reload);
+	if (r >= 0)
+		r = node_watch_start(&wc, &d->watch);
+	if (r < 0) {
 		log_error("sriov: cannot watch for policy changes: %s", strerror(-r));
+		return;
+	}
+	/* a second look once the claims engines have recovered their checkpoints */
+	node_watch_again(d->watch, 0);
+}
+
+/* The first discovery's device sets, one per driver: they take the inventory. */
+static int alloc_device_sets(struct daemon *d)
+{
+	struct device_set **sets = calloc(d->n_drivers + 1, sizeof(*sets));
+	struct inventory *inv = d->inv;
+	int r;
+
+	if (!sets)
+		return -ENOMEM;
+	d->inv = NULL;
+	r = sets_of(d, inv, sets);
+	for (size_t i = 0; r >= 0 && i < d->n_drivers; i++)
+		d->drivers[i].devices = sets[i];
+	free(sets);
+	return r;
 }
 
 static void free_drivers(struct daemon *d)
@@ -424,7 +485,7 @@ static void free_drivers(struct daemon *d)
 	for (size_t i = 0; i < d->n_drivers; i++) {
 		claims_engine_free(d->drivers[i].engine);
 		health_watch_free(d->drivers[i].watch);
-		free(d->drivers[i].devices);
+		device_set_unref(d->drivers[i].devices);
 		free(d->drivers[i].state_dir);
 		free(d->drivers[i].name);
 	}
@@ -468,8 +529,11 @@ static void collect_metrics(void *userdata, struct prom_buf *b)
 		const struct daemon_driver *dd = &d->drivers[i];
 		size_t n[3] = { 0 };
 
-		for (size_t k = 0; k < dd->n_devices; k++) {
-			enum dralet_health h = dralet_device_health(dd->devices[k]);
+		size_t n_devices = dd->devices ? device_set_n(dd->devices) : 0;
+		struct dralet_device *const *devices = n_devices ? device_set_devices(dd->devices) : NULL;
+
+		for (size_t k = 0; k < n_devices; k++) {
+			enum dralet_health h = dralet_device_health(devices[k]);
 			n[h <= DRALET_HEALTH_UNHEALTHY ? h : DRALET_HEALTH_UNKNOWN]++;
 		}
 		for (size_t h = 0; h < 3; h++) {
@@ -620,7 +684,7 @@ int daemon_run(const struct daemon_options *o)
 		if (!(d.drivers[i].name = strdup(inventory_driver(d.inv, i))))
 			status = 1;
 	}
-	if (!status && start_metrics(&d) < 0)
+	if (!status && ((r = alloc_device_sets(&d)) < 0 || start_metrics(&d) < 0))
 		status = 1;
 	for (size_t i = 0; !status && i < d.n_drivers; i++) {
 		if (start_driver(&d, &d.drivers[i]) < 0) {
@@ -629,7 +693,7 @@ int daemon_run(const struct daemon_options *o)
 		}
 	}
 	if (!status) {
-		start_sriov(&d);
+		start_node_watch(&d);
 		update_readiness(&d);
 	}
 	if (status)
@@ -650,8 +714,6 @@ out:
 		log_warn("event loop handles left open at exit");
 	free_drivers(&d);
 	inventory_free(d.inv);
-	for (size_t i = 0; i < d.n_retired; i++)
-		inventory_free(d.retired[i]);
-	free(d.retired);
+	config_reload_free(d.reload);
 	return status;
 }

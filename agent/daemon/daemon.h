@@ -9,11 +9,13 @@
  * v1alpha1.DRAResourceHealth/NodeWatchResources on the DRA socket; served
  * on one libuv loop until SIGTERM or SIGINT,
  * then the sockets are removed, calls in flight finish, and it returns.
- * SR-IOV policies (agent/sriov/sriov_agent.h) are applied before the first
- * discovery and whenever they or the PFs change; a change of VFs (or a PCI
- * hot-plug) rediscovers: the engines and health monitors get the new
- * devices while idle (no claims call, no health round in flight) and
- * every driver's slices are published again.
+ * SR-IOV policies (agent/sriov/enforce.h) are applied before the first
+ * discovery and whenever they or the PFs change (node watching:
+ * agent/daemon/node_watch.h); a change of VFs (or a PCI hot-plug)
+ * rediscovers: each driver's new device set (agent/core/device_set.h) is
+ * swapped into its engine, health monitor and publishing in one place while
+ * idle (no claims call, no health round in flight), and every driver's
+ * slices are published again.
  * With a metrics address it serves /metrics, /healthz and /readyz
  * (agent/daemon/metrics_server.h); it is ready once every driver is registered
  * with the kubelet.

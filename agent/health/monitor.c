@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "agent/core/device_set.h"
 #include "agent/lib/log.h"
 
 struct health_monitor {
@@ -14,6 +15,7 @@ struct health_monitor {
 	char *driver;
 	uv_timer_t timer;
 	uv_work_t work;
+	struct device_set *set;		/* a reference: what the table's entries point into */
 	struct health_table table;
 	int *results;			/* of the round in flight, one per entry */
 	bool busy;			/* a round is in flight */
@@ -31,12 +33,13 @@ static void free_if_done(struct health_monitor *m)
 	if (!m->timer_closed || m->busy)
 		return;
 	health_table_clear(&m->table);
+	device_set_unref(m->set);
 	free(m->results);
 	free(m->driver);
 	free(m);
 }
 
-/* Worker thread: the devices cannot change while busy (set_devices refuses). */
+/* Worker thread: the set cannot change while busy (set_devices refuses). */
 static void check_devices(uv_work_t *work)
 {
 	struct health_monitor *m = work->data;
@@ -110,8 +113,20 @@ static void on_tick(uv_timer_t *timer)
 		log_error("driver %s: cannot start a health round: %s", m->driver, strerror(-r));
 }
 
-int health_monitor_new(const struct health_monitor_config *cfg,
-		       struct dralet_device *const *devices, size_t n,
+/* The table over @set's devices, and the monitor's reference moved to @set. */
+static int take_set(struct health_monitor *m, struct device_set *set)
+{
+	int r = health_table_set_devices(&m->table, device_set_devices(set), device_set_n(set),
+					 m->cfg.now());
+
+	if (r < 0)
+		return r;
+	device_set_unref(m->set);
+	m->set = device_set_ref(set);
+	return 0;
+}
+
+int health_monitor_new(const struct health_monitor_config *cfg, struct device_set *set,
 		       struct health_monitor **ret_monitor)
 {
 	struct health_monitor *m;
@@ -125,7 +140,7 @@ int health_monitor_new(const struct health_monitor_config *cfg,
 	if (!m->cfg.now)
 		m->cfg.now = real_now;
 	m->driver = strdup(cfg->driver ? cfg->driver : "");
-	if (!m->driver || health_table_set_devices(&m->table, devices, n, m->cfg.now()) < 0) {
+	if (!m->driver || take_set(m, set) < 0) {
 		free(m->driver);
 		free(m);
 		return -ENOMEM;
@@ -145,12 +160,11 @@ bool health_monitor_busy(const struct health_monitor *m)
 	return m->busy;
 }
 
-int health_monitor_set_devices(struct health_monitor *m, struct dralet_device *const *devices,
-			       size_t n)
+int health_monitor_set_devices(struct health_monitor *m, struct device_set *set)
 {
 	if (m->busy)
 		return -EBUSY;
-	return health_table_set_devices(&m->table, devices, n, m->cfg.now());
+	return take_set(m, set);
 }
 
 const struct health_table *health_monitor_table(const struct health_monitor *m)

@@ -10,8 +10,9 @@
  * finds one running is skipped.
  *
  * The device model is written only on the loop thread, after the workers
- * are done; the devices' list changes only while no round is in flight
- * (health_monitor_set_devices), so a round reads it without locks.
+ * are done. The monitor holds a reference to its device set
+ * (agent/core/device_set.h), which the workers read without locks; the set
+ * is replaced only while no round is in flight (health_monitor_set_devices).
  *
  * Threading: every function here and every callback except check runs on
  * the loop thread.
@@ -28,6 +29,7 @@
 
 #define HEALTH_DEFAULT_INTERVAL_S 10
 
+struct device_set;
 struct health_monitor;
 
 struct health_monitor_config {
@@ -44,13 +46,13 @@ struct health_monitor_config {
 };
 
 /*
- * Creates the monitor over @devices (borrowed, like those of
- * health_table_set_devices) and starts its timer: the first round runs one
- * interval from now (the probe has just determined the health). @cfg is
- * copied. Returns 0 and *ret_monitor, or -EINVAL (no check) / -ENOMEM.
+ * Creates the monitor over the devices of @set (it takes a reference,
+ * dropped when the monitor is freed or the set replaced) and starts its
+ * timer: the first round runs one interval from now (the probe has just
+ * determined the health). @cfg is copied. Returns 0 and *ret_monitor, or
+ * -EINVAL (no check) / -ENOMEM.
  */
-int health_monitor_new(const struct health_monitor_config *cfg,
-		       struct dralet_device *const *devices, size_t n,
+int health_monitor_new(const struct health_monitor_config *cfg, struct device_set *set,
 		       struct health_monitor **ret_monitor);
 
 /* Starts a round now, as a tick would. Returns 0, -EBUSY (one is in
@@ -60,11 +62,10 @@ int health_monitor_run_round(struct health_monitor *m);
 /* True while a round is in flight (its workers hold the devices). */
 bool health_monitor_busy(const struct health_monitor *m);
 
-/* Replaces the devices after a rediscovery (borrowed, as above; their
- * health as probed, stamped now). -EBUSY while a round is in flight, or
- * -ENOMEM; nothing changes then. Never fails for no devices while idle. */
-int health_monitor_set_devices(struct health_monitor *m, struct dralet_device *const *devices,
-			       size_t n);
+/* Replaces the devices after a rediscovery with those of @set (referenced
+ * as above; their health as probed, stamped now). -EBUSY while a round is in
+ * flight, or -ENOMEM; nothing changes then (the monitor keeps its set). */
+int health_monitor_set_devices(struct health_monitor *m, struct device_set *set);
 
 /* The table (valid until the next round ends or set_devices). */
 const struct health_table *health_monitor_table(const struct health_monitor *m);
@@ -72,8 +73,8 @@ const struct health_table *health_monitor_table(const struct health_monitor *m);
 /*
  * Stops the timer; a round in flight finishes without applying anything
  * (its workers skip the devices left). No callback runs after this. The
- * monitor is freed once the timer is closed and no round is in flight, so
- * the loop must run; the devices must live until then. Accepts NULL.
+ * monitor is freed once the timer is closed and no round is in flight
+ * (dropping its reference to the set), so the loop must run. Accepts NULL.
  */
 void health_monitor_close(struct health_monitor *m);
 

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Inventory -> builder input -> desired slices. */
+/* Inventory or device set -> builder input -> desired slices. */
 #include <errno.h>
 #include <stdlib.h>
 
+#include "agent/core/backend_ctx.h"
+#include "agent/core/device_set.h"
 #include "agent/core/inventory.h"
 #include "agent/lib/log.h"
 #include "agent/slices/slices.h"
@@ -19,11 +21,12 @@ static void log_dropped(void *userdata, const char *backend, const char *device,
 			 problem);
 }
 
-int slices_build(const struct inventory *inv, const char *driver, const char *node_name,
-		 const char *node_uid, const struct slice_options *opts,
-		 struct slice_list **ret_slices)
+/* @device(@from, i) is device i of @n. */
+static int build(const char *driver, size_t n,
+		 struct dralet_device *(*device)(const void *from, const char *driver, size_t i),
+		 const void *from, const char *node_name, const char *node_uid,
+		 const struct slice_options *opts, struct slice_list **ret_slices)
 {
-	size_t n = inv ? inventory_n_devices(inv, driver) : 0;
 	struct slice_device_in *devs = calloc(n + 1, sizeof(*devs));
 	struct dralet_attr **attrs = calloc(n + 1, sizeof(*attrs));
 	struct dralet_capacity **caps = calloc(n + 1, sizeof(*caps));
@@ -31,8 +34,8 @@ int slices_build(const struct inventory *inv, const char *driver, const char *no
 	if (!devs || !attrs || !caps)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
-		struct dralet_device *d = inventory_device(inv, driver, i);
-		const struct dralet_backend *b = inventory_backend_of(inv, d);
+		struct dralet_device *d = device(from, driver, i);
+		const struct dralet_backend *b = dralet_device_ctx(d)->backend;
 		size_t na = dralet_device_n_attrs(d), nc = dralet_device_n_capacities(d);
 		attrs[i] = calloc(na + 1, sizeof(**attrs));
 		caps[i] = calloc(nc + 1, sizeof(**caps));
@@ -63,4 +66,30 @@ out:
 	free(caps);
 	free(devs);
 	return r;
+}
+
+static struct dralet_device *inventory_nth(const void *inv, const char *driver, size_t i)
+{
+	return inventory_device(inv, driver, i);
+}
+
+int slices_build(const struct inventory *inv, const char *driver, const char *node_name,
+		 const char *node_uid, const struct slice_options *opts,
+		 struct slice_list **ret_slices)
+{
+	return build(driver, inv ? inventory_n_devices(inv, driver) : 0, inventory_nth, inv,
+		     node_name, node_uid, opts, ret_slices);
+}
+
+static struct dralet_device *set_nth(const void *set, const char *driver, size_t i)
+{
+	(void)driver;
+	return device_set_devices(set)[i];
+}
+
+int slices_build_set(const struct device_set *set, const char *node_name, const char *node_uid,
+		     const struct slice_options *opts, struct slice_list **ret_slices)
+{
+	return build(device_set_driver(set), device_set_n(set), set_nth, set, node_name, node_uid,
+		     opts, ret_slices);
 }

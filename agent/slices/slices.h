@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The desired ResourceSlices of one driver, straight from the inventory:
- * what the daemon hands to store->ops->publish() and what `dralet slices`
- * prints. Shares the builder (build.h) with every other input.
+ * The desired ResourceSlices of one driver, straight from the inventory or
+ * the driver's device set: what the daemon hands to store->ops->publish()
+ * and what `dralet slices` prints. Shares the builder (build.h) with every other input.
  */
 #ifndef DRALET_SLICES_H
 #define DRALET_SLICES_H
 
 #include "agent/slices/build.h"
 
+struct device_set;
 struct inventory;
 
 /*
@@ -22,5 +23,9 @@ struct inventory;
 int slices_build(const struct inventory *inv, const char *driver, const char *node_name,
 		 const char *node_uid, const struct slice_options *opts,
 		 struct slice_list **ret_slices);
+
+/* The same for the driver and the devices of @set (borrowed for the call). */
+int slices_build_set(const struct device_set *set, const char *node_name, const char *node_uid,
+		     const struct slice_options *opts, struct slice_list **ret_slices);
 
 #endif

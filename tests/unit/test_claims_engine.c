@@ -27,6 +27,7 @@
 #include "agent/claims/checkpoint_file.h"
 #include "agent/claims/engine.h"
 #include "agent/lib/atomic_file.h"
+#include "agent/core/device_set.h"
 #include "agent/kube/store.h"
 
 #define DRV "gpu.test.dev"
@@ -296,13 +297,16 @@ static int open_engine(struct env *x, const char *boot)
 		.store = &x->store.base,
 		.driver = DRV,
 		.pool = POOL,
-		.devices = devices,
-		.n_devices = NDEV,
 		.state_dir = x->state_dir,
 		.cdi_dir = x->cdi_dir,
 		.boot_id = boot,
 	};
-	return claims_engine_new(&cfg, &x->e, &x->stats);
+	int r;
+
+	assert_int_equal(device_set_new(DRV, devices, NDEV, &cfg.devices), 0);
+	r = claims_engine_new(&cfg, &x->e, &x->stats);
+	device_set_unref(cfg.devices);	/* the engine holds its own reference */
+	return r;
 }
 
 static int setup(void **state)
@@ -1020,7 +1024,10 @@ static void test_health_checks_take_the_device_lock(void **state)
 	assert_int_equal(claims_engine_check_health(x->e, devices[1]), -EIO);
 	fake.fail_device = NULL;
 	/* a device that is not the engine's */
-	assert_int_equal(claims_engine_set_devices(x->e, devices + 1, NDEV - 1), 0);
+	struct device_set *fewer;
+	assert_int_equal(device_set_new(DRV, devices + 1, NDEV - 1, &fewer), 0);
+	assert_int_equal(claims_engine_set_devices(x->e, fewer), 0);
+	device_set_unref(fewer);
 	assert_int_equal(claims_engine_check_health(x->e, devices[0]), -ENODEV);
 }
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "agent/core/device_set.h"
 #include "agent/health/health_message.h"
 #include "agent/health/health_table.h"
 #include "agent/health/monitor.h"
@@ -210,7 +211,10 @@ static void start_run(struct run *run, struct fixture *fx, unsigned interval_ms)
 	for (size_t i = 0; i < N_DEVICES; i++)
 		run->answers[i] = DRALET_HEALTH_HEALTHY;
 	assert_int_equal(uv_loop_init(&run->loop), 0);
-	assert_int_equal(health_monitor_new(&cfg, fx->devices, N_DEVICES, &run->m), 0);
+	struct device_set *set;
+	assert_int_equal(device_set_new("accel.dralet.dev", fx->devices, N_DEVICES, &set), 0);
+	assert_int_equal(health_monitor_new(&cfg, set, &run->m), 0);
+	device_set_unref(set);	/* the monitor holds its own reference */
 }
 
 static void finish_run(struct run *run)
@@ -234,7 +238,10 @@ static void test_round_applies_results_off_the_loop(void **state)
 	/* one round at a time, and the devices stay put meanwhile */
 	assert_true(health_monitor_busy(run.m));
 	assert_int_equal(health_monitor_run_round(run.m), -EBUSY);
-	assert_int_equal(health_monitor_set_devices(run.m, fx->devices, 1), -EBUSY);
+	struct device_set *one, *two;
+	assert_int_equal(device_set_new("accel.dralet.dev", fx->devices, 1, &one), 0);
+	assert_int_equal(device_set_new("accel.dralet.dev", fx->devices, 2, &two), 0);
+	assert_int_equal(health_monitor_set_devices(run.m, one), -EBUSY);
 	/* nothing is applied before the round is back on the loop */
 	assert_int_equal(dralet_device_health(fx->devices[0]), DRALET_HEALTH_HEALTHY);
 	while (run.rounds < 1)
@@ -257,8 +264,10 @@ static void test_round_applies_results_off_the_loop(void **state)
 	assert_int_equal(run.changed_rounds, 1);
 
 	/* rediscovery while idle */
-	assert_int_equal(health_monitor_set_devices(run.m, fx->devices, 2), 0);
+	assert_int_equal(health_monitor_set_devices(run.m, two), 0);
 	assert_int_equal(health_monitor_table(run.m)->n, 2);
+	device_set_unref(one);
+	device_set_unref(two);
 	finish_run(&run);
 }
 

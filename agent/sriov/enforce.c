@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "agent/sriov/enforce.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "agent/lib/log.h"
+#include "hal/hal.h"
+#include "hal/node_ops.h"
+
+static void log_report(const struct sriov_report *rep, bool *ret_refused)
+{
+	bool refused = false;
+
+	for (size_t i = 0; i < rep->n; i++) {
+		const struct sriov_pf_report *p = &rep->pfs[i];
+		if (p->also)
+			log_warn("sriov: PF %s: policies %s and %s both select it; %s applies", p->pf,
+				 p->policy, p->also, p->policy);
+		switch (p->outcome) {
+		case SRIOV_PF_CHANGED:
+			log_info("sriov: PF %s (policy %s): %u VFs (was %u), %u rebound, %u with new "
+				 "settings", p->pf, p->policy, p->after, p->before, p->vfs_rebound,
+				 p->vfs_set);
+			break;
+		case SRIOV_PF_REFUSED:
+			refused = true;
+			log_error("sriov: %s", p->message);
+			break;
+		case SRIOV_PF_FAILED:
+			log_error("sriov: %s%s", p->message,
+				  p->errors > 1 ? " (and more errors on this PF)" : "");
+			break;
+		default:
+			log_debug("sriov: PF %s (policy %s): as the policy says (%u VFs)", p->pf,
+				  p->policy, p->after);
+		}
+	}
+	if (ret_refused)
+		*ret_refused = refused;
+}
+
+int sriov_enforce(const struct hal_roots *roots, const struct sriov_policies *pol,
+		  const struct hal_scan *scan, const struct sriov_prepared *prep,
+		  bool *ret_changed, bool *ret_refused)
+{
+	struct node_ops node = node_ops_real(roots);
+	struct sriov_report *rep;
+	int r;
+
+	*ret_changed = false;
+	if (ret_refused)
+		*ret_refused = false;
+	if (!pol || !pol->n)
+		return 0;
+	r = sriov_apply(&node, pol, scan, prep, NULL, &rep);
+	if (r < 0)
+		return r;
+	log_report(rep, ret_refused);
+	*ret_changed = rep->changed;
+	sriov_report_free(rep);
+	return 0;
+}
+
+void sriov_enforce_node(const struct hal_roots *roots, const struct sriov_policies *pol,
+			const struct sriov_prepared *prep, bool *ret_changed, bool *ret_refused)
+{
+	struct hal_scan_options so = { .no_names = true };
+	struct hal_scan *scan = NULL;
+	int r;
+
+	*ret_changed = *ret_refused = false;
+	if (!pol || !pol->n)
+		return;
+	r = hal_scan(roots, &so, &scan);
+	if (r < 0)
+		log_error("sriov: cannot scan the node: %s", strerror(-r));
+	else if (sriov_enforce(roots, pol, scan, prep, ret_changed, ret_refused) < 0)
+		log_error("sriov: out of memory applying the policies");
+	hal_scan_free(scan);
+}

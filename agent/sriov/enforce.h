@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Enforcing the SR-IOV policies on the node: one apply (apply.h) over a
+ * scan, with every outcome logged once with the PF and the cause. The
+ * daemon (agent/daemon/) decides when: at start, before the first
+ * discovery; on SIGHUP, a configuration change and a PCI function that
+ * appeared (agent/daemon/node_watch.h); again every few seconds while a
+ * count is refused (a VF prepared for a claim), so it takes effect once the
+ * claim is unprepared. It calls these only while no claims call and no
+ * health round is in flight.
+ *
+ * Loop thread only (they write sysfs synchronously).
+ */
+#ifndef DRALET_SRIOV_ENFORCE_H
+#define DRALET_SRIOV_ENFORCE_H
+
+#include <stdbool.h>
+
+#include "agent/sriov/apply.h"
+#include "agent/sriov/policy.h"
+
+struct hal_roots;
+struct hal_scan;
+
+/*
+ * Applies @pol once to the node of @scan, leaving the VFs in @prep alone,
+ * and logs the outcome. *ret_changed tells whether to discover again,
+ * *ret_refused (may be NULL) whether a count was refused for a prepared VF
+ * (try again later). Returns 0, or -ENOMEM (nothing logged then).
+ */
+int sriov_enforce(const struct hal_roots *roots, const struct sriov_policies *pol,
+		  const struct hal_scan *scan, const struct sriov_prepared *prep,
+		  bool *ret_changed, bool *ret_refused);
+
+/* The same over a fresh scan of @roots; a scan or memory failure is
+ * logged and changes nothing (both flags false). */
+void sriov_enforce_node(const struct hal_roots *roots, const struct sriov_policies *pol,
+			const struct sriov_prepared *prep, bool *ret_changed, bool *ret_refused);
+
+#endif
