@@ -29,6 +29,7 @@
 #define KUBELET_PATH_V1BETA1_UNPREPARE \
 	"/k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin/NodeUnprepareResources"
 #define KUBELET_PATH_WATCH_HEALTH "/v1alpha1.DRAResourceHealth/NodeWatchResources"
+#define KUBELET_PATH_WATCH_HEALTH_V1 "/v1.DRAResourceHealth/NodeWatchResources"
 #define KUBELET_PATH_HEALTH_CHECK "/grpc.health.v1.Health/Check"
 #define KUBELET_PATH_HEALTH_WATCH "/grpc.health.v1.Health/Watch"
 
@@ -37,6 +38,7 @@
 #define KUBELET_SERVICE_V1 "v1.DRAPlugin"
 #define KUBELET_SERVICE_V1BETA1 "v1beta1.DRAPlugin"
 #define KUBELET_SERVICE_HEALTH_V1ALPHA1 "v1alpha1.DRAResourceHealth"
+#define KUBELET_SERVICE_HEALTH_V1 "v1.DRAResourceHealth"
 
 /* ---- pluginregistration (package pluginregistration) ---- */
 typedef Pluginregistration__PluginInfo reg_plugin_info;

@@ -149,7 +149,8 @@ int claims_engine_set_devices(struct claims_engine *e, struct device_set *set);
  * keeps the health its probe set. The devices must not be replaced while it
  * runs (claims_engine_set_devices).
  */
-int claims_engine_check_health(struct claims_engine *e, struct dralet_device *dev);
+int claims_engine_check_health(struct claims_engine *e, struct dralet_device *dev, char *why,
+			       size_t why_size);
 
 /*
  * After a start that found the checkpoint unreadable: writes the note the

@@ -41,13 +41,14 @@ static void set_error(struct op *op, const char *fmt, ...)
 		op->error = strdup("out of memory");
 }
 
-int claims_engine_check_health(struct claims_engine *e, struct dralet_device *dev)
+int claims_engine_check_health(struct claims_engine *e, struct dralet_device *dev, char *why,
+			       size_t why_size)
 {
 	struct engine_device *d = engine_find_device(e, dralet_device_name(dev));
 
 	if (!d || d->dev != dev)
 		return -ENODEV;
-	return backend_call_health(dev, &d->lock);
+	return backend_call_health(dev, &d->lock, why, why_size);
 }
 
 int engine_unprepare_devices(struct claims_engine *e, const struct ckpt_claim *c, bool all,

@@ -51,6 +51,11 @@ static int print_message(void *userdata, const uint8_t *msg, size_t len)
 			health_status_name(d->health)));
 		json_object_object_add(o, "lastUpdatedTime", json_object_new_int64(
 			d->last_updated_time));
+		if (d->health_check_timeout_seconds)
+			json_object_object_add(o, "healthCheckTimeoutSeconds",
+					       json_object_new_int64(d->health_check_timeout_seconds));
+		if (d->message && *d->message)
+			json_object_object_add(o, "message", json_object_new_string(d->message));
 		json_object_array_add(devices, o);
 	}
 	json_object_object_add(out, "devices", devices);

@@ -157,7 +157,8 @@ int backend_call_unprepare(struct dralet_device *dev, pthread_mutex_t *m,
 	return failure(&ctx, r, err, errlen);
 }
 
-int backend_call_health(struct dralet_device *dev, pthread_mutex_t *m)
+int backend_call_health(struct dralet_device *dev, pthread_mutex_t *m, char *why,
+			size_t why_size)
 {
 	struct dralet_backend_ctx ctx = copy_of(dev);
 	int r;
@@ -165,5 +166,9 @@ int backend_call_health(struct dralet_device *dev, pthread_mutex_t *m)
 	lock(m);
 	r = ctx.backend->health(&ctx, dev);
 	unlock(m);
+	if (why_size)
+		snprintf(why, why_size, "%s", r == DRALET_HEALTH_HEALTHY ? ""
+					      : ctx.error[0] ? ctx.error
+					      : r < 0 ? strerror(-r) : "");
 	return r;
 }

@@ -58,7 +58,10 @@ int backend_call_prepare(struct dralet_device *dev, pthread_mutex_t *lock,
 int backend_call_unprepare(struct dralet_device *dev, pthread_mutex_t *lock,
 			   const struct dralet_claim_ref *claim, const struct dralet_undo *undo,
 			   char *err, size_t errlen);
-/* Returns the device's current enum dralet_health, or -errno. */
-int backend_call_health(struct dralet_device *dev, pthread_mutex_t *lock);
+/* Returns the device's current enum dralet_health, or -errno. Unless it is
+ * healthy, @why (NUL-terminated, may be empty) says why: what the backend said
+ * with dralet_ctx_error, or the errno's text. */
+int backend_call_health(struct dralet_device *dev, pthread_mutex_t *lock, char *why,
+			size_t why_size);
 
 #endif

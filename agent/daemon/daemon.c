@@ -170,11 +170,11 @@ static void publish_driver(struct daemon *d, struct daemon_driver *dd)
 }
 
 /* Worker thread: a device's health, under its claims-engine device lock. */
-static int check_health(void *userdata, struct dralet_device *dev)
+static int check_health(void *userdata, struct dralet_device *dev, char *why, size_t why_size)
 {
 	struct daemon_driver *dd = userdata;
 
-	return claims_engine_check_health(dd->engine, dev);
+	return claims_engine_check_health(dd->engine, dev, why, why_size);
 }
 
 /* After every health round: unhealthy devices get their slice taint, and
@@ -202,8 +202,12 @@ static int start_health(struct daemon *d, struct daemon_driver *dd)
 	int r = health_monitor_new(&hcfg, dd->devices, &dd->monitor);
 
 	if (r >= 0)
+		/* every round sends the list; three missed rounds make it stale */
 		r = health_watch_new(kubelet_endpoint_dra_server(dd->ep), d->o->node_name,
-				     health_monitor_table(dd->monitor), &dd->watch);
+				     health_monitor_table(dd->monitor),
+				     3 * (int64_t)(d->o->cfg->health_interval_s ?
+						   d->o->cfg->health_interval_s :
+						   HEALTH_DEFAULT_INTERVAL_S), &dd->watch);
 	if (r < 0)
 		log_error("driver %s: cannot start its health monitor: %s", dd->name, strerror(-r));
 	return r;

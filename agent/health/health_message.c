@@ -16,8 +16,8 @@ static int wire_status(enum dralet_health health)
 	}
 }
 
-int health_message_pack(const struct health_table *t, const char *pool, uint8_t **ret_buf,
-			size_t *ret_len)
+int health_message_pack(const struct health_table *t, const char *pool, int64_t timeout_s,
+			uint8_t **ret_buf, size_t *ret_len)
 {
 	health_watch_response resp = HEALTH_WATCH_RESPONSE_INIT;
 	health_device *devices = calloc(t->n + 1, sizeof(*devices));
@@ -41,6 +41,8 @@ int health_message_pack(const struct health_table *t, const char *pool, uint8_t 
 		devices[i].device = &ids[i];
 		devices[i].health = wire_status(e->health);
 		devices[i].last_updated_time = e->updated;
+		devices[i].health_check_timeout_seconds = timeout_s;
+		devices[i].message = (char *)e->reason;
 		device_ptrs[i] = &devices[i];
 	}
 	resp.devices = device_ptrs;

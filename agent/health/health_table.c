@@ -2,7 +2,9 @@
 #include "agent/health/health_table.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int health_table_set_devices(struct health_table *t, struct dralet_device *const *devices,
 			     size_t n, int64_t now)
@@ -40,15 +42,27 @@ enum dralet_health health_from_result(int result)
 	}
 }
 
-bool health_table_apply(struct health_table *t, size_t i, int result, int64_t now,
-			struct health_change *ret_change)
+bool health_table_apply(struct health_table *t, size_t i, int result, const char *why,
+			int64_t now, struct health_change *ret_change)
 {
 	struct health_entry *e = &t->entries[i];
 	enum dralet_health old = e->health, fresh = health_from_result(result);
+	bool said = why && *why;
 
 	e->health = fresh;
 	e->updated = now;
 	e->error = result < 0 ? result : 0;
+	if (fresh == DRALET_HEALTH_HEALTHY)
+		e->reason[0] = '\0';
+	else if (result < 0)
+		snprintf(e->reason, sizeof(e->reason), "the health check failed: %s",
+			 said ? why : strerror(-result));
+	else if (fresh == DRALET_HEALTH_UNHEALTHY)
+		snprintf(e->reason, sizeof(e->reason), "%s",
+			 said ? why : "the backend reports the device unhealthy");
+	else
+		snprintf(e->reason, sizeof(e->reason), "%s",
+			 said ? why : "the backend cannot tell the device's health");
 	if (fresh == old)
 		return false;
 	dralet_device_set_health(e->dev, fresh);
@@ -58,6 +72,7 @@ bool health_table_apply(struct health_table *t, size_t i, int result, int64_t no
 			.old_health = old,
 			.new_health = fresh,
 			.error = e->error,
+			.reason = e->reason,
 		};
 	return true;
 }

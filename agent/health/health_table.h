@@ -18,11 +18,18 @@
 
 #include <dralet/device.h>
 
+/* Room for a health message (the kubelet keeps at most 1024 characters; ours
+ * are one sentence). */
+#define HEALTH_REASON_MAX 256
+
 struct health_entry {
 	struct dralet_device *dev;	/* borrowed */
 	enum dralet_health health;	/* as last determined */
 	int64_t updated;		/* Unix seconds of that determination */
 	int error;			/* -errno of the last check, 0 when it answered */
+	/* why it is not healthy (the backend's words, or the check's error); ""
+	 * when healthy. The kubelet shows it in the pod's status (1.36+). */
+	char reason[HEALTH_REASON_MAX];
 };
 
 struct health_table {
@@ -35,6 +42,7 @@ struct health_change {
 	const char *device;
 	enum dralet_health old_health, new_health;
 	int error;			/* the check's -errno when it failed */
+	const char *reason;		/* the entry's reason ("" when healthy) */
 };
 
 /*
@@ -54,11 +62,12 @@ void health_table_clear(struct health_table *t);
 enum dralet_health health_from_result(int result);
 
 /*
- * Applies the check result of entry @i, determined at @now. Returns true
- * when the health changed; then *ret_change (may be NULL) says how.
+ * Applies the check result of entry @i, determined at @now, with @why (what
+ * the check said when not healthy; may be NULL or empty). Returns true when
+ * the health changed; then *ret_change (may be NULL) says how.
  */
-bool health_table_apply(struct health_table *t, size_t i, int result, int64_t now,
-			struct health_change *ret_change);
+bool health_table_apply(struct health_table *t, size_t i, int result, const char *why,
+			int64_t now, struct health_change *ret_change);
 
 /* "Healthy", "Unhealthy", "Unknown" (for log lines). */
 const char *health_name(enum dralet_health health);

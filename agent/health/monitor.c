@@ -18,6 +18,7 @@ struct health_monitor {
 	struct device_set *set;		/* a reference: what the table's entries point into */
 	struct health_table table;
 	int *results;			/* of the round in flight, one per entry */
+	char (*reasons)[HEALTH_REASON_MAX];	/* and what each check said */
 	bool busy;			/* a round is in flight */
 	bool timer_closed;
 	atomic_bool closing;		/* read by the workers: skip what is left */
@@ -35,6 +36,7 @@ static void free_if_done(struct health_monitor *m)
 	health_table_clear(&m->table);
 	device_set_unref(m->set);
 	free(m->results);
+	free(m->reasons);
 	free(m->driver);
 	free(m);
 }
@@ -44,17 +46,22 @@ static void check_devices(uv_work_t *work)
 {
 	struct health_monitor *m = work->data;
 
-	for (size_t i = 0; i < m->table.n; i++)
+	for (size_t i = 0; i < m->table.n; i++) {
+		m->reasons[i][0] = '\0';
 		m->results[i] = atomic_load(&m->closing)
-			      ? -ECANCELED : m->cfg.check(m->cfg.userdata, m->table.entries[i].dev);
+			      ? -ECANCELED : m->cfg.check(m->cfg.userdata, m->table.entries[i].dev,
+							  m->reasons[i], sizeof(m->reasons[i]));
+	}
 }
 
 static void log_change(const struct health_monitor *m, const struct health_change *c)
 {
 	if (c->error)
-		log_warn("driver %s: device %s: health %s -> %s (the health check failed: %s)",
-			 m->driver, c->device, health_name(c->old_health),
-			 health_name(c->new_health), strerror(-c->error));
+		log_warn("driver %s: device %s: health %s -> %s (%s)", m->driver, c->device,
+			 health_name(c->old_health), health_name(c->new_health), c->reason);
+	else if (c->reason && *c->reason)
+		log_info("driver %s: device %s: health %s -> %s: %s", m->driver, c->device,
+			 health_name(c->old_health), health_name(c->new_health), c->reason);
 	else
 		log_info("driver %s: device %s: health %s -> %s", m->driver, c->device,
 			 health_name(c->old_health), health_name(c->new_health));
@@ -73,7 +80,7 @@ static void apply_round(uv_work_t *work, int status)
 	}
 	for (size_t i = 0; i < m->table.n; i++) {
 		struct health_change c;
-		if (health_table_apply(&m->table, i, m->results[i], now, &c)) {
+		if (health_table_apply(&m->table, i, m->results[i], m->reasons[i], now, &c)) {
 			log_change(m, &c);
 			changed = true;
 		}
@@ -94,6 +101,13 @@ int health_monitor_run_round(struct health_monitor *m)
 	if (!(results = realloc(m->results, (m->table.n + 1) * sizeof(*results))))
 		return -ENOMEM;
 	m->results = results;
+	{
+		char (*reasons)[HEALTH_REASON_MAX] = realloc(m->reasons,
+							     (m->table.n + 1) * sizeof(*reasons));
+		if (!reasons)
+			return -ENOMEM;
+		m->reasons = reasons;
+	}
 	r = uv_queue_work(m->cfg.loop, &m->work, check_devices, apply_round);
 	if (r < 0)
 		return r;

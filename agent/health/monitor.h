@@ -36,8 +36,9 @@ struct health_monitor_config {
 	uv_loop_t *loop;
 	const char *driver;		/* for log lines (copied) */
 	unsigned interval_ms;		/* between rounds; 0: HEALTH_DEFAULT_INTERVAL_S */
-	/* Worker thread: the enum dralet_health of @dev, or -errno. */
-	int (*check)(void *userdata, struct dralet_device *dev);
+	/* Worker thread: the enum dralet_health of @dev, or -errno; unless healthy,
+	 * why in @why (NUL-terminated, may stay empty). */
+	int (*check)(void *userdata, struct dralet_device *dev, char *why, size_t why_size);
 	/* After every round; @changed: some device's health changed. */
 	void (*on_round)(void *userdata, bool changed);
 	void *userdata;

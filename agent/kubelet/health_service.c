@@ -14,6 +14,7 @@
 struct health_watch {
 	char *pool;
 	const struct health_table *table;	/* NULL after shutdown */
+	int64_t timeout_s;
 	struct grpc_call **calls;		/* the open watch calls */
 	size_t n_calls, cap_calls;
 };
@@ -71,7 +72,7 @@ void health_watch_broadcast(struct health_watch *w)
 	/* a send may end other calls of the same connection (it flushes the
 	 * socket): walk a copy and skip calls that are gone meanwhile */
 	snapshot = malloc(n * sizeof(*snapshot));
-	if (!snapshot || health_message_pack(w->table, w->pool, &msg, &len) < 0) {
+	if (!snapshot || health_message_pack(w->table, w->pool, w->timeout_s, &msg, &len) < 0) {
 		log_error("health watch on pool %s: out of memory; the update is not sent", w->pool);
 		free(snapshot);
 		return;
@@ -116,7 +117,7 @@ static void on_watch(struct grpc_call *call, const uint8_t *request, size_t len,
 		return;
 	}
 	w->calls[w->n_calls++] = call;
-	if (health_message_pack(w->table, w->pool, &msg, &msg_len) < 0) {
+	if (health_message_pack(w->table, w->pool, w->timeout_s, &msg, &msg_len) < 0) {
 		end_call(w, call, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
 		return;
 	}
@@ -125,7 +126,7 @@ static void on_watch(struct grpc_call *call, const uint8_t *request, size_t len,
 }
 
 int health_watch_new(struct grpc_server *srv, const char *pool, const struct health_table *table,
-		     struct health_watch **ret_watch)
+		     int64_t timeout_s, struct health_watch **ret_watch)
 {
 	struct health_watch *w = calloc(1, sizeof(*w));
 	int r;
@@ -135,8 +136,12 @@ int health_watch_new(struct grpc_server *srv, const char *pool, const struct hea
 		return -ENOMEM;
 	}
 	w->table = table;
-	r = grpc_server_add_method(srv, KUBELET_PATH_WATCH_HEALTH, GRPC_SERVER_STREAMING, on_watch,
-				   w);
+	w->timeout_s = timeout_s;
+	r = grpc_server_add_method(srv, KUBELET_PATH_WATCH_HEALTH_V1, GRPC_SERVER_STREAMING,
+				   on_watch, w);
+	if (r == 0)
+		r = grpc_server_add_method(srv, KUBELET_PATH_WATCH_HEALTH, GRPC_SERVER_STREAMING,
+					   on_watch, w);
 	if (r < 0) {
 		health_watch_free(w);
 		return r;

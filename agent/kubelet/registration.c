@@ -144,7 +144,8 @@ static void handle_get_info(struct grpc_call *call, const uint8_t *req, size_t l
 	char *versions[] = {
 		(char *)KUBELET_SERVICE_V1,
 		(char *)KUBELET_SERVICE_V1BETA1,
-		(char *)KUBELET_SERVICE_HEALTH_V1ALPHA1,
+		(char *)KUBELET_SERVICE_HEALTH_V1,	/* 1.37 kubelets pick it */
+		(char *)KUBELET_SERVICE_HEALTH_V1ALPHA1,	/* 1.34-1.39; unknown names are skipped */
 	};
 
 	(void)req;
@@ -153,7 +154,7 @@ static void handle_get_info(struct grpc_call *call, const uint8_t *req, size_t l
 	info.name = ep->driver;
 	info.endpoint = ep->dra_path;
 	info.supported_versions = versions;
-	info.n_supported_versions = ep->health_service ? 3 : 2;
+	info.n_supported_versions = ep->health_service ? 4 : 2;
 	log_debug("kubelet: GetInfo for driver %s", ep->driver);
 	reply_packed(call, &info.base);
 }

@@ -50,7 +50,7 @@ struct kubelet_endpoint_config {
 	const char *registry_dir;	/* NULL: KUBELET_DEFAULT_REGISTRY_DIR */
 	const char *plugins_dir;	/* NULL: KUBELET_DEFAULT_PLUGINS_DIR */
 	const char *pod_uid;		/* NULL or "": no rolling update */
-	/* Advertise "v1alpha1.DRAResourceHealth" (the caller serves
+	/* Advertise "v1.DRAResourceHealth" and "v1alpha1.DRAResourceHealth" (the caller serves
 	 * NodeWatchResources on the DRA server). */
 	bool health_service;
 	const struct grpc_server_limits *limits;	/* NULL: defaults */

@@ -107,8 +107,11 @@ int rdma_ports_health(struct dralet_backend_ctx *ctx, const struct hal_ibdev *ib
 	for (size_t i = 0; i < ib->n_ports; i++) {
 		if (rdma_port_state_now(ctx, ib, &ib->ports[i], state, sizeof(state)) < 0)
 			health = DRALET_HEALTH_UNKNOWN;	/* no state file: cannot tell */
-		else if (strcmp(state, "ACTIVE"))
+		else if (strcmp(state, "ACTIVE")) {
+			dralet_ctx_error(ctx, "RDMA device %s port %u is %s, not ACTIVE", ib->name,
+					 ib->ports[i].number, state);
 			return DRALET_HEALTH_UNHEALTHY;
+		}
 	}
 	return health;
 }

@@ -187,8 +187,10 @@ struct dralet_backend {
 	/* Returns the current enum dralet_health of @dev, or -errno (the device
 	 * is then reported Unknown). Called every health interval while the
 	 * agent runs, on a worker thread; must not call dralet_device_set_health
-	 * (the agent applies the answer). Default: the device's health as it is
-	 * (the probe's stays). */
+	 * (the agent applies the answer). Say why it is not healthy with
+	 * dralet_ctx_error() ("port 1 is DOWN"): the kubelet shows it in the
+	 * pod's status (1.36+). Default: the device's health as it is (the
+	 * probe's stays). */
 	int (*health)(struct dralet_backend_ctx *ctx, struct dralet_device *dev);
 
 	/* Optional. The opaque config keys only the cluster admin may set (struct

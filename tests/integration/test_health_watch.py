@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
 """Device health while the daemon runs (docs/health.md), seen the way the
-kubelet sees it: GetInfo advertises v1alpha1.DRAResourceHealth and
-NodeWatchResources streams the complete health list of the driver.
+kubelet sees it: GetInfo advertises v1.DRAResourceHealth (1.37) and
+v1alpha1.DRAResourceHealth, and NodeWatchResources streams on either the complete health
+list of the driver, each status with the staleness timeout (3 health intervals) and, when
+not healthy, why.
 
 The daemon runs on boards/vm-like.yaml (net.dralet.dev: two RDMA functions,
 two VFs) with a 1 s health interval and DRADeviceTaints on. The test takes
@@ -40,16 +42,17 @@ SICK = "rdma-0000-01-00-1"      # its port goes down and up again
 CLAIMED = "rdma-0000-01-00-2"   # prepared while the watchers are open
 CLAIM_UID = ck.uid(7)
 WAIT = 60                       # seconds: generous, never a latency goal
-WATCH_PATH = "/v1alpha1.DRAResourceHealth/NodeWatchResources"
+WATCH_PATHS = ("/v1.DRAResourceHealth/NodeWatchResources",
+               "/v1alpha1.DRAResourceHealth/NodeWatchResources")
 
 
 class Watcher:
     """One NodeWatchResources stream on its own connection, read by a thread."""
 
-    def __init__(self, pb, socket_path):
+    def __init__(self, pb, socket_path, path):
         self.channel = k.unique_channel("unix:" + socket_path)
         watch = self.channel.unary_stream(
-            WATCH_PATH,
+            path,
             request_serializer=pb.dra_health.NodeWatchResourcesRequest.SerializeToString,
             response_deserializer=pb.dra_health.NodeWatchResourcesResponse.FromString)
         self.stream = watch(pb.dra_health.NodeWatchResourcesRequest())
@@ -188,12 +191,13 @@ def main():
         # registration advertises the health service
         kl = k.Kubelet(pb, reg_sock)
         info = kl.register()
-        assert "v1alpha1.DRAResourceHealth" in info.supported_versions, info
+        assert list(info.supported_versions)[2:] == ["v1.DRAResourceHealth",
+                                                     "v1alpha1.DRAResourceHealth"], info
         assert info.endpoint == dra_sock, info.endpoint
 
         # the complete list at once, every device healthy, pool = node name
         started = int(time.time())
-        watchers = [Watcher(pb, dra_sock) for _ in range(2)]
+        watchers = [Watcher(pb, dra_sock, path) for path in WATCH_PATHS]
         names = None
         for w in watchers:
             first = w.next_matching(lambda m: True, pb, "the first list")
@@ -206,15 +210,18 @@ def main():
             for d in first.devices:
                 assert d.device.pool_name == NODE, d
                 assert started - 3600 < d.last_updated_time <= time.time() + 5, d
+                assert d.health_check_timeout_seconds == 3 and d.message == "", d
         assert not tainted_devices(store)
 
         # one port goes down: every watcher hears it, the slice gets the taint
         state = port_state_file(tree, SICK)
         write(state, "1: DOWN\n")
         for w in watchers:
-            w.next_matching(lambda m: m.get(SICK) == "UNHEALTHY" and set(m) == names and
-                            all(v == "HEALTHY" for d, v in m.items() if d != SICK),
-                            pb, SICK + " UNHEALTHY")
+            msg = w.next_matching(lambda m: m.get(SICK) == "UNHEALTHY" and set(m) == names and
+                                  all(v == "HEALTHY" for d, v in m.items() if d != SICK),
+                                  pb, SICK + " UNHEALTHY")
+            [why] = [d.message for d in msg.devices if d.device.device_name == SICK]
+            assert why.endswith("port 1 is DOWN, not ACTIVE"), why
         wait_for(lambda: tainted_devices(store) == {SICK}, "the taint on " + SICK)
 
         # dralet ctl watch-health shows the same list, one JSON line a message
@@ -227,6 +234,9 @@ def main():
         for line in lines:
             listed = {d["device"]: d["health"] for d in json.loads(line)["devices"]}
             assert set(listed) == names and listed[SICK] == "UNHEALTHY", listed
+            [sick] = [d for d in json.loads(line)["devices"] if d["device"] == SICK]
+            assert sick["message"].endswith("port 1 is DOWN, not ACTIVE"), sick
+            assert sick["healthCheckTimeoutSeconds"] == 3, sick
             assert all(d["pool"] == NODE for d in json.loads(line)["devices"]), line
         out = subprocess.run([dralet, "ctl", "watch-health", "--socket", dra_sock, "--count", "50",
                               "--timeout", "2s"], capture_output=True, text=True, timeout=WAIT)

@@ -170,7 +170,7 @@ static void test_null_ops_get_defaults(void **state)
 {
 	const struct dralet_backend *const list[] = { &bare, NULL };
 	struct node n;
-	char err[256] = "";
+	char err[256] = "", why[256];
 
 	(void)state;
 	node_up(&n, list);
@@ -200,9 +200,10 @@ static void test_null_ops_get_defaults(void **state)
 	assert_string_equal(err, "the backend cannot prepare");
 	assert_int_equal(backend_call_unprepare(d, NULL, &req.claim, NULL, err, sizeof(err)), 0);
 	/* without a health op the device keeps the health it has */
-	assert_int_equal(backend_call_health(d, NULL), DRALET_HEALTH_HEALTHY);
+	assert_int_equal(backend_call_health(d, NULL, why, sizeof(why)), DRALET_HEALTH_HEALTHY);
+	assert_string_equal(why, "");
 	dralet_device_set_health(d, DRALET_HEALTH_UNHEALTHY);
-	assert_int_equal(backend_call_health(d, NULL), DRALET_HEALTH_UNHEALTHY);
+	assert_int_equal(backend_call_health(d, NULL, why, sizeof(why)), DRALET_HEALTH_UNHEALTHY);
 	node_down(&n);	/* default fini and remove */
 }
 
@@ -301,14 +302,14 @@ static void test_harness_fills_defaults(void **state)
 	struct harness h;
 	struct hal_pci_func funcs[1];
 	struct dralet_device *devs[1];
-	char err[256] = "";
+	char err[256] = "", why[256];
 
 	(void)state;
 	assert_int_equal(harness_init(&h, &harness_plain_backend, NULL, NULL), 0);
 	assert_int_equal(harness_add_devices(&h, funcs, 1, devs), 0);
 	assert_int_equal(backend_call_validate(devs[0], NULL, err, sizeof(err)), -EOPNOTSUPP);
 	assert_string_equal(err, "backend test takes no opaque config");
-	assert_int_equal(backend_call_health(devs[0], NULL), DRALET_HEALTH_HEALTHY);
+	assert_int_equal(backend_call_health(devs[0], NULL, why, sizeof(why)), DRALET_HEALTH_HEALTHY);
 	harness_fini(&h);
 }
 

@@ -987,10 +987,12 @@ static void test_parallel_and_same_uid(void **state)
 static void *check_all_devices(void *arg)
 {
 	struct env *x = arg;
+	char why[256];
 
 	for (int round = 0; round < 3; round++)
 		for (int i = 0; i < NDEV; i++)
-			if (claims_engine_check_health(x->e, devices[i]) != DRALET_HEALTH_HEALTHY)
+			if (claims_engine_check_health(x->e, devices[i], why, sizeof(why)) !=
+			    DRALET_HEALTH_HEALTHY)
 				atomic_store(&fake.bad_health, true);
 	return NULL;
 }
@@ -1019,16 +1021,18 @@ static void test_health_checks_take_the_device_lock(void **state)
 	assert_false(fake.bad_health);
 	assert_false(fake.overlap);	/* never at the same time as a prepare */
 	fake.sleep_ms = 0;
-	/* the op's error comes back as it is */
+	/* the op's error comes back as it is, with its words */
+	char why[256];
 	fake.fail_device = dev_names[1];
-	assert_int_equal(claims_engine_check_health(x->e, devices[1]), -EIO);
+	assert_int_equal(claims_engine_check_health(x->e, devices[1], why, sizeof(why)), -EIO);
+	assert_string_equal(why, "Input/output error");
 	fake.fail_device = NULL;
 	/* a device that is not the engine's */
 	struct device_set *fewer;
 	assert_int_equal(device_set_new(DRV, devices + 1, NDEV - 1, &fewer), 0);
 	assert_int_equal(claims_engine_set_devices(x->e, fewer), 0);
 	device_set_unref(fewer);
-	assert_int_equal(claims_engine_check_health(x->e, devices[0]), -ENODEV);
+	assert_int_equal(claims_engine_check_health(x->e, devices[0], why, sizeof(why)), -ENODEV);
 }
 
 static void test_shutdown_refuses(void **state)

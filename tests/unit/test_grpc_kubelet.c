@@ -354,8 +354,9 @@ static void test_get_info_health_and_rolling_update(void **state)
 	assert_string_equal(kubelet_endpoint_registration_socket(f->ep), want);
 	info = get_info(f);
 	assert_non_null(info);
-	assert_int_equal(info->n_supported_versions, 3);
-	assert_string_equal(info->supported_versions[2], "v1alpha1.DRAResourceHealth");
+	assert_int_equal(info->n_supported_versions, 4);
+	assert_string_equal(info->supported_versions[2], "v1.DRAResourceHealth");
+	assert_string_equal(info->supported_versions[3], "v1alpha1.DRAResourceHealth");
 	assert_string_equal(info->endpoint, kubelet_endpoint_dra_socket(f->ep));
 	pluginregistration__plugin_info__free_unpacked(info, NULL);
 }
@@ -526,7 +527,8 @@ static void test_ctl_info_and_health(void **state)
 	assert_string_equal(jstr(o, "type"), "DRAPlugin");
 	assert_string_equal(jstr(o, "name"), DRIVER);
 	assert_string_equal(jstr(o, "endpoint"), kubelet_endpoint_dra_socket(f->ep));
-	assert_string_equal(jstr(o, "supportedVersions.2"), "v1alpha1.DRAResourceHealth");
+	assert_string_equal(jstr(o, "supportedVersions.2"), "v1.DRAResourceHealth");
+	assert_string_equal(jstr(o, "supportedVersions.3"), "v1alpha1.DRAResourceHealth");
 	json_object_put(o);
 
 	o = ctl(f, &rc, "health", "--socket", kubelet_endpoint_dra_socket(f->ep), "--timeout",

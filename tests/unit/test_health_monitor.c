@@ -73,29 +73,36 @@ static void test_table_detects_changes(void **state)
 	assert_int_equal(t.entries[1].updated, 100);
 
 	/* the same answer: no change, but the time moves on */
-	assert_false(health_table_apply(&t, 1, DRALET_HEALTH_HEALTHY, 110, &c));
+	assert_false(health_table_apply(&t, 1, DRALET_HEALTH_HEALTHY, NULL, 110, &c));
 	assert_int_equal(t.entries[1].updated, 110);
 
 	/* a change reaches the device model */
-	assert_true(health_table_apply(&t, 1, DRALET_HEALTH_UNHEALTHY, 120, &c));
+	assert_true(health_table_apply(&t, 1, DRALET_HEALTH_UNHEALTHY, NULL, 120, &c));
 	assert_string_equal(c.device, "accel-0000-02-00-0");
 	assert_int_equal(c.old_health, DRALET_HEALTH_HEALTHY);
 	assert_int_equal(c.new_health, DRALET_HEALTH_UNHEALTHY);
 	assert_int_equal(c.error, 0);
+	assert_string_equal(c.reason, "the backend reports the device unhealthy");
 	assert_int_equal(dralet_device_health(fx->devices[1]), DRALET_HEALTH_UNHEALTHY);
+	/* the backend's own words, when it gave them */
+	assert_false(health_table_apply(&t, 1, DRALET_HEALTH_UNHEALTHY, "the link is down", 121,
+					&c));
+	assert_string_equal(t.entries[1].reason, "the link is down");
 	assert_int_equal(dralet_device_health(fx->devices[0]), DRALET_HEALTH_HEALTHY);
 
 	/* a failing check is Unknown, reported once: the next failure is no change */
-	assert_true(health_table_apply(&t, 2, -EIO, 130, &c));
+	assert_true(health_table_apply(&t, 2, -EIO, NULL, 130, &c));
 	assert_int_equal(c.new_health, DRALET_HEALTH_UNKNOWN);
 	assert_int_equal(c.error, -EIO);
 	assert_int_equal(t.entries[2].error, -EIO);
-	assert_false(health_table_apply(&t, 2, -EIO, 140, NULL));
-	assert_false(health_table_apply(&t, 2, -ENOENT, 150, NULL));
+	assert_string_equal(t.entries[2].reason, "the health check failed: Input/output error");
+	assert_false(health_table_apply(&t, 2, -EIO, NULL, 140, NULL));
+	assert_false(health_table_apply(&t, 2, -ENOENT, NULL, 150, NULL));
 	assert_int_equal(dralet_device_health(fx->devices[2]), DRALET_HEALTH_UNKNOWN);
-	assert_true(health_table_apply(&t, 2, DRALET_HEALTH_HEALTHY, 160, &c));
+	assert_true(health_table_apply(&t, 2, DRALET_HEALTH_HEALTHY, "ignored", 160, &c));
 	assert_int_equal(c.error, 0);
 	assert_int_equal(t.entries[2].error, 0);
+	assert_string_equal(t.entries[2].reason, "");	/* healthy: nothing to say */
 
 	/* new devices start from what their probe said */
 	dralet_device_set_health(fx->devices[0], DRALET_HEALTH_UNKNOWN);
@@ -119,9 +126,9 @@ static void test_message_packs_the_complete_list(void **state)
 	size_t len;
 
 	assert_int_equal(health_table_set_devices(&t, fx->devices, N_DEVICES, 1700000000), 0);
-	health_table_apply(&t, 1, DRALET_HEALTH_UNHEALTHY, 1700000010, NULL);
-	health_table_apply(&t, 2, -EIO, 1700000020, NULL);
-	assert_int_equal(health_message_pack(&t, "node-1", &buf, &len), 0);
+	health_table_apply(&t, 1, DRALET_HEALTH_UNHEALTHY, "AER fatal errors", 1700000010, NULL);
+	health_table_apply(&t, 2, -EIO, NULL, 1700000020, NULL);
+	assert_int_equal(health_message_pack(&t, "node-1", 30, &buf, &len), 0);
 	resp = (health_watch_response *)protobuf_c_message_unpack(&health_watch_response_descriptor,
 								  NULL, len, buf);
 	assert_non_null(resp);
@@ -130,10 +137,12 @@ static void test_message_packs_the_complete_list(void **state)
 		const char *name;
 		int health;
 		int64_t updated;
+		const char *message;
 	} want[N_DEVICES] = {
-		{ "accel-0000-01-00-0", HEALTH_STATUS_HEALTHY, 1700000000 },
-		{ "accel-0000-02-00-0", HEALTH_STATUS_UNHEALTHY, 1700000010 },
-		{ "accel-0000-03-00-0", HEALTH_STATUS_UNKNOWN, 1700000020 },
+		{ "accel-0000-01-00-0", HEALTH_STATUS_HEALTHY, 1700000000, "" },
+		{ "accel-0000-02-00-0", HEALTH_STATUS_UNHEALTHY, 1700000010, "AER fatal errors" },
+		{ "accel-0000-03-00-0", HEALTH_STATUS_UNKNOWN, 1700000020,
+		  "the health check failed: Input/output error" },
 	};
 	for (size_t i = 0; i < N_DEVICES; i++) {
 		assert_non_null(resp->devices[i]->device);
@@ -141,13 +150,15 @@ static void test_message_packs_the_complete_list(void **state)
 		assert_string_equal(resp->devices[i]->device->device_name, want[i].name);
 		assert_int_equal(resp->devices[i]->health, want[i].health);
 		assert_int_equal(resp->devices[i]->last_updated_time, want[i].updated);
+		assert_int_equal(resp->devices[i]->health_check_timeout_seconds, 30);
+		assert_string_equal(resp->devices[i]->message, want[i].message);
 	}
 	protobuf_c_message_free_unpacked(&resp->base, NULL);
 	free(buf);
 
 	/* no devices: an empty message, still a buffer */
 	health_table_clear(&t);
-	assert_int_equal(health_message_pack(&t, "node-1", &buf, &len), 0);
+	assert_int_equal(health_message_pack(&t, "node-1", 30, &buf, &len), 0);
 	assert_non_null(buf);
 	assert_int_equal(len, 0);
 	free(buf);
@@ -165,10 +176,12 @@ struct run {
 	useconds_t check_delay;
 };
 
-static int fake_check(void *userdata, struct dralet_device *dev)
+static int fake_check(void *userdata, struct dralet_device *dev, char *why, size_t why_size)
 {
 	struct run *run = userdata;
 
+	(void)why;
+	(void)why_size;
 	if (run->check_delay)
 		usleep(run->check_delay);
 	__atomic_add_fetch(&run->checks, 1, __ATOMIC_RELAXED);

@@ -92,7 +92,7 @@ static int setup(void **state)
 	limits.max_stream_output = 64 * 1024;
 	limits.shutdown_grace_ms = 100;
 	assert_int_equal(grpc_server_new(&f->loop, &limits, &f->srv), 0);
-	assert_int_equal(health_watch_new(f->srv, f->pool, &f->table, &f->watch), 0);
+	assert_int_equal(health_watch_new(f->srv, f->pool, &f->table, 30, &f->watch), 0);
 	assert_int_equal(grpc_server_listen(f->srv, f->path), 0);
 	uv_timer_init(&f->loop, &f->tick);
 	f->tick.data = f;
