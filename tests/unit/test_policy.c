@@ -113,23 +113,24 @@ static void test_bad_policies(void **state)
 		const char *yaml;
 		const char *msg;
 	} cases[] = {
-		{ "sriov: 3\n", "sriov: must be a mapping" },
-		{ "sriov: {policy: []}\n", "sriov: unknown key 'policy'" },
+		{ "sriov: 3\n", "sriov: must be an object" },
+		{ "sriov: {policy: []}\n", "sriov: unknown field \"policy\" (known: policies)" },
 		{ "sriov: {policies: {}}\n", "policies: must be a list" },
-		{ "sriov: {policies: [{numVfs: 1}]}\n", "sriov.policies[0]: name" },
+		{ "sriov: {policies: [{numVfs: 1}]}\n", "sriov.policies[0].name: is required" },
 		{ "sriov: {policies: [{name: Bad_Name, numVfs: 1}]}\n", "DNS label" },
-		{ "sriov: {policies: [{name: a, numVfs: 1}]}\n", "(a): pfSelector: is required" },
+		{ "sriov: {policies: [{name: a, numVfs: 1}]}\n", "sriov.policies[0].pfSelector: is required" },
 		{ "sriov: {policies: [{name: a, pfSelector: {}, numVfs: 1}]}\n", "selects every PF" },
 		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice]}}]}\n",
 		  "numVfs: is required" },
 		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice]}, numVfs: -1}]}\n",
 		  "between 0 and 65535" },
 		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice]}, numVfs: \"4\"}]}\n",
-		  "numVfs: must be an integer" },
+		  "sriov.policies[0].numVfs: must be an integer" },
 		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice]}, numVfs: 1, "
-		  "vfDriver: igb_uio}]}\n", "vfDriver: must be default, vfio-pci or none" },
+		  "vfDriver: igb_uio}]}\n", "vfDriver: \"igb_uio\" is not one of default, vfio-pci, none" },
 		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice]}, numVfs: 1, "
-		  "numvfs: 2}]}\n", "(a): unknown key 'numvfs'" },
+		  "numvfs: 2}]}\n", "sriov.policies[0]: unknown field \"numvfs\" (known: name, "
+		  "pfSelector, numVfs, vfDriver, vfSettings)" },
 		{ "sriov: {policies: [{name: a, pfSelector: {device: \"1593\"}, numVfs: 1}]}\n",
 		  "device needs vendor" },
 		{ "sriov: {policies: [{name: a, pfSelector: {vendor: \"80861\"}, numVfs: 1}]}\n",
@@ -145,23 +146,23 @@ static void test_bad_policies(void **state)
 		{ "sriov: {policies: [{name: a, pfSelector: {pfNames: [\"a/b\"]}, numVfs: 1}]}\n",
 		  "network interface names" },
 		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice], driver: x}, "
-		  "numVfs: 1}]}\n", "pfSelector: unknown key 'driver'" },
+		  "numVfs: 1}]}\n", "pfSelector: unknown field \"driver\"" },
 		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice]}, numVfs: 1, "
 		  "vfSettings: {}}]}\n", "vfSettings: is empty" },
 		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice]}, numVfs: 1, "
-		  "vfSettings: {mac: \"02:00:00:00:00:01\"}}]}\n", "unknown key 'mac'" },
+		  "vfSettings: {mac: \"02:00:00:00:00:01\"}}]}\n", "vfSettings: unknown field \"mac\" (known: macBase," },
 		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice]}, numVfs: 1, "
 		  "vfSettings: {macBase: \"01:00:00:00:00:01\"}}]}\n", "not a unicast MAC" },
 		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice]}, numVfs: 4, "
 		  "vfSettings: {macBase: \"02:00:00:ff:ff:fe\"}}]}\n", "runs past the last" },
 		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice]}, numVfs: 1, "
-		  "vfSettings: {vlan: 4095}}]}\n", "vlan: must be between 0 and 4094" },
+		  "vfSettings: {vlan: 4095}}]}\n", "sriov.policies[0].vfSettings.vlan: must be between 0 and 4094" },
 		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice]}, numVfs: 1, "
 		  "vfSettings: {qos: 3}}]}\n", "qos: needs a vlan" },
 		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice]}, numVfs: 1, "
 		  "vfSettings: {trust: yes please}}]}\n", "trust: must be true or false" },
 		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice]}, numVfs: 1, "
-		  "vfSettings: {linkState: up}}]}\n", "linkState: must be auto" },
+		  "vfSettings: {linkState: up}}]}\n", "linkState: \"up\" is not one of auto, enable, disable" },
 		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice]}, numVfs: 1, "
 		  "vfSettings: {minTxRate: 100, maxTxRate: 10}}]}\n", "above maxTxRate" },
 		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice]}, numVfs: 1}, "
