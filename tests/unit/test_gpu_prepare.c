@@ -396,38 +396,38 @@ static void test_config_validation(void **state)
 	static const struct {
 		const char *config, *message;
 	} bad[] = {
-		{ "[]", "not a JSON object" },
-		{ "{\"apiVersion\":", "not a JSON object" },
+		{ "[]", "must be a JSON object" },
+		{ "{\"apiVersion\":", "not valid JSON" },
 		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\"} x",
-		  "not a JSON object" },
-		{ "{\"kind\":\"GpuConfig\"}", "\"apiVersion\" is required" },
-		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\"}", "\"kind\" is required" },
+		  "not valid JSON" },
+		{ "{\"kind\":\"GpuConfig\"}", "apiVersion: is required (want \"gpu.dralet.dev/v1alpha1\")" },
+		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\"}", "kind: is required (one of GpuConfig, MigDeviceConfig)" },
 		{ "{\"apiVersion\":\"resource.nvidia.com/v1beta1\",\"kind\":\"GpuConfig\"}",
-		  "apiVersion \"resource.nvidia.com/v1beta1\"" },
+		  "apiVersion: \"resource.nvidia.com/v1beta1\" is not supported" },
 		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GPUConfig\"}",
-		  "unknown kind \"GPUConfig\"" },
+		  "kind: \"GPUConfig\" is not one of GpuConfig, MigDeviceConfig" },
 		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\",\"sharin\":{}}",
 		  "unknown field \"sharin\"" },
 		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\",\"sharing\":"
 		  "{\"strategy\":\"TimeSlicing\",\"mps\":{}}}",
-		  "unknown field \"sharing.mps\"" },
+		  "GpuConfig.sharing: unknown field \"mps\" (known: strategy, timeSlicingConfig)" },
 		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\",\"sharing\":"
 		  "{\"strategy\":\"TimeSlicing\",\"timeSlicingConfig\":{\"interval\":\"Forever\"}}}",
-		  "unknown time-slice interval \"Forever\"" },
+		  "interval: \"Forever\" is not one of Default, Short, Medium, Long" },
 		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\",\"sharing\":"
 		  "{\"strategy\":\"TimeSlicing\",\"timeSlicingConfig\":{\"interval\":1}}}",
-		  "\"sharing.timeSlicingConfig.interval\" must be a string" },
+		  "GpuConfig.sharing.timeSlicingConfig.interval: must be one of Default," },
 		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\",\"sharing\":"
 		  "{\"strategy\":\"TimeSlicing\",\"timeSlicingConfig\":{\"intervall\":\"Long\"}}}",
-		  "unknown field \"sharing.timeSlicingConfig.intervall\"" },
+		  "GpuConfig.sharing.timeSlicingConfig: unknown field \"intervall\"" },
 		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\",\"sharing\":"
 		  "{\"strategy\":\"MPS\"}}", "\"MPS\" is not supported" },
 		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\",\"sharing\":"
 		  "{\"strategy\":\"Exclusive\"}}", "unknown sharing strategy" },
 		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\",\"sharing\":"
-		  "{}}", "\"sharing.strategy\" is required" },
+		  "{}}", "GpuConfig.sharing.strategy: is required" },
 		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\",\"sharing\":"
-		  "\"TimeSlicing\"}", "\"sharing\" must be an object" },
+		  "\"TimeSlicing\"}", "GpuConfig.sharing: must be an object" },
 		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"MigDeviceConfig\","
 		  "\"sharing\":{\"strategy\":\"TimeSlicing\",\"timeSlicingConfig\":{\"interval\":"
 		  "\"Long\"}}}", "not supported for MIG devices" },
