@@ -254,14 +254,19 @@ static void test_config_header(void **state)
 /* A path longer than the decoder's buffer is cut, never overrun. */
 static void test_long_path_is_cut(void **state)
 {
-	char root[400], err[64];
+	char root[400], err[1024];
+	struct dralet_decoder d;
 	struct sample s;
 
 	(void)state;
 	memset(root, 'a', sizeof(root) - 1);
 	root[sizeof(root) - 1] = '\0';
 	assert_int_equal(decode("{}", root, &s, err, sizeof(err)), -EINVAL);
-	assert_int_equal(strlen(err), sizeof(err) - 1);
+	assert_int_equal(strlen(err), sizeof(d.path) - 1 + strlen(": is required"));
+	assert_string_equal(err + sizeof(d.path) - 1, ": is required");
+	/* and a short message buffer is cut too */
+	assert_int_equal(decode("{}", root, &s, err, 64), -EINVAL);
+	assert_int_equal(strlen(err), 63);
 }
 
 int main(void)
