@@ -35,7 +35,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <json-c/json.h>
 
 #include "hal/vf_netlink.h"
 

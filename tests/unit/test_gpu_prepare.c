@@ -19,6 +19,7 @@
 #include "test_gpu_util.h"
 #include "backends/gpu/gpu.h"
 #include "backends/gpu/gpu_backends.h"
+#include "backends/common/pcidev.h"
 
 #define GPU0 "0000:18:00.0"
 #define GPU1 "0000:2a:00.0"
@@ -193,6 +194,28 @@ static void test_prepare_full_gpu_edits(void **state)
 	assert_non_null(edit_mount(&p.edits, "/usr/bin/nvidia-smi"));
 	assert_int_equal(p.edits.n_mounts, 8);
 	assert_int_equal(p.undo.n, 0);	/* nothing changed on the host */
+	prep_teardown(&p);
+}
+
+/* One DRALET_<DEVICE>_<FIELD> rule for every backend: the GPU family's names
+ * come from pcidev_env_name, which refuses a name that does not fit. */
+static void test_env_name_rule(void **state)
+{
+	struct prep p;
+	char name[PCIDEV_ENV_NAME_MAX];
+	struct dralet_device *dev;
+
+	(void)state;
+	prep_setup(&p, NULL);
+	dev = harness_device(&p.h, "gpu-0000-18-00-0");
+	assert_non_null(dev);
+	assert_int_equal(pcidev_env_name(dev, "UUID", name, sizeof(name)), 0);
+	assert_string_equal(name, "DRALET_GPU_0000_18_00_0_UUID");
+	assert_int_equal(prepare(&p, "gpu-0000-18-00-0", NULL), 0);
+	assert_non_null(edit_env(&p.edits, name));
+	assert_int_equal(pcidev_env_name(dev, "UUID", name, 28), -ENAMETOOLONG);
+	assert_int_equal(pcidev_env_name(dev, "UUID", name, 29), 0);
+	assert_int_equal(pcidev_env_name(dev, "UUID", name, 8), -ENAMETOOLONG);
 	prep_teardown(&p);
 }
 
@@ -512,6 +535,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_prepare_full_gpu_edits),
 		cmocka_unit_test(test_host_driver_root_option),
+		cmocka_unit_test(test_env_name_rule),
 		cmocka_unit_test(test_two_gpus_in_one_container_do_not_collide),
 		cmocka_unit_test(test_time_slicing_and_unprepare),
 		cmocka_unit_test(test_time_slicing_default_interval),

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * SR-IOV policies: the strict "sriov" configuration section (through
- * config_load, as the agent reads it) and the pure engine (PF selection,
+ * config_load, as the agent reads it; the rest of the file's keys too) and the pure engine (PF selection,
  * count plans and their refusals, VF steps, settings diff).
  */
 #include <stdarg.h>
@@ -172,6 +172,73 @@ static void test_bad_policies(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		config_free(load(cases[i].yaml, -EINVAL, cases[i].msg));
+}
+
+/* The rest of the file, through the same decoder: values land, every problem names its key. */
+static void test_agent_config(void **state)
+{
+	static const struct {
+		const char *yaml;
+		const char *msg;
+	} bad[] = {
+		{ "colour: 1\n", "unknown field \"colour\" (known: apiVersion, kind, backends, "
+		  "publishUnsafeDevices, pciIDs, featureGates, healthCheckIntervalSeconds, sriov, "
+		  "simulatedBoard)" },
+		{ "- a\n", "the configuration must be a mapping" },
+		{ "publishUnsafeDevices: yes please\n", "publishUnsafeDevices: must be true or false" },
+		{ "pciIDs: [a]\n", "pciIDs: must be a file path" },
+		{ "simulatedBoard: \"\"\n", "simulatedBoard: must be a board file path" },
+		{ "healthCheckIntervalSeconds: 0\n",
+		  "healthCheckIntervalSeconds: must be between 1 and 20" },
+		{ "healthCheckIntervalSeconds: 21\n",
+		  "healthCheckIntervalSeconds: must be between 1 and 20" },
+		{ "healthCheckIntervalSeconds: \"5\"\n",
+		  "healthCheckIntervalSeconds: must be an integer" },
+		{ "featureGates: [a]\n", "featureGates: must be an object" },
+		{ "featureGates: {DRADeviceTaint: true}\n", "featureGates: unknown field "
+		  "\"DRADeviceTaint\" (known: DRADeviceTaints, DRAPartitionableDevices)" },
+		{ "featureGates: {DRADeviceTaints: 1}\n",
+		  "featureGates.DRADeviceTaints: must be true or false" },
+		{ "backends: [nvidia]\n", "backends: must be an object by backend name" },
+		{ "backends: {nvidia: 1}\n", "backends.nvidia: must be an object" },
+		{ "backends: {nvidia: {enable: false}}\n", "backends.nvidia: unknown field "
+		  "\"enable\" (known: enabled, driver, options)" },
+		{ "backends: {nvidia: {enabled: no way}}\n",
+		  "backends.nvidia.enabled: must be true or false" },
+		{ "backends: {nvidia: {driver: GPU.dralet.dev}}\n", "backends.nvidia.driver: must "
+		  "be a lower-case DNS subdomain of at most 63 characters" },
+		{ "backends: {nvidia: {driver: [a]}}\n", "backends.nvidia.driver: must be a "
+		  "lower-case DNS subdomain of at most 63 characters" },
+		{ "backends: {nvidia: {options: [a]}}\n", "backends.nvidia.options: must be an object" },
+		{ "backends: {nvidia: {options: {x: 1}}}\n",
+		  "backends.nvidia.options.x: must be a string (quote numbers)" },
+	};
+	struct config *cfg = load("apiVersion: dralet.dev/v1alpha1\nkind: Config\n"
+				  "publishUnsafeDevices: true\npciIDs: /p/pci.ids\n"
+				  "simulatedBoard: /b.yaml\nhealthCheckIntervalSeconds: 20\n"
+				  "featureGates: {DRADeviceTaints: true}\nsriov:\n"
+				  "backends:\n  nvidia: {driver: gpu.example.com, options: {x: \"1\"}}\n"
+				  "  amdgpu: {enabled: false}\n  drm:\n", 0, NULL);
+
+	(void)state;
+	assert_true(cfg->publish_unsafe);
+	assert_string_equal(cfg->pci_ids, "/p/pci.ids");
+	assert_string_equal(cfg->simulated_board, "/b.yaml");
+	assert_int_equal(cfg->health_interval_s, 20);
+	assert_int_equal(cfg->sriov->n, 0);
+	assert_int_equal(cfg->n_backends, 3);
+	assert_string_equal(config_backend(cfg, "nvidia")->driver, "gpu.example.com");
+	assert_true(config_backend(cfg, "nvidia")->enabled);
+	assert_non_null(config_backend(cfg, "nvidia")->options);
+	assert_false(config_backend(cfg, "amdgpu")->enabled);
+	assert_true(config_backend(cfg, "drm")->enabled);
+	assert_null(config_backend(cfg, "drm")->driver);
+	config_free(cfg);
+	cfg = load("", 0, NULL);
+	assert_int_equal(cfg->health_interval_s, CONFIG_HEALTH_INTERVAL_DEFAULT_S);
+	config_free(cfg);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		config_free(load(bad[i].yaml, -EINVAL, bad[i].msg));
 }
 
 /* A PF with @n VFs; VF i at 0000:3b:00.<i+1>. */
@@ -390,6 +457,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_full_policy),
 		cmocka_unit_test(test_bad_policies),
+		cmocka_unit_test(test_agent_config),
 		cmocka_unit_test(test_selection),
 		cmocka_unit_test(test_count_plans),
 		cmocka_unit_test(test_vf_steps),
