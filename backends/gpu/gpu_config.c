@@ -12,7 +12,6 @@
  *       interval: Default | Short | Medium | Long
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,19 +26,11 @@ const char *gpu_timeslice_name(enum gpu_timeslice t)
 	return t >= GPU_TIMESLICE_DEFAULT && t <= GPU_TIMESLICE_LONG ? interval_names[t] : "None";
 }
 
-static int fail(struct dralet_backend_ctx *ctx, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int fail(struct dralet_backend_ctx *ctx, const char *fmt, ...)
+/* Reports @msg as the reason the parameters are invalid; returns @r. */
+static int invalid(struct dralet_backend_ctx *ctx, int r, const char *msg)
 {
-	char msg[400];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	dralet_ctx_error(ctx, "invalid %s parameters: %s", GPU_API_VERSION, msg);
-	return -EINVAL;
+	return r;
 }
 
 static int parse_strategy(const char *text, void *dst, char *why, size_t whylen)
@@ -86,13 +77,13 @@ int gpu_config_parse(struct dralet_backend_ctx *ctx, const char *text, struct gp
 	snprintf(own_api, sizeof(own_api), "%s/v1alpha1",
 		 dralet_ctx_driver(ctx) ? dralet_ctx_driver(ctx) : GPU_DRIVER_DEFAULT);
 	if ((r = dralet_config_decode(text, &type, &cfg, &kind, err, sizeof(err))) < 0)
-		return fail(ctx, "%s", err);
+		return r == -ENOMEM ? r : invalid(ctx, -EINVAL, err);
 	cfg.kind = kind == 1 ? GPU_CONFIG_MIG : GPU_CONFIG_GPU;
 	if (cfg.sharing && !cfg.interval_given)
 		cfg.timeslice = GPU_TIMESLICE_DEFAULT;
 	if (cfg.kind == GPU_CONFIG_MIG && cfg.interval_given)
-		return fail(ctx, "%s", "MigDeviceConfig.sharing.timeSlicingConfig: is not "
-			    "supported for MIG devices (their time-slice cannot be changed)");
+		return invalid(ctx, -EINVAL, "MigDeviceConfig.sharing.timeSlicingConfig: is not "
+			       "supported for MIG devices (their time-slice cannot be changed)");
 	*ret = cfg;
 	return 0;
 }
