@@ -10,139 +10,139 @@
 
 #include "agent/lib/trusted_path.h"
 #include "agent/core/k8s_names.h"
+#include "agent/core/options_json.h"
 #include "agent/core/sriov_policy_config.h"
 #include "agent/lib/yaml_load.h"
 
 #define CONFIG_ERROR(err, errlen, ...) (snprintf((err), (errlen), __VA_ARGS__), -EINVAL)
 
-static int check_keys(struct json_object *obj, const char *where, const char *const *allowed,
-		      char *err, size_t errlen)
+/* apiVersion and kind: any value (the file format has one version) */
+static int decode_anything(struct dralet_decoder *d, const struct dralet_value *v, void *dst)
 {
-	json_object_object_foreach(obj, key, val) {
-		bool ok = false;
-		(void)val;
-		for (const char *const *a = allowed; *a; a++)
-			ok |= !strcmp(key, *a);
-		if (!ok)
-			return CONFIG_ERROR(err, errlen, "%s: unknown key '%s'", where, key);
-	}
 	return 0;
 }
 
-static int parse_backend(const char *name, struct json_object *obj, struct config_backend *b,
-			 char *err, size_t errlen)
+static int parse_driver_name(const char *text, void *dst, char *why, size_t whylen)
 {
-	static const char *const keys[] = { "enabled", "driver", "options", NULL };
-	struct json_object *v;
-	char where[160];
-	int r;
+	if (!k8s_valid_driver_name(text)) {
+		snprintf(why, whylen, "must be a lower-case DNS subdomain of at most 63 characters");
+		return -EINVAL;
+	}
+	*(const char **)dst = text;
+	return 0;
+}
 
-	snprintf(where, sizeof(where), "backends.%s", name);
-	b->name = name;
-	b->enabled = true;
-	if (!obj)
+static int parse_board_path(const char *text, void *dst, char *why, size_t whylen)
+{
+	if (!*text) {
+		snprintf(why, whylen, "must be a board file path");
+		return -EINVAL;
+	}
+	*(const char **)dst = text;
+	return 0;
+}
+
+/* options: strings by key (which keys, the backend says: config_check_options) */
+static int decode_options(struct dralet_decoder *d, const struct dralet_value *value,
+			  void *dst)
+{
+	struct json_object *v = decoder_json(value);
+
+	if (!v)
 		return 0;
-	if (!json_object_is_type(obj, json_type_object))
-		return CONFIG_ERROR(err, errlen, "%s: must be a mapping", where);
-	if ((r = check_keys(obj, where, keys, err, errlen)) < 0)
-		return r;
-	if (json_object_object_get_ex(obj, "enabled", &v)) {
-		if (!json_object_is_type(v, json_type_boolean))
-			return CONFIG_ERROR(err, errlen, "%s.enabled: must be true or false", where);
-		b->enabled = json_object_get_boolean(v);
-	}
-	if (json_object_object_get_ex(obj, "driver", &v)) {
-		if (!json_object_is_type(v, json_type_string) ||
-		    !k8s_valid_driver_name(json_object_get_string(v)))
-			return CONFIG_ERROR(err, errlen,
-					    "%s.driver: must be a lower-case DNS subdomain of at "
-					    "most 63 characters", where);
-		b->driver = json_object_get_string(v);
-	}
-	if (json_object_object_get_ex(obj, "options", &v) && v) {
-		if (!json_object_is_type(v, json_type_object))
-			return CONFIG_ERROR(err, errlen, "%s.options: must be a mapping", where);
-		json_object_object_foreach(v, key, val) {
-			if (!json_object_is_type(val, json_type_string))
-				return CONFIG_ERROR(err, errlen, "%s.options.%s: must be a string "
-						    "(quote numbers)", where, key);
+	if (!json_object_is_type(v, json_type_object))
+		return decoder_fail(d, -EINVAL, "must be an object");
+	json_object_object_foreach(v, key, val) {
+		if (!json_object_is_type(val, json_type_string)) {
+			decoder_push_key(d, key);
+			return decoder_fail(d, -EINVAL, "must be a string (quote numbers)");
 		}
-		b->options = v;
+	}
+	*(struct json_object **)dst = v;
+	return 0;
+}
+
+static const struct dralet_field backend_fields[] = {
+	{ "enabled", DRALET_FIELD_BOOL, DRALET_AT(struct config_backend, enabled) },
+	{ "driver", DRALET_FIELD_STRING, DRALET_AT(struct config_backend, driver),
+	  .parse = parse_driver_name,
+	  .help = "a lower-case DNS subdomain of at most 63 characters" },
+	{ "options", DRALET_FIELD_CUSTOM, DRALET_AT(struct config_backend, options),
+	  .decode = decode_options },
+	DRALET_FIELDS_END,
+};
+
+/* backends: settings by backend name */
+static int decode_backends(struct dralet_decoder *d, const struct dralet_value *value,
+			   void *dst)
+{
+	struct json_object *v = decoder_json(value);
+	struct config *cfg = dst;
+
+	if (!v)
+		return 0;
+	if (!json_object_is_type(v, json_type_object))
+		return decoder_fail(d, -EINVAL, "must be an object by backend name");
+	cfg->backends = calloc((size_t)json_object_object_length(v) + 1, sizeof(*cfg->backends));
+	if (!cfg->backends)
+		return -ENOMEM;
+	json_object_object_foreach(v, name, val) {
+		struct config_backend *b = &cfg->backends[cfg->n_backends];
+		size_t mark = decoder_push_key(d, name);
+		int r;
+
+		b->name = name;
+		b->enabled = true;
+		if ((r = decoder_object(d, val, backend_fields, b)) < 0)
+			return r;
+		decoder_pop(d, mark);
+		cfg->n_backends++;
 	}
 	return 0;
 }
+
+/* Kubernetes alpha API fields dralet may publish (agent/slices/build.h reads
+ * them from the root); checked here only. */
+static int decode_gates(struct dralet_decoder *d, const struct dralet_value *v, void *dst)
+{
+	static const struct dralet_field gate_fields[] = {
+		{ "DRADeviceTaints", DRALET_FIELD_BOOL, .offset = 0, .size = sizeof(bool) },
+		{ "DRAPartitionableDevices", DRALET_FIELD_BOOL, .offset = 1, .size = sizeof(bool) },
+		DRALET_FIELDS_END,
+	};
+	bool gates[2];
+
+	return decoder_object(d, decoder_json(v), gate_fields, gates);
+}
+
+static const struct dralet_field config_fields[] = {
+	{ "apiVersion", DRALET_FIELD_CUSTOM, .decode = decode_anything },
+	{ "kind", DRALET_FIELD_CUSTOM, .decode = decode_anything },
+	{ "backends", DRALET_FIELD_CUSTOM, .decode = decode_backends },
+	{ "publishUnsafeDevices", DRALET_FIELD_BOOL, DRALET_AT(struct config, publish_unsafe) },
+	{ "pciIDs", DRALET_FIELD_STRING, DRALET_AT(struct config, pci_ids),
+	  .parse = decoder_borrow_string, .help = "a file path" },
+	{ "featureGates", DRALET_FIELD_CUSTOM, .decode = decode_gates },
+	{ "healthCheckIntervalSeconds", DRALET_FIELD_INT,
+	  DRALET_AT(struct config, health_interval_s), .min = 1,
+	  .max = CONFIG_HEALTH_INTERVAL_MAX_S },
+	{ "sriov", DRALET_FIELD_CUSTOM, DRALET_AT(struct config, sriov),
+	  .decode = sriov_policies_decode },
+	{ "simulatedBoard", DRALET_FIELD_STRING, DRALET_AT(struct config, simulated_board),
+	  .parse = parse_board_path, .help = "a board file path" },
+	DRALET_FIELDS_END,
+};
 
 static int parse(struct config *cfg, char *err, size_t errlen)
 {
-	static const char *const keys[] = { "apiVersion", "kind", "backends",
-					    "publishUnsafeDevices", "pciIDs", "featureGates",
-					    "healthCheckIntervalSeconds", "sriov", "simulatedBoard",
-					    NULL };
-	static const char *const gates[] = { "DRADeviceTaints", "DRAPartitionableDevices", NULL };
-	struct json_object *v;
-	int r;
+	struct dralet_decoder d;
 
 	if (!cfg->root)
 		return 0;	/* an empty file */
 	if (!json_object_is_type(cfg->root, json_type_object))
 		return CONFIG_ERROR(err, errlen, "the configuration must be a mapping");
-	if ((r = check_keys(cfg->root, "config", keys, err, errlen)) < 0)
-		return r;
-	if (json_object_object_get_ex(cfg->root, "publishUnsafeDevices", &v)) {
-		if (!json_object_is_type(v, json_type_boolean))
-			return CONFIG_ERROR(err, errlen, "publishUnsafeDevices: must be true or false");
-		cfg->publish_unsafe = json_object_get_boolean(v);
-	}
-	if (json_object_object_get_ex(cfg->root, "pciIDs", &v)) {
-		if (!json_object_is_type(v, json_type_string))
-			return CONFIG_ERROR(err, errlen, "pciIDs: must be a file path");
-		cfg->pci_ids = json_object_get_string(v);
-	}
-	if (json_object_object_get_ex(cfg->root, "simulatedBoard", &v)) {
-		if (!json_object_is_type(v, json_type_string) || !*json_object_get_string(v))
-			return CONFIG_ERROR(err, errlen, "simulatedBoard: must be a board file path");
-		cfg->simulated_board = json_object_get_string(v);
-	}
-	if (json_object_object_get_ex(cfg->root, "healthCheckIntervalSeconds", &v)) {
-		int64_t s = json_object_get_int64(v);
-		if (!json_object_is_type(v, json_type_int) || s < 1 ||
-		    s > CONFIG_HEALTH_INTERVAL_MAX_S)
-			return CONFIG_ERROR(err, errlen, "healthCheckIntervalSeconds: must be an "
-					    "integer from 1 to %d", CONFIG_HEALTH_INTERVAL_MAX_S);
-		cfg->health_interval_s = (unsigned)s;
-	}
-	if (json_object_object_get_ex(cfg->root, "sriov", &v) && v) {
-		sriov_policies_free(cfg->sriov);
-		cfg->sriov = NULL;
-		if ((r = sriov_policies_parse(v, &cfg->sriov, err, errlen)) < 0)
-			return r;
-	}
-	/* Kubernetes alpha API fields dralet may publish (agent/slices/build.h). */
-	if (json_object_object_get_ex(cfg->root, "featureGates", &v) && v) {
-		if (!json_object_is_type(v, json_type_object))
-			return CONFIG_ERROR(err, errlen, "featureGates: must be a mapping of gate names to true/false");
-		if ((r = check_keys(v, "featureGates", gates, err, errlen)) < 0)
-			return r;
-		json_object_object_foreach(v, gate, on) {
-			if (!json_object_is_type(on, json_type_boolean))
-				return CONFIG_ERROR(err, errlen, "featureGates.%s: must be true or false", gate);
-		}
-	}
-	if (json_object_object_get_ex(cfg->root, "backends", &v) && v) {
-		if (!json_object_is_type(v, json_type_object))
-			return CONFIG_ERROR(err, errlen, "backends: must be a mapping by backend name");
-		cfg->backends = calloc((size_t)json_object_object_length(v) + 1,
-				       sizeof(*cfg->backends));
-		if (!cfg->backends)
-			return -ENOMEM;
-		json_object_object_foreach(v, name, val) {
-			r = parse_backend(name, val, &cfg->backends[cfg->n_backends], err, errlen);
-			if (r < 0)
-				return r;
-			cfg->n_backends++;
-		}
-	}
-	return 0;
+	decoder_init(&d, "", err, errlen);
+	return decoder_object(&d, cfg->root, config_fields, cfg);
 }
 
 int config_load(const char *path, struct config **ret_cfg, char *err, size_t errlen)

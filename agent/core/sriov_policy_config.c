@@ -3,114 +3,61 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent/core/k8s_names.h"
+#include "agent/core/options_json.h"
 #include "hal/hal.h"
 
 /* A Linux PF has at most 65535 VFs (sriov_totalvfs is a u16) */
 #define SRIOV_MAX_VFS 65535
 #define RATE_MAX_MBPS 1000000
 
-struct where {
-	char text[160];
-};
+static const char *const link_states[] = { "auto", "enable", "disable", NULL };
 
-static int fail(char *err, size_t errlen, const struct where *w, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, const struct where *w, const char *fmt, ...)
+static int parse_hex16(const char *s, void *dst, char *why, size_t whylen)
 {
-	char msg[384];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	snprintf(err, errlen, "%s: %s", w->text, msg);
-	return -EINVAL;
-}
-
-static int check_keys(struct json_object *obj, const struct where *w,
-		      const char *const *allowed, char *err, size_t errlen)
-{
-	json_object_object_foreach(obj, key, val) {
-		bool ok = false;
-		(void)val;
-		for (const char *const *a = allowed; *a; a++)
-			ok |= !strcmp(key, *a);
-		if (!ok)
-			return fail(err, errlen, w, "unknown key '%s'", key);
-	}
-	return 0;
-}
-
-static int get_uint(struct json_object *v, const struct where *w, const char *key, long long max,
-		    long long *ret, char *err, size_t errlen)
-{
-	long long n;
-
-	if (!json_object_is_type(v, json_type_int))
-		return fail(err, errlen, w, "%s: must be an integer", key);
-	n = (long long)json_object_get_int64(v);
-	if (n < 0 || n > max)
-		return fail(err, errlen, w, "%s: must be between 0 and %lld", key, max);
-	*ret = n;
-	return 0;
-}
-
-static int get_bool(struct json_object *v, const struct where *w, const char *key, int *ret,
-		    char *err, size_t errlen)
-{
-	if (!json_object_is_type(v, json_type_boolean))
-		return fail(err, errlen, w, "%s: must be true or false", key);
-	*ret = json_object_get_boolean(v) ? 1 : 0;
-	return 0;
-}
-
-static int get_hex16(struct json_object *v, const struct where *w, const char *key,
-		     uint16_t *ret, char *err, size_t errlen)
-{
-	const char *s;
+	const char *digits = s;
 	char *end;
 	unsigned long n;
 
-	if (!json_object_is_type(v, json_type_string))
-		return fail(err, errlen, w, "%s: must be a quoted hex id (\"8086\")", key);
-	s = json_object_get_string(v);
-	if (!strncmp(s, "0x", 2) || !strncmp(s, "0X", 2))
-		s += 2;
-	n = strtoul(s, &end, 16);
-	if (!*s || *end || strlen(s) > 4 || !isxdigit((unsigned char)*s))
-		return fail(err, errlen, w, "%s: \"%s\" is not a 16-bit hex id", key,
-			    json_object_get_string(v));
-	*ret = (uint16_t)n;
+	if (!strncmp(digits, "0x", 2) || !strncmp(digits, "0X", 2))
+		digits += 2;
+	n = strtoul(digits, &end, 16);
+	if (!*digits || *end || strlen(digits) > 4 || !isxdigit((unsigned char)*digits)) {
+		snprintf(why, whylen, "\"%.64s\" is not a 16-bit hex id", s);
+		return -EINVAL;
+	}
+	*(uint16_t *)dst = (uint16_t)n;
 	return 0;
 }
 
 /* A list of strings, each checked by @valid; the pointers borrow the JSON. */
-static int get_list(struct json_object *v, const struct where *w, const char *key,
-		    bool (*valid)(const char *), const char *what, const char ***ret,
-		    size_t *ret_n, char *err, size_t errlen)
+static int decode_list(struct dralet_decoder *d, const struct dralet_value *value,
+		       bool (*valid)(const char *), const char *what, const char ***ret,
+		       size_t *ret_n)
 {
-	size_t n;
+	struct json_object *v = decoder_json(value);
 	const char **list;
+	size_t n;
 
 	if (!json_object_is_type(v, json_type_array))
-		return fail(err, errlen, w, "%s: must be a list of %s", key, what);
+		return decoder_fail(d, -EINVAL, "must be a list of %s", what);
 	n = json_object_array_length(v);
 	if (!n)
-		return fail(err, errlen, w, "%s: must not be empty (leave it out)", key);
+		return decoder_fail(d, -EINVAL, "must not be empty (leave it out)");
 	list = calloc(n + 1, sizeof(*list));
 	if (!list)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *e = json_object_array_get_idx(v, i);
+
 		if (!json_object_is_type(e, json_type_string) || !valid(json_object_get_string(e))) {
 			free(list);
-			return fail(err, errlen, w, "%s[%zu]: must be %s", key, i, what);
+			decoder_push_index(d, i);
+			return decoder_fail(d, -EINVAL, "must be %s", what);
 		}
 		list[i] = json_object_get_string(e);
 	}
@@ -153,193 +100,153 @@ static bool valid_driver(const char *s)
 	return true;
 }
 
-static int parse_selector(struct json_object *obj, const struct where *pw,
-			  struct sriov_pf_selector *sel, char *err, size_t errlen)
+static int decode_addresses(struct dralet_decoder *d, const struct dralet_value *v, void *dst)
 {
-	static const char *const keys[] = { "vendor", "device", "pciAddresses", "pfNames",
-					    "drivers", NULL };
-	struct where w;
-	struct json_object *v;
-	int r;
+	struct sriov_pf_selector *sel = dst;
 
-	snprintf(w.text, sizeof(w.text), "%.140s.pfSelector", pw->text);
-	if (!json_object_is_type(obj, json_type_object))
-		return fail(err, errlen, &w, "must be a mapping");
-	if ((r = check_keys(obj, &w, keys, err, errlen)) < 0)
-		return r;
-	if (json_object_object_get_ex(obj, "vendor", &v)) {
-		if ((r = get_hex16(v, &w, "vendor", &sel->vendor, err, errlen)) < 0)
-			return r;
-		sel->has_vendor = true;
-	}
-	if (json_object_object_get_ex(obj, "device", &v)) {
-		if ((r = get_hex16(v, &w, "device", &sel->device, err, errlen)) < 0)
-			return r;
-		sel->has_device = true;
-	}
-	if (json_object_object_get_ex(obj, "pciAddresses", &v) &&
-	    (r = get_list(v, &w, "pciAddresses", valid_address,
-			  "PCI addresses in lower case (\"0000:3b:00.0\")", &sel->pci_addresses,
-			  &sel->n_pci_addresses, err, errlen)) < 0)
-		return r;
-	if (json_object_object_get_ex(obj, "pfNames", &v) &&
-	    (r = get_list(v, &w, "pfNames", valid_ifname, "network interface names",
-			  &sel->pf_names, &sel->n_pf_names, err, errlen)) < 0)
-		return r;
-	if (json_object_object_get_ex(obj, "drivers", &v) &&
-	    (r = get_list(v, &w, "drivers", valid_driver, "kernel driver names", &sel->drivers,
-			  &sel->n_drivers, err, errlen)) < 0)
+	return decode_list(d, v, valid_address, "PCI addresses in lower case (\"0000:3b:00.0\")",
+			   &sel->pci_addresses, &sel->n_pci_addresses);
+}
+
+static int decode_pf_names(struct dralet_decoder *d, const struct dralet_value *v, void *dst)
+{
+	struct sriov_pf_selector *sel = dst;
+
+	return decode_list(d, v, valid_ifname, "network interface names", &sel->pf_names,
+			   &sel->n_pf_names);
+}
+
+static int decode_drivers(struct dralet_decoder *d, const struct dralet_value *v, void *dst)
+{
+	struct sriov_pf_selector *sel = dst;
+
+	return decode_list(d, v, valid_driver, "kernel driver names", &sel->drivers,
+			   &sel->n_drivers);
+}
+
+#define HEX_ID(key, member, has) \
+	{ key, DRALET_FIELD_STRING, DRALET_AT(struct sriov_pf_selector, member), \
+	  .parse = parse_hex16, .help = "a quoted hex id (\"8086\")", \
+	  DRALET_SEEN(struct sriov_pf_selector, has) }
+
+static const struct dralet_field selector_fields[] = {
+	HEX_ID("vendor", vendor, has_vendor),
+	HEX_ID("device", device, has_device),
+	{ "pciAddresses", DRALET_FIELD_CUSTOM, .decode = decode_addresses },
+	{ "pfNames", DRALET_FIELD_CUSTOM, .decode = decode_pf_names },
+	{ "drivers", DRALET_FIELD_CUSTOM, .decode = decode_drivers },
+	DRALET_FIELDS_END,
+};
+
+/* pfSelector: the fields, then what only the whole selector tells */
+static int decode_selector(struct dralet_decoder *d, const struct dralet_value *v, void *dst)
+{
+	struct sriov_pf_selector *sel = dst;
+	int r = decoder_object(d, decoder_json(v), selector_fields, sel);
+
+	if (r < 0)
 		return r;
 	if (!sel->has_vendor && !sel->has_device && !sel->n_pci_addresses && !sel->n_pf_names &&
 	    !sel->n_drivers)
-		return fail(err, errlen, &w, "selects every PF; give at least one of vendor, "
-			    "device, pciAddresses, pfNames, drivers");
+		return decoder_fail(d, -EINVAL, "selects every PF; give at least one of vendor, "
+				    "device, pciAddresses, pfNames, drivers");
 	if (sel->has_device && !sel->has_vendor)
-		return fail(err, errlen, &w, "device needs vendor (device ids are per vendor)");
+		return decoder_fail(d, -EINVAL, "device needs vendor (device ids are per vendor)");
 	return 0;
 }
 
-static int parse_mac_base(struct json_object *v, const struct where *w, unsigned num_vfs,
-			  struct dralet_vf_settings *s, char *err, size_t errlen)
+static int parse_mac_base(const char *text, void *dst, char *why, size_t whylen)
 {
-	const char *text;
+	uint8_t *mac = dst;
+
+	if (hal_vf_parse_mac(text, mac) < 0 || !(mac[0] | mac[1] | mac[2] | mac[3] | mac[4] |
+						 mac[5])) {
+		snprintf(why, whylen, "\"%.64s\" is not a unicast MAC address (aa:bb:cc:dd:ee:ff)",
+			 text);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+#define SETTING(key, type, member, ...) \
+	{ key, type, DRALET_AT(struct dralet_vf_settings, member), __VA_ARGS__ }
+
+static const struct dralet_field settings_fields[] = {
+	SETTING("macBase", DRALET_FIELD_STRING, mac, .parse = parse_mac_base,
+		.help = "a quoted MAC address", DRALET_SEEN(struct dralet_vf_settings, has_mac)),
+	SETTING("vlan", DRALET_FIELD_INT, vlan, .max = 4094,
+		DRALET_SEEN(struct dralet_vf_settings, has_vlan)),
+	SETTING("qos", DRALET_FIELD_INT, qos, .max = 7),
+	SETTING("trust", DRALET_FIELD_BOOL, trust),
+	SETTING("spoofChk", DRALET_FIELD_BOOL, spoof_check),
+	SETTING("linkState", DRALET_FIELD_ENUM, link_state, .names = link_states),
+	SETTING("minTxRate", DRALET_FIELD_INT, min_tx_mbps, .max = RATE_MAX_MBPS,
+		DRALET_SEEN(struct dralet_vf_settings, has_rate)),
+	SETTING("maxTxRate", DRALET_FIELD_INT, max_tx_mbps, .max = RATE_MAX_MBPS,
+		DRALET_SEEN(struct dralet_vf_settings, has_rate)),
+	DRALET_FIELDS_END,
+};
+
+/* vfSettings: the fields, then the rules between them (and numVfs, decoded before) */
+static int decode_settings(struct dralet_decoder *d, const struct dralet_value *v, void *dst)
+{
+	struct sriov_policy *p = dst;
+	struct dralet_vf_settings *s = &p->settings;
 	uint32_t low;
+	size_t mark;
+	int r = decoder_object(d, decoder_json(v), settings_fields, s);
 
-	if (!json_object_is_type(v, json_type_string))
-		return fail(err, errlen, w, "macBase: must be a quoted MAC address");
-	text = json_object_get_string(v);
-	if (hal_vf_parse_mac(text, s->mac) < 0 || !(s->mac[0] | s->mac[1] | s->mac[2] |
-						      s->mac[3] | s->mac[4] | s->mac[5]))
-		return fail(err, errlen, w, "macBase: \"%s\" is not a unicast MAC address "
-			    "(aa:bb:cc:dd:ee:ff)", text);
+	if (r < 0)
+		return r;
 	low = (uint32_t)s->mac[3] << 16 | (uint32_t)s->mac[4] << 8 | s->mac[5];
-	if (num_vfs && low + (num_vfs - 1) > 0xffffff)
-		return fail(err, errlen, w, "macBase: \"%s\" plus %u VFs runs past the last "
-			    "address of its prefix", text, num_vfs);
-	s->has_mac = true;
-	return 0;
-}
-
-static int parse_settings(struct json_object *obj, const struct where *pw, unsigned num_vfs,
-			  struct dralet_vf_settings *s, char *err, size_t errlen)
-{
-	static const char *const keys[] = { "macBase", "vlan", "qos", "trust", "spoofChk",
-					    "linkState", "minTxRate", "maxTxRate", NULL };
-	struct where w;
-	struct json_object *v;
-	long long n;
-	int r;
-
-	snprintf(w.text, sizeof(w.text), "%.140s.vfSettings", pw->text);
-	if (!json_object_is_type(obj, json_type_object))
-		return fail(err, errlen, &w, "must be a mapping");
-	if ((r = check_keys(obj, &w, keys, err, errlen)) < 0)
+	if (s->has_mac && p->num_vfs && low + (p->num_vfs - 1) > 0xffffff) {
+		mark = decoder_push_key(d, "macBase");
+		r = decoder_fail(d, -EINVAL, "\"%02x:%02x:%02x:%02x:%02x:%02x\" plus %u VFs runs "
+				 "past the last address of its prefix", s->mac[0], s->mac[1],
+				 s->mac[2], s->mac[3], s->mac[4], s->mac[5], p->num_vfs);
+		decoder_pop(d, mark);
 		return r;
-	if (json_object_object_get_ex(obj, "macBase", &v) &&
-	    (r = parse_mac_base(v, &w, num_vfs, s, err, errlen)) < 0)
-		return r;
-	if (json_object_object_get_ex(obj, "vlan", &v)) {
-		if ((r = get_uint(v, &w, "vlan", 4094, &n, err, errlen)) < 0)
-			return r;
-		s->has_vlan = true;
-		s->vlan = (unsigned)n;
 	}
-	if (json_object_object_get_ex(obj, "qos", &v)) {
-		if ((r = get_uint(v, &w, "qos", 7, &n, err, errlen)) < 0)
-			return r;
-		if (n && (!s->has_vlan || !s->vlan))
-			return fail(err, errlen, &w, "qos: needs a vlan other than 0");
-		s->qos = (unsigned)n;
-	}
-	if (json_object_object_get_ex(obj, "trust", &v) &&
-	    (r = get_bool(v, &w, "trust", &s->trust, err, errlen)) < 0)
-		return r;
-	if (json_object_object_get_ex(obj, "spoofChk", &v) &&
-	    (r = get_bool(v, &w, "spoofChk", &s->spoof_check, err, errlen)) < 0)
-		return r;
-	if (json_object_object_get_ex(obj, "linkState", &v)) {
-		const char *t = json_object_is_type(v, json_type_string)
-			      ? json_object_get_string(v) : "";
-		if (!strcmp(t, "auto"))
-			s->link_state = DRALET_VF_LINK_AUTO;
-		else if (!strcmp(t, "enable"))
-			s->link_state = DRALET_VF_LINK_ENABLE;
-		else if (!strcmp(t, "disable"))
-			s->link_state = DRALET_VF_LINK_DISABLE;
-		else
-			return fail(err, errlen, &w, "linkState: must be auto, enable or disable");
-	}
-	if (json_object_object_get_ex(obj, "minTxRate", &v)) {
-		if ((r = get_uint(v, &w, "minTxRate", RATE_MAX_MBPS, &n, err, errlen)) < 0)
-			return r;
-		s->has_rate = true;
-		s->min_tx_mbps = (unsigned)n;
-	}
-	if (json_object_object_get_ex(obj, "maxTxRate", &v)) {
-		if ((r = get_uint(v, &w, "maxTxRate", RATE_MAX_MBPS, &n, err, errlen)) < 0)
-			return r;
-		s->has_rate = true;
-		s->max_tx_mbps = (unsigned)n;
+	if (s->qos && (!s->has_vlan || !s->vlan)) {
+		decoder_push_key(d, "qos");
+		return decoder_fail(d, -EINVAL, "needs a vlan other than 0");
 	}
 	if (s->has_rate && s->max_tx_mbps && s->min_tx_mbps > s->max_tx_mbps)
-		return fail(err, errlen, &w, "minTxRate %u is above maxTxRate %u", s->min_tx_mbps,
-			    s->max_tx_mbps);
+		return decoder_fail(d, -EINVAL, "minTxRate %u is above maxTxRate %u",
+				    s->min_tx_mbps, s->max_tx_mbps);
 	if (!s->has_mac && !s->has_vlan && s->trust < 0 && s->spoof_check < 0 &&
 	    s->link_state < 0 && !s->has_rate)
-		return fail(err, errlen, &w, "is empty (leave it out)");
+		return decoder_fail(d, -EINVAL, "is empty (leave it out)");
+	p->has_settings = true;
 	return 0;
 }
 
-static int parse_policy(struct json_object *obj, size_t index, struct sriov_policy *p,
-			char *err, size_t errlen)
+static int parse_policy_name(const char *text, void *dst, char *why, size_t whylen)
 {
-	static const char *const keys[] = { "name", "pfSelector", "numVfs", "vfDriver",
-					    "vfSettings", NULL };
-	struct where w;
-	struct json_object *v;
-	long long n;
-	int r;
-
-	snprintf(w.text, sizeof(w.text), "sriov.policies[%zu]", index);
-	p->settings = (struct dralet_vf_settings)DRALET_VF_SETTINGS_INIT;
-	if (!json_object_is_type(obj, json_type_object))
-		return fail(err, errlen, &w, "must be a mapping");
-	if (!json_object_object_get_ex(obj, "name", &v) || !json_object_is_type(v, json_type_string)
-	    || !k8s_valid_dns_label(json_object_get_string(v)))
-		return fail(err, errlen, &w, "name: must be a DNS label (lower-case letters, "
-			    "digits, '-', at most 63)");
-	p->name = json_object_get_string(v);
-	snprintf(w.text, sizeof(w.text), "sriov.policies[%zu] (%.63s)", index, p->name);
-	if ((r = check_keys(obj, &w, keys, err, errlen)) < 0)
-		return r;
-	if (!json_object_object_get_ex(obj, "pfSelector", &v))
-		return fail(err, errlen, &w, "pfSelector: is required");
-	if ((r = parse_selector(v, &w, &p->pf, err, errlen)) < 0)
-		return r;
-	if (!json_object_object_get_ex(obj, "numVfs", &v))
-		return fail(err, errlen, &w, "numVfs: is required");
-	if ((r = get_uint(v, &w, "numVfs", SRIOV_MAX_VFS, &n, err, errlen)) < 0)
-		return r;
-	p->num_vfs = (unsigned)n;
-	if (json_object_object_get_ex(obj, "vfDriver", &v)) {
-		const char *t = json_object_is_type(v, json_type_string)
-			      ? json_object_get_string(v) : "";
-		if (!strcmp(t, "default"))
-			p->vf_driver = SRIOV_VF_DRIVER_DEFAULT;
-		else if (!strcmp(t, "vfio-pci"))
-			p->vf_driver = SRIOV_VF_DRIVER_VFIO;
-		else if (!strcmp(t, "none"))
-			p->vf_driver = SRIOV_VF_DRIVER_NONE;
-		else
-			return fail(err, errlen, &w, "vfDriver: must be default, vfio-pci or none");
+	if (!k8s_valid_dns_label(text)) {
+		snprintf(why, whylen, "must be a DNS label (lower-case letters, digits, '-', at "
+			 "most 63)");
+		return -EINVAL;
 	}
-	if (json_object_object_get_ex(obj, "vfSettings", &v)) {
-		if ((r = parse_settings(v, &w, p->num_vfs, &p->settings, err, errlen)) < 0)
-			return r;
-		p->has_settings = true;
-	}
+	*(const char **)dst = text;
 	return 0;
 }
+
+static const char *const vf_drivers[] = { "default", "vfio-pci", "none", NULL };
+
+static const struct dralet_field policy_fields[] = {
+	{ "name", DRALET_FIELD_STRING, DRALET_AT(struct sriov_policy, name), .required = true,
+	  .parse = parse_policy_name, .help = "a DNS label (lower-case letters, digits, '-', "
+	  "at most 63)" },
+	{ "pfSelector", DRALET_FIELD_CUSTOM, DRALET_AT(struct sriov_policy, pf),
+	  .required = true, .decode = decode_selector },
+	{ "numVfs", DRALET_FIELD_INT, DRALET_AT(struct sriov_policy, num_vfs), .required = true,
+	  .max = SRIOV_MAX_VFS },
+	{ "vfDriver", DRALET_FIELD_ENUM, DRALET_AT(struct sriov_policy, vf_driver),
+	  .names = vf_drivers },
+	{ "vfSettings", DRALET_FIELD_CUSTOM, .decode = decode_settings },
+	DRALET_FIELDS_END,
+};
 
 static void free_lists(struct sriov_policy *p)
 {
@@ -348,51 +255,60 @@ static void free_lists(struct sriov_policy *p)
 	free(p->pf.drivers);
 }
 
-int sriov_policies_parse(struct json_object *obj, struct sriov_policies **ret, char *err,
-			 size_t errlen)
+static int decode_policies(struct dralet_decoder *d, const struct dralet_value *value,
+			   void *dst)
 {
-	static const char *const keys[] = { "policies", NULL };
-	struct where w = { "sriov" };
-	struct sriov_policies *p;
-	struct json_object *list;
+	struct json_object *list = decoder_json(value);
+	struct sriov_policies *p = dst;
 	size_t n;
 	int r;
 
-	if (!json_object_is_type(obj, json_type_object))
-		return fail(err, errlen, &w, "must be a mapping");
-	if ((r = check_keys(obj, &w, keys, err, errlen)) < 0)
-		return r;
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	if (!json_object_object_get_ex(obj, "policies", &list) || !list) {
-		*ret = p;
+	if (!list)
 		return 0;
-	}
-	if (!json_object_is_type(list, json_type_array)) {
-		free(p);
-		return fail(err, errlen, &w, "policies: must be a list");
-	}
+	if (!json_object_is_type(list, json_type_array))
+		return decoder_fail(d, -EINVAL, "must be a list");
 	n = json_object_array_length(list);
 	p->items = calloc(n + 1, sizeof(*p->items));
-	if (!p->items) {
-		free(p);
+	if (!p->items)
 		return -ENOMEM;
-	}
 	for (size_t i = 0; i < n; i++) {
-		r = parse_policy(json_object_array_get_idx(list, i), i, &p->items[i], err, errlen);
+		struct sriov_policy *item = &p->items[i];
+		size_t mark = decoder_push_index(d, i);
+
+		item->settings = (struct dralet_vf_settings)DRALET_VF_SETTINGS_INIT;
 		p->n = i + 1;
+		r = decoder_object(d, json_object_array_get_idx(list, i), policy_fields, item);
 		for (size_t j = 0; r == 0 && j < i; j++)
-			if (!strcmp(p->items[j].name, p->items[i].name)) {
-				snprintf(w.text, sizeof(w.text), "sriov.policies[%zu]", i);
-				r = fail(err, errlen, &w, "name: \"%s\" is used twice",
-					 p->items[i].name);
+			if (!strcmp(p->items[j].name, item->name)) {
+				decoder_push_key(d, "name");
+				r = decoder_fail(d, -EINVAL, "\"%s\" is used twice", item->name);
 			}
-		if (r < 0) {
-			sriov_policies_free(p);
+		if (r < 0)
 			return r;
-		}
+		decoder_pop(d, mark);
 	}
+	return 0;
+}
+
+static const struct dralet_field sriov_fields[] = {
+	{ "policies", DRALET_FIELD_CUSTOM, .decode = decode_policies },
+	DRALET_FIELDS_END,
+};
+
+int sriov_policies_decode(struct dralet_decoder *d, const struct dralet_value *v, void *dst)
+{
+	struct sriov_policies **ret = dst;
+	struct sriov_policies *p = calloc(1, sizeof(*p));
+	int r;
+
+	if (!p)
+		return -ENOMEM;
+	r = decoder_object(d, decoder_json(v), sriov_fields, p);
+	if (r < 0) {
+		sriov_policies_free(p);
+		return r;
+	}
+	sriov_policies_free(*ret);
 	*ret = p;
 	return 0;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * SR-IOV policies: the "sriov" section of the agent's configuration
- * (docs/sriov.md). Strict like the rest of the file: unknown keys, wrong
- * types and out-of-range values are errors naming the policy and the key.
+ * (docs/sriov.md). Strict like the rest of the file (the decoder of
+ * agent/core/options_json.h): unknown keys, wrong types and out-of-range
+ * values are errors naming the key's path (sriov.policies[2].numVfs).
  *
  *   sriov:
  *     policies:
@@ -34,7 +35,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <json-c/json.h>
 
 #include "hal/vf_netlink.h"
 
@@ -70,10 +70,14 @@ struct sriov_policies {
 	size_t n;
 };
 
-/* Parses the "sriov" mapping @obj into *ret (free with sriov_policies_free).
- * -EINVAL with "sriov.policies[<i>] (<name>).<key>: problem" in @err. */
-int sriov_policies_parse(struct json_object *obj, struct sriov_policies **ret, char *err,
-			 size_t errlen);
+struct dralet_decoder;
+struct dralet_value;
+
+/* The decode of the configuration's "sriov" field (DRALET_FIELD_CUSTOM,
+ * agent/core/options_json.h): replaces *(struct sriov_policies **)@dst with
+ * the policies of @v (free with sriov_policies_free); -EINVAL with
+ * "sriov.policies[<i>].<key>: problem" in the decoder's message. */
+int sriov_policies_decode(struct dralet_decoder *d, const struct dralet_value *v, void *dst);
 void sriov_policies_free(struct sriov_policies *p);
 
 const char *sriov_vf_driver_name(enum sriov_vf_driver d);

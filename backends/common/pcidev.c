@@ -240,34 +240,40 @@ int pcidev_edit_vfio(struct dralet_backend_ctx *ctx, struct dralet_edits *edits,
 	return r < 0 ? r : 0;
 }
 
-void pcidev_env_name(const struct dralet_device *dev, const char *field, char *buf, size_t size)
+int pcidev_env_name(const struct dralet_device *dev, const char *field, char *buf, size_t size)
 {
-	size_t o = 0;
 	const char *name = dralet_device_name(dev);
+	int n = snprintf(buf, size, "DRALET_");
+	size_t o;
 
-	o = (size_t)snprintf(buf, size, "DRALET_");
-	for (const char *p = name; *p && o + 1 < size; p++) {
+	if (n < 0 || (size_t)n >= size)
+		return -ENAMETOOLONG;
+	o = (size_t)n;
+	for (const char *p = name; *p; p++) {
 		char c = *p;
+
+		if (o + 1 >= size)
+			return -ENAMETOOLONG;
 		if (c >= 'a' && c <= 'z')
 			c = (char)(c - 'a' + 'A');
 		else if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
 			c = '_';
 		buf[o++] = c;
 	}
-	if (o < size)
-		buf[o] = '\0';
-	snprintf(buf + o, size - o, "_%s", field);
+	n = snprintf(buf + o, size - o, "_%s", field);
+	return n < 0 || (size_t)n >= size - o ? -ENAMETOOLONG : 0;
 }
 
 int pcidev_env(struct dralet_edits *edits, const struct dralet_device *dev, const char *field,
 	       const char *value)
 {
 	char name[PCIDEV_ENV_NAME_MAX];
+	int r;
 
 	if (!value || !*value)
 		return 0;
-	pcidev_env_name(dev, field, name, sizeof(name));
-	return dralet_edits_add_env(edits, name, value);
+	r = pcidev_env_name(dev, field, name, sizeof(name));
+	return r < 0 ? r : dralet_edits_add_env(edits, name, value);
 }
 
 int pcidev_env_int(struct dralet_edits *edits, const struct dralet_device *dev, const char *field,

@@ -73,16 +73,18 @@ int pcidev_edit_vfio(struct dralet_backend_ctx *ctx, struct dralet_edits *edits,
 
 /*
  * Environment variables of a prepared device are named
- * DRALET_<DEVICE NAME>_<FIELD>, the device name upper-cased with '-' turned
- * into '_' (DRALET_FPGA_0000_3B_00_1_PCI_ADDRESS), so several devices of one
+ * DRALET_<DEVICE NAME>_<FIELD>, the device name upper-cased with anything but
+ * letters and digits turned into '_' (DRALET_FPGA_0000_3B_00_1_PCI_ADDRESS), so several devices of one
  * claim never collide in one container. A NULL or empty @value adds nothing.
  */
 int pcidev_env(struct dralet_edits *edits, const struct dralet_device *dev, const char *field,
 	       const char *value);
 int pcidev_env_int(struct dralet_edits *edits, const struct dralet_device *dev, const char *field,
 		   long long value);
-/* The name pcidev_env() uses, into @buf (at least PCIDEV_ENV_NAME_MAX). */
-void pcidev_env_name(const struct dralet_device *dev, const char *field, char *buf, size_t size);
+/* The name pcidev_env() uses, DRALET_<DEVICE>_<@field>, into @buf (at least
+ * PCIDEV_ENV_NAME_MAX): the one rule for every backend's variables (the GPU
+ * family's too). -ENAMETOOLONG when it does not fit. */
+int pcidev_env_name(const struct dralet_device *dev, const char *field, char *buf, size_t size);
 
 /* Records the facts every prepare of these backends keeps for unprepare and
  * for operators reading the checkpoint (PCI address, driver at prepare). */

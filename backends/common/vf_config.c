@@ -6,9 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <dralet/options.h>
 #include <dralet/pci_ctl.h>
-
-#include "opaque.h"
 
 static const char *const vf_kinds[] = { "VfConfig", NULL };
 
@@ -51,85 +50,58 @@ static bool valid_unicast_mac(char *mac)
 	return octet[0] | octet[1] | octet[2] | octet[3] | octet[4] | octet[5];
 }
 
-static int parse_link_state(const char *kind, struct json_object *v, int *ret, char *err,
-			    size_t errlen)
+static int parse_driver(const char *text, void *dst, char *why, size_t whylen)
 {
-	char s[16];
-	int r = opaque_string(kind, "linkState", v, s, sizeof(s), err, errlen);
-
-	if (r < 0)
-		return r;
-	if (!strcmp(s, "auto"))
-		*ret = DRALET_VF_LINK_AUTO;
-	else if (!strcmp(s, "enable"))
-		*ret = DRALET_VF_LINK_ENABLE;
-	else if (!strcmp(s, "disable"))
-		*ret = DRALET_VF_LINK_DISABLE;
-	else {
-		snprintf(err, errlen, "%s.linkState \"%s\" is not one of auto, enable, disable",
-			 kind, s);
+	if (*text && strcmp(text, "vfio-pci")) {
+		snprintf(why, whylen, "\"%.64s\" is not supported (want \"vfio-pci\", or \"\" for "
+			 "the kernel's driver)", text);
 		return -EINVAL;
 	}
+	memcpy(dst, text, strlen(text) + 1);	/* fits: char driver[16] */
 	return 0;
 }
 
-static int parse_field(const char *kind, const char *key, struct json_object *v,
-		       struct vf_config *c, char *err, size_t errlen)
+static int parse_mac(const char *text, void *dst, char *why, size_t whylen)
 {
-	long long n;
-	int r;
+	char mac[18];
 
-	if (!strcmp(key, "driver")) {
-		r = opaque_string(kind, key, v, c->driver, sizeof(c->driver), err, errlen);
-		if (r == 0 && c->driver[0] && strcmp(c->driver, "vfio-pci")) {
-			snprintf(err, errlen, "%s.driver \"%s\" is not supported (want \"vfio-pci\", "
-				 "or \"\" for the kernel's driver)", kind, c->driver);
-			r = -EINVAL;
-		}
-		c->has_driver = true;
-	} else if (!strcmp(key, "mac")) {
-		r = opaque_string(kind, key, v, c->mac, sizeof(c->mac), err, errlen);
-		if (r == 0 && !valid_unicast_mac(c->mac)) {
-			snprintf(err, errlen, "%s.mac \"%s\" is not a unicast MAC address "
-				 "(aa:bb:cc:dd:ee:ff)", kind, json_object_get_string(v));
-			r = -EINVAL;
-		}
-		c->has_mac = true;
-	} else if (!strcmp(key, "vlan")) {
-		r = opaque_int(kind, key, v, 0, 4094, &n, err, errlen);
-		c->vlan = (int)n;
-		c->has_vlan = true;
-	} else if (!strcmp(key, "qos")) {
-		r = opaque_int(kind, key, v, 0, 7, &n, err, errlen);
-		c->qos = (int)n;
-		c->has_qos = true;
-	} else if (!strcmp(key, "trust")) {
-		r = opaque_bool(kind, key, v, &c->trust, err, errlen);
-		c->has_trust = true;
-	} else if (!strcmp(key, "spoofChk")) {
-		r = opaque_bool(kind, key, v, &c->spoofchk, err, errlen);
-		c->has_spoofchk = true;
-	} else if (!strcmp(key, "linkState")) {
-		r = parse_link_state(kind, v, &c->link_state, err, errlen);
-	} else if (!strcmp(key, "minTxRate")) {
-		r = opaque_int(kind, key, v, 0, VF_RATE_MAX_MBPS, &c->min_tx_rate, err, errlen);
-		c->has_rate = true;
-	} else if (!strcmp(key, "maxTxRate")) {
-		r = opaque_int(kind, key, v, 0, VF_RATE_MAX_MBPS, &c->max_tx_rate, err, errlen);
-		c->has_rate = true;
-	} else {
-		snprintf(err, errlen, "%s: unknown field \"%.64s\" (known: driver, mac, vlan, qos, "
-			 "trust, spoofChk, linkState, minTxRate, maxTxRate)", kind, key);
-		r = -EINVAL;
+	if (strlen(text) >= sizeof(mac) || (memcpy(mac, text, strlen(text) + 1),
+					    !valid_unicast_mac(mac))) {
+		snprintf(why, whylen, "\"%.64s\" is not a unicast MAC address (aa:bb:cc:dd:ee:ff)",
+			 text);
+		return -EINVAL;
 	}
-	return r;
+	memcpy(dst, mac, sizeof(mac));
+	return 0;
 }
+
+static const char *const link_states[] = { "auto", "enable", "disable", NULL };
+
+#define VF_FIELD(key, type, member, ...) \
+	{ key, type, DRALET_AT(struct vf_config, member), __VA_ARGS__ }
+#define VF_SEEN(member) DRALET_SEEN(struct vf_config, member)
+
+static const struct dralet_field vf_fields[] = {
+	VF_FIELD("driver", DRALET_FIELD_STRING, driver, .parse = parse_driver,
+		 VF_SEEN(has_driver)),
+	VF_FIELD("mac", DRALET_FIELD_STRING, mac, .parse = parse_mac, VF_SEEN(has_mac)),
+	VF_FIELD("vlan", DRALET_FIELD_INT, vlan, .max = 4094, VF_SEEN(has_vlan)),
+	VF_FIELD("qos", DRALET_FIELD_INT, qos, .max = 7, VF_SEEN(has_qos)),
+	VF_FIELD("trust", DRALET_FIELD_BOOL, trust, VF_SEEN(has_trust)),
+	VF_FIELD("spoofChk", DRALET_FIELD_BOOL, spoofchk, VF_SEEN(has_spoofchk)),
+	VF_FIELD("linkState", DRALET_FIELD_ENUM, link_state, .names = link_states),
+	VF_FIELD("minTxRate", DRALET_FIELD_INT, min_tx_rate, .max = VF_RATE_MAX_MBPS,
+		 VF_SEEN(has_rate)),
+	VF_FIELD("maxTxRate", DRALET_FIELD_INT, max_tx_rate, .max = VF_RATE_MAX_MBPS,
+		 VF_SEEN(has_rate)),
+	DRALET_FIELDS_END,
+};
 
 int vf_config_parse(const char *text, const char *api_version, struct vf_config *ret,
 		    char *err, size_t errlen)
 {
-	struct json_object *obj;
-	const char *kind;
+	const char *const api_versions[] = { api_version, NULL };
+	const struct dralet_config_type type = { api_versions, vf_kinds, vf_fields };
 	struct vf_config c = { .link_state = -1 };
 	int r;
 
@@ -137,28 +109,18 @@ int vf_config_parse(const char *text, const char *api_version, struct vf_config 
 		*ret = c;
 		return 0;
 	}
-	r = opaque_parse(text, api_version, vf_kinds, &obj, &kind, err, errlen);
-	if (r < 0)
-		return r;
-	json_object_object_foreach(obj, key, v) {
-		if (opaque_header_key(key))
-			continue;
-		if ((r = parse_field(kind, key, v, &c, err, errlen)) < 0)
-			break;
-	}
-	json_object_put(obj);
-	if (r < 0)
+	if ((r = dralet_config_decode(text, &type, &c, NULL, err, errlen)) < 0)
 		return r;
 	if (c.has_qos && c.qos && !c.has_vlan) {
-		snprintf(err, errlen, "%s.qos needs a vlan (the priority goes into its tag)", kind);
+		snprintf(err, errlen, "VfConfig.qos: needs a vlan (the priority goes into its tag)");
 		return -EINVAL;
 	}
 	if (c.has_qos && c.qos && c.has_vlan && !c.vlan) {
-		snprintf(err, errlen, "%s.qos %d needs a vlan other than 0", kind, c.qos);
+		snprintf(err, errlen, "VfConfig.qos: %d needs a vlan other than 0", c.qos);
 		return -EINVAL;
 	}
 	if (c.max_tx_rate && c.min_tx_rate > c.max_tx_rate) {
-		snprintf(err, errlen, "%s.minTxRate %lld is above maxTxRate %lld", kind,
+		snprintf(err, errlen, "VfConfig: minTxRate %lld is above maxTxRate %lld",
 			 c.min_tx_rate, c.max_tx_rate);
 		return -EINVAL;
 	}

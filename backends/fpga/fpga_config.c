@@ -15,8 +15,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <dralet/options.h>
+
 #include "fpga.h"
-#include "../common/opaque.h"
 
 static const char *const fpga_kinds[] = { "FpgaConfig", NULL };
 
@@ -26,70 +27,59 @@ const struct dralet_config_key fpga_config_admin_keys[] = {
 	{ NULL, NULL },
 };
 
-static int read_id(const char *key, struct json_object *v, char *out, size_t size, char *err,
-		   size_t errlen)
+static int parse_shell(const char *text, void *dst, char *why, size_t whylen)
 {
-	char raw[80];
-	int r = opaque_string("FpgaConfig", key, v, raw, sizeof(raw), err, errlen);
+	size_t size = sizeof(((struct fpga_config *)0)->require_shell);
 
-	if (r < 0)
-		return r;
-	if (!fpga_id_normalize(raw, out, size)) {
-		snprintf(err, errlen, "FpgaConfig.%s \"%s\" is not a hex ID (up to 32 hex digits, "
-			 "dashes allowed)", key, raw);
+	if (!*text) {
+		snprintf(why, whylen, "is empty");
+		return -EINVAL;
+	}
+	if (strlen(text) >= size) {
+		snprintf(why, whylen, "is longer than %zu characters", size - 1);
+		return -EINVAL;
+	}
+	memcpy(dst, text, strlen(text) + 1);
+	return 0;
+}
+
+static int parse_id(const char *text, void *dst, char *why, size_t whylen)
+{
+	if (!fpga_id_normalize(text, dst, sizeof(((struct fpga_config *)0)->require_afu_id))) {
+		snprintf(why, whylen, "\"%.80s\" is not a hex ID (up to 32 hex digits, dashes "
+			 "allowed)", text);
 		return -EINVAL;
 	}
 	return 0;
 }
 
+static const struct dralet_field fpga_fields[] = {
+	{ "requireShell", DRALET_FIELD_STRING, DRALET_AT(struct fpga_config, require_shell),
+	  .parse = parse_shell },
+	{ "requireInterfaceID", DRALET_FIELD_STRING,
+	  DRALET_AT(struct fpga_config, require_interface_id), .parse = parse_id },
+	{ "requireAfuID", DRALET_FIELD_STRING, DRALET_AT(struct fpga_config, require_afu_id),
+	  .parse = parse_id },
+	{ "managementAccess", DRALET_FIELD_BOOL,
+	  DRALET_AT(struct fpga_config, management_access) },
+	{ "bitstream", DRALET_FIELD_REFUSED, .help = "programming a bitstream at prepare is "
+	  "not supported yet; load it beforehand and select the card with requireAfuID or "
+	  "the afuID/xclbinUUID attribute" },
+	DRALET_FIELDS_END,
+};
+
 int fpga_config_parse(const char *text, struct fpga_config *ret, char *err, size_t errlen)
 {
+	static const char *const api_versions[] = { FPGA_API_VERSION, NULL };
+	static const struct dralet_config_type type = { api_versions, fpga_kinds, fpga_fields };
 	struct fpga_config c = { 0 };
-	struct json_object *obj;
-	const char *kind;
 	int r;
 
 	if (!text) {
 		*ret = c;
 		return 0;
 	}
-	r = opaque_parse(text, FPGA_API_VERSION, fpga_kinds, &obj, &kind, err, errlen);
-	if (r < 0)
-		return r;
-	json_object_object_foreach(obj, key, v) {
-		if (opaque_header_key(key))
-			continue;
-		if (!strcmp(key, "requireShell")) {
-			r = opaque_string(kind, key, v, c.require_shell, sizeof(c.require_shell), err,
-					  errlen);
-			if (r == 0 && !c.require_shell[0]) {
-				snprintf(err, errlen, "FpgaConfig.requireShell is empty");
-				r = -EINVAL;
-			}
-		} else if (!strcmp(key, "requireInterfaceID")) {
-			r = read_id(key, v, c.require_interface_id, sizeof(c.require_interface_id),
-				    err, errlen);
-		} else if (!strcmp(key, "requireAfuID")) {
-			r = read_id(key, v, c.require_afu_id, sizeof(c.require_afu_id), err,
-				    errlen);
-		} else if (!strcmp(key, "managementAccess")) {
-			r = opaque_bool(kind, key, v, &c.management_access, err, errlen);
-		} else if (!strcmp(key, "bitstream")) {
-			snprintf(err, errlen, "FpgaConfig.bitstream: programming a bitstream at "
-				 "prepare is not supported yet; load it beforehand and select the "
-				 "card with requireAfuID or the afuID/xclbinUUID attribute");
-			r = -EOPNOTSUPP;
-		} else {
-			snprintf(err, errlen, "FpgaConfig: unknown field \"%.64s\" (known: "
-				 "requireShell, requireInterfaceID, requireAfuID, "
-				 "managementAccess, bitstream)", key);
-			r = -EINVAL;
-		}
-		if (r < 0)
-			break;
-	}
-	json_object_put(obj);
-	if (r < 0)
+	if ((r = dralet_config_decode(text, &type, &c, NULL, err, errlen)) < 0)
 		return r;
 	*ret = c;
 	return 0;

@@ -121,11 +121,9 @@ void gpu_set_defaults(struct dralet_device *dev);
 
 /* ---- prepare helpers ---- */
 
-/* Builds the env name "DRALET_<DEVICE NAME>_<field>" (device name upper-case,
- * '-' -> '_'): unique per device, so several GPUs in one container never
+/* Adds DRALET_<DEV>_<field>=value (the name: pcidev_env_name), even when
+ * @value is empty: unique per device, so several GPUs in one container never
  * collide. */
-int gpu_env_name(const struct dralet_device *dev, const char *field, char *buf, size_t size);
-/* Adds DRALET_<DEV>_<field>=value. */
 int gpu_env(struct dralet_device *dev, struct dralet_edits *edits, const char *field,
 	    const char *value);
 /* Adds every device node of @dev (fails with a clear error when @dev has

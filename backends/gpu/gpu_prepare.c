@@ -17,31 +17,13 @@
 #include <dralet/pci_ctl.h>
 
 #include "gpu.h"
-
-int gpu_env_name(const struct dralet_device *dev, const char *field, char *buf, size_t size)
-{
-	const char *name = dralet_device_name(dev);
-	size_t o = 0;
-	int n = snprintf(buf, size, "DRALET_");
-
-	if (n < 0 || (size_t)n >= size)
-		return -ENAMETOOLONG;
-	o = (size_t)n;
-	for (const char *p = name; *p; p++) {
-		char c = *p;
-		if (o + 1 >= size)
-			return -ENAMETOOLONG;
-		buf[o++] = c >= 'a' && c <= 'z' ? (char)(c - 'a' + 'A') : (c == '-' ? '_' : c);
-	}
-	n = snprintf(buf + o, size - o, "_%s", field);
-	return n < 0 || (size_t)n >= size - o ? -ENAMETOOLONG : 0;
-}
+#include "../common/pcidev.h"
 
 int gpu_env(struct dralet_device *dev, struct dralet_edits *edits, const char *field,
 	    const char *value)
 {
-	char name[160];
-	int r = gpu_env_name(dev, field, name, sizeof(name));
+	char name[PCIDEV_ENV_NAME_MAX];
+	int r = pcidev_env_name(dev, field, name, sizeof(name));
 
 	return r < 0 ? r : dralet_edits_add_env(edits, name, value);
 }

@@ -145,7 +145,7 @@ def main():
     # strict configuration
     bad = "sriov:\n  policies:\n  - name: e810\n    pfSelector: {pfNames: [x]}\n    numVfs: 70000\n"
     r = run("status", policy=bad)
-    check(r.returncode != 0 and "sriov.policies[0] (e810): numVfs: must be between 0 and 65535"
+    check(r.returncode != 0 and "sriov.policies[0].numVfs: must be between 0 and 65535"
           in r.stderr, "bad config: %d %s" % (r.returncode, r.stderr[-500:]))
     r = subprocess.run([dralet, "run", "--board", BOARD, "--config", config, "--store",
                         os.path.join(tmp, "store"), "--plugins-dir", plugins, "--registry-dir",

@@ -19,6 +19,7 @@
 #include "test_gpu_util.h"
 #include "backends/gpu/gpu.h"
 #include "backends/gpu/gpu_backends.h"
+#include "backends/common/pcidev.h"
 
 #define GPU0 "0000:18:00.0"
 #define GPU1 "0000:2a:00.0"
@@ -193,6 +194,28 @@ static void test_prepare_full_gpu_edits(void **state)
 	assert_non_null(edit_mount(&p.edits, "/usr/bin/nvidia-smi"));
 	assert_int_equal(p.edits.n_mounts, 8);
 	assert_int_equal(p.undo.n, 0);	/* nothing changed on the host */
+	prep_teardown(&p);
+}
+
+/* One DRALET_<DEVICE>_<FIELD> rule for every backend: the GPU family's names
+ * come from pcidev_env_name, which refuses a name that does not fit. */
+static void test_env_name_rule(void **state)
+{
+	struct prep p;
+	char name[PCIDEV_ENV_NAME_MAX];
+	struct dralet_device *dev;
+
+	(void)state;
+	prep_setup(&p, NULL);
+	dev = harness_device(&p.h, "gpu-0000-18-00-0");
+	assert_non_null(dev);
+	assert_int_equal(pcidev_env_name(dev, "UUID", name, sizeof(name)), 0);
+	assert_string_equal(name, "DRALET_GPU_0000_18_00_0_UUID");
+	assert_int_equal(prepare(&p, "gpu-0000-18-00-0", NULL), 0);
+	assert_non_null(edit_env(&p.edits, name));
+	assert_int_equal(pcidev_env_name(dev, "UUID", name, 28), -ENAMETOOLONG);
+	assert_int_equal(pcidev_env_name(dev, "UUID", name, 29), 0);
+	assert_int_equal(pcidev_env_name(dev, "UUID", name, 8), -ENAMETOOLONG);
 	prep_teardown(&p);
 }
 
@@ -396,38 +419,38 @@ static void test_config_validation(void **state)
 	static const struct {
 		const char *config, *message;
 	} bad[] = {
-		{ "[]", "not a JSON object" },
-		{ "{\"apiVersion\":", "not a JSON object" },
+		{ "[]", "must be a JSON object" },
+		{ "{\"apiVersion\":", "not valid JSON" },
 		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\"} x",
-		  "not a JSON object" },
-		{ "{\"kind\":\"GpuConfig\"}", "\"apiVersion\" is required" },
-		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\"}", "\"kind\" is required" },
+		  "not valid JSON" },
+		{ "{\"kind\":\"GpuConfig\"}", "apiVersion: is required (want \"gpu.dralet.dev/v1alpha1\")" },
+		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\"}", "kind: is required (one of GpuConfig, MigDeviceConfig)" },
 		{ "{\"apiVersion\":\"resource.nvidia.com/v1beta1\",\"kind\":\"GpuConfig\"}",
-		  "apiVersion \"resource.nvidia.com/v1beta1\"" },
+		  "apiVersion: \"resource.nvidia.com/v1beta1\" is not supported" },
 		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GPUConfig\"}",
-		  "unknown kind \"GPUConfig\"" },
+		  "kind: \"GPUConfig\" is not one of GpuConfig, MigDeviceConfig" },
 		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\",\"sharin\":{}}",
 		  "unknown field \"sharin\"" },
 		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\",\"sharing\":"
 		  "{\"strategy\":\"TimeSlicing\",\"mps\":{}}}",
-		  "unknown field \"sharing.mps\"" },
+		  "GpuConfig.sharing: unknown field \"mps\" (known: strategy, timeSlicingConfig)" },
 		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\",\"sharing\":"
 		  "{\"strategy\":\"TimeSlicing\",\"timeSlicingConfig\":{\"interval\":\"Forever\"}}}",
-		  "unknown time-slice interval \"Forever\"" },
+		  "interval: \"Forever\" is not one of Default, Short, Medium, Long" },
 		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\",\"sharing\":"
 		  "{\"strategy\":\"TimeSlicing\",\"timeSlicingConfig\":{\"interval\":1}}}",
-		  "\"sharing.timeSlicingConfig.interval\" must be a string" },
+		  "GpuConfig.sharing.timeSlicingConfig.interval: must be one of Default," },
 		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\",\"sharing\":"
 		  "{\"strategy\":\"TimeSlicing\",\"timeSlicingConfig\":{\"intervall\":\"Long\"}}}",
-		  "unknown field \"sharing.timeSlicingConfig.intervall\"" },
+		  "GpuConfig.sharing.timeSlicingConfig: unknown field \"intervall\"" },
 		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\",\"sharing\":"
 		  "{\"strategy\":\"MPS\"}}", "\"MPS\" is not supported" },
 		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\",\"sharing\":"
 		  "{\"strategy\":\"Exclusive\"}}", "unknown sharing strategy" },
 		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\",\"sharing\":"
-		  "{}}", "\"sharing.strategy\" is required" },
+		  "{}}", "GpuConfig.sharing.strategy: is required" },
 		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\",\"sharing\":"
-		  "\"TimeSlicing\"}", "\"sharing\" must be an object" },
+		  "\"TimeSlicing\"}", "GpuConfig.sharing: must be an object" },
 		{ "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"MigDeviceConfig\","
 		  "\"sharing\":{\"strategy\":\"TimeSlicing\",\"timeSlicingConfig\":{\"interval\":"
 		  "\"Long\"}}}", "not supported for MIG devices" },
@@ -512,6 +535,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_prepare_full_gpu_edits),
 		cmocka_unit_test(test_host_driver_root_option),
+		cmocka_unit_test(test_env_name_rule),
 		cmocka_unit_test(test_two_gpus_in_one_container_do_not_collide),
 		cmocka_unit_test(test_time_slicing_and_unprepare),
 		cmocka_unit_test(test_time_slicing_default_interval),

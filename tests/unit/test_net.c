@@ -447,7 +447,7 @@ static void test_vf_config_validation(void **state)
 		  "\"vlan\":100,\"qos\":7,\"linkState\":\"disable\",\"minTxRate\":10,"
 		  "\"maxTxRate\":100}", 0, NULL },
 		{ "{\"apiVersion\":\"net.dralet.dev/v1alpha1\",\"kind\":\"VfConfig\","
-		  "\"qos\":3}", -EINVAL, "qos needs a vlan" },
+		  "\"qos\":3}", -EINVAL, "VfConfig.qos: needs a vlan" },
 		{ "{\"apiVersion\":\"net.dralet.dev/v1alpha1\",\"kind\":\"VfConfig\","
 		  "\"vlan\":0,\"qos\":3}", -EINVAL, "vlan other than 0" },
 		{ "{\"apiVersion\":\"net.dralet.dev/v1alpha1\",\"kind\":\"VfConfig\","
@@ -476,8 +476,8 @@ static void test_vf_config_validation(void **state)
 		  "want \"net.dralet.dev/v1alpha1\"" },
 		{ "{\"apiVersion\":\"net.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\"}", -EINVAL,
 		  "GpuConfig" },
-		{ "{\"kind\":\"VfConfig\"}", -EINVAL, "apiVersion is missing" },
-		{ "{\"apiVersion\":\"net.dralet.dev/v1alpha1\"}", -EINVAL, "kind is missing" },
+		{ "{\"kind\":\"VfConfig\"}", -EINVAL, "apiVersion: is required (want \"net.dralet.dev/v1alpha1\")" },
+		{ "{\"apiVersion\":\"net.dralet.dev/v1alpha1\"}", -EINVAL, "kind: is required (one of VfConfig)" },
 		{ "[1,2]", -EINVAL, "JSON object" },
 		{ "{\"apiVersion\":", -EINVAL, "not valid JSON" },
 		{ "{\"apiVersion\":\"net.dralet.dev/v1alpha1\",\"kind\":\"VfConfig\"} x", -EINVAL,

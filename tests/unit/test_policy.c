@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * SR-IOV policies: the strict "sriov" configuration section (through
- * config_load, as the agent reads it) and the pure engine (PF selection,
+ * config_load, as the agent reads it; the rest of the file's keys too) and the pure engine (PF selection,
  * count plans and their refusals, VF steps, settings diff).
  */
 #include <stdarg.h>
@@ -113,23 +113,24 @@ static void test_bad_policies(void **state)
 		const char *yaml;
 		const char *msg;
 	} cases[] = {
-		{ "sriov: 3\n", "sriov: must be a mapping" },
-		{ "sriov: {policy: []}\n", "sriov: unknown key 'policy'" },
+		{ "sriov: 3\n", "sriov: must be an object" },
+		{ "sriov: {policy: []}\n", "sriov: unknown field \"policy\" (known: policies)" },
 		{ "sriov: {policies: {}}\n", "policies: must be a list" },
-		{ "sriov: {policies: [{numVfs: 1}]}\n", "sriov.policies[0]: name" },
+		{ "sriov: {policies: [{numVfs: 1}]}\n", "sriov.policies[0].name: is required" },
 		{ "sriov: {policies: [{name: Bad_Name, numVfs: 1}]}\n", "DNS label" },
-		{ "sriov: {policies: [{name: a, numVfs: 1}]}\n", "(a): pfSelector: is required" },
+		{ "sriov: {policies: [{name: a, numVfs: 1}]}\n", "sriov.policies[0].pfSelector: is required" },
 		{ "sriov: {policies: [{name: a, pfSelector: {}, numVfs: 1}]}\n", "selects every PF" },
 		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice]}}]}\n",
 		  "numVfs: is required" },
 		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice]}, numVfs: -1}]}\n",
 		  "between 0 and 65535" },
 		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice]}, numVfs: \"4\"}]}\n",
-		  "numVfs: must be an integer" },
+		  "sriov.policies[0].numVfs: must be an integer" },
 		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice]}, numVfs: 1, "
-		  "vfDriver: igb_uio}]}\n", "vfDriver: must be default, vfio-pci or none" },
+		  "vfDriver: igb_uio}]}\n", "vfDriver: \"igb_uio\" is not one of default, vfio-pci, none" },
 		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice]}, numVfs: 1, "
-		  "numvfs: 2}]}\n", "(a): unknown key 'numvfs'" },
+		  "numvfs: 2}]}\n", "sriov.policies[0]: unknown field \"numvfs\" (known: name, "
+		  "pfSelector, numVfs, vfDriver, vfSettings)" },
 		{ "sriov: {policies: [{name: a, pfSelector: {device: \"1593\"}, numVfs: 1}]}\n",
 		  "device needs vendor" },
 		{ "sriov: {policies: [{name: a, pfSelector: {vendor: \"80861\"}, numVfs: 1}]}\n",
@@ -145,23 +146,23 @@ static void test_bad_policies(void **state)
 		{ "sriov: {policies: [{name: a, pfSelector: {pfNames: [\"a/b\"]}, numVfs: 1}]}\n",
 		  "network interface names" },
 		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice], driver: x}, "
-		  "numVfs: 1}]}\n", "pfSelector: unknown key 'driver'" },
+		  "numVfs: 1}]}\n", "pfSelector: unknown field \"driver\"" },
 		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice]}, numVfs: 1, "
 		  "vfSettings: {}}]}\n", "vfSettings: is empty" },
 		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice]}, numVfs: 1, "
-		  "vfSettings: {mac: \"02:00:00:00:00:01\"}}]}\n", "unknown key 'mac'" },
+		  "vfSettings: {mac: \"02:00:00:00:00:01\"}}]}\n", "vfSettings: unknown field \"mac\" (known: macBase," },
 		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice]}, numVfs: 1, "
 		  "vfSettings: {macBase: \"01:00:00:00:00:01\"}}]}\n", "not a unicast MAC" },
 		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice]}, numVfs: 4, "
 		  "vfSettings: {macBase: \"02:00:00:ff:ff:fe\"}}]}\n", "runs past the last" },
 		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice]}, numVfs: 1, "
-		  "vfSettings: {vlan: 4095}}]}\n", "vlan: must be between 0 and 4094" },
+		  "vfSettings: {vlan: 4095}}]}\n", "sriov.policies[0].vfSettings.vlan: must be between 0 and 4094" },
 		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice]}, numVfs: 1, "
 		  "vfSettings: {qos: 3}}]}\n", "qos: needs a vlan" },
 		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice]}, numVfs: 1, "
 		  "vfSettings: {trust: yes please}}]}\n", "trust: must be true or false" },
 		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice]}, numVfs: 1, "
-		  "vfSettings: {linkState: up}}]}\n", "linkState: must be auto" },
+		  "vfSettings: {linkState: up}}]}\n", "linkState: \"up\" is not one of auto, enable, disable" },
 		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice]}, numVfs: 1, "
 		  "vfSettings: {minTxRate: 100, maxTxRate: 10}}]}\n", "above maxTxRate" },
 		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice]}, numVfs: 1}, "
@@ -171,6 +172,73 @@ static void test_bad_policies(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		config_free(load(cases[i].yaml, -EINVAL, cases[i].msg));
+}
+
+/* The rest of the file, through the same decoder: values land, every problem names its key. */
+static void test_agent_config(void **state)
+{
+	static const struct {
+		const char *yaml;
+		const char *msg;
+	} bad[] = {
+		{ "colour: 1\n", "unknown field \"colour\" (known: apiVersion, kind, backends, "
+		  "publishUnsafeDevices, pciIDs, featureGates, healthCheckIntervalSeconds, sriov, "
+		  "simulatedBoard)" },
+		{ "- a\n", "the configuration must be a mapping" },
+		{ "publishUnsafeDevices: yes please\n", "publishUnsafeDevices: must be true or false" },
+		{ "pciIDs: [a]\n", "pciIDs: must be a file path" },
+		{ "simulatedBoard: \"\"\n", "simulatedBoard: must be a board file path" },
+		{ "healthCheckIntervalSeconds: 0\n",
+		  "healthCheckIntervalSeconds: must be between 1 and 20" },
+		{ "healthCheckIntervalSeconds: 21\n",
+		  "healthCheckIntervalSeconds: must be between 1 and 20" },
+		{ "healthCheckIntervalSeconds: \"5\"\n",
+		  "healthCheckIntervalSeconds: must be an integer" },
+		{ "featureGates: [a]\n", "featureGates: must be an object" },
+		{ "featureGates: {DRADeviceTaint: true}\n", "featureGates: unknown field "
+		  "\"DRADeviceTaint\" (known: DRADeviceTaints, DRAPartitionableDevices)" },
+		{ "featureGates: {DRADeviceTaints: 1}\n",
+		  "featureGates.DRADeviceTaints: must be true or false" },
+		{ "backends: [nvidia]\n", "backends: must be an object by backend name" },
+		{ "backends: {nvidia: 1}\n", "backends.nvidia: must be an object" },
+		{ "backends: {nvidia: {enable: false}}\n", "backends.nvidia: unknown field "
+		  "\"enable\" (known: enabled, driver, options)" },
+		{ "backends: {nvidia: {enabled: no way}}\n",
+		  "backends.nvidia.enabled: must be true or false" },
+		{ "backends: {nvidia: {driver: GPU.dralet.dev}}\n", "backends.nvidia.driver: must "
+		  "be a lower-case DNS subdomain of at most 63 characters" },
+		{ "backends: {nvidia: {driver: [a]}}\n", "backends.nvidia.driver: must be a "
+		  "lower-case DNS subdomain of at most 63 characters" },
+		{ "backends: {nvidia: {options: [a]}}\n", "backends.nvidia.options: must be an object" },
+		{ "backends: {nvidia: {options: {x: 1}}}\n",
+		  "backends.nvidia.options.x: must be a string (quote numbers)" },
+	};
+	struct config *cfg = load("apiVersion: dralet.dev/v1alpha1\nkind: Config\n"
+				  "publishUnsafeDevices: true\npciIDs: /p/pci.ids\n"
+				  "simulatedBoard: /b.yaml\nhealthCheckIntervalSeconds: 20\n"
+				  "featureGates: {DRADeviceTaints: true}\nsriov:\n"
+				  "backends:\n  nvidia: {driver: gpu.example.com, options: {x: \"1\"}}\n"
+				  "  amdgpu: {enabled: false}\n  drm:\n", 0, NULL);
+
+	(void)state;
+	assert_true(cfg->publish_unsafe);
+	assert_string_equal(cfg->pci_ids, "/p/pci.ids");
+	assert_string_equal(cfg->simulated_board, "/b.yaml");
+	assert_int_equal(cfg->health_interval_s, 20);
+	assert_int_equal(cfg->sriov->n, 0);
+	assert_int_equal(cfg->n_backends, 3);
+	assert_string_equal(config_backend(cfg, "nvidia")->driver, "gpu.example.com");
+	assert_true(config_backend(cfg, "nvidia")->enabled);
+	assert_non_null(config_backend(cfg, "nvidia")->options);
+	assert_false(config_backend(cfg, "amdgpu")->enabled);
+	assert_true(config_backend(cfg, "drm")->enabled);
+	assert_null(config_backend(cfg, "drm")->driver);
+	config_free(cfg);
+	cfg = load("", 0, NULL);
+	assert_int_equal(cfg->health_interval_s, CONFIG_HEALTH_INTERVAL_DEFAULT_S);
+	config_free(cfg);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		config_free(load(bad[i].yaml, -EINVAL, bad[i].msg));
 }
 
 /* A PF with @n VFs; VF i at 0000:3b:00.<i+1>. */
@@ -389,6 +457,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_full_policy),
 		cmocka_unit_test(test_bad_policies),
+		cmocka_unit_test(test_agent_config),
 		cmocka_unit_test(test_selection),
 		cmocka_unit_test(test_count_plans),
 		cmocka_unit_test(test_vf_steps),
