@@ -33,7 +33,7 @@ json() { $PY -c "import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if 
 
 "$DRALET" ctl info --socket "$REG" >"$TMP/out" || fail "ctl info"
 json "$TMP/out" "j['type'] == 'DRAPlugin' and j['endpoint'] == '$DRA' and \
-    j['supportedVersions'] == ['v1.DRAPlugin', 'v1beta1.DRAPlugin', 'v1alpha1.DRAResourceHealth']" ||
+    j['supportedVersions'] == ['v1.DRAPlugin', 'v1beta1.DRAPlugin', 'v1.DRAResourceHealth', 'v1alpha1.DRAResourceHealth']" ||
     fail "info output: $(cat "$TMP/out")"
 
 "$DRALET" ctl health --socket "$DRA" --timeout 2s >"$TMP/out" || fail "ctl health"

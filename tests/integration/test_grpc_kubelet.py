@@ -150,7 +150,8 @@ class HealthAdvertised(Base):
         kl = k.Kubelet(PB, self.server.reg_socket)
         info = kl.register()
         self.assertEqual(list(info.supported_versions),
-                         ["v1.DRAPlugin", "v1beta1.DRAPlugin", "v1alpha1.DRAResourceHealth"])
+                         ["v1.DRAPlugin", "v1beta1.DRAPlugin", "v1.DRAResourceHealth",
+                          "v1alpha1.DRAResourceHealth"])
         kl.close()
 
 
