@@ -6,19 +6,7 @@
 #   env: DRALET (absolute path of the binary; default build/dralet)
 set -eu
 
-root=$(cd "$(dirname "$0")/../.." && pwd)
-dralet=${DRALET:-$root/build/dralet}
-[ -x "$dralet" ] || { echo "no dralet binary at $dralet"; exit 1; }
-# trees are tens of thousands of tiny files: tmpfs when TMPDIR is unset
-base=${TMPDIR:-}
-if [ -z "$base" ] && [ -w /dev/shm ] &&
-   [ "$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 {print $4}')" -ge 524288 ] 2>/dev/null; then
-    base=/dev/shm
-fi
-tmp=$(mktemp -d "${base:-/tmp}/dralet-test-board-cli.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT INT TERM
-
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib/preamble.sh"; preamble board-cli tmpfs
 
 "$dralet" board --help >"$tmp/out" || fail "board --help exited $?"
 grep -q "materialize" "$tmp/out" || fail "board --help does not mention materialize"

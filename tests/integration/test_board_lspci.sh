@@ -8,22 +8,11 @@
 #   env: DRALET (absolute path of the binary; default build/dralet)
 set -eu
 
-root=$(cd "$(dirname "$0")/../.." && pwd)
-dralet=${DRALET:-$root/build/dralet}
 if ! command -v lspci >/dev/null 2>&1; then
     echo "lspci is not installed (Debian package pciutils)"
     exit 77
 fi
-[ -x "$dralet" ] || { echo "no dralet binary at $dralet"; exit 1; }
-
-# trees are tens of thousands of tiny files: tmpfs when TMPDIR is unset
-base=${TMPDIR:-}
-if [ -z "$base" ] && [ -w /dev/shm ] &&
-   [ "$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 {print $4}')" -ge 524288 ] 2>/dev/null; then
-    base=/dev/shm
-fi
-tmp=$(mktemp -d "${base:-/tmp}/dralet-test-lspci.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT INT TERM
+. "$(dirname "$0")/lib/preamble.sh"; preamble lspci tmpfs
 fail=0
 
 # Functions per board: a change here is a change of the board files.

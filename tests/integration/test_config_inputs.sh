@@ -6,14 +6,8 @@
 #   env: DRALET (absolute path of the binary; default build/dralet)
 set -eu
 
-root=$(cd "$(dirname "$0")/../.." && pwd)
-dralet=${DRALET:-$root/build/dralet}
-[ -x "$dralet" ] || { echo "no dralet binary at $dralet"; exit 1; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/dralet-test-config-inputs.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT INT TERM
+. "$(dirname "$0")/lib/preamble.sh"; preamble config-inputs
 board="$root/boards/vm-like.yaml"
-
-fail() { echo "FAIL: $*"; exit 1; }
 
 # refused: exits 1 with @want in its error output
 refused() {

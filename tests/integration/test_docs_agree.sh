@@ -10,14 +10,9 @@
 #   env: DRALET (absolute path of the binary), BUILD (default build)
 set -eu
 
-root=$(cd "$(dirname "$0")/../.." && pwd)
-dralet=${DRALET:-$root/build/dralet}
-build=$root/${BUILD:-build}
-[ -x "$dralet" ] || { echo "no dralet binary at $dralet"; exit 1; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/dralet-test-docs.XXXXXX")
+. "$(dirname "$0")/lib/preamble.sh"; preamble docs
 demo=
-trap '[ -z "$demo" ] || kill "$demo" 2>/dev/null || true; rm -rf "$tmp"' EXIT INT TERM
-fail() { echo "FAIL: $*"; exit 1; }
+at_exit() { [ -z "$demo" ] || kill "$demo" 2>/dev/null || true; }
 cd "$root"
 
 # 1. section references

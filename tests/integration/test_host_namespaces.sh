@@ -8,12 +8,7 @@
 #   env: DRALET (absolute path of the binary; default build/dralet)
 set -eu
 
-root=$(cd "$(dirname "$0")/../.." && pwd)
-dralet=${DRALET:-$root/build/dralet}
-[ -x "$dralet" ] || { echo "no dralet binary at $dralet"; exit 1; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/dralet-test-host-ns.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT INT TERM
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib/preamble.sh"; preamble host-ns
 
 "$dralet" board materialize --quiet "$root/boards/e810.yaml" "$tmp/node"
 n="$tmp/node"

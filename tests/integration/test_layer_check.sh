@@ -6,11 +6,8 @@
 # header including an agent header, and a new source folder that is no layer.
 set -eu
 
-root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/lib/preamble.sh"; preamble layers
 check=$root/scripts/check-layers.py
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/dralet-test-layers.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT INT TERM
-fail() { echo "FAIL: $*"; exit 1; }
 
 /usr/bin/python3 "$check" "$root" >"$tmp/out" 2>&1 || { cat "$tmp/out"; fail "the tree breaks its layers"; }
 
