@@ -9,8 +9,8 @@
 static void on_drm(struct hal_scan_private *s, const char *name, int fd, const char *path,
 		   void *userdata)
 {
-	struct hal_pci_func *f;
-	struct hal_classdev *d;
+	struct dralet_pci_func *f;
+	struct dralet_classdev *d;
 	char dev_path[96];
 
 	(void)userdata;
@@ -31,8 +31,8 @@ static void on_drm(struct hal_scan_private *s, const char *name, int fd, const c
 static void on_accel(struct hal_scan_private *s, const char *name, int fd, const char *path,
 		     void *userdata)
 {
-	struct hal_pci_func *f = scan_owner_of_path(s, path);
-	struct hal_classdev *d;
+	struct dralet_pci_func *f = scan_owner_of_path(s, path);
+	struct dralet_classdev *d;
 	char dev_path[96];
 
 	(void)userdata;

@@ -41,8 +41,8 @@ static const char *read_lines(struct hal_scan_private *s, int fd, const char *na
 static void on_manager(struct hal_scan_private *s, const char *name, int fd, const char *path,
 		       void *userdata)
 {
-	struct hal_pci_func *f = scan_owner_of_path(s, path);
-	struct hal_fpga_manager *m;
+	struct dralet_pci_func *f = scan_owner_of_path(s, path);
+	struct dralet_fpga_manager *m;
 
 	(void)userdata;
 	if (!f || !(m = scan_append(s, (const void **)&f->fpga_managers, &f->n_fpga_managers,
@@ -57,8 +57,8 @@ static void on_manager(struct hal_scan_private *s, const char *name, int fd, con
 static void on_region(struct hal_scan_private *s, const char *name, int fd, const char *path,
 		      void *userdata)
 {
-	struct hal_pci_func *f = scan_owner_of_path(s, path);
-	struct hal_fpga_region *r;
+	struct dralet_pci_func *f = scan_owner_of_path(s, path);
+	struct dralet_fpga_region *r;
 
 	(void)userdata;
 	if (!f || !(r = scan_append(s, (const void **)&f->fpga_regions, &f->n_fpga_regions,
@@ -110,7 +110,7 @@ static const char *fme_interface_id(struct hal_scan_private *s, int fme_fd)
 static void on_dfl(struct hal_scan_private *s, const char *name, int fd, const char *path,
 		   void *userdata)
 {
-	struct hal_pci_func *f;
+	struct dralet_pci_func *f;
 	int64_t v;
 
 	(void)userdata;
@@ -120,7 +120,7 @@ static void on_dfl(struct hal_scan_private *s, const char *name, int fd, const c
 	if (!f)
 		return;
 	if (!strncmp(name, "dfl-fme.", 8)) {
-		struct hal_dfl_fme *m = scan_append(s, (const void **)&f->dfl_fmes, &f->n_dfl_fmes,
+		struct dralet_dfl_fme *m = scan_append(s, (const void **)&f->dfl_fmes, &f->n_dfl_fmes,
 						    sizeof(*m));
 		if (!m)
 			return;
@@ -132,7 +132,7 @@ static void on_dfl(struct hal_scan_private *s, const char *name, int fd, const c
 		m->socket_id = sysfs_read_int(fd, "socket_id", &v) == 0 ? (int)v : -1;
 		m->interface_id = fme_interface_id(s, fd);
 	} else {
-		struct hal_dfl_port *p = scan_append(s, (const void **)&f->dfl_ports,
+		struct dralet_dfl_port *p = scan_append(s, (const void **)&f->dfl_ports,
 						     &f->n_dfl_ports, sizeof(*p));
 		if (!p)
 			return;
@@ -187,9 +187,9 @@ static bool xrt_vendor(uint16_t vendor)
 	return vendor == 0x10ee || vendor == 0x13fe || vendor == 0x1d0f || vendor == 0x3475;
 }
 
-static void read_xrt(struct hal_scan_private *s, struct hal_pci_func *f)
+static void read_xrt(struct hal_scan_private *s, struct dralet_pci_func *f)
 {
-	struct hal_xrt *x;
+	struct dralet_xrt *x;
 	int64_t v;
 	int fd;
 	bool user, mgmt;

@@ -26,7 +26,7 @@ static const char *after_colon(struct hal_scan_private *s, const char *text)
 	return arena_strdup(s->arena, text);
 }
 
-static struct hal_pci_func *owner_of_netdev(struct hal_scan_private *s, const char *ifname)
+static struct dralet_pci_func *owner_of_netdev(struct hal_scan_private *s, const char *ifname)
 {
 	for (size_t i = 0; i < s->n_funcs; i++)
 		for (size_t j = 0; j < s->funcs[i].n_net; j++)
@@ -37,11 +37,11 @@ static struct hal_pci_func *owner_of_netdev(struct hal_scan_private *s, const ch
 
 static int compare_ports(const void *a, const void *b)
 {
-	const struct hal_ib_port *pa = a, *pb = b;
+	const struct dralet_ib_port *pa = a, *pb = b;
 	return (pa->number > pb->number) - (pa->number < pb->number);
 }
 
-static void read_ports(struct hal_scan_private *s, struct hal_ibdev *ib, int fd)
+static void read_ports(struct hal_scan_private *s, struct dralet_ibdev *ib, int fd)
 {
 	struct dirent *de;
 	DIR *dir;
@@ -57,7 +57,7 @@ static void read_ports(struct hal_scan_private *s, struct hal_ibdev *ib, int fd)
 		unsigned long num = strtoul(de->d_name, &end, 10);
 		if (de->d_name[0] == '.' || *end || num == 0 || num > 255)
 			continue;
-		struct hal_ib_port *p = scan_append(s, (const void **)&ib->ports, &ib->n_ports,
+		struct dralet_ib_port *p = scan_append(s, (const void **)&ib->ports, &ib->n_ports,
 						    sizeof(*p));
 		if (!p)
 			break;
@@ -88,8 +88,8 @@ static void read_ports(struct hal_scan_private *s, struct hal_ibdev *ib, int fd)
 static void on_ibdev(struct hal_scan_private *s, const char *name, int fd, const char *path,
 		     void *userdata)
 {
-	struct hal_pci_func *f = scan_owner_of_path(s, path);
-	struct hal_ibdev *ib;
+	struct dralet_pci_func *f = scan_owner_of_path(s, path);
+	struct dralet_ibdev *ib;
 	char buf[256], parent[64] = "";
 
 	(void)userdata;
@@ -120,12 +120,12 @@ static void on_ibdev(struct hal_scan_private *s, const char *name, int fd, const
 	read_ports(s, ib, fd);
 }
 
-static struct hal_ibdev *find_ibdev(struct hal_scan_private *s, const char *name)
+static struct dralet_ibdev *find_ibdev(struct hal_scan_private *s, const char *name)
 {
 	for (size_t i = 0; i < s->n_funcs; i++)
 		for (size_t j = 0; j < s->funcs[i].n_ib; j++)
 			if (!strcmp(s->funcs[i].ib[j].name, name))
-				return (struct hal_ibdev *)&s->funcs[i].ib[j];
+				return (struct dralet_ibdev *)&s->funcs[i].ib[j];
 	return NULL;
 }
 
@@ -133,7 +133,7 @@ static void on_uverbs(struct hal_scan_private *s, const char *name, int fd, cons
 		      void *userdata)
 {
 	char ibname[64], dev_path[96];
-	struct hal_ibdev *ib;
+	struct dralet_ibdev *ib;
 
 	(void)path;
 	(void)userdata;
@@ -150,7 +150,7 @@ static void on_mad(struct hal_scan_private *s, const char *name, int fd, const c
 		   void *userdata)
 {
 	char ibname[64], dev_path[96];
-	struct hal_ibdev *ib;
+	struct dralet_ibdev *ib;
 	uint64_t port;
 	bool umad = !strncmp(name, "umad", 4);
 
@@ -164,7 +164,7 @@ static void on_mad(struct hal_scan_private *s, const char *name, int fd, const c
 	if (!ib)
 		return;
 	for (size_t i = 0; i < ib->n_ports; i++) {
-		struct hal_ib_port *p = (struct hal_ib_port *)&ib->ports[i];
+		struct dralet_ib_port *p = (struct dralet_ib_port *)&ib->ports[i];
 		if (p->number != port)
 			continue;
 		snprintf(dev_path, sizeof(dev_path), "infiniband/%s", name);

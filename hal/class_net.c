@@ -7,8 +7,8 @@
 static void on_netdev(struct hal_scan_private *s, const char *name, int fd, const char *path,
 		      void *userdata)
 {
-	struct hal_pci_func *f = scan_owner_of_path(s, path);
-	struct hal_netdev *n;
+	struct dralet_pci_func *f = scan_owner_of_path(s, path);
+	struct dralet_netdev *n;
 	char buf[128];
 	int64_t v;
 

@@ -35,7 +35,7 @@ static bool valid_cpulist(const char *s)
 	return true;
 }
 
-static void read_link(struct hal_scan_private *s, struct hal_pci_func *f, int fd)
+static void read_link(struct hal_scan_private *s, struct dralet_pci_func *f, int fd)
 {
 	char buf[64];
 	uint64_t v;
@@ -50,9 +50,9 @@ static void read_link(struct hal_scan_private *s, struct hal_pci_func *f, int fd
 		f->link.max_width = (unsigned)v;
 }
 
-static void read_sriov(struct hal_scan_private *s, struct hal_pci_func *f, int fd)
+static void read_sriov(struct hal_scan_private *s, struct dralet_pci_func *f, int fd)
 {
-	struct hal_pci_sriov *sr;
+	struct dralet_pci_sriov *sr;
 	uint64_t v;
 	int r = sysfs_read_u64(fd, "sriov_totalvfs", 10, &v);
 
@@ -81,14 +81,14 @@ static void read_sriov(struct hal_scan_private *s, struct hal_pci_func *f, int f
 		sr->drivers_autoprobe = v != 0;
 
 	if (sr->num_vfs) {
-		const struct hal_pci_func **vfs = arena_alloc(s->arena, sr->num_vfs * sizeof(*vfs));
+		const struct dralet_pci_func **vfs = arena_alloc(s->arena, sr->num_vfs * sizeof(*vfs));
 		if (vfs) {
 			for (unsigned n = 0; n < sr->num_vfs; n++) {
 				char name[32], target[256];
 				snprintf(name, sizeof(name), "virtfn%u", n);
 				if (sysfs_readlink(fd, name, target, sizeof(target)) < 0)
 					continue;
-				struct hal_pci_func *vf = scan_find(s, path_basename(target));
+				struct dralet_pci_func *vf = scan_find(s, path_basename(target));
 				if (!vf) {
 					scan_warn(s, "%s/%s/%s: VF %s not found", s->roots.sys,
 						  f->sysfs_path, name, path_basename(target));
@@ -96,7 +96,7 @@ static void read_sriov(struct hal_scan_private *s, struct hal_pci_func *f, int f
 				}
 				vfs[n] = vf;	/* vf->physfn and vf_index: link_vfs() */
 			}
-			sr->vfs = (const struct hal_pci_func *const *)vfs;
+			sr->vfs = (const struct dralet_pci_func *const *)vfs;
 			sr->n_vfs = sr->num_vfs;
 		}
 	}
@@ -114,10 +114,10 @@ struct bus_cpus {
 
 /* /dev/vfio/vfio (misc 10:196 unless class/misc/vfio says otherwise): the
  * same node for every vfio-pci function, resolved once. */
-static const struct hal_devnode *vfio_container(struct hal_scan_private *s)
+static const struct dralet_devnode *vfio_container(struct hal_scan_private *s)
 {
 	if (!s->vfio_container_tried) {
-		struct hal_devnode *n = arena_alloc(s->arena, sizeof(*n));
+		struct dralet_devnode *n = arena_alloc(s->arena, sizeof(*n));
 
 		s->vfio_container_tried = true;
 		if (n && faccessat(s->sys_fd, "class/misc/vfio/dev", F_OK, 0) == 0)
@@ -130,7 +130,7 @@ static const struct hal_devnode *vfio_container(struct hal_scan_private *s)
 	return s->vfio_container;
 }
 
-static void read_function(struct hal_scan_private *s, struct hal_pci_func *f,
+static void read_function(struct hal_scan_private *s, struct dralet_pci_func *f,
 			  struct bus_cpus *cache)
 {
 	char buf[4096];
@@ -188,8 +188,8 @@ static void read_function(struct hal_scan_private *s, struct hal_pci_func *f,
 
 static int compare_groups(const void *a, const void *b)
 {
-	const struct hal_pci_func *fa = *(struct hal_pci_func *const *)a;
-	const struct hal_pci_func *fb = *(struct hal_pci_func *const *)b;
+	const struct dralet_pci_func *fa = *(struct dralet_pci_func *const *)a;
+	const struct dralet_pci_func *fb = *(struct dralet_pci_func *const *)b;
 	return (fa->iommu_group > fb->iommu_group) - (fa->iommu_group < fb->iommu_group);
 }
 
@@ -197,7 +197,7 @@ static int compare_groups(const void *a, const void *b)
  * function we listed, so no directory needs reading. */
 static void count_iommu_groups(struct hal_scan_private *s)
 {
-	struct hal_pci_func **by_group = arena_alloc(s->arena, (s->n_funcs + 1) * sizeof(*by_group));
+	struct dralet_pci_func **by_group = arena_alloc(s->arena, (s->n_funcs + 1) * sizeof(*by_group));
 	size_t n = 0;
 
 	if (!by_group)
@@ -230,10 +230,10 @@ static void read_share(struct hal_scan_private *s, size_t begin, size_t end, voi
 static void link_vfs(struct hal_scan_private *s)
 {
 	for (size_t i = 0; i < s->n_funcs; i++) {
-		struct hal_pci_func *f = &s->funcs[i];
+		struct dralet_pci_func *f = &s->funcs[i];
 
 		for (size_t n = 0; f->sriov && n < f->sriov->n_vfs; n++) {
-			struct hal_pci_func *vf = (struct hal_pci_func *)f->sriov->vfs[n];
+			struct dralet_pci_func *vf = (struct dralet_pci_func *)f->sriov->vfs[n];
 			if (vf) {
 				vf->physfn = f;
 				vf->vf_index = (int)n;

@@ -31,7 +31,7 @@ struct hal_scan_options {
 
 struct hal_scan {
 	size_t n_funcs;
-	const struct hal_pci_func *const *funcs;	/* sorted by address */
+	const struct dralet_pci_func *const *funcs;	/* sorted by address */
 	size_t n_warnings;
 	const char *const *warnings;	/* "path: problem" */
 	/* NULL, or why the agent does not see the host's network namespace (every
@@ -51,7 +51,7 @@ int hal_scan(const struct hal_roots *roots, const struct hal_scan_options *opts,
 void hal_scan_free(struct hal_scan *scan);
 
 /* The function with address @address ("0000:3b:00.0"), or NULL. */
-const struct hal_pci_func *hal_scan_find(const struct hal_scan *scan, const char *address);
+const struct dralet_pci_func *hal_scan_find(const struct hal_scan *scan, const char *address);
 
 /* Parses "DDDD:BB:DD.F" (domain of 4 or more hex digits). */
 bool hal_parse_address(const char *s, unsigned *domain, unsigned *bus, unsigned *dev,
@@ -71,7 +71,7 @@ int hal_read_file(const char *path, char *buf, size_t size);
  * does not exist. The path string is allocated with malloc.
  */
 int hal_devnode_resolve(const struct hal_roots *roots, const char *dev_path, unsigned major,
-			unsigned minor, struct hal_devnode *ret_node);
+			unsigned minor, struct dralet_devnode *ret_node);
 
 /* Major number of character driver @name from <proc>/devices, or -ENOENT. */
 int hal_char_major(const struct hal_roots *roots, const char *name);

@@ -166,7 +166,7 @@ static bool identity_plausible(struct hal_scan_private *s, const struct entry *e
 }
 
 static void fill_function(struct hal_scan_private *s, const struct entry *e,
-			  struct hal_pci_func *f, struct pci_dev *d)
+			  struct dralet_pci_func *f, struct pci_dev *d)
 {
 	memcpy(f->address, e->address, sizeof(f->address));
 	hal_parse_address(e->address, &f->domain, &f->bus, &f->dev, &f->fn);
@@ -287,7 +287,7 @@ static void fill_names(struct hal_scan_private *s)
 	if (pacc && init_access(s, pacc))
 		names = pci_names_open(pacc, s->opts->pci_ids);
 	for (size_t i = 0; names && i < s->n_funcs; i++) {
-		struct hal_pci_func *f = &s->funcs[i];
+		struct dralet_pci_func *f = &s->funcs[i];
 		f->vendor_name = arena_strdup(s->arena, pci_names_vendor(names, f->vendor_id, buf,
 									sizeof(buf)));
 		f->device_name = arena_strdup(s->arena, pci_names_device(names, f->vendor_id,

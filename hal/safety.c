@@ -19,7 +19,7 @@
 
 #define MAX_STACK_DEPTH 8
 
-static void mark(struct hal_scan_private *s, struct hal_pci_func *f, const char *reason)
+static void mark(struct hal_scan_private *s, struct dralet_pci_func *f, const char *reason)
 {
 	if (!f->unsafe_reason)
 		f->unsafe_reason = arena_strdup(s->arena, reason);
@@ -31,7 +31,7 @@ static void mark_netdev(struct hal_scan_private *s, const char *ifname, const ch
 
 	for (size_t i = 0; i < s->n_funcs; i++)
 		for (size_t j = 0; j < s->funcs[i].n_net; j++) {
-			struct hal_netdev *n = (struct hal_netdev *)&s->funcs[i].net[j];
+			struct dralet_netdev *n = (struct dralet_netdev *)&s->funcs[i].net[j];
 			if (strcmp(n->ifname, ifname))
 				continue;
 			n->default_route = true;
@@ -80,7 +80,7 @@ static void mark_default_routes(struct hal_scan_private *s)
 static void mark_block(struct hal_scan_private *s, const char *path, const char *mountpoint,
 		       unsigned depth)
 {
-	struct hal_pci_func *f = scan_owner_of_path(s, path);
+	struct dralet_pci_func *f = scan_owner_of_path(s, path);
 	char reason[512], sub[4200];
 	struct dirent *de;
 	DIR *dir;

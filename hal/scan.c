@@ -103,10 +103,10 @@ void *scan_append(struct hal_scan_private *s, const void **array, size_t *n, siz
 
 static int compare_address(const void *key, const void *elem)
 {
-	return strcmp(key, ((const struct hal_pci_func *)elem)->address);
+	return strcmp(key, ((const struct dralet_pci_func *)elem)->address);
 }
 
-struct hal_pci_func *scan_find(struct hal_scan_private *s, const char *address)
+struct dralet_pci_func *scan_find(struct hal_scan_private *s, const char *address)
 {
 	if (!s->n_funcs)
 		return NULL;
@@ -163,7 +163,7 @@ bool hal_parse_address(const char *s, unsigned *domain, unsigned *bus, unsigned 
 	return true;
 }
 
-struct hal_pci_func *scan_owner_of_path(struct hal_scan_private *s, const char *path)
+struct dralet_pci_func *scan_owner_of_path(struct hal_scan_private *s, const char *path)
 {
 	const char *end = path + strlen(path);
 
@@ -178,7 +178,7 @@ struct hal_pci_func *scan_owner_of_path(struct hal_scan_private *s, const char *
 			memcpy(comp, start, len);
 			comp[len] = '\0';
 			if (hal_parse_address(comp, &d, &b, &v, &f)) {
-				struct hal_pci_func *fn = scan_find(s, comp);
+				struct dralet_pci_func *fn = scan_find(s, comp);
 				if (fn)
 					return fn;
 			}
@@ -195,7 +195,7 @@ int hal_root_path(const char *root, const char *relpath, char *buf, size_t size)
 }
 
 int hal_devnode_resolve(const struct hal_roots *roots, const char *dev_path, unsigned major,
-			unsigned minor, struct hal_devnode *ret_node)
+			unsigned minor, struct dralet_devnode *ret_node)
 {
 	char path[4096], *copy;
 	struct stat st;
@@ -206,7 +206,7 @@ int hal_devnode_resolve(const struct hal_roots *roots, const char *dev_path, uns
 	if (stat(path, &st) < 0) {
 		if (errno != ENOENT && errno != ENOTDIR)
 			return -errno;
-		*ret_node = (struct hal_devnode){ 0 };
+		*ret_node = (struct dralet_devnode){ 0 };
 		return 0;
 	}
 	if (snprintf(path, sizeof(path), "/dev/%s", dev_path) >= (int)sizeof(path))
@@ -226,13 +226,13 @@ int hal_devnode_resolve(const struct hal_roots *roots, const char *dev_path, uns
 }
 
 void scan_devnode(struct hal_scan_private *s, int dirfd, const char *dev_file,
-		  const char *dev_path, struct hal_devnode *ret)
+		  const char *dev_path, struct dralet_devnode *ret)
 {
 	unsigned major = 0, minor = 0;
 	char path[4096], node[4096];
 	struct stat st;
 
-	*ret = (struct hal_devnode){ 0 };
+	*ret = (struct dralet_devnode){ 0 };
 	if (hal_root_path(s->roots.dev, dev_path, path, sizeof(path)) < 0 || stat(path, &st) < 0)
 		return;	/* no node */
 	/* a real node answers with its own numbers; a simulated tree's
@@ -250,12 +250,12 @@ void scan_devnode(struct hal_scan_private *s, int dirfd, const char *dev_file,
 }
 
 void scan_devnode_numbers(struct hal_scan_private *s, const char *dev_path, unsigned major,
-			  unsigned minor, struct hal_devnode *ret)
+			  unsigned minor, struct dralet_devnode *ret)
 {
-	struct hal_devnode node;
+	struct dralet_devnode node;
 
 	if (hal_devnode_resolve(&s->roots, dev_path, major, minor, &node) < 0 || !node.path) {
-		*ret = (struct hal_devnode){ 0 };
+		*ret = (struct dralet_devnode){ 0 };
 		return;
 	}
 	ret->path = arena_strdup(s->arena, node.path);
@@ -354,7 +354,7 @@ int hal_scan(const struct hal_roots *roots, const struct hal_scan_options *opts,
 
 	if (s->dropped_warnings)
 		scan_warn(s, "%zu more warnings not shown", s->dropped_warnings);
-	const struct hal_pci_func **list = arena_alloc(s->arena, (s->n_funcs + 1) * sizeof(*list));
+	const struct dralet_pci_func **list = arena_alloc(s->arena, (s->n_funcs + 1) * sizeof(*list));
 	if (!list) {
 		r = -ENOMEM;
 		goto fail;
@@ -397,7 +397,7 @@ void hal_scan_free(struct hal_scan *scan)
 	free(s);
 }
 
-const struct hal_pci_func *hal_scan_find(const struct hal_scan *scan, const char *address)
+const struct dralet_pci_func *hal_scan_find(const struct hal_scan *scan, const char *address)
 {
 	return scan_find(scan->priv, address);
 }

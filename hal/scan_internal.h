@@ -21,12 +21,12 @@ struct hal_scan_private {
 	const struct hal_scan_options *opts;
 	int sys_fd;			/* O_PATH directory fds of the roots */
 	int proc_fd;
-	struct hal_pci_func *funcs;	/* n_funcs, sorted by address (strcmp) */
+	struct dralet_pci_func *funcs;	/* n_funcs, sorted by address (strcmp) */
 	size_t n_funcs;
 	pthread_mutex_t warn_lock;
 	const char **warnings;
 	size_t n_warnings, cap_warnings, dropped_warnings;
-	struct hal_devnode *vfio_container;	/* resolved once, shared by vfio-pci functions */
+	struct dralet_devnode *vfio_container;	/* resolved once, shared by vfio-pci functions */
 	bool vfio_container_tried;
 	const char *host_net_problem;	/* host_ns_problem(), or NULL */
 };
@@ -49,8 +49,8 @@ void *scan_append(struct hal_scan_private *s, const void **array, size_t *n, siz
 
 /* The function whose address is the last PCI address component of @path
  * ("devices/pci0000:00/0000:00:03.0/virtio2/net/eth0" -> 0000:00:03.0). */
-struct hal_pci_func *scan_owner_of_path(struct hal_scan_private *s, const char *path);
-struct hal_pci_func *scan_find(struct hal_scan_private *s, const char *address);
+struct dralet_pci_func *scan_owner_of_path(struct hal_scan_private *s, const char *path);
+struct dralet_pci_func *scan_find(struct hal_scan_private *s, const char *address);
 
 /* ---- sysfs.c: reading below a directory fd ---- */
 
@@ -86,10 +86,10 @@ void safety_mark(struct hal_scan_private *s);		/* safety.c */
  * numbers; a simulated tree's placeholder takes them from the sysfs file
  * @dev_file ("major:minor") below @dirfd. ret->path NULL when absent. */
 void scan_devnode(struct hal_scan_private *s, int dirfd, const char *dev_file,
-		  const char *dev_path, struct hal_devnode *ret);
+		  const char *dev_path, struct dralet_devnode *ret);
 /* The same with known numbers (used when the dev root has a placeholder). */
 void scan_devnode_numbers(struct hal_scan_private *s, const char *dev_path, unsigned major,
-			  unsigned minor, struct hal_devnode *ret);
+			  unsigned minor, struct dralet_devnode *ret);
 
 /* Why the agent does not see the host's network namespace (host_ns.c,
  * arena string), or NULL when it does. */

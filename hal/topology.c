@@ -11,13 +11,13 @@
 
 #include "hal/scan_internal.h"
 
-static bool is_bridge(const struct hal_pci_func *f)
+static bool is_bridge(const struct dralet_pci_func *f)
 {
 	return (f->class_code >> 8) == 0x0604 || (f->class_code >> 8) == 0x0609;
 }
 
 /* Fills pcie_root and parent from the path. */
-static void locate(struct hal_scan_private *s, struct hal_pci_func *f)
+static void locate(struct hal_scan_private *s, struct dralet_pci_func *f)
 {
 	const char *p = f->sysfs_path + strlen("devices/");
 	const char *slash = strchr(p, '/');
@@ -42,7 +42,7 @@ static void locate(struct hal_scan_private *s, struct hal_pci_func *f)
 #define TYPED 1
 #define HAS_BRIDGE_CHILD 2
 
-static void type_port(struct hal_scan_private *s, struct hal_pci_func *f, unsigned char *flags,
+static void type_port(struct hal_scan_private *s, struct dralet_pci_func *f, unsigned char *flags,
 		      unsigned depth)
 {
 	size_t idx = (size_t)(f - s->funcs);
@@ -51,17 +51,17 @@ static void type_port(struct hal_scan_private *s, struct hal_pci_func *f, unsign
 		return;
 	flags[idx] |= TYPED;
 	if (f->parent)
-		type_port(s, (struct hal_pci_func *)f->parent, flags, depth + 1);
+		type_port(s, (struct dralet_pci_func *)f->parent, flags, depth + 1);
 	if (!is_bridge(f)) {
-		f->port_type = HAL_PCI_ENDPOINT;
+		f->port_type = DRALET_PCI_ENDPOINT;
 	} else if (!f->parent) {
-		f->port_type = HAL_PCI_ROOT_PORT;
-	} else if (f->parent->port_type == HAL_PCI_SWITCH_UPSTREAM) {
-		f->port_type = HAL_PCI_SWITCH_DOWNSTREAM;
+		f->port_type = DRALET_PCI_ROOT_PORT;
+	} else if (f->parent->port_type == DRALET_PCI_SWITCH_UPSTREAM) {
+		f->port_type = DRALET_PCI_SWITCH_DOWNSTREAM;
 	} else if (flags[idx] & HAS_BRIDGE_CHILD) {
-		f->port_type = HAL_PCI_SWITCH_UPSTREAM;
+		f->port_type = DRALET_PCI_SWITCH_UPSTREAM;
 	} else {
-		f->port_type = HAL_PCI_OTHER_BRIDGE;
+		f->port_type = DRALET_PCI_OTHER_BRIDGE;
 	}
 }
 
@@ -79,9 +79,9 @@ void topology_resolve(struct hal_scan_private *s)
 	for (size_t i = 0; i < s->n_funcs; i++)
 		type_port(s, &s->funcs[i], flags, 0);
 	for (size_t i = 0; i < s->n_funcs; i++) {
-		struct hal_pci_func *f = &s->funcs[i];
-		for (const struct hal_pci_func *up = f->parent; up; up = up->parent)
-			if (up->port_type == HAL_PCI_SWITCH_UPSTREAM) {
+		struct dralet_pci_func *f = &s->funcs[i];
+		for (const struct dralet_pci_func *up = f->parent; up; up = up->parent)
+			if (up->port_type == DRALET_PCI_SWITCH_UPSTREAM) {
 				f->pcie_switch = up;
 				break;
 			}

@@ -59,7 +59,7 @@ struct engine_device *engine_find_device(struct claims_engine *e, const char *na
 
 void engine_device_identity(const struct dralet_device *dev, struct ckpt_identity *ret)
 {
-	const struct hal_pci_func *f = dralet_device_pci(dev);
+	const struct dralet_pci_func *f = dralet_device_pci(dev);
 	const struct dralet_attr *uuid = dralet_device_find_attr(dev, "uuid");
 
 	memset(ret, 0, sizeof(*ret));

@@ -74,7 +74,7 @@ static struct json_object *sriov_pfs_json(const struct inventory *inv)
 	char id[8];
 
 	for (size_t i = 0; i < scan->n_funcs; i++) {
-		const struct hal_pci_func *f = scan->funcs[i];
+		const struct dralet_pci_func *f = scan->funcs[i];
 		struct json_object *o;
 
 		if (!f->sriov)

@@ -16,15 +16,15 @@
 
 enum { OPT_OUTPUT = OPT_FIRST_COMMAND_OPTION, OPT_HELP };
 
-static const char *port_type(const struct hal_pci_func *f)
+static const char *port_type(const struct dralet_pci_func *f)
 {
 	if ((f->class_code >> 8) == 0x0600)
 		return "host-bridge";
 	switch (f->port_type) {
-	case HAL_PCI_ROOT_PORT: return "root-port";
-	case HAL_PCI_SWITCH_UPSTREAM: return "switch-upstream";
-	case HAL_PCI_SWITCH_DOWNSTREAM: return "switch-downstream";
-	case HAL_PCI_OTHER_BRIDGE: return "bridge";
+	case DRALET_PCI_ROOT_PORT: return "root-port";
+	case DRALET_PCI_SWITCH_UPSTREAM: return "switch-upstream";
+	case DRALET_PCI_SWITCH_DOWNSTREAM: return "switch-downstream";
+	case DRALET_PCI_OTHER_BRIDGE: return "bridge";
 	default: return "endpoint";
 	}
 }
@@ -40,7 +40,7 @@ static void add_int(struct json_object *o, const char *key, long long v)
 	json_object_object_add(o, key, json_object_new_int64(v));
 }
 
-static struct json_object *node_json(const struct hal_devnode *n)
+static struct json_object *node_json(const struct dralet_devnode *n)
 {
 	char buf[32];
 	struct json_object *o = json_object_new_object();
@@ -53,7 +53,7 @@ static struct json_object *node_json(const struct hal_devnode *n)
 
 static struct json_object *function_json(const struct inventory *inv, size_t i)
 {
-	const struct hal_pci_func *f = inventory_scan(inv)->funcs[i];
+	const struct dralet_pci_func *f = inventory_scan(inv)->funcs[i];
 	struct json_object *o = json_object_new_object(), *list;
 	const char *note, *owner = inventory_function_owner(inv, i, &note);
 	char buf[64];
@@ -129,7 +129,7 @@ static void print_table(const struct inventory *inv)
 	printf("%-13s %-9s %-8s %-12s %-4s %-5s %-11s %-13s %-17s %-10s %s\n", "ADDRESS", "ID",
 	       "CLASS", "DRIVER", "NUMA", "IOMMU", "PCIEROOT", "SWITCH", "TYPE", "BACKEND", "NOTE");
 	for (size_t i = 0; i < scan->n_funcs; i++) {
-		const struct hal_pci_func *f = scan->funcs[i];
+		const struct dralet_pci_func *f = scan->funcs[i];
 		const char *note, *owner = inventory_function_owner(inv, i, &note);
 		printf("%-13s %04x:%04x %06x   %-12.12s %-4d %-5d %-11s %-13s %-17s %-10s %s\n",
 		       f->address, f->vendor_id, f->device_id, f->class_code,

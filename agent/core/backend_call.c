@@ -9,7 +9,7 @@
 #include "agent/lib/log.h"
 #include "hal/hal.h"
 
-static int entry_score(const struct dralet_pci_id *id, const struct hal_pci_func *f)
+static int entry_score(const struct dralet_pci_id *id, const struct dralet_pci_func *f)
 {
 	if (id->vendor != DRALET_PCI_ANY && id->vendor != f->vendor_id)
 		return 0;
@@ -25,7 +25,7 @@ static int entry_score(const struct dralet_pci_id *id, const struct hal_pci_func
 }
 
 const struct dralet_pci_id *backend_table_match(const struct dralet_backend *b,
-						const struct hal_pci_func *func, int *ret_score)
+						const struct dralet_pci_func *func, int *ret_score)
 {
 	const struct dralet_pci_id *best = NULL;
 	int best_score = 0;
@@ -42,7 +42,7 @@ const struct dralet_pci_id *backend_table_match(const struct dralet_backend *b,
 	return best;
 }
 
-int backend_call_score(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+int backend_call_score(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 		       const struct dralet_pci_id **ret_id)
 {
 	const struct dralet_backend *b = ctx->backend;
@@ -77,7 +77,7 @@ void backend_call_fini(struct dralet_backend_ctx *ctx)
 }
 
 int backend_call_probe(struct dralet_backend_ctx *ctx, struct device_sink *sink,
-		       const struct hal_pci_func *func, const struct dralet_pci_id *id)
+		       const struct dralet_pci_func *func, const struct dralet_pci_id *id)
 {
 	int r;
 

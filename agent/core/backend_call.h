@@ -27,12 +27,12 @@ void backend_fill_defaults(const struct dralet_backend *b, struct dralet_backend
 /* The best entry of @b's match table for @func (the highest score, the first
  * on a tie) and its score in *ret_score; NULL (and 0) when none matches. */
 const struct dralet_pci_id *backend_table_match(const struct dralet_backend *b,
-						const struct hal_pci_func *func, int *ret_score);
+						const struct dralet_pci_func *func, int *ret_score);
 
 /* Scores @func for ctx's backend: the match table, then the filter with the
  * entry that matched. Returns the score (0: not the backend's; a failing
  * filter is logged and scores 0) and that entry in *ret_id (NULL with 0). */
-int backend_call_score(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+int backend_call_score(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 		       const struct dralet_pci_id **ret_id);
 
 /* init into ctx->state; fini releases it (only after an init that worked). */
@@ -42,7 +42,7 @@ void backend_call_fini(struct dralet_backend_ctx *ctx);
 /* Probes @func (matched by entry @id) on @ctx itself, the devices going to
  * @sink; the devices keep @ctx for their later calls. */
 int backend_call_probe(struct dralet_backend_ctx *ctx, struct device_sink *sink,
-		       const struct hal_pci_func *func, const struct dralet_pci_id *id);
+		       const struct dralet_pci_func *func, const struct dralet_pci_id *id);
 void backend_call_remove(struct dralet_backend_ctx *ctx, struct dralet_device *dev);
 
 /*

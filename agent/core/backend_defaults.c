@@ -12,7 +12,7 @@
 
 #include "agent/core/backend_ctx.h"
 
-static int keep_table_score(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+static int keep_table_score(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 			    const struct dralet_pci_id *id, int score)
 {
 	(void)ctx;

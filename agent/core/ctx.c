@@ -27,7 +27,7 @@ const char *dralet_ctx_option(const struct dralet_backend_ctx *ctx, const char *
 	return json_object_get_string(v);
 }
 
-const struct hal_pci_func *dralet_ctx_find_pci(const struct dralet_backend_ctx *ctx,
+const struct dralet_pci_func *dralet_ctx_find_pci(const struct dralet_backend_ctx *ctx,
 					       const char *address)
 {
 	return ctx->scan && address ? hal_scan_find(ctx->scan, address) : NULL;
@@ -66,7 +66,7 @@ int dralet_read_file(const struct dralet_backend_ctx *ctx, enum dralet_root root
 	return hal_read_file(path, buf, size);
 }
 
-int dralet_read_pci_file(const struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+int dralet_read_pci_file(const struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 			 const char *name, char *buf, size_t size)
 {
 	char rel[4096];
@@ -79,7 +79,7 @@ int dralet_read_pci_file(const struct dralet_backend_ctx *ctx, const struct hal_
 }
 
 int dralet_devnode(const struct dralet_backend_ctx *ctx, const char *dev_path, unsigned major,
-		   unsigned minor, struct hal_devnode *ret_node)
+		   unsigned minor, struct dralet_devnode *ret_node)
 {
 	if (!dev_path || strstr(dev_path, ".."))
 		return -EINVAL;

@@ -14,12 +14,12 @@ struct dralet_device {
 	char name[DRALET_DEVICE_NAME_MAX + 1];
 	char *kind;
 	struct dralet_backend_ctx *ctx;
-	const struct hal_pci_func *pci;
+	const struct dralet_pci_func *pci;
 	struct dralet_attr *attrs;
 	size_t n_attrs, cap_attrs;
 	struct dralet_capacity *caps;
 	size_t n_caps;
-	struct hal_devnode *nodes;
+	struct dralet_devnode *nodes;
 	size_t n_nodes;
 	enum dralet_health health;
 	void *priv;
@@ -140,7 +140,7 @@ static void append_sanitised(char *out, size_t size, const char *text)
 	out[o] = '\0';
 }
 
-static void add_pci_attributes(struct dralet_device *dev, const struct hal_pci_func *f)
+static void add_pci_attributes(struct dralet_device *dev, const struct dralet_pci_func *f)
 {
 	char id[8];
 
@@ -172,7 +172,7 @@ static void add_pci_attributes(struct dralet_device *dev, const struct hal_pci_f
 		dralet_device_set_int(dev, "pcieLinkWidth", f->link.current_width);
 }
 
-int dralet_device_new(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+int dralet_device_new(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 		      const char *kind, const char *suffix, struct dralet_device **ret_dev)
 {
 	struct device_sink *sink = ctx ? ctx->sink : NULL;
@@ -386,9 +386,9 @@ int dralet_device_set_capacity_int(struct dralet_device *dev, const char *name, 
 	return dralet_device_set_capacity(dev, name, q);
 }
 
-int dralet_device_add_node(struct dralet_device *dev, const struct hal_devnode *node)
+int dralet_device_add_node(struct dralet_device *dev, const struct dralet_devnode *node)
 {
-	struct hal_devnode *nodes;
+	struct dralet_devnode *nodes;
 	char *path;
 
 	if (!node || !node->path || node->path[0] != '/')
@@ -425,7 +425,7 @@ void dralet_device_set_private(struct dralet_device *dev, void *priv, void (*fre
 const char *dralet_device_name(const struct dralet_device *dev) { return dev->name; }
 const char *dralet_device_kind(const struct dralet_device *dev) { return dev->kind; }
 const char *dralet_device_driver(const struct dralet_device *dev) { return dev->ctx->driver; }
-const struct hal_pci_func *dralet_device_pci(const struct dralet_device *dev) { return dev->pci; }
+const struct dralet_pci_func *dralet_device_pci(const struct dralet_device *dev) { return dev->pci; }
 void *dralet_device_private(const struct dralet_device *dev) { return dev->priv; }
 enum dralet_health dralet_device_health(const struct dralet_device *dev)
 {
@@ -454,7 +454,7 @@ const struct dralet_capacity *dralet_device_capacity(const struct dralet_device 
 	return i < dev->n_caps ? &dev->caps[i] : NULL;
 }
 
-const struct hal_devnode *dralet_device_node(const struct dralet_device *dev, size_t i)
+const struct dralet_devnode *dralet_device_node(const struct dralet_device *dev, size_t i)
 {
 	return i < dev->n_nodes ? &dev->nodes[i] : NULL;
 }

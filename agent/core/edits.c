@@ -49,7 +49,7 @@ int dralet_edits_add_env(struct dralet_edits *e, const char *name, const char *v
 	return 0;
 }
 
-int dralet_edits_add_node(struct dralet_edits *e, const struct hal_devnode *node,
+int dralet_edits_add_node(struct dralet_edits *e, const struct dralet_devnode *node,
 			  const char *permissions)
 {
 	struct edits_node *nodes;

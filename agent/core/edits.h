@@ -17,7 +17,7 @@ struct edits_mount {
 };
 
 struct edits_node {
-	struct hal_devnode node;	/* path owned */
+	struct dralet_devnode node;	/* path owned */
 	char *permissions;		/* NULL: rwm */
 };
 

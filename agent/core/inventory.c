@@ -41,7 +41,7 @@ struct inventory {
 	size_t n_all;
 };
 
-static bool is_bridge(const struct hal_pci_func *f)
+static bool is_bridge(const struct dralet_pci_func *f)
 {
 	return (f->class_code >> 16) == 0x06;
 }
@@ -49,7 +49,7 @@ static bool is_bridge(const struct hal_pci_func *f)
 static void assign_and_probe(struct inventory *inv, const struct config *cfg)
 {
 	for (size_t i = 0; i < inv->scan->n_funcs; i++) {
-		const struct hal_pci_func *f = inv->scan->funcs[i];
+		const struct dralet_pci_func *f = inv->scan->funcs[i];
 		struct instance *best = NULL;
 		const struct dralet_pci_id *best_id = NULL;
 		int best_score = 0;

@@ -110,7 +110,7 @@ int dralet_pci_restore(struct dralet_backend_ctx *ctx, const char *address, cons
 	return r;
 }
 
-int dralet_vf_get(struct dralet_backend_ctx *ctx, const struct hal_netdev *pf, unsigned vf,
+int dralet_vf_get(struct dralet_backend_ctx *ctx, const struct dralet_netdev *pf, unsigned vf,
 		  struct dralet_vf_settings *ret)
 {
 	struct node_ops tmp;
@@ -129,7 +129,7 @@ int dralet_vf_get(struct dralet_backend_ctx *ctx, const struct hal_netdev *pf, u
 	return 0;
 }
 
-int dralet_vf_set(struct dralet_backend_ctx *ctx, const struct hal_netdev *pf, unsigned vf,
+int dralet_vf_set(struct dralet_backend_ctx *ctx, const struct dralet_netdev *pf, unsigned vf,
 		  const struct dralet_vf_settings *s)
 {
 	struct node_ops tmp;

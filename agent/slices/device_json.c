@@ -54,7 +54,7 @@ static void write_attr_value(struct json_writer *w, const struct dralet_attr *a)
 
 void device_write_json(struct json_writer *w, const struct dralet_device *dev, bool extended)
 {
-	const struct hal_pci_func *f = dralet_device_pci(dev);
+	const struct dralet_pci_func *f = dralet_device_pci(dev);
 	char num[32];
 
 	jw_begin_object(w);
@@ -99,7 +99,7 @@ void device_write_json(struct json_writer *w, const struct dralet_device *dev, b
 		jw_key(w, "deviceNodes");
 		jw_begin_array(w);
 		for (size_t i = 0; i < dralet_device_n_nodes(dev); i++) {
-			const struct hal_devnode *n = dralet_device_node(dev, i);
+			const struct dralet_devnode *n = dralet_device_node(dev, i);
 			jw_begin_object(w);
 			jw_key(w, "path");
 			jw_string(w, n->path);

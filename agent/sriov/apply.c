@@ -52,7 +52,7 @@ static int set_binding(const struct node_ops *node, const struct sriov_vf_step *
 }
 
 /* The settings of one VF: only what differs is sent. 1 when sent. */
-static int apply_settings(const struct node_ops *node, const struct hal_netdev *pf_net,
+static int apply_settings(const struct node_ops *node, const struct dralet_netdev *pf_net,
 			  const struct sriov_vf_step *s, bool dry_run, char *err, size_t errlen)
 {
 	struct dralet_vf_settings now = DRALET_VF_SETTINGS_INIT, diff;
@@ -80,10 +80,10 @@ static int apply_settings(const struct node_ops *node, const struct hal_netdev *
 }
 
 static void apply_vfs(const struct node_ops *node, const struct sriov_policy *pol,
-		      const struct hal_pci_func *pf, const struct hal_pf_state *st,
+		      const struct dralet_pci_func *pf, const struct hal_pf_state *st,
 		      const struct sriov_prepared *prep, bool dry_run, struct sriov_pf_report *rep)
 {
-	const struct hal_netdev *pf_net = pf->n_net ? &pf->net[0] : NULL;
+	const struct dralet_netdev *pf_net = pf->n_net ? &pf->net[0] : NULL;
 	int ifindex = pf_net && pf_net->ifname ? pf_net->ifindex : -1;
 	struct sriov_vf_step *steps = calloc(st->n_vfs + 1, sizeof(*steps));
 	char err[512];
@@ -123,7 +123,7 @@ static void apply_vfs(const struct node_ops *node, const struct sriov_policy *po
 }
 
 static void apply_pf(const struct node_ops *node, const struct sriov_policy *pol,
-		     const struct hal_pci_func *pf, const struct sriov_prepared *prep,
+		     const struct dralet_pci_func *pf, const struct sriov_prepared *prep,
 		     bool dry_run, struct sriov_pf_report *rep)
 {
 	struct hal_pf_state st;
@@ -192,7 +192,7 @@ int sriov_apply(const struct node_ops *node, const struct sriov_policies *pol,
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < scan->n_funcs; i++) {
-		const struct hal_pci_func *pf = scan->funcs[i];
+		const struct dralet_pci_func *pf = scan->funcs[i];
 		const struct sriov_policy *also, *p = sriov_policy_for(pol, pf, &also);
 		struct sriov_pf_report *r;
 

@@ -41,7 +41,7 @@ static bool in_list(const char *const *list, size_t n, const char *s)
 	return false;
 }
 
-bool sriov_selector_matches(const struct sriov_pf_selector *sel, const struct hal_pci_func *pf)
+bool sriov_selector_matches(const struct sriov_pf_selector *sel, const struct dralet_pci_func *pf)
 {
 	bool name = false;
 
@@ -60,7 +60,7 @@ bool sriov_selector_matches(const struct sriov_pf_selector *sel, const struct ha
 }
 
 const struct sriov_policy *sriov_policy_for(const struct sriov_policies *p,
-					    const struct hal_pci_func *pf,
+					    const struct dralet_pci_func *pf,
 					    const struct sriov_policy **ret_also)
 {
 	const struct sriov_policy *found = NULL;

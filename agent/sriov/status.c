@@ -50,7 +50,7 @@ static void put_pending(struct json_object *o, const struct sriov_policy *pol, c
 	put_string(o, "pending", text);
 }
 
-static struct json_object *pf_json(const struct node_ops *node, const struct hal_pci_func *pf,
+static struct json_object *pf_json(const struct node_ops *node, const struct dralet_pci_func *pf,
 				   const struct sriov_policies *pol,
 				   const struct sriov_prepared *prep)
 {
@@ -96,14 +96,14 @@ struct json_object *sriov_status_json(const struct node_ops *node, const struct 
 		return NULL;
 	}
 	for (size_t i = 0; i < scan->n_funcs; i++) {
-		const struct hal_pci_func *f = scan->funcs[i];
+		const struct dralet_pci_func *f = scan->funcs[i];
 		if (f->sriov && !f->physfn)
 			json_object_array_add(pfs, pf_json(node, f, pol, prep));
 	}
 	for (size_t i = 0; pol && i < pol->n; i++) {
 		bool used = false;
 		for (size_t j = 0; j < scan->n_funcs && !used; j++) {
-			const struct hal_pci_func *f = scan->funcs[j];
+			const struct dralet_pci_func *f = scan->funcs[j];
 			used = f->sriov && !f->physfn && sriov_selector_matches(&pol->items[i].pf, f);
 		}
 		if (!used)

@@ -20,7 +20,7 @@ static const struct dralet_pci_id accel_ids[] = {
 	{ 0, 0, 0, 0 },
 };
 
-static int health_now(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
+static int health_now(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func)
 {
 	char buf[64];
 
@@ -34,7 +34,7 @@ static int health_now(struct dralet_backend_ctx *ctx, const struct hal_pci_func 
 }
 
 static int add_nodes(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
-		     const struct hal_pci_func *func)
+		     const struct dralet_pci_func *func)
 {
 	int r = 0;
 
@@ -54,11 +54,11 @@ static int add_nodes(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 }
 
 static void add_attributes(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
-			   const struct hal_pci_func *func)
+			   const struct dralet_pci_func *func)
 {
 	char buf[64];
 
-	snprintf(buf, sizeof(buf), "0x%04x", hal_pci_class_sub(func));
+	snprintf(buf, sizeof(buf), "0x%04x", dralet_pci_class_sub(func));
 	dralet_device_set_string(dev, "pciClass", buf);
 	if (func->driver)
 		dralet_device_set_string(dev, "driver", func->driver);
@@ -78,7 +78,7 @@ static void add_attributes(struct dralet_backend_ctx *ctx, struct dralet_device 
 		dralet_device_set_string(dev, "services", buf);
 }
 
-static int accel_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+static int accel_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 		       const struct dralet_pci_id *id)
 {
 	struct dralet_device *dev;
@@ -112,7 +112,7 @@ static int accel_validate_config(struct dralet_backend_ctx *ctx, const char *con
 static int accel_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 			 struct dralet_prepare_req *req)
 {
-	const struct hal_pci_func *func = dralet_device_pci(dev);
+	const struct dralet_pci_func *func = dralet_device_pci(dev);
 	struct dralet_edits *e = req->edits;
 	char driver[64], services[64];
 	int r = dralet_pci_driver(ctx, func->address, driver, sizeof(driver));

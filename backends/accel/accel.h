@@ -18,10 +18,10 @@ extern const struct dralet_backend backend_accel;
 /* Intel QuickAssist: the services the PF (of a VF) is configured for
  * ("sym;asym", "dc" ... from qat/cfg_services) into @buf; length, or -ENOENT
  * for functions that are not QAT. */
-int accel_qat_services(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+int accel_qat_services(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 		       char *buf, size_t size);
 /* The QAT device state now ("up"/"down"), same rules. */
-int accel_qat_state(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func, char *buf,
+int accel_qat_state(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func, char *buf,
 		    size_t size);
 
 #endif

@@ -11,10 +11,10 @@
 
 #include "accel.h"
 
-static int read_qat_file(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+static int read_qat_file(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 			 const char *name, char *buf, size_t size)
 {
-	const struct hal_pci_func *pf = func->physfn ? func->physfn : func;
+	const struct dralet_pci_func *pf = func->physfn ? func->physfn : func;
 	int r;
 
 	if (pf->vendor_id != 0x8086)
@@ -25,7 +25,7 @@ static int read_qat_file(struct dralet_backend_ctx *ctx, const struct hal_pci_fu
 	return r;
 }
 
-int accel_qat_services(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+int accel_qat_services(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 		       char *buf, size_t size)
 {
 	int r = read_qat_file(ctx, func, "qat/cfg_services", buf, size);
@@ -41,7 +41,7 @@ int accel_qat_services(struct dralet_backend_ctx *ctx, const struct hal_pci_func
 	return r;
 }
 
-int accel_qat_state(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func, char *buf,
+int accel_qat_state(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func, char *buf,
 		    size_t size)
 {
 	return read_qat_file(ctx, func, "qat/state", buf, size);

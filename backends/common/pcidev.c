@@ -12,13 +12,13 @@
 #define VFIO_CONTAINER_MAJOR 10
 #define VFIO_CONTAINER_MINOR 196
 
-bool pcidev_present(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
+bool pcidev_present(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func)
 {
 	char buf[16];
 	return dralet_read_pci_file(ctx, func, "vendor", buf, sizeof(buf)) > 0;
 }
 
-bool pcidev_vfio_capable(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
+bool pcidev_vfio_capable(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func)
 {
 	(void)ctx;
 	/* alone in its IOMMU group: vfio can take it without taking others */
@@ -42,10 +42,10 @@ static bool parse_devnum(const char *s, unsigned *major, unsigned *minor)
 }
 
 int pcidev_misc_node(struct dralet_backend_ctx *ctx, const char *misc_name, const char *dev_path,
-		     unsigned major, unsigned minor, struct hal_devnode *ret_node)
+		     unsigned major, unsigned minor, struct dralet_devnode *ret_node)
 {
 	char rel[128], buf[32];
-	struct hal_devnode node = { 0 };
+	struct dralet_devnode node = { 0 };
 	int r;
 
 	snprintf(rel, sizeof(rel), "class/misc/%s/dev", misc_name);
@@ -65,9 +65,9 @@ int pcidev_misc_node(struct dralet_backend_ctx *ctx, const char *misc_name, cons
 }
 
 int pcidev_device_add_vfio(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
-			   const struct hal_pci_func *func)
+			   const struct dralet_pci_func *func)
 {
-	struct hal_devnode container;
+	struct dralet_devnode container;
 	int r;
 
 	if (!pcidev_is_vfio(func))
@@ -93,11 +93,11 @@ int pcidev_device_add_vfio(struct dralet_backend_ctx *ctx, struct dralet_device 
 
 /* <class>/<name>: one child device with a "dev" file. */
 static int add_chardev(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
-		       const struct hal_pci_func *func, const char *cls, const char *name)
+		       const struct dralet_pci_func *func, const char *cls, const char *name)
 {
 	char rel[512], buf[512], devname[256];
 	unsigned major, minor;
-	struct hal_devnode node;
+	struct dralet_devnode node;
 	int r;
 
 	if (snprintf(rel, sizeof(rel), "%s/%s/dev", cls, name) >= (int)sizeof(rel) ||
@@ -127,7 +127,7 @@ static int add_chardev(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 }
 
 int pcidev_device_add_chardevs(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
-			       const struct hal_pci_func *func)
+			       const struct dralet_pci_func *func)
 {
 	char path[4096], sub[4608];
 	struct dirent *de, *ce;
@@ -195,9 +195,9 @@ int pcidev_edit_device_nodes(struct dralet_edits *edits, const struct dralet_dev
 }
 
 int pcidev_edit_vfio(struct dralet_backend_ctx *ctx, struct dralet_edits *edits,
-		     const struct dralet_device *dev, const struct hal_pci_func *func)
+		     const struct dralet_device *dev, const struct dralet_pci_func *func)
 {
-	struct hal_devnode group = { 0 }, container = { 0 };
+	struct dralet_devnode group = { 0 }, container = { 0 };
 	char rel[32];
 	int r;
 
@@ -285,7 +285,7 @@ int pcidev_env_int(struct dralet_edits *edits, const struct dralet_device *dev, 
 	return pcidev_env(edits, dev, field, v);
 }
 
-int pcidev_undo_record(struct dralet_undo *undo, const struct hal_pci_func *func,
+int pcidev_undo_record(struct dralet_undo *undo, const struct dralet_pci_func *func,
 		       const char *driver)
 {
 	int r = dralet_undo_set(undo, "pciAddress", func->address);

@@ -22,13 +22,13 @@
 #define PCIDEV_ENV_NAME_MAX 128
 
 /* True when the function is still there (its "vendor" file reads). */
-bool pcidev_present(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func);
+bool pcidev_present(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func);
 
 /* A function a container can own through vfio: it has an IOMMU group and is
  * alone in it (a shared group would hand its neighbours over too). */
-bool pcidev_vfio_capable(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func);
+bool pcidev_vfio_capable(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func);
 
-static inline bool pcidev_is_vfio(const struct hal_pci_func *func)
+static inline bool pcidev_is_vfio(const struct dralet_pci_func *func)
 {
 	return func->driver && !strcmp(func->driver, "vfio-pci");
 }
@@ -40,12 +40,12 @@ static inline bool pcidev_is_vfio(const struct hal_pci_func *func)
  * numbers are unknown; otherwise it is malloc'd and the caller frees it.
  */
 int pcidev_misc_node(struct dralet_backend_ctx *ctx, const char *misc_name, const char *dev_path,
-		     unsigned major, unsigned minor, struct hal_devnode *ret_node);
+		     unsigned major, unsigned minor, struct dralet_devnode *ret_node);
 
 /* Adds the vfio nodes of a function bound to vfio-pci to @dev: the IOMMU
  * group node and the container node /dev/vfio/vfio. No-op for other drivers. */
 int pcidev_device_add_vfio(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
-			   const struct hal_pci_func *func);
+			   const struct dralet_pci_func *func);
 
 /*
  * Adds the character devices a driver created below @func in a class glue
@@ -54,7 +54,7 @@ int pcidev_device_add_vfio(struct dralet_backend_ctx *ctx, struct dralet_device 
  * The vfio cdev (vfio-dev/) is left out. Returns the number added or -errno.
  */
 int pcidev_device_add_chardevs(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
-			       const struct hal_pci_func *func);
+			       const struct dralet_pci_func *func);
 
 /* "/dev/a,/dev/b": the device's nodes as one value (for an environment
  * variable); "" without nodes. */
@@ -69,7 +69,7 @@ int pcidev_edit_device_nodes(struct dralet_edits *edits, const struct dralet_dev
  * context when the group node is missing.
  */
 int pcidev_edit_vfio(struct dralet_backend_ctx *ctx, struct dralet_edits *edits,
-		     const struct dralet_device *dev, const struct hal_pci_func *func);
+		     const struct dralet_device *dev, const struct dralet_pci_func *func);
 
 /*
  * Environment variables of a prepared device are named
@@ -88,7 +88,7 @@ int pcidev_env_name(const struct dralet_device *dev, const char *field, char *bu
 
 /* Records the facts every prepare of these backends keeps for unprepare and
  * for operators reading the checkpoint (PCI address, driver at prepare). */
-int pcidev_undo_record(struct dralet_undo *undo, const struct hal_pci_func *func,
+int pcidev_undo_record(struct dralet_undo *undo, const struct dralet_pci_func *func,
 		       const char *driver);
 
 #endif

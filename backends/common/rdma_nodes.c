@@ -9,7 +9,7 @@
 
 #include "pcidev.h"
 
-const struct hal_ibdev *rdma_primary_ibdev(const struct hal_pci_func *func)
+const struct dralet_ibdev *rdma_primary_ibdev(const struct dralet_pci_func *func)
 {
 	for (size_t i = 0; i < func->n_ib; i++)
 		if (!func->ib[i].software)
@@ -17,20 +17,20 @@ const struct hal_ibdev *rdma_primary_ibdev(const struct hal_pci_func *func)
 	return func->n_ib ? &func->ib[0] : NULL;
 }
 
-static const struct hal_ib_port *first_port(const struct hal_ibdev *ib)
+static const struct dralet_ib_port *first_port(const struct dralet_ibdev *ib)
 {
 	return ib && ib->n_ports ? &ib->ports[0] : NULL;
 }
 
-bool rdma_is_infiniband(const struct hal_ibdev *ib)
+bool rdma_is_infiniband(const struct dralet_ibdev *ib)
 {
-	const struct hal_ib_port *p = first_port(ib);
+	const struct dralet_ib_port *p = first_port(ib);
 	return p && p->link_layer && !strcasecmp(p->link_layer, "InfiniBand");
 }
 
-const char *rdma_link_type(const struct hal_ibdev *ib)
+const char *rdma_link_type(const struct dralet_ibdev *ib)
 {
-	const struct hal_ib_port *p = first_port(ib);
+	const struct dralet_ib_port *p = first_port(ib);
 
 	if (!p || !p->link_layer)
 		return NULL;
@@ -41,15 +41,15 @@ const char *rdma_link_type(const struct hal_ibdev *ib)
 	return NULL;
 }
 
-int rdma_cm_node(struct dralet_backend_ctx *ctx, struct hal_devnode *ret_node)
+int rdma_cm_node(struct dralet_backend_ctx *ctx, struct dralet_devnode *ret_node)
 {
 	return pcidev_misc_node(ctx, "rdma_cm", "infiniband/rdma_cm", 0, 0, ret_node);
 }
 
 int rdma_device_add_nodes(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
-			  const struct hal_ibdev *ib)
+			  const struct dralet_ibdev *ib)
 {
-	struct hal_devnode cm;
+	struct dralet_devnode cm;
 	int r;
 
 	if (!ib->uverbs.path)
@@ -77,8 +77,8 @@ int rdma_device_add_nodes(struct dralet_backend_ctx *ctx, struct dralet_device *
 	return 0;
 }
 
-int rdma_port_state_now(struct dralet_backend_ctx *ctx, const struct hal_ibdev *ib,
-			const struct hal_ib_port *port, char *buf, size_t size)
+int rdma_port_state_now(struct dralet_backend_ctx *ctx, const struct dralet_ibdev *ib,
+			const struct dralet_ib_port *port, char *buf, size_t size)
 {
 	char rel[192], text[64];
 	const char *state = port->state;
@@ -99,7 +99,7 @@ int rdma_port_state_now(struct dralet_backend_ctx *ctx, const struct hal_ibdev *
 	return (int)strlen(buf);
 }
 
-int rdma_ports_health(struct dralet_backend_ctx *ctx, const struct hal_ibdev *ib)
+int rdma_ports_health(struct dralet_backend_ctx *ctx, const struct dralet_ibdev *ib)
 {
 	int health = ib->n_ports ? DRALET_HEALTH_HEALTHY : DRALET_HEALTH_UNKNOWN;
 	char state[64];

@@ -14,34 +14,34 @@
 
 /* The ibdev of @func: the first hardware one, else the first software one
  * (soft-RoCE over its netdev); NULL when it has none. Owned by the scan. */
-const struct hal_ibdev *rdma_primary_ibdev(const struct hal_pci_func *func);
+const struct dralet_ibdev *rdma_primary_ibdev(const struct dralet_pci_func *func);
 
 /* True when the first port's link layer is InfiniBand (umad/issm apply). */
-bool rdma_is_infiniband(const struct hal_ibdev *ib);
+bool rdma_is_infiniband(const struct dralet_ibdev *ib);
 
 /* "infiniband" or "ethernet" from the first port's link layer, NULL when
  * unknown. */
-const char *rdma_link_type(const struct hal_ibdev *ib);
+const char *rdma_link_type(const struct dralet_ibdev *ib);
 
 /* The node of /dev/infiniband/rdma_cm (a misc device with a dynamic minor).
  * ret_node->path is NULL when rdma_ucm is not loaded; else malloc'd. */
-int rdma_cm_node(struct dralet_backend_ctx *ctx, struct hal_devnode *ret_node);
+int rdma_cm_node(struct dralet_backend_ctx *ctx, struct dralet_devnode *ret_node);
 
 /* Adds the nodes a verbs application needs to @dev: uverbs, rdma_cm, and for
  * InfiniBand umad and issm of every port. Missing nodes are warnings. */
 int rdma_device_add_nodes(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
-			  const struct hal_ibdev *ib);
+			  const struct dralet_ibdev *ib);
 
 /*
  * The state of port @port now ("ACTIVE", "DOWN" ...), re-read from
  * class/infiniband/<ibdev>/ports/<n>/state; the scan's fact when that file
  * cannot be read. Copies into @buf; returns its length or -errno.
  */
-int rdma_port_state_now(struct dralet_backend_ctx *ctx, const struct hal_ibdev *ib,
-			const struct hal_ib_port *port, char *buf, size_t size);
+int rdma_port_state_now(struct dralet_backend_ctx *ctx, const struct dralet_ibdev *ib,
+			const struct dralet_ib_port *port, char *buf, size_t size);
 
 /* DRALET_HEALTH_UNHEALTHY when a port is not ACTIVE (DOWN, INIT, ARMED ...),
  * HEALTHY when every port is ACTIVE, UNKNOWN without ports or states. */
-int rdma_ports_health(struct dralet_backend_ctx *ctx, const struct hal_ibdev *ib);
+int rdma_ports_health(struct dralet_backend_ctx *ctx, const struct dralet_ibdev *ib);
 
 #endif

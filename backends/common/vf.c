@@ -14,32 +14,32 @@
 #include "vf_config.h"
 #include "vf_lifecycle.h"
 
-static const struct hal_netdev *first_netdev(const struct hal_pci_func *f)
+static const struct dralet_netdev *first_netdev(const struct dralet_pci_func *f)
 {
 	return f && f->n_net ? &f->net[0] : NULL;
 }
 
 /* "ethernet" / "infiniband" from the VF's RDMA port, else from the PF class. */
-static const char *link_type(const struct hal_pci_func *vf)
+static const char *link_type(const struct dralet_pci_func *vf)
 {
-	const struct hal_ibdev *ib = rdma_primary_ibdev(vf);
+	const struct dralet_ibdev *ib = rdma_primary_ibdev(vf);
 	const char *t = ib ? rdma_link_type(ib) : NULL;
 
 	if (t)
 		return t;
-	if (vf->physfn && hal_pci_class_sub(vf->physfn) == 0x0207)
+	if (vf->physfn && dralet_pci_class_sub(vf->physfn) == 0x0207)
 		return "infiniband";
-	if (vf->physfn && hal_pci_class_sub(vf->physfn) == 0x0200)
+	if (vf->physfn && dralet_pci_class_sub(vf->physfn) == 0x0200)
 		return "ethernet";
 	return NULL;
 }
 
 static void add_attributes(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
-			   const struct hal_pci_func *vf)
+			   const struct dralet_pci_func *vf)
 {
-	const struct hal_pci_func *pf = vf->physfn;
-	const struct hal_netdev *net = first_netdev(vf), *pf_net = first_netdev(pf);
-	const struct hal_ibdev *ib = rdma_primary_ibdev(vf);
+	const struct dralet_pci_func *pf = vf->physfn;
+	const struct dralet_netdev *net = first_netdev(vf), *pf_net = first_netdev(pf);
+	const struct dralet_ibdev *ib = rdma_primary_ibdev(vf);
 	const char *type = link_type(vf);
 	char id[8];
 
@@ -80,9 +80,9 @@ static bool link_down(const char *operstate)
 }
 
 /* Health from the discovery's facts, read a moment ago: for probe. */
-static int health_at_probe(const struct hal_pci_func *vf)
+static int health_at_probe(const struct dralet_pci_func *vf)
 {
-	const struct hal_netdev *pf_net = first_netdev(vf->physfn);
+	const struct dralet_netdev *pf_net = first_netdev(vf->physfn);
 
 	if (!vf->driver || !vf->physfn)
 		return DRALET_HEALTH_UNHEALTHY;
@@ -91,10 +91,10 @@ static int health_at_probe(const struct hal_pci_func *vf)
 }
 
 /* Health from what the node says now: for the health op. */
-static int health_now(struct dralet_backend_ctx *ctx, const struct hal_pci_func *vf)
+static int health_now(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *vf)
 {
 	char driver[64], rel[128], state[32];
-	const struct hal_netdev *pf_net = first_netdev(vf->physfn);
+	const struct dralet_netdev *pf_net = first_netdev(vf->physfn);
 
 	/* no driver is fine: prepare binds one (VfConfig.driver), as policies with
 	 * vfDriver none intend */
@@ -112,10 +112,10 @@ static int health_now(struct dralet_backend_ctx *ctx, const struct hal_pci_func 
 	return DRALET_HEALTH_HEALTHY;
 }
 
-int vf_probe_device(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+int vf_probe_device(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 		    struct dralet_device **ret_dev)
 {
-	const struct hal_ibdev *ib = rdma_primary_ibdev(func);
+	const struct dralet_ibdev *ib = rdma_primary_ibdev(func);
 	struct dralet_device *dev;
 	int r;
 
@@ -136,7 +136,7 @@ int vf_probe_device(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f
 	return r < 0 ? r : 0;
 }
 
-int vf_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+int vf_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 	     const struct dralet_pci_id *id)
 {
 	struct dralet_device *dev;
@@ -162,7 +162,7 @@ int vf_validate_config(struct dralet_backend_ctx *ctx, const char *config,
 	return r;
 }
 
-int vf_prepare_config(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+int vf_prepare_config(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 		      const char *config, const char *api_version, bool allow_rebind,
 		      struct dralet_undo *undo, char *driver_now, size_t size)
 {
@@ -191,7 +191,7 @@ int vf_prepare_config(struct dralet_backend_ctx *ctx, const struct hal_pci_func 
 
 /* The VF's network interface now ("<function>/net/<name>"), which a kernel
  * driver may register a moment after it bound: waits up to @wait_ms. */
-static bool netdev_now(struct dralet_backend_ctx *ctx, const struct hal_pci_func *vf,
+static bool netdev_now(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *vf,
 		       int wait_ms, char *ifname, size_t ifsize, char *mac, size_t macsize)
 {
 	char rel[4096], path[4096];
@@ -224,8 +224,8 @@ static bool netdev_now(struct dralet_backend_ctx *ctx, const struct hal_pci_func
 int vf_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 	       struct dralet_prepare_req *req, const char *api_version)
 {
-	const struct hal_pci_func *vf = dralet_device_pci(dev);
-	const struct hal_ibdev *ib = rdma_primary_ibdev(vf);
+	const struct dralet_pci_func *vf = dralet_device_pci(dev);
+	const struct dralet_ibdev *ib = rdma_primary_ibdev(vf);
 	struct dralet_edits *e = req->edits;
 	char driver[64], ifname[64] = "", mac[32] = "", msg[640];
 	struct vf_config c;

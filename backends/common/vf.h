@@ -14,10 +14,10 @@
 
 /* Creates the device of VF @func (func->physfn set) in the current probe;
  * *ret_dev is the device (owned by the probe's list), NULL when none. */
-int vf_probe_device(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+int vf_probe_device(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 		    struct dralet_device **ret_dev);
 /* The same as a probe operation. */
-int vf_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+int vf_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 	     const struct dralet_pci_id *id);
 
 /* enum dralet_health of a VF now: VF and PF present, a driver bound, the PF's
@@ -49,7 +49,7 @@ int vf_unprepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
  * @allow_rebind false). A PF takes only an empty VfConfig. Fills the undo
  * state; @driver_now gets the driver bound afterwards.
  */
-int vf_prepare_config(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+int vf_prepare_config(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 		      const char *config, const char *api_version, bool allow_rebind,
 		      struct dralet_undo *undo, char *driver_now, size_t size);
 

@@ -25,7 +25,7 @@ static bool is_bridge(struct dralet_backend_ctx *ctx, const char *address)
 	return (strtoul(buf, NULL, 16) >> 8) == 0x0604;
 }
 
-int vf_iommu_check(struct dralet_backend_ctx *ctx, const struct hal_pci_func *vf)
+int vf_iommu_check(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *vf)
 {
 	char rel[64], path[4096], driver[DRIVER_MAX], override[DRIVER_MAX], users[384] = "";
 	struct dirent *de;
@@ -142,7 +142,7 @@ static void wanted_settings(const struct vf_config *c, struct dralet_vf_settings
  * auto, no rate limit), in one value so it costs one checkpoint write:
  *   "pf=ens1f0 ifindex=7 vf=2 mac=02:11:22:33:44:55 vlan=5 qos=0 trust=0"
  */
-static void settings_undo_text(const struct hal_netdev *pf, int vf_index,
+static void settings_undo_text(const struct dralet_netdev *pf, int vf_index,
 			       const struct dralet_vf_settings *want,
 			       const struct dralet_vf_settings *now, char *buf, size_t size)
 {
@@ -177,7 +177,7 @@ static void settings_undo_text(const struct hal_netdev *pf, int vf_index,
 /* The settings to restore from the vfSettings undo value; false when there
  * is none (or it cannot be read). @ifname receives the PF's interface name. */
 static bool previous_settings(const struct dralet_undo *undo, char *ifname, size_t ifsize,
-			      struct hal_netdev *pf, unsigned *vf, struct dralet_vf_settings *s)
+			      struct dralet_netdev *pf, unsigned *vf, struct dralet_vf_settings *s)
 {
 	const char *text = dralet_undo_get(undo, "vfSettings");
 	char copy[512], *save = NULL;
@@ -226,7 +226,7 @@ static bool previous_settings(const struct dralet_undo *undo, char *ifname, size
 		s->min_tx_mbps = (unsigned)min;
 		s->max_tx_mbps = (unsigned)max;
 	}
-	*pf = (struct hal_netdev){ .ifname = ifname, .ifindex = (int)ifindex };
+	*pf = (struct dralet_netdev){ .ifname = ifname, .ifindex = (int)ifindex };
 	*vf = (unsigned)index;
 	return true;
 }
@@ -243,7 +243,7 @@ int vf_lifecycle_restore(struct dralet_backend_ctx *ctx, const struct dralet_und
 	const char *address = dralet_undo_get(undo, "pciAddress");
 	const char *rebound = dralet_undo_get(undo, "rebound");
 	struct dralet_vf_settings s;
-	struct hal_netdev pf;
+	struct dralet_netdev pf;
 	char driver[DRIVER_MAX], override[DRIVER_MAX], ifname[64];
 	unsigned vf;
 	int r;
@@ -279,10 +279,10 @@ int vf_lifecycle_restore(struct dralet_backend_ctx *ctx, const struct dralet_und
 }
 
 /* The PF's interface for VF settings, or -EOPNOTSUPP with the reason. */
-static int pf_netdev_of(struct dralet_backend_ctx *ctx, const struct hal_pci_func *vf,
-			const struct vf_config *c, const struct hal_netdev **ret)
+static int pf_netdev_of(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *vf,
+			const struct vf_config *c, const struct dralet_netdev **ret)
 {
-	const struct hal_pci_func *pf = vf->physfn;
+	const struct dralet_pci_func *pf = vf->physfn;
 
 	if (!pf) {
 		dralet_ctx_error(ctx, "VfConfig.%s applies to virtual functions; %s is not one",
@@ -301,7 +301,7 @@ static int pf_netdev_of(struct dralet_backend_ctx *ctx, const struct hal_pci_fun
 }
 
 /* Fails with a message unless the VF's binding can go where @c asks. */
-static int decide_binding(struct dralet_backend_ctx *ctx, const struct hal_pci_func *vf,
+static int decide_binding(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *vf,
 			  const struct vf_config *c, bool allow_rebind, const char *driver,
 			  const char **ret_target)
 {
@@ -327,13 +327,13 @@ static int decide_binding(struct dralet_backend_ctx *ctx, const struct hal_pci_f
 	return 0;
 }
 
-int vf_lifecycle_prepare(struct dralet_backend_ctx *ctx, const struct hal_pci_func *vf,
+int vf_lifecycle_prepare(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *vf,
 			 const struct vf_config *c, bool allow_rebind, struct dralet_undo *undo,
 			 char *driver_now, size_t size)
 {
 	char driver[DRIVER_MAX], override[DRIVER_MAX], msg[512];
 	struct dralet_vf_settings want, now = DRALET_VF_SETTINGS_INIT;
-	const struct hal_netdev *pf_net = NULL;
+	const struct dralet_netdev *pf_net = NULL;
 	const char *target = NULL;
 	int r;
 

@@ -35,7 +35,7 @@
  * driver: a container given /dev/vfio/<group> reaches the whole group, and
  * vfio refuses a group whose devices other drivers use.
  */
-int vf_iommu_check(struct dralet_backend_ctx *ctx, const struct hal_pci_func *vf);
+int vf_iommu_check(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *vf);
 
 /*
  * Brings @vf to what @c asks for: the driver (vfio-pci, or the kernel's own
@@ -45,7 +45,7 @@ int vf_iommu_check(struct dralet_backend_ctx *ctx, const struct hal_pci_func *vf
  * error). On failure everything changed is restored and the reason is in
  * the context.
  */
-int vf_lifecycle_prepare(struct dralet_backend_ctx *ctx, const struct hal_pci_func *vf,
+int vf_lifecycle_prepare(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *vf,
 			 const struct vf_config *c, bool allow_rebind, struct dralet_undo *undo,
 			 char *driver_now, size_t size);
 

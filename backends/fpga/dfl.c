@@ -48,7 +48,7 @@ static const struct {
 	{ 0x1c2c, 0x1000, 0, "Silicom N5010" },         { 0x1c2c, 0x1001, 0, "Silicom N5011" },
 };
 
-static const char *dfl_product(const struct hal_pci_func *f)
+static const char *dfl_product(const struct dralet_pci_func *f)
 {
 	for (size_t i = 0; i < sizeof(dfl_products) / sizeof(dfl_products[0]); i++)
 		if (dfl_products[i].vendor == f->vendor_id && dfl_products[i].device == f->device_id &&
@@ -59,12 +59,12 @@ static const char *dfl_product(const struct hal_pci_func *f)
 
 /* What a port device needs later (scan pointers stay valid while it lives). */
 struct dfl_port_ref {
-	const struct hal_pci_func *func;
+	const struct dralet_pci_func *func;
 	size_t port;			/* index in func->dfl_ports */
-	const struct hal_pci_func *fme_func;	/* the function holding the FME */
+	const struct dralet_pci_func *fme_func;	/* the function holding the FME */
 };
 
-static int dfl_filter(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+static int dfl_filter(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 		      const struct dralet_pci_id *id, int score)
 {
 	bool listed = id->device != DRALET_PCI_ANY;	/* a dfl-pci ID, not the catch-all */
@@ -79,7 +79,7 @@ static int dfl_filter(struct dralet_backend_ctx *ctx, const struct hal_pci_func 
 	return 0;
 }
 
-static const struct hal_pci_func *fme_function(const struct hal_pci_func *func)
+static const struct dralet_pci_func *fme_function(const struct dralet_pci_func *func)
 {
 	if (func->n_dfl_fmes)
 		return func;
@@ -88,14 +88,14 @@ static const struct hal_pci_func *fme_function(const struct hal_pci_func *func)
 	return NULL;
 }
 
-static const struct hal_dfl_fme *fme_of(const struct hal_pci_func *fme_func)
+static const struct dralet_dfl_fme *fme_of(const struct dralet_pci_func *fme_func)
 {
 	return fme_func ? &fme_func->dfl_fmes[0] : NULL;
 }
 
 /* The card's interface ID: the FME's PR region compat_id, else the compat_id
  * of a region of the function or its PF. */
-static const char *region_compat_id(const struct hal_pci_func *f)
+static const char *region_compat_id(const struct dralet_pci_func *f)
 {
 	for (size_t i = 0; f && i < f->n_fpga_regions; i++)
 		if (f->fpga_regions[i].compat_id)
@@ -103,9 +103,9 @@ static const char *region_compat_id(const struct hal_pci_func *f)
 	return NULL;
 }
 
-static const char *interface_id(const struct hal_pci_func *func, const struct hal_pci_func *fme_func)
+static const char *interface_id(const struct dralet_pci_func *func, const struct dralet_pci_func *fme_func)
 {
-	const struct hal_dfl_fme *fme = fme_of(fme_func);
+	const struct dralet_dfl_fme *fme = fme_of(fme_func);
 
 	if (fme && fme->interface_id)
 		return fme->interface_id;
@@ -113,7 +113,7 @@ static const char *interface_id(const struct hal_pci_func *func, const struct ha
 }
 
 /* The port's AFU ID now (bus/platform/devices/dfl-port.N/afu_id). */
-static const char *afu_id_now(struct dralet_backend_ctx *ctx, const struct hal_dfl_port *port,
+static const char *afu_id_now(struct dralet_backend_ctx *ctx, const struct dralet_dfl_port *port,
 			      char *buf, size_t size)
 {
 	char rel[96];
@@ -126,7 +126,7 @@ static const char *afu_id_now(struct dralet_backend_ctx *ctx, const struct hal_d
 
 static int health_now(struct dralet_backend_ctx *ctx, const struct dfl_port_ref *ref)
 {
-	const struct hal_dfl_port *port = &ref->func->dfl_ports[ref->port];
+	const struct dralet_dfl_port *port = &ref->func->dfl_ports[ref->port];
 	const char *iface = interface_id(ref->func, ref->fme_func);
 	char driver[64], afu[80];
 	const char *afu_now = afu_id_now(ctx, port, afu, sizeof(afu));
@@ -148,9 +148,9 @@ static int health_now(struct dralet_backend_ctx *ctx, const struct dfl_port_ref 
 static void add_attributes(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 			   const struct dfl_port_ref *ref)
 {
-	const struct hal_pci_func *func = ref->func;
-	const struct hal_dfl_port *port = &func->dfl_ports[ref->port];
-	const struct hal_dfl_fme *fme = fme_of(ref->fme_func);
+	const struct dralet_pci_func *func = ref->func;
+	const struct dralet_dfl_port *port = &func->dfl_ports[ref->port];
+	const struct dralet_dfl_fme *fme = fme_of(ref->fme_func);
 
 	dralet_device_set_string(dev, "framework", "dfl");
 	if (dfl_product(func))
@@ -176,10 +176,10 @@ static void add_attributes(struct dralet_backend_ctx *ctx, struct dralet_device 
 		dralet_device_set_string(dev, "pfPciAddress", func->physfn->address);
 }
 
-static int probe_port(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func, size_t i,
-		      const struct hal_pci_func *fme_func)
+static int probe_port(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func, size_t i,
+		      const struct dralet_pci_func *fme_func)
 {
-	const struct hal_dfl_port *port = &func->dfl_ports[i];
+	const struct dralet_dfl_port *port = &func->dfl_ports[i];
 	struct dfl_port_ref *ref;
 	struct dralet_device *dev;
 	char suffix[24];
@@ -206,10 +206,10 @@ static int probe_port(struct dralet_backend_ctx *ctx, const struct hal_pci_func 
 	return r < 0 ? r : 0;
 }
 
-static int dfl_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+static int dfl_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 		     const struct dralet_pci_id *id)
 {
-	const struct hal_pci_func *fme_func = fme_function(func);
+	const struct dralet_pci_func *fme_func = fme_function(func);
 	int r = 0;
 
 	(void)id;
@@ -235,10 +235,10 @@ static int dfl_health(struct dralet_backend_ctx *ctx, struct dralet_device *dev)
 	return health_now(ctx, dralet_device_private(dev));
 }
 
-static int fme_node(struct dralet_backend_ctx *ctx, const struct hal_dfl_fme *fme,
-		    struct hal_devnode *ret)
+static int fme_node(struct dralet_backend_ctx *ctx, const struct dralet_dfl_fme *fme,
+		    struct dralet_devnode *ret)
 {
-	*ret = (struct hal_devnode){ 0 };
+	*ret = (struct dralet_devnode){ 0 };
 	if (!fme || !fme->node.path)
 		return -ENOENT;
 	return dralet_devnode(ctx, fme->node.path, fme->node.major, fme->node.minor, ret);
@@ -248,11 +248,11 @@ static int dfl_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 		       struct dralet_prepare_req *req)
 {
 	const struct dfl_port_ref *ref = dralet_device_private(dev);
-	const struct hal_pci_func *func = ref->func;
-	const struct hal_dfl_port *port = &func->dfl_ports[ref->port];
-	const struct hal_dfl_fme *fme = fme_of(ref->fme_func);
+	const struct dralet_pci_func *func = ref->func;
+	const struct dralet_dfl_port *port = &func->dfl_ports[ref->port];
+	const struct dralet_dfl_fme *fme = fme_of(ref->fme_func);
 	struct dralet_edits *e = req->edits;
-	struct hal_devnode fnode = { 0 };
+	struct dralet_devnode fnode = { 0 };
 	struct fpga_config cfg;
 	char driver[64], what[96], afu[80], norm[40];
 	const char *afu_now = afu_id_now(ctx, port, afu, sizeof(afu));

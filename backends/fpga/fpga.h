@@ -58,7 +58,7 @@ void fpga_set_id_attr(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
  * DFL FME manager always reports) are HEALTHY; a state in the middle of
  * programming is UNKNOWN. HEALTHY when @func has no manager.
  */
-int fpga_managers_health(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func);
+int fpga_managers_health(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func);
 /* The worse of two enum dralet_health values (UNHEALTHY > UNKNOWN > HEALTHY). */
 int fpga_health_worst(int a, int b);
 

@@ -76,12 +76,12 @@ static int state_health(const char *state)
 	return DRALET_HEALTH_UNKNOWN;	/* power up, reset, firmware request, write ... */
 }
 
-int fpga_managers_health(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
+int fpga_managers_health(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func)
 {
 	int health = DRALET_HEALTH_HEALTHY;
 
 	for (size_t i = 0; func && i < func->n_fpga_managers; i++) {
-		const struct hal_fpga_manager *m = &func->fpga_managers[i];
+		const struct dralet_fpga_manager *m = &func->fpga_managers[i];
 		char rel[160], state[64], status[256];
 		const char *st = m->state, *stat = m->status;
 		int r;

@@ -20,12 +20,12 @@ static bool fpga_vendor(uint16_t vendor)
 	return vendor == 0x10ee || vendor == 0x1172;	/* Xilinx, Altera */
 }
 
-static bool fpga_like_class(const struct hal_pci_func *f)
+static bool fpga_like_class(const struct dralet_pci_func *f)
 {
-	unsigned cs = hal_pci_class_sub(f);
+	unsigned cs = dralet_pci_class_sub(f);
 
-	return cs == 0x0580 || cs == 0x1180 || cs == 0x0b40 || hal_pci_class(f) == 0x12 ||
-	       hal_pci_class(f) == 0xff;
+	return cs == 0x0580 || cs == 0x1180 || cs == 0x0b40 || dralet_pci_class(f) == 0x12 ||
+	       dralet_pci_class(f) == 0xff;
 }
 
 /* Whatever their IDs: functions with FPGA managers or regions, and raw FPGA
@@ -35,13 +35,13 @@ static const struct dralet_pci_id region_ids[] = {
 	{ 0, 0, 0, 0 },
 };
 
-static int region_filter(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+static int region_filter(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 			 const struct dralet_pci_id *id, int score)
 {
 	(void)ctx;
 	(void)id;
 	(void)score;
-	if (hal_pci_class(func) == 0x06)
+	if (dralet_pci_class(func) == 0x06)
 		return 0;
 	if (func->n_fpga_managers || func->n_fpga_regions)
 		return FPGA_REGION_SCORE;
@@ -50,7 +50,7 @@ static int region_filter(struct dralet_backend_ctx *ctx, const struct hal_pci_fu
 	return 0;
 }
 
-static const char *first_compat_id(const struct hal_pci_func *f)
+static const char *first_compat_id(const struct dralet_pci_func *f)
 {
 	for (size_t i = 0; i < f->n_fpga_regions; i++)
 		if (f->fpga_regions[i].compat_id)
@@ -58,7 +58,7 @@ static const char *first_compat_id(const struct hal_pci_func *f)
 	return NULL;
 }
 
-static int health_now(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func)
+static int health_now(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func)
 {
 	char driver[64];
 	const char *compat = first_compat_id(func);
@@ -70,7 +70,7 @@ static int health_now(struct dralet_backend_ctx *ctx, const struct hal_pci_func 
 	return fpga_managers_health(ctx, func);
 }
 
-static int region_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+static int region_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 			const struct dralet_pci_id *id)
 {
 	struct dralet_device *dev;
@@ -84,7 +84,7 @@ static int region_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_fun
 				 func->n_fpga_managers || func->n_fpga_regions ? "fpga-manager"
 									       : "raw");
 	if (func->n_fpga_managers) {
-		const struct hal_fpga_manager *m = &func->fpga_managers[0];
+		const struct dralet_fpga_manager *m = &func->fpga_managers[0];
 		if (m->driver_name)
 			dralet_device_set_string(dev, "managerName", m->driver_name);
 		if (m->state)
@@ -125,7 +125,7 @@ static int region_health(struct dralet_backend_ctx *ctx, struct dralet_device *d
 static int region_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 			  struct dralet_prepare_req *req)
 {
-	const struct hal_pci_func *func = dralet_device_pci(dev);
+	const struct dralet_pci_func *func = dralet_device_pci(dev);
 	struct dralet_edits *e = req->edits;
 	char driver[64], what[64], norm[40];
 	const char *compat = first_compat_id(func);

@@ -47,7 +47,7 @@ static const struct dralet_pci_id xrt_ids[] = {
 	{ 0, 0, 0, 0 },
 };
 
-static const struct alveo_id *alveo_lookup(const struct hal_pci_func *f)
+static const struct alveo_id *alveo_lookup(const struct dralet_pci_func *f)
 {
 	if (f->vendor_id != 0x10ee)
 		return NULL;
@@ -57,7 +57,7 @@ static const struct alveo_id *alveo_lookup(const struct hal_pci_func *f)
 	return NULL;
 }
 
-static enum xrt_role role_of(const struct hal_pci_func *f)
+static enum xrt_role role_of(const struct dralet_pci_func *f)
 {
 	const struct alveo_id *id = alveo_lookup(f);
 
@@ -70,7 +70,7 @@ static enum xrt_role role_of(const struct hal_pci_func *f)
 	return id ? id->role : XRT_NONE;
 }
 
-static int xrt_filter(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+static int xrt_filter(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 		      const struct dralet_pci_id *id, int score)
 {
 	(void)ctx;
@@ -82,13 +82,13 @@ static int xrt_filter(struct dralet_backend_ctx *ctx, const struct hal_pci_func 
 }
 
 /* The management PF in the user PF's slot (function 0 on 2018.3+ shells). */
-static const struct hal_pci_func *find_mgmt(struct dralet_backend_ctx *ctx,
-					    const struct hal_pci_func *user)
+static const struct dralet_pci_func *find_mgmt(struct dralet_backend_ctx *ctx,
+					    const struct dralet_pci_func *user)
 {
 	char address[32];
 
 	for (unsigned fn = 0; fn < 8; fn++) {
-		const struct hal_pci_func *f;
+		const struct dralet_pci_func *f;
 		if (fn == user->fn)
 			continue;
 		snprintf(address, sizeof(address), "%04x:%02x:%02x.%u", user->domain, user->bus,
@@ -111,10 +111,10 @@ static const struct hal_pci_func *find_mgmt(struct dralet_backend_ctx *ctx,
  * platform; linux-devices.md 5.3). The HAL keeps only the first line, so the
  * file is re-read here; the HAL's value is the fallback.
  */
-static const char *interface_uuid(struct dralet_backend_ctx *ctx, const struct hal_pci_func *user,
-				  const struct hal_pci_func *mgmt, char *buf, size_t size)
+static const char *interface_uuid(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *user,
+				  const struct dralet_pci_func *mgmt, char *buf, size_t size)
 {
-	const struct hal_pci_func *holders[] = { mgmt, user };
+	const struct dralet_pci_func *holders[] = { mgmt, user };
 	char text[512];
 
 	for (size_t i = 0; i < 2; i++) {
@@ -152,8 +152,8 @@ static bool product_from_shell(const char *vbnv, char *buf, size_t size)
 	return true;
 }
 
-static int health_now(struct dralet_backend_ctx *ctx, const struct hal_pci_func *user,
-		      const struct hal_pci_func *mgmt)
+static int health_now(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *user,
+		      const struct dralet_pci_func *mgmt)
 {
 	char driver[64];
 	int health = DRALET_HEALTH_HEALTHY;
@@ -174,7 +174,7 @@ static int health_now(struct dralet_backend_ctx *ctx, const struct hal_pci_func 
 }
 
 static void add_attributes(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
-			   const struct hal_pci_func *user, const struct hal_pci_func *mgmt)
+			   const struct dralet_pci_func *user, const struct dralet_pci_func *mgmt)
 {
 	const struct alveo_id *id = alveo_lookup(user);
 	const char *vbnv = XRT_FACT(user, mgmt, vbnv);
@@ -212,10 +212,10 @@ static void add_attributes(struct dralet_backend_ctx *ctx, struct dralet_device 
 		dralet_device_set_string(dev, "driver", user->driver);
 }
 
-static int xrt_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+static int xrt_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 		     const struct dralet_pci_id *id)
 {
-	const struct hal_pci_func *mgmt;
+	const struct dralet_pci_func *mgmt;
 	struct dralet_device *dev;
 	int r = 0;
 
@@ -258,14 +258,14 @@ static int xrt_health(struct dralet_backend_ctx *ctx, struct dralet_device *dev)
 
 /* /dev/xclmgmt<instance>: numbers from <mgmt PF>/xrt/xclmgmt<N>/dev, else the
  * "xclmgmt" major with the instance as minor (older xclmgmt). */
-static int mgmt_node(struct dralet_backend_ctx *ctx, const struct hal_pci_func *mgmt,
-		     struct hal_devnode *ret)
+static int mgmt_node(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *mgmt,
+		     struct dralet_devnode *ret)
 {
 	char name[48], rel[80], buf[32];
 	unsigned major = 0, minor = 0;
 	int r, instance = mgmt && mgmt->xrt ? mgmt->xrt->instance : -1;
 
-	*ret = (struct hal_devnode){ 0 };
+	*ret = (struct dralet_devnode){ 0 };
 	if (instance < 0)
 		return -ENOENT;
 	snprintf(name, sizeof(name), "xclmgmt%d", instance);
@@ -286,10 +286,10 @@ static int mgmt_node(struct dralet_backend_ctx *ctx, const struct hal_pci_func *
 static int xrt_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 		       struct dralet_prepare_req *req)
 {
-	const struct hal_pci_func *user = dralet_device_pci(dev);
-	const struct hal_pci_func *mgmt = dralet_device_private(dev);
+	const struct dralet_pci_func *user = dralet_device_pci(dev);
+	const struct dralet_pci_func *mgmt = dralet_device_private(dev);
 	struct dralet_edits *e = req->edits;
-	struct hal_devnode mnode = { 0 };
+	struct dralet_devnode mnode = { 0 };
 	struct fpga_config cfg;
 	char driver[64], what[64], norm_iface[40] = "", norm_xclbin[40] = "", ibuf[80];
 	const char *iface = interface_uuid(ctx, user, mgmt, ibuf, sizeof(ibuf));

@@ -30,7 +30,7 @@ struct amd_state {
 };
 
 /* An AMD GPU (amd_ids) driven by amdgpu. */
-static int amd_filter(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f,
+static int amd_filter(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *f,
 		      const struct dralet_pci_id *id, int score)
 {
 	(void)ctx;
@@ -87,7 +87,7 @@ static void lower(char *s)
 		*s = (char)tolower((unsigned char)*s);
 }
 
-static void read_facts(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f,
+static void read_facts(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *f,
 		       struct amd_facts *a)
 {
 	memset(a, 0, sizeof(*a));
@@ -155,7 +155,7 @@ static void add_kfd(struct dralet_backend_ctx *ctx, struct amd_state *st, struct
 }
 
 static int probe_partitions(struct dralet_backend_ctx *ctx, struct amd_state *st,
-			    const struct hal_pci_func *f, const struct amd_facts *a,
+			    const struct dralet_pci_func *f, const struct amd_facts *a,
 			    const struct amd_kfd_node *const *nodes, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -191,7 +191,7 @@ static int probe_partitions(struct dralet_backend_ctx *ctx, struct amd_state *st
 	return 0;
 }
 
-static int amd_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f,
+static int amd_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *f,
 		     const struct dralet_pci_id *id)
 {
 	struct amd_state *st = dralet_ctx_state(ctx);

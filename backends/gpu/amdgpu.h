@@ -27,7 +27,7 @@ int amd_kfd_read(struct dralet_backend_ctx *ctx, struct amd_kfd *ret);
 void amd_kfd_free(struct amd_kfd *kfd);
 /* The GPU nodes at @func's PCI location, sorted by render minor; returns the
  * count and fills at most @max pointers. */
-size_t amd_kfd_nodes_of(const struct amd_kfd *kfd, const struct hal_pci_func *func,
+size_t amd_kfd_nodes_of(const struct amd_kfd *kfd, const struct dralet_pci_func *func,
 			const struct amd_kfd_node **out, size_t max);
 
 #endif

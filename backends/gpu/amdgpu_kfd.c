@@ -93,7 +93,7 @@ void amd_kfd_free(struct amd_kfd *kfd)
 	kfd->n = 0;
 }
 
-size_t amd_kfd_nodes_of(const struct amd_kfd *kfd, const struct hal_pci_func *func,
+size_t amd_kfd_nodes_of(const struct amd_kfd *kfd, const struct dralet_pci_func *func,
 			const struct amd_kfd_node **out, size_t max)
 {
 	unsigned location = func->bus << 8 | func->dev << 3 | func->fn;

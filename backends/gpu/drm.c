@@ -16,7 +16,7 @@
 #include "gpu.h"
 
 /* A display controller (drm_ids) with a DRM card node. */
-static int drm_filter(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f,
+static int drm_filter(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *f,
 		      const struct dralet_pci_id *id, int score)
 {
 	(void)ctx;
@@ -29,7 +29,7 @@ static int drm_filter(struct dralet_backend_ctx *ctx, const struct hal_pci_func 
 
 /* A card without a render node (a BMC's VGA, a plain framebuffer) only
  * drives a display: it is no GPU a workload could compute on. */
-static bool has_render_node(const struct hal_pci_func *f)
+static bool has_render_node(const struct dralet_pci_func *f)
 {
 	for (size_t i = 0; i < f->n_drm; i++)
 		if (!strncmp(f->drm[i].name, "renderD", 7))
@@ -37,7 +37,7 @@ static bool has_render_node(const struct hal_pci_func *f)
 	return false;
 }
 
-static int drm_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f,
+static int drm_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *f,
 		     const struct dralet_pci_id *id)
 {
 	struct dralet_device *dev;

@@ -94,7 +94,7 @@ int gpu_validate_config_no_sharing(struct dralet_backend_ctx *ctx, const char *c
 /* Adds the function's DRM card and render nodes to @dev and sets the int
  * attributes cardIndex and renderIndex from their names. */
 void gpu_add_drm_nodes(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
-		       const struct hal_pci_func *func);
+		       const struct dralet_pci_func *func);
 /* Resolves "/dev/<dev_path>" (numbers @major:@minor where the tree has no
  * character device) and adds it to @dev. With @required_missing_ok false a
  * missing node is a warning. Returns 0 when added, -ENOENT when absent. */
@@ -102,10 +102,10 @@ int gpu_add_node(struct dralet_backend_ctx *ctx, struct dralet_device *dev, cons
 		 int major, unsigned minor, bool warn_missing);
 /* Reads a sysfs file of @func as a trimmed string; false when absent, empty
  * or not printable text (garbage vendor files). */
-bool gpu_read_pci_text(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+bool gpu_read_pci_text(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 		       const char *name, char *buf, size_t size);
 /* Reads an unsigned decimal (or 0x hex) number from a sysfs file of @func. */
-bool gpu_read_pci_u64(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+bool gpu_read_pci_u64(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 		      const char *name, uint64_t *ret);
 /* Parses an unsigned decimal or 0x-hex number that fills all of @s. */
 bool gpu_parse_u64(const char *s, uint64_t *ret);

@@ -56,7 +56,7 @@ bool gpu_parse_u64(const char *s, uint64_t *ret)
 	return true;
 }
 
-bool gpu_read_pci_text(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+bool gpu_read_pci_text(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 		       const char *name, char *buf, size_t size)
 {
 	int r = dralet_read_pci_file(ctx, func, name, buf, size);
@@ -75,7 +75,7 @@ bool gpu_read_pci_text(struct dralet_backend_ctx *ctx, const struct hal_pci_func
 	return true;
 }
 
-bool gpu_read_pci_u64(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+bool gpu_read_pci_u64(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 		      const char *name, uint64_t *ret)
 {
 	char buf[64];
@@ -92,7 +92,7 @@ bool gpu_read_pci_u64(struct dralet_backend_ctx *ctx, const struct hal_pci_func 
 int gpu_add_node(struct dralet_backend_ctx *ctx, struct dralet_device *dev, const char *dev_path,
 		 int major, unsigned minor, bool warn_missing)
 {
-	struct hal_devnode node = { 0 };
+	struct dralet_devnode node = { 0 };
 	int r = dralet_devnode(ctx, dev_path, major > 0 ? (unsigned)major : 0, minor, &node);
 
 	if (r < 0 || !node.path) {
@@ -124,10 +124,10 @@ static int name_index(const char *name, const char *prefix)
 }
 
 void gpu_add_drm_nodes(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
-		       const struct hal_pci_func *func)
+		       const struct dralet_pci_func *func)
 {
 	for (size_t i = 0; i < func->n_drm; i++) {
-		const struct hal_classdev *c = &func->drm[i];
+		const struct dralet_classdev *c = &func->drm[i];
 		int card = name_index(c->name, "card"), render = name_index(c->name, "renderD");
 
 		if (card >= 0)

@@ -31,7 +31,7 @@ int gpu_env(struct dralet_device *dev, struct dralet_edits *edits, const char *f
 int gpu_prepare_common(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 		       struct dralet_prepare_req *req)
 {
-	const struct hal_pci_func *f = dralet_device_pci(dev);
+	const struct dralet_pci_func *f = dralet_device_pci(dev);
 	const struct gpu_info *info = gpu_info_of(dev);
 	size_t n = dralet_device_n_nodes(dev);
 	char num[24];
@@ -95,7 +95,7 @@ int gpu_prepare_plain(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 
 int gpu_health_pci(struct dralet_backend_ctx *ctx, struct dralet_device *dev)
 {
-	const struct hal_pci_func *f = dralet_device_pci(dev);
+	const struct dralet_pci_func *f = dralet_device_pci(dev);
 	char driver[64];
 	int r;
 

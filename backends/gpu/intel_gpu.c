@@ -18,7 +18,7 @@
 #define MAX_TILES 8
 
 /* An Intel GPU (intel_ids) driven by i915 or xe. */
-static int intel_filter(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f,
+static int intel_filter(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *f,
 			const struct dralet_pci_id *id, int score)
 {
 	(void)ctx;
@@ -42,7 +42,7 @@ static const char *family_of(uint16_t id)
 	return NULL;
 }
 
-static uint64_t local_memory(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f)
+static uint64_t local_memory(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *f)
 {
 	uint64_t total = 0, v;
 	char name[96];
@@ -70,7 +70,7 @@ static uint64_t local_memory(struct dralet_backend_ctx *ctx, const struct hal_pc
 	return 0;
 }
 
-static int intel_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f,
+static int intel_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *f,
 		       const struct dralet_pci_id *entry)
 {
 	struct dralet_device *dev;

@@ -37,7 +37,7 @@ static const struct dralet_option nvidia_options[] = {
 
 /* An NVIDIA GPU (nvidia_ids) driven by nvidia: on vfio-pci or nouveau it is
  * not ours to drive. */
-static int nvidia_filter(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f,
+static int nvidia_filter(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *f,
 			 const struct dralet_pci_id *id, int score)
 {
 	(void)ctx;
@@ -189,7 +189,7 @@ static void nvml_facts(struct nvidia_state *st, nvml_device h, struct nvidia_gpu
 		g->index = (int)u;
 }
 
-static int nvidia_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f,
+static int nvidia_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *f,
 			const struct dralet_pci_id *id)
 {
 	struct nvidia_state *st = dralet_ctx_state(ctx);

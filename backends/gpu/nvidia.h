@@ -93,7 +93,7 @@ void nvidia_set_identity(struct dralet_backend_ctx *ctx, struct nvidia_state *st
 /* Publishes the MIG devices of the GPU @handle (MIG mode on). Returns the
  * number published or -errno. */
 int nvidia_probe_mig(struct dralet_backend_ctx *ctx, struct nvidia_state *st,
-		     const struct hal_pci_func *func, nvml_device handle,
+		     const struct dralet_pci_func *func, nvml_device handle,
 		     const struct nvidia_gpu_facts *gpu);
 
 /* ---- nvidia_libs.c ---- */

@@ -137,7 +137,7 @@ static int add_caps_node(struct dralet_backend_ctx *ctx, const struct nvidia_sta
 }
 
 static int publish_mig(struct dralet_backend_ctx *ctx, struct nvidia_state *st,
-		       const struct hal_pci_func *func, const struct nvidia_gpu_facts *gpu,
+		       const struct dralet_pci_func *func, const struct nvidia_gpu_facts *gpu,
 		       const struct mig_facts *m)
 {
 	struct dralet_device *dev;
@@ -208,7 +208,7 @@ static int publish_mig(struct dralet_backend_ctx *ctx, struct nvidia_state *st,
 }
 
 int nvidia_probe_mig(struct dralet_backend_ctx *ctx, struct nvidia_state *st,
-		     const struct hal_pci_func *func, nvml_device handle,
+		     const struct dralet_pci_func *func, nvml_device handle,
 		     const struct nvidia_gpu_facts *gpu)
 {
 	const struct nvml *n = st->nvml;

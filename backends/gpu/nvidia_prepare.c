@@ -137,7 +137,7 @@ int nvidia_unprepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 int nvidia_health(struct dralet_backend_ctx *ctx, struct dralet_device *dev)
 {
 	const struct nvidia_state *st = dralet_ctx_state(ctx);
-	const struct hal_pci_func *f = dralet_device_pci(dev);
+	const struct dralet_pci_func *f = dralet_device_pci(dev);
 	unsigned pending = 0, corrected, uncorrected, remap_pending = 0, failure = 0;
 	nvml_device h;
 	int r = gpu_health_pci(ctx, dev);

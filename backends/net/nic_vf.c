@@ -15,13 +15,13 @@ static const struct dralet_pci_id nic_vf_ids[] = {
 	{ 0, 0, 0, 0 },
 };
 
-static int nic_vf_filter(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+static int nic_vf_filter(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 			 const struct dralet_pci_id *id, int score)
 {
 	(void)ctx;
 	(void)id;
 	(void)score;
-	if (!func->physfn || hal_pci_class(func->physfn) != 0x02)
+	if (!func->physfn || dralet_pci_class(func->physfn) != 0x02)
 		return 0;
 	return NIC_VF_SCORE;
 }

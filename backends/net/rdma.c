@@ -24,7 +24,7 @@ static const struct dralet_pci_id rdma_ids[] = {
 	{ 0, 0, 0, 0 },
 };
 
-static int rdma_filter(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+static int rdma_filter(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 		       const struct dralet_pci_id *id, int score)
 {
 	(void)ctx;
@@ -35,8 +35,8 @@ static int rdma_filter(struct dralet_backend_ctx *ctx, const struct hal_pci_func
 
 /* The netdev of the RDMA device: the one its RoCE GID or soft-RoCE parent
  * names, else the function's first. */
-static const struct hal_netdev *rdma_netdev(const struct hal_pci_func *func,
-					    const struct hal_ibdev *ib)
+static const struct dralet_netdev *rdma_netdev(const struct dralet_pci_func *func,
+					    const struct dralet_ibdev *ib)
 {
 	for (size_t i = 0; ib->netdev && i < func->n_net; i++)
 		if (!strcmp(func->net[i].ifname, ib->netdev))
@@ -44,11 +44,11 @@ static const struct hal_netdev *rdma_netdev(const struct hal_pci_func *func,
 	return func->n_net ? &func->net[0] : NULL;
 }
 
-static void add_attributes(struct dralet_device *dev, const struct hal_pci_func *func,
-			   const struct hal_ibdev *ib)
+static void add_attributes(struct dralet_device *dev, const struct dralet_pci_func *func,
+			   const struct dralet_ibdev *ib)
 {
-	const struct hal_ib_port *port = ib->n_ports ? &ib->ports[0] : NULL;
-	const struct hal_netdev *net = rdma_netdev(func, ib);
+	const struct dralet_ib_port *port = ib->n_ports ? &ib->ports[0] : NULL;
+	const struct dralet_netdev *net = rdma_netdev(func, ib);
 
 	dralet_device_set_string(dev, "ibDevice", ib->name);
 	if (ib->node_guid)
@@ -90,8 +90,8 @@ static void add_attributes(struct dralet_device *dev, const struct hal_pci_func 
 	}
 }
 
-static int health_now(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
-		      const struct hal_ibdev *ib)
+static int health_now(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
+		      const struct dralet_ibdev *ib)
 {
 	char driver[64];
 
@@ -102,10 +102,10 @@ static int health_now(struct dralet_backend_ctx *ctx, const struct hal_pci_func 
 	return rdma_ports_health(ctx, ib);
 }
 
-static int rdma_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+static int rdma_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 		      const struct dralet_pci_id *id)
 {
-	const struct hal_ibdev *ib = rdma_primary_ibdev(func);
+	const struct dralet_ibdev *ib = rdma_primary_ibdev(func);
 	struct dralet_device *dev;
 	int r;
 
@@ -126,8 +126,8 @@ static int rdma_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func 
 
 static int rdma_health(struct dralet_backend_ctx *ctx, struct dralet_device *dev)
 {
-	const struct hal_pci_func *func = dralet_device_pci(dev);
-	const struct hal_ibdev *ib = rdma_primary_ibdev(func);
+	const struct dralet_pci_func *func = dralet_device_pci(dev);
+	const struct dralet_ibdev *ib = rdma_primary_ibdev(func);
 
 	return ib ? health_now(ctx, func, ib) : DRALET_HEALTH_UNHEALTHY;
 }
@@ -142,11 +142,11 @@ static int rdma_validate_config(struct dralet_backend_ctx *ctx, const char *conf
 static int rdma_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 			struct dralet_prepare_req *req)
 {
-	const struct hal_pci_func *func = dralet_device_pci(dev);
-	const struct hal_ibdev *ib = rdma_primary_ibdev(func);
-	const struct hal_netdev *net = ib ? rdma_netdev(func, ib) : NULL;
+	const struct dralet_pci_func *func = dralet_device_pci(dev);
+	const struct dralet_ibdev *ib = rdma_primary_ibdev(func);
+	const struct dralet_netdev *net = ib ? rdma_netdev(func, ib) : NULL;
 	struct dralet_edits *e = req->edits;
-	struct hal_devnode cm = { 0 };
+	struct dralet_devnode cm = { 0 };
 	char driver[64];
 	int r = dralet_pci_driver(ctx, func->address, driver, sizeof(driver));
 

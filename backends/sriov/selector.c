@@ -147,7 +147,7 @@ int sriov_selectors_parse(const char *text, struct sriov_selector **ret_sel, siz
 	return 0;
 }
 
-static bool match_pf(const struct sriov_selector *s, const struct hal_pci_func *pf)
+static bool match_pf(const struct sriov_selector *s, const struct dralet_pci_func *pf)
 {
 	switch (s->type) {
 	case SRIOV_SEL_ADDRESS:
@@ -166,7 +166,7 @@ static bool match_pf(const struct sriov_selector *s, const struct hal_pci_func *
 }
 
 bool sriov_selectors_match_vf(const struct sriov_selector *sel, size_t n,
-			      const struct hal_pci_func *vf)
+			      const struct dralet_pci_func *vf)
 {
 	if (!vf->physfn)
 		return false;

@@ -37,6 +37,6 @@ int sriov_selectors_parse(const char *text, struct sriov_selector **ret_sel, siz
 
 /* True when a selector takes VF @vf (its PF matches and the index is in range). */
 bool sriov_selectors_match_vf(const struct sriov_selector *sel, size_t n,
-			      const struct hal_pci_func *vf);
+			      const struct dralet_pci_func *vf);
 
 #endif

@@ -65,7 +65,7 @@ static int sriov_init(struct dralet_backend_ctx *ctx, void **ret_state)
 	return 0;
 }
 
-static int sriov_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+static int sriov_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 		       const struct dralet_pci_id *id)
 {
 	const struct sriov_state *s = dralet_ctx_state(ctx);
@@ -86,7 +86,7 @@ static const struct dralet_pci_id sriov_ids[] = {
 
 /* A selected PF's VF scores SRIOV_SCORE, above every table score, so the
  * operator's selection wins over nic-vf and rdma (sriov.h). */
-static int sriov_filter(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+static int sriov_filter(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 			const struct dralet_pci_id *id, int score)
 {
 	const struct sriov_state *s = dralet_ctx_state(ctx);

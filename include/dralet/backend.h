@@ -147,7 +147,7 @@ struct dralet_backend {
 	 * claim @func with (> 0; @score keeps the table's, another value on the
 	 * DRALET_SCORE_* scale ranks it against other backends), 0 to leave it,
 	 * or -errno (logged; the function is left). Default: returns @score. */
-	int (*filter)(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+	int (*filter)(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 		      const struct dralet_pci_id *id, int score);
 
 	/* Optional. Called once before a discovery; *ret_state is handed to every
@@ -160,7 +160,7 @@ struct dralet_backend {
 	 * dralet_device_new(); zero devices is fine (a management function, for
 	 * instance). @id is the match table entry the score came from (never
 	 * NULL). */
-	int (*probe)(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+	int (*probe)(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 		     const struct dralet_pci_id *id);
 
 	/* Optional. Releases what probe attached beyond the private data.
@@ -226,7 +226,7 @@ void *dralet_ctx_state(const struct dralet_backend_ctx *ctx);
 const char *dralet_ctx_option(const struct dralet_backend_ctx *ctx, const char *key);
 
 /* Looks up another PCI function of the node by address ("0000:3b:00.1"). */
-const struct hal_pci_func *dralet_ctx_find_pci(const struct dralet_backend_ctx *ctx,
+const struct dralet_pci_func *dralet_ctx_find_pci(const struct dralet_backend_ctx *ctx,
 					       const char *address);
 
 enum dralet_root {
@@ -243,7 +243,7 @@ enum dralet_root {
 int dralet_read_file(const struct dralet_backend_ctx *ctx, enum dralet_root root,
 		     const char *relpath, char *buf, size_t size);
 /* Same, for a file in the sysfs directory of @func ("mem_info_vram_total"). */
-int dralet_read_pci_file(const struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+int dralet_read_pci_file(const struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 			 const char *name, char *buf, size_t size);
 /* Builds the absolute path of @relpath below a root into @buf. */
 int dralet_root_path(const struct dralet_backend_ctx *ctx, enum dralet_root root,
@@ -253,7 +253,7 @@ int dralet_root_path(const struct dralet_backend_ctx *ctx, enum dralet_root root
  * ret_node->path is NULL when the node does not exist, else a malloc'd string
  * ("/dev/nvidia0") the caller frees. */
 int dralet_devnode(const struct dralet_backend_ctx *ctx, const char *dev_path,
-		   unsigned major, unsigned minor, struct hal_devnode *ret_node);
+		   unsigned major, unsigned minor, struct dralet_devnode *ret_node);
 /* The major number of a character driver in <proc>/devices ("nvidia-frontend"). */
 int dralet_char_major(const struct dralet_backend_ctx *ctx, const char *driver_name);
 

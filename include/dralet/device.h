@@ -90,7 +90,7 @@ struct dralet_capacity {
  * and the name is "<kind>-<suffix>").
  * On success *ret_dev points to the device, owned by the probe's list.
  */
-int dralet_device_new(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+int dralet_device_new(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 		      const char *kind, const char *suffix, struct dralet_device **ret_dev);
 
 /* Attribute setters: @name is "id" (driver domain) or "domain/id". Setting an
@@ -110,7 +110,7 @@ int dralet_device_set_capacity_bytes(struct dralet_device *dev, const char *name
 int dralet_device_set_capacity_int(struct dralet_device *dev, const char *name, int64_t value);
 
 /* Device nodes a container needs (copied). Duplicate paths are ignored. */
-int dralet_device_add_node(struct dralet_device *dev, const struct hal_devnode *node);
+int dralet_device_add_node(struct dralet_device *dev, const struct dralet_devnode *node);
 
 void dralet_device_set_health(struct dralet_device *dev, enum dralet_health health);
 
@@ -121,7 +121,7 @@ void dralet_device_set_private(struct dralet_device *dev, void *priv, void (*fre
 const char *dralet_device_name(const struct dralet_device *dev);
 const char *dralet_device_kind(const struct dralet_device *dev);
 const char *dralet_device_driver(const struct dralet_device *dev);
-const struct hal_pci_func *dralet_device_pci(const struct dralet_device *dev);
+const struct dralet_pci_func *dralet_device_pci(const struct dralet_device *dev);
 void *dralet_device_private(const struct dralet_device *dev);
 enum dralet_health dralet_device_health(const struct dralet_device *dev);
 size_t dralet_device_n_attrs(const struct dralet_device *dev);
@@ -130,7 +130,7 @@ const struct dralet_attr *dralet_device_find_attr(const struct dralet_device *de
 size_t dralet_device_n_capacities(const struct dralet_device *dev);
 const struct dralet_capacity *dralet_device_capacity(const struct dralet_device *dev, size_t i);
 size_t dralet_device_n_nodes(const struct dralet_device *dev);
-const struct hal_devnode *dralet_device_node(const struct dralet_device *dev, size_t i);
+const struct dralet_devnode *dralet_device_node(const struct dralet_device *dev, size_t i);
 
 /* Renders @bytes as the canonical Kubernetes quantity ("80Gi", "1536Mi",
  * "1000"). Returns the length written (excluding NUL) or -ENOSPC. */

@@ -20,13 +20,13 @@ extern "C" {
 #endif
 
 /* A character device node as a container sees it ("/dev/dri/card0"). */
-struct hal_devnode {
+struct dralet_devnode {
 	const char *path;	/* absolute path under /dev; NULL if the node does not exist */
 	unsigned major;		/* 0:0 when the numbers could not be determined */
 	unsigned minor;
 };
 
-struct hal_netdev {
+struct dralet_netdev {
 	const char *ifname;
 	const char *mac;	/* "aa:bb:cc:dd:ee:ff" */
 	const char *operstate;	/* "up", "down", "unknown" ... */
@@ -36,18 +36,18 @@ struct hal_netdev {
 	bool default_route;	/* carries a default route of the host */
 };
 
-struct hal_ib_port {
+struct dralet_ib_port {
 	unsigned number;	/* 1-based port number */
 	const char *state;	/* "ACTIVE", "DOWN" ... (text after "N: ") */
 	const char *phys_state;	/* "LinkUp", "Polling" ... */
 	const char *link_layer;	/* "InfiniBand", "Ethernet" */
 	const char *rate;	/* "400 Gb/sec (4X NDR)" */
 	unsigned rate_gbps;	/* 0 unknown */
-	struct hal_devnode umad;
-	struct hal_devnode issm;
+	struct dralet_devnode umad;
+	struct dralet_devnode issm;
 };
 
-struct hal_ibdev {
+struct dralet_ibdev {
 	const char *name;	/* "mlx5_0", "rxe0" */
 	const char *node_guid;	/* "1070:fd03:00ab:cdef" */
 	const char *sys_image_guid;
@@ -58,33 +58,33 @@ struct hal_ibdev {
 	const char *netdev;	/* the netdev it runs over (RoCE, soft-RoCE), or NULL */
 	bool software;		/* soft-RoCE/siw: linked to the function through its netdev */
 	size_t n_ports;
-	const struct hal_ib_port *ports;
-	struct hal_devnode uverbs;
+	const struct dralet_ib_port *ports;
+	struct dralet_devnode uverbs;
 };
 
 /* A class device that is just a character node: DRM "card0"/"renderD128",
  * compute accelerator "accel0". */
-struct hal_classdev {
+struct dralet_classdev {
 	const char *name;
-	struct hal_devnode node;
+	struct dralet_devnode node;
 };
 
-struct hal_fpga_manager {
+struct dralet_fpga_manager {
 	const char *name;	/* "fpga0" */
 	const char *driver_name;	/* content of "name" */
 	const char *state;	/* "operating", "write error" ... */
 	const char *status;	/* error lines joined with ", "; NULL when clean */
 };
 
-struct hal_fpga_region {
+struct dralet_fpga_region {
 	const char *name;	/* "region0" */
 	const char *compat_id;	/* 32 hex digits, NULL if unused */
 };
 
 /* Intel DFL FPGA Management Engine (one per card, on the PF). */
-struct hal_dfl_fme {
+struct dralet_dfl_fme {
 	const char *name;	/* "dfl-fme.0" */
-	struct hal_devnode node;
+	struct dralet_devnode node;
 	const char *bitstream_id;
 	const char *bitstream_metadata;
 	const char *interface_id;	/* compat_id of the FME's PR region */
@@ -93,15 +93,15 @@ struct hal_dfl_fme {
 };
 
 /* Intel DFL port: one accelerator function unit (AFU) slot. */
-struct hal_dfl_port {
+struct dralet_dfl_port {
 	const char *name;	/* "dfl-port.0" */
-	struct hal_devnode node;
+	struct dralet_devnode node;
 	const char *afu_id;	/* 32 hex digits of the loaded AFU */
 	int id;			/* -1 unknown */
 };
 
 /* AMD/Xilinx XRT shell facts of an Alveo function. */
-struct hal_xrt {
+struct dralet_xrt {
 	bool user_pf;
 	bool mgmt_pf;
 	int instance;		/* mgmt PF: N of /dev/xclmgmtN; -1 unknown */
@@ -114,12 +114,12 @@ struct hal_xrt {
 	const char *serial;	/* board serial number */
 };
 
-enum hal_pci_port_type {
-	HAL_PCI_ENDPOINT = 0,
-	HAL_PCI_ROOT_PORT,
-	HAL_PCI_SWITCH_UPSTREAM,
-	HAL_PCI_SWITCH_DOWNSTREAM,
-	HAL_PCI_OTHER_BRIDGE,
+enum dralet_pci_port_type {
+	DRALET_PCI_ENDPOINT = 0,
+	DRALET_PCI_ROOT_PORT,
+	DRALET_PCI_SWITCH_UPSTREAM,
+	DRALET_PCI_SWITCH_DOWNSTREAM,
+	DRALET_PCI_OTHER_BRIDGE,
 };
 
 enum dralet_vf_link_state {
@@ -145,16 +145,16 @@ struct dralet_vf_settings {
 
 #define DRALET_VF_SETTINGS_INIT { .trust = -1, .spoof_check = -1, .link_state = -1 }
 
-struct hal_pci_link {
+struct dralet_pci_link {
 	unsigned current_mts;	/* transfer rate in MT/s (32000 = 32.0 GT/s); 0 unknown */
 	unsigned current_width;	/* lanes; 0 unknown */
 	unsigned max_mts;
 	unsigned max_width;
 };
 
-struct hal_pci_func;
+struct dralet_pci_func;
 
-struct hal_pci_sriov {
+struct dralet_pci_sriov {
 	unsigned total_vfs;
 	unsigned num_vfs;
 	unsigned offset;
@@ -162,10 +162,10 @@ struct hal_pci_sriov {
 	uint16_t vf_device_id;	/* 0 unknown */
 	bool drivers_autoprobe;
 	size_t n_vfs;			/* number of virtfnN links that resolved */
-	const struct hal_pci_func *const *vfs;	/* index N = virtfnN; entries may be NULL */
+	const struct dralet_pci_func *const *vfs;	/* index N = virtfnN; entries may be NULL */
 };
 
-struct hal_pci_func {
+struct dralet_pci_func {
 	char address[24];	/* "0000:3b:00.0", lower-case hex, as in /sys/bus/pci/devices */
 	unsigned domain, bus, dev, fn;
 
@@ -181,40 +181,40 @@ struct hal_pci_func {
 	const char *local_cpulist;	/* "0-15,32-47", NULL if unknown */
 	int iommu_group;	/* -1 without IOMMU */
 	unsigned iommu_group_size;	/* PCI functions in that group (1: alone, vfio-safe) */
-	struct hal_devnode vfio_group;	/* bound to vfio-pci: /dev/vfio/<group> (path NULL if absent) */
-	const struct hal_devnode *vfio_container;	/* bound to vfio-pci: /dev/vfio/vfio, or NULL */
-	struct hal_pci_link link;
+	struct dralet_devnode vfio_group;	/* bound to vfio-pci: /dev/vfio/<group> (path NULL if absent) */
+	const struct dralet_devnode *vfio_container;	/* bound to vfio-pci: /dev/vfio/vfio, or NULL */
+	struct dralet_pci_link link;
 
 	/* topology */
 	const char *sysfs_path;	/* "devices/pci0000:00/0000:00:01.0/0000:01:00.0" (below the sysfs root) */
 	char pcie_root[24];	/* "pci0000:00": resource.kubernetes.io/pcieRoot */
-	enum hal_pci_port_type port_type;
-	const struct hal_pci_func *parent;	/* upstream bridge; NULL directly under the host bridge */
-	const struct hal_pci_func *pcie_switch;	/* nearest switch upstream port, NULL if none */
+	enum dralet_pci_port_type port_type;
+	const struct dralet_pci_func *parent;	/* upstream bridge; NULL directly under the host bridge */
+	const struct dralet_pci_func *pcie_switch;	/* nearest switch upstream port, NULL if none */
 
 	/* SR-IOV */
-	const struct hal_pci_sriov *sriov;	/* set on physical functions with SR-IOV */
-	const struct hal_pci_func *physfn;	/* set on virtual functions */
+	const struct dralet_pci_sriov *sriov;	/* set on physical functions with SR-IOV */
+	const struct dralet_pci_func *physfn;	/* set on virtual functions */
 	int vf_index;		/* N of the PF's virtfnN link; -1 for non-VFs */
 
 	/* class devices */
 	size_t n_net;
-	const struct hal_netdev *net;
+	const struct dralet_netdev *net;
 	size_t n_ib;
-	const struct hal_ibdev *ib;
+	const struct dralet_ibdev *ib;
 	size_t n_drm;
-	const struct hal_classdev *drm;		/* class/drm: cardN, renderDN */
+	const struct dralet_classdev *drm;		/* class/drm: cardN, renderDN */
 	size_t n_accel;
-	const struct hal_classdev *accel;	/* class/accel: accelN (/dev/accel/accelN) */
+	const struct dralet_classdev *accel;	/* class/accel: accelN (/dev/accel/accelN) */
 	size_t n_fpga_managers;
-	const struct hal_fpga_manager *fpga_managers;
+	const struct dralet_fpga_manager *fpga_managers;
 	size_t n_fpga_regions;
-	const struct hal_fpga_region *fpga_regions;
+	const struct dralet_fpga_region *fpga_regions;
 	size_t n_dfl_fmes;
-	const struct hal_dfl_fme *dfl_fmes;
+	const struct dralet_dfl_fme *dfl_fmes;
 	size_t n_dfl_ports;
-	const struct hal_dfl_port *dfl_ports;
-	const struct hal_xrt *xrt;	/* NULL unless XRT marker files exist */
+	const struct dralet_dfl_port *dfl_ports;
+	const struct dralet_xrt *xrt;	/* NULL unless XRT marker files exist */
 
 	/* why allocating this function would break the node (default route,
 	 * mounted filesystem); NULL when it is safe */
@@ -222,8 +222,8 @@ struct hal_pci_func {
 };
 
 /* PCI class helpers (class_code is 0xCCSSPP). */
-static inline unsigned hal_pci_class(const struct hal_pci_func *f) { return f->class_code >> 16; }
-static inline unsigned hal_pci_class_sub(const struct hal_pci_func *f) { return f->class_code >> 8; }
+static inline unsigned dralet_pci_class(const struct dralet_pci_func *f) { return f->class_code >> 16; }
+static inline unsigned dralet_pci_class_sub(const struct dralet_pci_func *f) { return f->class_code >> 8; }
 
 #ifdef __cplusplus
 }

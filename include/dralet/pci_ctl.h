@@ -32,7 +32,7 @@ extern "C" {
  * none: the name's length, 0 when no driver is bound, -ENODEV when the
  * function is gone. Sets no error, so health checks may ask it freely.
  * "Is the function still on the driver it was discovered with" is this
- * compared with hal_pci_func.driver. */
+ * compared with dralet_pci_func.driver. */
 int dralet_pci_driver(struct dralet_backend_ctx *ctx, const char *address, char *buf,
 		      size_t size);
 
@@ -57,12 +57,12 @@ int dralet_pci_restore(struct dralet_backend_ctx *ctx, const char *address, cons
  * RTM_GETLINK); fields the PF does not report stay unset. -ENODEV when the
  * interface is not there (by name and index) in the agent's network
  * namespace. */
-int dralet_vf_get(struct dralet_backend_ctx *ctx, const struct hal_netdev *pf, unsigned vf,
+int dralet_vf_get(struct dralet_backend_ctx *ctx, const struct dralet_netdev *pf, unsigned vf,
 		  struct dralet_vf_settings *ret);
 
 /* Changes VF @vf's settings through the PF's interface @pf (RTM_SETLINK).
  * -EOPNOTSUPP when the PF's driver does not support one of them. */
-int dralet_vf_set(struct dralet_backend_ctx *ctx, const struct hal_netdev *pf, unsigned vf,
+int dralet_vf_set(struct dralet_backend_ctx *ctx, const struct dralet_netdev *pf, unsigned vf,
 		  const struct dralet_vf_settings *s);
 
 /* The operation's error message so far ("" when none): a backend cleaning

@@ -37,7 +37,7 @@ int dralet_edits_add_env(struct dralet_edits *edits, const char *name, const cha
 /* Adds a character device node with its real major:minor (the node as
  * resolved on the host). @permissions: "rw", "rwm" ... or NULL for the
  * default (rwm). */
-int dralet_edits_add_node(struct dralet_edits *edits, const struct hal_devnode *node,
+int dralet_edits_add_node(struct dralet_edits *edits, const struct dralet_devnode *node,
 			  const char *permissions);
 
 /* Bind-mounts @host_path at @container_path; @options is a comma-separated

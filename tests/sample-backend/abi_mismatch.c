@@ -4,7 +4,7 @@
  * refuse both, loudly, and keep going. */
 #include <dralet/backend.h>
 
-static int never_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+static int never_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 		       const struct dralet_pci_id *id)
 {
 	(void)ctx;

@@ -22,7 +22,7 @@ static const struct dralet_pci_id sample_ids[] = {
 
 /* A device handed to a VM (vfio-pci) is not ours; the rest keep the table's
  * score. */
-static int sample_filter(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+static int sample_filter(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 			 const struct dralet_pci_id *id, int score)
 {
 	(void)ctx;
@@ -30,7 +30,7 @@ static int sample_filter(struct dralet_backend_ctx *ctx, const struct hal_pci_fu
 	return func->driver && !strcmp(func->driver, "vfio-pci") ? 0 : score;
 }
 
-static int sample_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+static int sample_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 			const struct dralet_pci_id *id)
 {
 	struct dralet_device *dev;

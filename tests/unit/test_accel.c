@@ -129,7 +129,7 @@ static void test_accel_prepare(void **state)
 	struct dralet_device *npu = harness_device(&h, "accel-0000-00-0b-0");
 	t_req_init(&t, NULL);
 	assert_int_equal(backend_accel.prepare(&h.ctx, npu, &t.req), 0);
-	const struct hal_devnode *n = t_edit_node(&t, "/dev/accel/accel0");
+	const struct dralet_devnode *n = t_edit_node(&t, "/dev/accel/accel0");
 	assert_non_null(n);
 	assert_int_equal(n->major, 261);
 	assert_int_equal(n->minor, 0);

@@ -31,11 +31,11 @@ static void test_edge_box(void **state)
 	assert_int_equal(t_inv_open(&t, tree, NULL), 0);
 	for (size_t i = 0; i < inventory_n_devices(t.inv, ACCEL_DRIVER); i++) {
 		struct dralet_device *dev = inventory_device(t.inv, ACCEL_DRIVER, i);
-		const struct hal_pci_func *f = dralet_device_pci(dev);
+		const struct dralet_pci_func *f = dralet_device_pci(dev);
 		n++;
 		t_name("accel", f->address, name, sizeof(name));
 		assert_string_equal(dralet_device_name(dev), name);
-		assert_true(hal_pci_class(f) == 0x12 || hal_pci_class_sub(f) == 0x0b40);
+		assert_true(dralet_pci_class(f) == 0x12 || dralet_pci_class_sub(f) == 0x0b40);
 		for (size_t k = 0; k < f->n_accel; k++)
 			assert_true(t_dev_node(dev, f->accel[k].node.path));
 		if (!f->driver)

@@ -53,7 +53,7 @@ static inline const char *t_env(const struct t_req *t, const char *name)
 	return NULL;
 }
 
-static inline const struct hal_devnode *t_edit_node(const struct t_req *t, const char *path)
+static inline const struct dralet_devnode *t_edit_node(const struct t_req *t, const char *path)
 {
 	for (size_t i = 0; i < t->edits.n_nodes; i++)
 		if (!strcmp(t->edits.nodes[i].node.path, path))

@@ -34,7 +34,7 @@ struct seen {
 static struct seen filtered[MAX_SEEN], probed[MAX_SEEN];
 static size_t n_filtered, n_probed;
 
-static void see(struct seen *list, size_t *n, const struct hal_pci_func *f,
+static void see(struct seen *list, size_t *n, const struct dralet_pci_func *f,
 		const struct dralet_pci_id *id, int score)
 {
 	assert_true(*n < MAX_SEEN);
@@ -52,7 +52,7 @@ static const struct seen *find_seen(const struct seen *list, size_t n, const cha
 	return NULL;
 }
 
-static int probe_healthy(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f,
+static int probe_healthy(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *f,
 			 const struct dralet_pci_id *id)
 {
 	struct dralet_device *d;
@@ -65,7 +65,7 @@ static int probe_healthy(struct dralet_backend_ctx *ctx, const struct hal_pci_fu
 }
 
 /* Device 1234:0bad is refused, 1234:0e11 fails; the rest keep their score. */
-static int filter_recording(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f,
+static int filter_recording(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *f,
 			    const struct dralet_pci_id *id, int score)
 {
 	(void)ctx;
@@ -100,7 +100,7 @@ static const struct dralet_backend filtered_backend = {
 
 /* Any function; raises device 1234:9999 above every table score (as the
  * SR-IOV backend does for the VFs of selected PFs), refuses the rest. */
-static int filter_boost(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f,
+static int filter_boost(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *f,
 			const struct dralet_pci_id *id, int score)
 {
 	(void)ctx;
@@ -300,7 +300,7 @@ static void test_other_abi_and_no_table_refused(void **state)
 static void test_harness_fills_defaults(void **state)
 {
 	struct harness h;
-	struct hal_pci_func funcs[1];
+	struct dralet_pci_func funcs[1];
 	struct dralet_device *devs[1];
 	char err[256] = "", why[256];
 

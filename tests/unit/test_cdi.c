@@ -97,9 +97,9 @@ static void test_qualified_and_file_names(void **state)
 
 static void make_edits(struct dralet_edits *e)
 {
-	struct hal_devnode node = { .path = "/dev/nvidia0", .major = 195, .minor = 0 };
-	struct hal_devnode ctl = { .path = "/dev/nvidiactl", .major = 195, .minor = 255 };
-	struct hal_devnode unknown = { .path = "/dev/weird" };
+	struct dralet_devnode node = { .path = "/dev/nvidia0", .major = 195, .minor = 0 };
+	struct dralet_devnode ctl = { .path = "/dev/nvidiactl", .major = 195, .minor = 255 };
+	struct dralet_devnode unknown = { .path = "/dev/weird" };
 
 	memset(e, 0, sizeof(*e));
 	assert_int_equal(dralet_edits_add_env(e, "NVIDIA_VISIBLE_DEVICES", "GPU-1"), 0);

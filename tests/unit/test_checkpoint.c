@@ -20,7 +20,7 @@
 
 static void fill_device(struct ckpt_device *d, const char *name, const char *uid, bool with_undo)
 {
-	struct hal_devnode node = { .path = "/dev/nvidia0", .major = 195, .minor = 0 };
+	struct dralet_devnode node = { .path = "/dev/nvidia0", .major = 195, .minor = 0 };
 	char id[256];
 
 	memset(d, 0, sizeof(*d));

@@ -100,7 +100,7 @@ static void leave(struct dralet_device *dev)
 static int fake_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 			struct dralet_prepare_req *req)
 {
-	struct hal_devnode node = { .major = 240, .minor = (unsigned)dev_index(dev) };
+	struct dralet_devnode node = { .major = 240, .minor = (unsigned)dev_index(dev) };
 	char path[64];
 
 	enter(dev);
@@ -154,7 +154,7 @@ static int fake_health(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 	return r;
 }
 
-static int fake_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f,
+static int fake_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *f,
 		      const struct dralet_pci_id *id)
 {
 	(void)ctx;
@@ -187,7 +187,7 @@ static const struct dralet_backend fake_backend = {
 /* ---- devices ---- */
 
 static struct harness h;
-static struct hal_pci_func funcs[NDEV];
+static struct dralet_pci_func funcs[NDEV];
 static struct dralet_device *devices[NDEV];
 static char dev_names[NDEV][64];
 
@@ -196,7 +196,7 @@ static void make_devices(void)
 	assert_int_equal(harness_init(&h, &fake_backend, NULL, NULL), 0);
 	h.ctx.sink = &h.sink;
 	for (int i = 0; i < NDEV; i++) {
-		struct hal_pci_func *f = &funcs[i];
+		struct dralet_pci_func *f = &funcs[i];
 		memset(f, 0, sizeof(*f));
 		snprintf(f->address, sizeof(f->address), "0000:%02x:00.0", i + 1);
 		f->bus = (unsigned)i + 1;

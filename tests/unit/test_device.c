@@ -10,10 +10,10 @@
 
 #include "harness.h"
 
-static struct hal_pci_func sample_func(void)
+static struct dralet_pci_func sample_func(void)
 {
-	static struct hal_pci_func sw = { .address = "0000:01:00.0" };
-	struct hal_pci_func f = {
+	static struct dralet_pci_func sw = { .address = "0000:01:00.0" };
+	struct dralet_pci_func f = {
 		.address = "0000:3B:00.0", .vendor_id = 0x10de, .device_id = 0x2330,
 		.class_code = 0x030200, .numa_node = 1, .iommu_group = 40, .pcie_root = "pci0000:3a",
 		.pcie_switch = &sw, .device_name = "GH100 [H100 SXM5 80GB]",
@@ -26,7 +26,7 @@ static void test_name_and_common_attributes(void **state)
 {
 	struct harness h;
 	struct dralet_device *d;
-	struct hal_pci_func f = sample_func();
+	struct dralet_pci_func f = sample_func();
 
 	(void)state;
 	assert_int_equal(harness_init(&h, &harness_plain_backend, NULL, NULL), 0);
@@ -62,7 +62,7 @@ static void test_limits_and_values(void **state)
 {
 	struct harness h;
 	struct dralet_device *d;
-	struct hal_pci_func f = sample_func();
+	struct dralet_pci_func f = sample_func();
 	char name[40];
 	int accepted = 0;
 
@@ -95,12 +95,12 @@ static void test_limits_and_values(void **state)
 	assert_int_equal(dralet_device_remove_attr(d, "extra0"), 0);
 	assert_int_equal(dralet_device_remove_attr(d, "extra0"), -ENOENT);
 
-	struct hal_devnode n = { "/dev/nvidia0", 195, 0 };
+	struct dralet_devnode n = { "/dev/nvidia0", 195, 0 };
 	assert_int_equal(dralet_device_add_node(d, &n), 0);
 	assert_int_equal(dralet_device_add_node(d, &n), 0);
 	assert_int_equal(dralet_device_n_nodes(d), 1);
 	assert_int_equal(dralet_device_node(d, 0)->major, 195);
-	struct hal_devnode rel = { "dev/x", 1, 1 };
+	struct dralet_devnode rel = { "dev/x", 1, 1 };
 	assert_int_equal(dralet_device_add_node(d, &rel), -EINVAL);
 	harness_fini(&h);
 }

@@ -24,7 +24,7 @@
 static void test_list(void **state)
 {
 	struct harness h;
-	struct hal_pci_func funcs[3];
+	struct dralet_pci_func funcs[3];
 	struct dralet_device *devs[3], *unsorted[2], *twice[2];
 	struct device_set *set, *empty, *bad = NULL;
 
@@ -63,7 +63,7 @@ static void test_list(void **state)
 
 static int removed;	/* devices freed: the backend's remove op */
 
-static int probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f,
+static int probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *f,
 		 const struct dralet_pci_id *id)
 {
 	struct dralet_device *d;

@@ -236,7 +236,7 @@ static void test_xrt_prepare(void **state)
 
 	t_req_init(&t, NULL);
 	assert_int_equal(backend_xrt.prepare(&h.ctx, c, &t.req), 0);
-	const struct hal_devnode *n = t_edit_node(&t, "/dev/dri/renderD128");
+	const struct dralet_devnode *n = t_edit_node(&t, "/dev/dri/renderD128");
 	assert_non_null(n);
 	assert_int_equal(n->major, 226);
 	assert_int_equal(n->minor, 128);
@@ -348,7 +348,7 @@ static void test_dfl_prepare(void **state)
 	t_req_init(&t, "{\"apiVersion\":\"fpga.dralet.dev/v1alpha1\",\"kind\":\"FpgaConfig\","
 		       "\"requireAfuID\":\"" AFU "\",\"requireInterfaceID\":\"" DFL_IFACE "\"}");
 	assert_int_equal(backend_dfl.prepare(&h.ctx, p, &t.req), 0);
-	const struct hal_devnode *n = t_edit_node(&t, "/dev/dfl-port.0");
+	const struct dralet_devnode *n = t_edit_node(&t, "/dev/dfl-port.0");
 	assert_non_null(n);
 	assert_int_equal(n->major, 237);
 	assert_int_equal(n->minor, 0);

@@ -19,7 +19,7 @@
 #include "backends/fpga/fpga.h"
 #include "test_backend.h"
 
-static bool same_slot(const struct hal_pci_func *a, const struct hal_pci_func *b)
+static bool same_slot(const struct dralet_pci_func *a, const struct dralet_pci_func *b)
 {
 	return a->domain == b->domain && a->bus == b->bus && a->dev == b->dev;
 }
@@ -38,7 +38,7 @@ static void test_fpga_server(void **state)
 	assert_int_equal(t_inv_open(&t, tree, NULL), 0);
 	const struct hal_scan *scan = inventory_scan(t.inv);
 	for (size_t i = 0; i < scan->n_funcs; i++) {
-		const struct hal_pci_func *f = scan->funcs[i];
+		const struct dralet_pci_func *f = scan->funcs[i];
 
 		/* nothing of an FPGA card is an accel device */
 		if (f->xrt || f->n_dfl_fmes || f->n_dfl_ports) {
@@ -59,7 +59,7 @@ static void test_fpga_server(void **state)
 			assert_non_null(attr_string(dev, "shell"));
 			const char *mgmt = attr_string(dev, "mgmtPciAddress");
 			assert_non_null(mgmt);
-			const struct hal_pci_func *m = hal_scan_find(scan, mgmt);
+			const struct dralet_pci_func *m = hal_scan_find(scan, mgmt);
 			assert_non_null(m);
 			assert_true(same_slot(m, f));
 			assert_true(m->xrt && m->xrt->mgmt_pf);

@@ -120,7 +120,7 @@ static void test_ownership(void **state)
 		{ "0000:01:00.0", 0, 0, 0, 0 },
 	};
 	for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++) {
-		const struct hal_pci_func *f = hal_scan_find(h.scan, want[i].address);
+		const struct dralet_pci_func *f = hal_scan_find(h.scan, want[i].address);
 		assert_non_null(f);
 		assert_int_equal(harness_score(&h, &gpu_nvidia_backend, f), want[i].nvidia);
 		assert_int_equal(harness_score(&h, &gpu_amdgpu_backend, f), want[i].amd);

@@ -91,7 +91,7 @@ static void test_topology_and_facts(void **state)
 	assert_int_equal(hal_scan(&roots, &opts, &scan), 0);
 	assert_int_equal(scan->n_funcs, 8);
 
-	const struct hal_pci_func *gpu = hal_scan_find(scan, "0000:03:00.0");
+	const struct dralet_pci_func *gpu = hal_scan_find(scan, "0000:03:00.0");
 	assert_non_null(gpu);
 	assert_int_equal(gpu->vendor_id, 0x10de);
 	assert_int_equal(gpu->class_code, 0x030200);
@@ -106,17 +106,17 @@ static void test_topology_and_facts(void **state)
 	assert_non_null(gpu->pcie_switch);
 	assert_string_equal(gpu->pcie_switch->address, "0000:01:00.0");
 	assert_string_equal(gpu->parent->address, "0000:02:00.0");
-	assert_int_equal(gpu->parent->port_type, HAL_PCI_SWITCH_DOWNSTREAM);
-	assert_int_equal(hal_scan_find(scan, "0000:00:01.0")->port_type, HAL_PCI_ROOT_PORT);
-	assert_int_equal(hal_scan_find(scan, "0000:01:00.0")->port_type, HAL_PCI_SWITCH_UPSTREAM);
+	assert_int_equal(gpu->parent->port_type, DRALET_PCI_SWITCH_DOWNSTREAM);
+	assert_int_equal(hal_scan_find(scan, "0000:00:01.0")->port_type, DRALET_PCI_ROOT_PORT);
+	assert_int_equal(hal_scan_find(scan, "0000:01:00.0")->port_type, DRALET_PCI_SWITCH_UPSTREAM);
 	assert_null(gpu->unsafe_reason);
 
-	const struct hal_pci_func *pf = hal_scan_find(scan, "0000:04:00.0");
+	const struct dralet_pci_func *pf = hal_scan_find(scan, "0000:04:00.0");
 	assert_non_null(pf->sriov);
 	assert_int_equal(pf->sriov->total_vfs, 16);
 	assert_int_equal(pf->sriov->num_vfs, 2);
 	assert_int_equal(pf->sriov->vf_device_id, 0x101e);
-	const struct hal_pci_func *vf1 = hal_scan_find(scan, "0000:04:00.2");
+	const struct dralet_pci_func *vf1 = hal_scan_find(scan, "0000:04:00.2");
 	assert_ptr_equal(pf->sriov->vfs[1], vf1);
 	assert_ptr_equal(vf1->physfn, pf);
 	assert_int_equal(vf1->vf_index, 1);
@@ -242,7 +242,7 @@ static void test_bad_input_is_skipped_with_warnings(void **state)
 
 	assert_int_equal(hal_scan(&roots, &opts, &scan), 0);
 	assert_int_equal(scan->n_funcs, 8);
-	const struct hal_pci_func *gpu = hal_scan_find(scan, "0000:03:00.0");
+	const struct dralet_pci_func *gpu = hal_scan_find(scan, "0000:03:00.0");
 	assert_null(gpu->local_cpulist);
 	assert_int_equal(gpu->link.current_width, 0);
 	assert_int_equal(gpu->iommu_group, -1);

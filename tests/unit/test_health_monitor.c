@@ -24,7 +24,7 @@
 
 struct fixture {
 	struct harness h;
-	struct hal_pci_func funcs[N_DEVICES];
+	struct dralet_pci_func funcs[N_DEVICES];
 	struct dralet_device *devices[N_DEVICES];
 };
 

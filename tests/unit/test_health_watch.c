@@ -34,7 +34,7 @@
 
 struct fixture {
 	struct harness h;
-	struct hal_pci_func funcs[N_DEVICES];
+	struct dralet_pci_func funcs[N_DEVICES];
 	struct health_table table;
 	char pool[201];			/* long, so that a stuck reader fills up fast */
 	uv_loop_t loop;

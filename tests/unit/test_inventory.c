@@ -16,7 +16,7 @@
 #include "board_snippet.h"
 #include "harness.h"
 
-static int probe_named(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f,
+static int probe_named(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *f,
 		       const struct dralet_pci_id *id)
 {
 	struct dralet_device *d;
@@ -28,7 +28,7 @@ static int probe_named(struct dralet_backend_ctx *ctx, const struct hal_pci_func
 	return r;
 }
 
-static int probe_fails(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f,
+static int probe_fails(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *f,
 		       const struct dralet_pci_id *id)
 {
 	(void)ctx;

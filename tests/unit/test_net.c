@@ -228,7 +228,7 @@ static void test_rdma_prepare(void **state)
 
 	t_req_init(&t, NULL);
 	assert_int_equal(backend_rdma.prepare(&h.ctx, pf, &t.req), 0);
-	const struct hal_devnode *n = t_edit_node(&t, "/dev/infiniband/uverbs0");
+	const struct dralet_devnode *n = t_edit_node(&t, "/dev/infiniband/uverbs0");
 	assert_non_null(n);
 	assert_int_equal(n->major, 231);
 	assert_int_equal(n->minor, 192);
@@ -376,11 +376,11 @@ static void test_nic_vf_prepare(void **state)
 	t_req_init(&t, "{\"apiVersion\":\"net.dralet.dev/v1alpha1\",\"kind\":\"VfConfig\","
 		       "\"driver\":\"vfio-pci\"}");
 	assert_int_equal(backend_nic_vf.prepare(&h.ctx, v2, &t.req), 0);
-	const struct hal_devnode *g = t_edit_node(&t, "/dev/vfio/33");
+	const struct dralet_devnode *g = t_edit_node(&t, "/dev/vfio/33");
 	assert_non_null(g);
 	assert_int_equal(g->major, 509);	/* the board's dynamic vfio major */
 	assert_int_equal(g->minor, 0);
-	const struct hal_devnode *c = t_edit_node(&t, "/dev/vfio/vfio");
+	const struct dralet_devnode *c = t_edit_node(&t, "/dev/vfio/vfio");
 	assert_non_null(c);
 	assert_int_equal(c->major, 10);
 	assert_int_equal(c->minor, 196);

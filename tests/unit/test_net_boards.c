@@ -34,7 +34,7 @@ static void test_hgx_h100(void **state)
 	assert_int_equal(t_inv_open(&t, tree, NULL), 0);
 	const struct hal_scan *scan = inventory_scan(t.inv);
 	for (size_t i = 0; i < scan->n_funcs; i++) {
-		const struct hal_pci_func *f = scan->funcs[i];
+		const struct dralet_pci_func *f = scan->funcs[i];
 		if (!f->n_ib || f->unsafe_reason)
 			continue;
 		n_ib++;
@@ -54,7 +54,7 @@ static void test_hgx_h100(void **state)
 		}
 		n_pf++;
 		/* scenario 6: the NIC shares its switch and root with one GPU */
-		const struct hal_pci_func *gpu = NULL;
+		const struct dralet_pci_func *gpu = NULL;
 		for (size_t j = 0; j < scan->n_funcs; j++)
 			if (scan->funcs[j]->vendor_id == 0x10de &&
 			    scan->funcs[j]->pcie_switch == f->pcie_switch)
@@ -109,8 +109,8 @@ static void test_e810(void **state)
 	assert_int_equal(t_inv_open(&t, tree, NULL), 0);
 	const struct hal_scan *scan = inventory_scan(t.inv);
 	for (size_t i = 0; i < scan->n_funcs; i++) {
-		const struct hal_pci_func *f = scan->funcs[i];
-		if (!f->physfn || hal_pci_class(f->physfn) != 0x02 || f->unsafe_reason)
+		const struct dralet_pci_func *f = scan->funcs[i];
+		if (!f->physfn || dralet_pci_class(f->physfn) != 0x02 || f->unsafe_reason)
 			continue;
 		n_vfs++;
 		t_name(f->n_ib ? "rdma" : "vf", f->address, name, sizeof(name));

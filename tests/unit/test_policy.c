@@ -242,9 +242,9 @@ static void test_agent_config(void **state)
 }
 
 /* A PF with @n VFs; VF i at 0000:3b:00.<i+1>. */
-static struct hal_pci_func pf_func(struct hal_pci_sriov *sr, struct hal_netdev *net)
+static struct dralet_pci_func pf_func(struct dralet_pci_sriov *sr, struct dralet_netdev *net)
 {
-	struct hal_pci_func f = { .vendor_id = 0x8086, .device_id = 0x1593, .driver = "ice",
+	struct dralet_pci_func f = { .vendor_id = 0x8086, .device_id = 0x1593, .driver = "ice",
 				  .sriov = sr, .vf_index = -1 };
 
 	snprintf(f.address, sizeof(f.address), "0000:3b:00.0");
@@ -265,9 +265,9 @@ static void test_selection(void **state)
 		" numVfs: 2}\n"
 		"  - {name: by-address, pfSelector: {pciAddresses: [\"0000:3b:00.0\"]}, numVfs: 1}\n",
 		0, NULL);
-	struct hal_pci_sriov sr = { .total_vfs = 8 };
-	struct hal_netdev net = { .ifname = "ens1f0", .ifindex = 4 };
-	struct hal_pci_func pf = pf_func(&sr, &net), vf = pf;
+	struct dralet_pci_sriov sr = { .total_vfs = 8 };
+	struct dralet_netdev net = { .ifname = "ens1f0", .ifindex = 4 };
+	struct dralet_pci_func pf = pf_func(&sr, &net), vf = pf;
 	const struct sriov_policy *also, *p;
 
 	(void)state;

@@ -17,7 +17,7 @@
 #include "board_snippet.h"
 #include "harness.h"
 
-static int probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f,
+static int probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *f,
 		 const struct dralet_pci_id *id)
 {
 	struct dralet_device *d;

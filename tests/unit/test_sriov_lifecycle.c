@@ -121,7 +121,7 @@ static void test_kernel_driver_to_vfio_and_back(void **state)
 	assert_string_equal(driver_of(f, "0000:17:00.1"), "vfio-pci");
 	assert_string_equal(override_of(f, "0000:17:00.1"), "vfio-pci");
 	/* the edits name the group the VF has alone */
-	const struct hal_devnode *g = t_edit_node(&t, "/dev/vfio/100");
+	const struct dralet_devnode *g = t_edit_node(&t, "/dev/vfio/100");
 	assert_non_null(g);
 	assert_int_equal(g->major, 511);
 	assert_int_equal(g->minor, 100);

@@ -33,7 +33,7 @@ static const struct dralet_pci_id fake_ids[] = {
 	{ 0, 0, 0, 0 },
 };
 
-static int fake_probe(struct dralet_backend_ctx *ctx, const struct hal_pci_func *func,
+static int fake_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 		      const struct dralet_pci_id *id)
 {
 	struct dralet_device *dev;
@@ -110,7 +110,7 @@ static int fake_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *de
 	const char *mode = "default";
 	int sleep_ms = 0, fail = 0, r;
 	char path[4096], held[256] = "", minor_env[32];
-	struct hal_devnode node;
+	struct dralet_devnode node;
 	FILE *f;
 
 	if (req->config && (r = parse_config(ctx, req->config, &mode, &sleep_ms, &fail, &o)) < 0)

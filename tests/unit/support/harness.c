@@ -151,7 +151,7 @@ int harness_init(struct harness *h, const struct dralet_backend *backend, const 
 	return backend_call_init(&h->ctx);
 }
 
-int harness_probe(struct harness *h, const struct hal_pci_func *f)
+int harness_probe(struct harness *h, const struct dralet_pci_func *f)
 {
 	int score;
 	const struct dralet_pci_id *id = backend_table_match(h->ctx.backend, f, &score);
@@ -159,7 +159,7 @@ int harness_probe(struct harness *h, const struct hal_pci_func *f)
 	return backend_call_probe(&h->ctx, &h->sink, f, id);
 }
 
-int harness_score(struct harness *h, const struct dralet_backend *b, const struct hal_pci_func *f)
+int harness_score(struct harness *h, const struct dralet_backend *b, const struct dralet_pci_func *f)
 {
 	struct dralet_backend ops;
 	struct dralet_backend_ctx ctx = h->ctx;
@@ -173,7 +173,7 @@ int harness_score(struct harness *h, const struct dralet_backend *b, const struc
 int harness_probe_all(struct harness *h)
 {
 	for (size_t i = 0; h->scan && i < h->scan->n_funcs; i++) {
-		const struct hal_pci_func *f = h->scan->funcs[i];
+		const struct dralet_pci_func *f = h->scan->funcs[i];
 		const struct dralet_pci_id *id;
 		if ((f->class_code >> 16) == 0x06 || backend_call_score(&h->ctx, f, &id) <= 0)
 			continue;
@@ -184,7 +184,7 @@ int harness_probe_all(struct harness *h)
 	return 0;
 }
 
-static int probe_nothing(struct dralet_backend_ctx *ctx, const struct hal_pci_func *f,
+static int probe_nothing(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *f,
 			 const struct dralet_pci_id *id)
 {
 	(void)ctx;
@@ -200,7 +200,7 @@ const struct dralet_backend harness_plain_backend = {
 	.default_driver = "accel.dralet.dev", .ids = no_ids, .probe = probe_nothing,
 };
 
-int harness_add_devices(struct harness *h, struct hal_pci_func *funcs, size_t n,
+int harness_add_devices(struct harness *h, struct dralet_pci_func *funcs, size_t n,
 			struct dralet_device **ret)
 {
 	h->ctx.sink = &h->sink;

@@ -46,12 +46,12 @@ int harness_init(struct harness *h, const struct dralet_backend *backend, const 
 /* Probes @f into h->sink, telling the probe the best entry of the match
  * table for @f (NULL when none matches a hand-built @f; the filter is not
  * asked); returns the probe's result. */
-int harness_probe(struct harness *h, const struct hal_pci_func *f);
+int harness_probe(struct harness *h, const struct dralet_pci_func *f);
 /* Probes every function of the scan that @backend scores > 0 (match table,
  * then filter, as the inventory does). */
 int harness_probe_all(struct harness *h);
 /* @b's score for @f (match table, then filter) with h's context. */
-int harness_score(struct harness *h, const struct dralet_backend *b, const struct hal_pci_func *f);
+int harness_score(struct harness *h, const struct dralet_backend *b, const struct dralet_pci_func *f);
 /* A backend whose probe adds nothing ("test", accel.dralet.dev), for
  * devices built by hand with dralet_device_new on h->ctx. */
 extern const struct dralet_backend harness_plain_backend;
@@ -59,7 +59,7 @@ extern const struct dralet_backend harness_plain_backend;
 /* Adds @n healthy hand-built "accel" devices for @funcs (filled here:
  * addresses 0000:01:00.0, 0000:02:00.0 ...; they must outlive the devices)
  * to h->sink, in @ret. Returns 0 or the first error. */
-int harness_add_devices(struct harness *h, struct hal_pci_func *funcs, size_t n,
+int harness_add_devices(struct harness *h, struct dralet_pci_func *funcs, size_t n,
 			struct dralet_device **ret);
 
 /* The device named @name in the sink, or NULL. */
