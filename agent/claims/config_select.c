@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "agent/lib/json_get.h"
+
 int config_base_request(const char *request, char *buf, size_t size)
 {
 	size_t len = strcspn(request, "/");
@@ -15,15 +17,6 @@ int config_base_request(const char *request, char *buf, size_t size)
 	memcpy(buf, request, len);
 	buf[len] = '\0';
 	return 0;
-}
-
-static const char *string_field(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
 }
 
 /* 1 when @cfg applies to @request/@base, 0 when not, -EINVAL when malformed. */
@@ -133,10 +126,10 @@ static int consider(struct json_object *cfg, size_t idx, bool want_class, const 
 	    !json_object_object_get_ex(cfg, "opaque", &opaque) ||
 	    !json_object_is_type(opaque, json_type_object))
 		return 0;	/* not an opaque config: nothing for a driver */
-	d = string_field(opaque, "driver");
+	d = json_get_str(opaque, "driver");
 	if (!d || strcmp(d, driver))
 		return 0;
-	source = string_field(cfg, "source");
+	source = json_get_str(cfg, "source");
 	if (!source || !strcmp(source, "FromClaim"))
 		from_class = false;
 	else if (!strcmp(source, "FromClass"))

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "agent/kube/event.h"
+#include "agent/lib/json_get.h"
 #include "agent/lib/log.h"
 #include "agent/core/k8s_names.h"
 #include "agent/slices/json_tree.h"
@@ -184,15 +185,6 @@ static void file_get_claim(struct store *st, const char *ns, const char *name, s
 
 /* ---- slices ---- */
 
-static const char *str_at(struct json_object *o, const char *a, const char *b)
-{
-	struct json_object *v = NULL;
-	if (!json_object_object_get_ex(o, a, &o) || !json_object_object_get_ex(o, b, &v) ||
-	    !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
 /* The contents of @path (new, NUL-terminated) or NULL. */
 static char *read_text(const char *path, size_t *ret_len)
 {
@@ -340,7 +332,7 @@ static char *node_uid(struct store_file *s)
 		return NULL;
 	struct json_object *node = json_object_from_file(path);
 	free(path);
-	const char *u = node ? str_at(node, "metadata", "uid") : NULL;
+	const char *u = node ? json_get_str_at(node, JSON_PATH("metadata", "uid")) : NULL;
 	if (u)
 		uid = strdup(u);
 	json_object_put(node);
@@ -376,7 +368,7 @@ static void edit_written(void *userdata, struct json_object *obj)
 		return;
 	}
 	json_tree_set_node_owner(obj, w->s->node_name, w->owner_uid);
-	const char *base = str_at(obj, "metadata", "generateName");
+	const char *base = json_get_str_at(obj, JSON_PATH("metadata", "generateName"));
 	struct stat st;
 	do {
 		generate_name(base ? base : "slice-", name, sizeof(name));

@@ -4,16 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/lib/json_get.h"
 #include "agent/lib/log.h"
 #include "agent/slices/devices_file.h"
-
-static const char *str(struct json_object *o, const char *key)
-{
-	struct json_object *v = NULL;
-	if (json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string))
-		return json_object_get_string(v);
-	return NULL;
-}
 
 static void log_dropped(void *userdata, const char *backend, const char *device, const char *what,
 			const char *problem)
@@ -80,7 +73,7 @@ int devices_file_build(struct json_object *doc, const char *node_name, const cha
 		goto done;
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *d = json_object_array_get_idx(list, i), *a = NULL, *c = NULL;
-		const char *driver = str(d, "driver"), *health = str(d, "health");
+		const char *driver = json_get_str(d, "driver"), *health = json_get_str(d, "health");
 		if (!json_object_is_type(d, json_type_object) || !driver) {
 			log_error("devices file: device %zu has no driver", i);
 			r = -EINVAL;
@@ -93,8 +86,8 @@ int devices_file_build(struct json_object *doc, const char *node_name, const cha
 		if (!known)
 			drivers[n_drivers++] = driver;
 		devs[i] = (struct slice_device_in){
-			.name = str(d, "name"),
-			.backend = str(d, "backend"),
+			.name = json_get_str(d, "name"),
+			.backend = json_get_str(d, "backend"),
 			.unhealthy = health && !strcmp(health, "Unhealthy"),
 		};
 		if (json_object_object_get_ex(d, "attributes", &a) && json_object_is_type(a, json_type_object)) {
@@ -115,7 +108,7 @@ int devices_file_build(struct json_object *doc, const char *node_name, const cha
 			if (!(caps[i] = calloc((size_t)json_object_object_length(c) + 1, sizeof(**caps))))
 				goto done;
 			json_object_object_foreach(c, name, v) {
-				const char *q = str(v, "value");
+				const char *q = json_get_str(v, "value");
 				caps[i][devs[i].n_caps++] = (struct dralet_capacity){ .name = name, .quantity = q };
 			}
 			devs[i].caps = caps[i];
