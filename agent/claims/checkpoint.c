@@ -9,6 +9,8 @@
 #include <string.h>
 #include <json-c/json.h>
 
+#include "agent/lib/err_msg.h"
+
 #define DATA_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
 static const char *const state_names[] = {
@@ -480,7 +482,7 @@ static void fail(struct decoder *d, int r, const char *fmt, ...)
 		return;
 	d->r = r;
 	va_start(ap, fmt);
-	vsnprintf(d->err, d->errlen, fmt, ap);
+	err_vprintf(d->err, d->errlen, r, fmt, ap);
 	va_end(ap);
 }
 
