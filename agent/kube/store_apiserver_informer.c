@@ -34,7 +34,6 @@ bool rv_equal(const char *a, const char *b)
 	return a && b && !strcmp(a, b);
 }
 
-
 /* Keeps @rec (taken) in @list, in place of the record of its name. */
 void cache_keep(struct drv *d, struct slice_list *list, struct slice_record *rec)
 {

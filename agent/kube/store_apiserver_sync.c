@@ -7,6 +7,7 @@
  * failures retry after a backoff; rounds that never converge stop.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
