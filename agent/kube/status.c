@@ -64,10 +64,8 @@ void kube_status_describe(const char *body, size_t len, char *buf, size_t size)
 		append(buf, size, &pos, ": ");
 	}
 	append(buf, size, &pos, message ? message : "(no message)");
-	struct json_object *details = NULL, *causes = NULL;
-	if (json_object_object_get_ex(st, "details", &details) &&
-	    json_object_object_get_ex(details, "causes", &causes) &&
-	    json_object_is_type(causes, json_type_array)) {
+	struct json_object *causes = json_get_array(json_get(st, "details"), "causes");
+	if (causes) {
 		for (size_t i = 0; i < json_object_array_length(causes); i++) {
 			struct json_object *c = json_object_array_get_idx(causes, i);
 			append(buf, size, &pos, i ? "; " : " [causes: ");
@@ -76,7 +74,8 @@ void kube_status_describe(const char *body, size_t len, char *buf, size_t size)
 				append(buf, size, &pos, field);
 				append(buf, size, &pos, ": ");
 			}
-			append(buf, size, &pos, msg ? msg : (json_get_str(c, "reason") ? json_get_str(c, "reason") : "?"));
+			const char *why = json_get_str(c, "reason");
+			append(buf, size, &pos, msg ? msg : why ? why : "?");
 		}
 		if (json_object_array_length(causes))
 			append(buf, size, &pos, "]");
@@ -86,14 +85,11 @@ void kube_status_describe(const char *body, size_t len, char *buf, size_t size)
 
 bool kube_status_is_object_not_found(const char *body, size_t len, const char *name)
 {
-	struct json_object *st = kube_json_parse(body, len), *details = NULL;
-	bool yes = false;
+	struct json_object *st = kube_json_parse(body, len);
 	const char *kind = json_get_str(st, "kind"), *reason = json_get_str(st, "reason");
-	if (kind && !strcmp(kind, "Status") && reason && !strcmp(reason, "NotFound") &&
-	    json_object_object_get_ex(st, "details", &details)) {
-		const char *n = json_get_str(details, "name");
-		yes = n && name && !strcmp(n, name);
-	}
+	const char *n = json_get_str_at(st, JSON_PATH("details", "name"));
+	bool yes = kind && !strcmp(kind, "Status") && reason && !strcmp(reason, "NotFound") && n &&
+		   name && !strcmp(n, name);
 	json_object_put(st);
 	return yes;
 }

@@ -36,6 +36,7 @@
 #include "agent/kube/status.h"
 #include "agent/kube/store_apiserver_internal.h"
 #include "agent/lib/log.h"
+#include "agent/lib/err_msg.h"
 
 #define DEBOUNCE_DEFAULT_MS 100u
 #define RELEASE_DELAY_MS 500u		/* quiet time before the heap is trimmed */
@@ -237,8 +238,7 @@ int store_apiserver_new(uv_loop_t *loop, const struct store_options *opts,
 	struct kube_config *cfg = NULL;
 	int r;
 	if (!loop) {
-		snprintf(err, errlen, "the apiserver store needs an event loop");
-		return -EINVAL;
+		return err_printf(err, errlen, -EINVAL, "the apiserver store needs an event loop");
 	}
 	if (opts->kubeconfig)
 		r = kube_config_from_kubeconfig(opts->kubeconfig, opts->kube_context, &cfg, err, errlen);

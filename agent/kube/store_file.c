@@ -27,6 +27,7 @@
 #include "agent/slices/sync.h"
 #include "agent/kube/store_open.h"
 #include "agent/lib/yaml_load.h"
+#include "agent/lib/err_msg.h"
 
 struct store_file {
 	struct store base;
@@ -520,8 +521,7 @@ int store_file_new(uv_loop_t *loop, const struct store_options *opts, struct sto
 		   char *err, size_t errlen)
 {
 	if (!opts->store_dir || !*opts->store_dir || !opts->node_name) {
-		snprintf(err, errlen, "file store: no directory or node name");
-		return -EINVAL;
+		return err_printf(err, errlen, -EINVAL, "file store: no directory or node name");
 	}
 	struct store_file *s = calloc(1, sizeof(*s));
 	if (!s)
