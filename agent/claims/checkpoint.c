@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 
 #include "agent/lib/err_msg.h"
+#include "agent/lib/json_get.h"
 
 #define DATA_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
@@ -489,9 +490,9 @@ static void fail(struct decoder *d, int r, const char *fmt, ...)
 static struct json_object *get(struct json_object *o, const char *key, json_type type,
 			       bool required, struct decoder *d, const char *where)
 {
-	struct json_object *v;
+	struct json_object *v = json_get(o, key);
 
-	if (!o || !json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null)) {
+	if (!v) {
 		if (required)
 			fail(d, -EBADMSG, "%s: \"%s\" is missing", where, key);
 		return NULL;

@@ -109,7 +109,7 @@ static int add_result(struct claim_plan *p, struct json_object *result, size_t i
 			 "or device", i);
 		return -EINVAL;
 	}
-	if (json_object_object_get_ex(result, "adminAccess", &admin) && admin) {
+	if ((admin = json_get(result, "adminAccess"))) {
 		if (!json_object_is_type(admin, json_type_boolean)) {
 			snprintf(err, errlen, "status.allocation.devices.results[%zu].adminAccess "
 				 "is not a boolean", i);

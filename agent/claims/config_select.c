@@ -22,10 +22,10 @@ int config_base_request(const char *request, char *buf, size_t size)
 /* 1 when @cfg applies to @request/@base, 0 when not, -EINVAL when malformed. */
 static int applies(struct json_object *cfg, const char *request, const char *base)
 {
-	struct json_object *reqs;
+	struct json_object *reqs = json_get(cfg, "requests");
 	size_t n;
 
-	if (!json_object_object_get_ex(cfg, "requests", &reqs) || !reqs)
+	if (!reqs)
 		return 1;
 	if (!json_object_is_type(reqs, json_type_array))
 		return -EINVAL;
@@ -122,9 +122,7 @@ static int consider(struct json_object *cfg, size_t idx, bool want_class, const 
 	bool from_class;
 	int r;
 
-	if (!json_object_is_type(cfg, json_type_object) ||
-	    !json_object_object_get_ex(cfg, "opaque", &opaque) ||
-	    !json_object_is_type(opaque, json_type_object))
+	if (!(opaque = json_get_object(cfg, "opaque")))
 		return 0;	/* not an opaque config: nothing for a driver */
 	d = json_get_str(opaque, "driver");
 	if (!d || strcmp(d, driver))
@@ -149,8 +147,7 @@ static int consider(struct json_object *cfg, size_t idx, bool want_class, const 
 	}
 	if (!r)
 		return 0;
-	if (!json_object_object_get_ex(opaque, "parameters", &params) ||
-	    !json_object_is_type(params, json_type_object)) {
+	if (!(params = json_get_object(opaque, "parameters"))) {
 		snprintf(err, errlen, "status.allocation.devices.config[%zu] (%s, driver %s): "
 			 "opaque.parameters must be a JSON object", idx,
 			 from_class ? "FromClass" : "FromClaim", driver);

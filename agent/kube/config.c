@@ -10,6 +10,7 @@
 
 #include "agent/kube/config.h"
 #include "agent/lib/err_msg.h"
+#include "agent/lib/json_get.h"
 #include "agent/lib/yaml_load.h"
 
 void kube_config_free(struct kube_config *cfg)
@@ -126,28 +127,18 @@ int kube_config_in_cluster(const char *sa_dir, struct kube_config **ret_cfg, cha
 
 /* ---- kubeconfig ---- */
 
-static struct json_object *get(struct json_object *o, const char *key)
-{
-	struct json_object *v = NULL;
-	if (o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &v) &&
-	    !json_object_is_type(v, json_type_null))
-		return v;
-	return NULL;
-}
-
 /* The entry of list @list (contexts/clusters/users) whose name is @name. */
 static struct json_object *named(struct json_object *doc, const char *list, const char *name,
 				 const char *inner)
 {
-	struct json_object *arr = get(doc, list);
-	if (!arr || !json_object_is_type(arr, json_type_array))
+	struct json_object *arr = json_get_array(doc, list);
+	if (!arr)
 		return NULL;
 	for (size_t i = 0; i < json_object_array_length(arr); i++) {
 		struct json_object *e = json_object_array_get_idx(arr, i);
-		struct json_object *n = get(e, "name");
-		if (n && json_object_is_type(n, json_type_string) &&
-		    !strcmp(json_object_get_string(n), name))
-			return get(e, inner);
+		const char *n = json_get_str(e, "name");
+		if (n && !strcmp(n, name))
+			return json_get(e, inner);
 	}
 	return NULL;
 }
@@ -155,7 +146,7 @@ static struct json_object *named(struct json_object *doc, const char *list, cons
 /* A string field; -EINVAL if present with another type. */
 static int str_field(struct json_object *o, const char *key, const char **ret)
 {
-	struct json_object *v = get(o, key);
+	struct json_object *v = json_get(o, key);
 	*ret = NULL;
 	if (!v)
 		return 0;
@@ -211,15 +202,15 @@ int kube_config_parse(struct json_object *doc, const char *base_dir, const char 
 	    str_field(cluster, "certificate-authority-data", &ca_data) < 0)
 		return err_printf(err, errlen, -EINVAL, "cluster '%s': certificate authority is not a string",
 			    cluster_name);
-	struct json_object *insecure = get(cluster, "insecure-skip-tls-verify");
+	struct json_object *insecure = json_get(cluster, "insecure-skip-tls-verify");
 	if (insecure && !json_object_is_type(insecure, json_type_boolean))
 		return err_printf(err, errlen, -EINVAL,
 			    "cluster '%s': insecure-skip-tls-verify must be true or false", cluster_name);
-	if (get(user, "exec") || get(user, "auth-provider"))
+	if (json_get(user, "exec") || json_get(user, "auth-provider"))
 		return err_printf(err, errlen, -ENOTSUP,
 			    "user '%s': exec and auth-provider credential plugins are not supported; "
 			    "use a token, tokenFile or client certificate", user_name);
-	if (get(user, "username") || get(user, "password"))
+	if (json_get(user, "username") || json_get(user, "password"))
 		return err_printf(err, errlen, -ENOTSUP, "user '%s': basic authentication is not supported",
 			    user_name);
 	if (str_field(user, "token", &token) < 0 || str_field(user, "tokenFile", &token_file) < 0 ||

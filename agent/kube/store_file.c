@@ -342,9 +342,8 @@ static char *node_uid(struct store_file *s)
 
 static void set_meta(struct json_object *obj, const char *key, const char *value)
 {
-	struct json_object *meta = NULL;
-	if (!json_object_object_get_ex(obj, "metadata", &meta) ||
-	    !json_object_is_type(meta, json_type_object)) {
+	struct json_object *meta = json_get_object(obj, "metadata");
+	if (!meta) {
 		meta = json_object_new_object();
 		json_object_object_add(obj, "metadata", meta);
 	}

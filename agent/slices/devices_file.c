@@ -27,16 +27,16 @@ static int parse_attr(const char *name, struct json_object *v, struct dralet_att
 	if (!json_object_is_type(v, json_type_object) || json_object_object_length(v) != 1)
 		return -EINVAL;
 	*ret = (struct dralet_attr){ .name = name };
-	if (json_object_object_get_ex(v, "int", &x) && json_object_is_type(x, json_type_int)) {
+	if ((x = json_get_typed(v, "int", json_type_int))) {
 		ret->type = DRALET_ATTR_INT;
 		ret->int_value = json_object_get_int64(x);
-	} else if (json_object_object_get_ex(v, "bool", &x) && json_object_is_type(x, json_type_boolean)) {
+	} else if ((x = json_get_typed(v, "bool", json_type_boolean))) {
 		ret->type = DRALET_ATTR_BOOL;
 		ret->bool_value = json_object_get_boolean(x);
-	} else if (json_object_object_get_ex(v, "string", &x) && json_object_is_type(x, json_type_string)) {
+	} else if ((x = json_get_typed(v, "string", json_type_string))) {
 		ret->type = DRALET_ATTR_STRING;
 		ret->string_value = json_object_get_string(x);
-	} else if (json_object_object_get_ex(v, "version", &x) && json_object_is_type(x, json_type_string)) {
+	} else if ((x = json_get_typed(v, "version", json_type_string))) {
 		ret->type = DRALET_ATTR_VERSION;
 		ret->string_value = json_object_get_string(x);
 	} else {
@@ -54,9 +54,7 @@ int devices_file_build(struct json_object *doc, const char *node_name, const cha
 		       const struct slice_options *opts, struct slice_by_driver *ret_by_driver)
 {
 	struct json_object *list = NULL;
-	if (!doc || !json_object_is_type(doc, json_type_object) ||
-	    !json_object_object_get_ex(doc, "devices", &list) ||
-	    !json_object_is_type(list, json_type_array)) {
+	if (!(list = json_get_array(doc, "devices"))) {
 		log_error("devices file: want a mapping with a 'devices' list");
 		return -EINVAL;
 	}
@@ -90,7 +88,7 @@ int devices_file_build(struct json_object *doc, const char *node_name, const cha
 			.backend = json_get_str(d, "backend"),
 			.unhealthy = health && !strcmp(health, "Unhealthy"),
 		};
-		if (json_object_object_get_ex(d, "attributes", &a) && json_object_is_type(a, json_type_object)) {
+		if ((a = json_get_object(d, "attributes"))) {
 			if (!(attrs[i] = calloc((size_t)json_object_object_length(a) + 1, sizeof(**attrs))))
 				goto done;
 			json_object_object_foreach(a, name, v) {
@@ -104,7 +102,7 @@ int devices_file_build(struct json_object *doc, const char *node_name, const cha
 			}
 			devs[i].attrs = attrs[i];
 		}
-		if (json_object_object_get_ex(d, "capacity", &c) && json_object_is_type(c, json_type_object)) {
+		if ((c = json_get_object(d, "capacity"))) {
 			if (!(caps[i] = calloc((size_t)json_object_object_length(c) + 1, sizeof(**caps))))
 				goto done;
 			json_object_object_foreach(c, name, v) {
