@@ -11,6 +11,7 @@
 #include "agent/claims/cdi_names.h"
 #include "agent/claims/cdi_spec.h"
 #include "agent/lib/atomic_file.h"
+#include "agent/lib/json_get.h"
 
 #define CDI_SPEC_MAX_BYTES (4u << 20)
 
@@ -45,7 +46,7 @@ static bool kind_is_ours(const char *dir, const char *file, const char *vendor)
 {
 	char path[4096], *data = NULL;
 	size_t len, vlen = strlen(vendor);
-	struct json_object *o, *kind;
+	struct json_object *o;
 	bool ours = false;
 
 	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >= (int)sizeof(path) ||
@@ -53,11 +54,9 @@ static bool kind_is_ours(const char *dir, const char *file, const char *vendor)
 		return false;
 	o = json_tokener_parse(data);
 	free(data);
-	if (o && json_object_object_get_ex(o, "kind", &kind) &&
-	    json_object_is_type(kind, json_type_string)) {
-		const char *k = json_object_get_string(kind);
+	const char *k = json_get_str(o, "kind");
+	if (k)
 		ours = !strncmp(k, vendor, vlen) && k[vlen] == '/';
-	}
 	json_object_put(o);
 	return ours;
 }

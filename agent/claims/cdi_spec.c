@@ -9,6 +9,7 @@
 
 #include "agent/claims/cdi_names.h"
 #include "agent/core/edits.h"
+#include "agent/lib/json_get.h"
 
 enum cdi_version { V030, V040, V050, V060, V070, V110 };
 static const char *const version_names[] = { "0.3.0", "0.4.0", "0.5.0", "0.6.0", "0.7.0", "1.1.0" };
@@ -239,15 +240,6 @@ int cdi_spec_render(const char *vendor, const char *class_, const struct cdi_spe
 
 /* ---- minimum version ---- */
 
-static struct json_object *field(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	if (!o || !json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v))
-		return NULL;
-	return json_object_is_type(v, json_type_null) ? NULL : v;
-}
-
 static size_t length(struct json_object *a)
 {
 	return a && json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
@@ -265,22 +257,22 @@ static enum cdi_version edits_version(struct json_object *edits)
 
 	if (!edits)
 		return v;
-	a = field(edits, "mounts");
+	a = json_get(edits, "mounts");
 	for (size_t i = 0; i < length(a); i++)
-		if (field(json_object_array_get_idx(a, i), "type"))
+		if (json_get(json_object_array_get_idx(a, i), "type"))
 			v = raise_to(v, V040);
-	a = field(edits, "deviceNodes");
+	a = json_get(edits, "deviceNodes");
 	for (size_t i = 0; i < length(a); i++)
-		if (field(json_object_array_get_idx(a, i), "hostPath"))
+		if (json_get(json_object_array_get_idx(a, i), "hostPath"))
 			v = raise_to(v, V050);
-	if ((rdt = field(edits, "intelRdt"))) {
+	if ((rdt = json_get(edits, "intelRdt"))) {
 		v = raise_to(v, V070);
-		if (field(rdt, "schemata") || field(rdt, "enableMonitoring"))
+		if (json_get(rdt, "schemata") || json_get(rdt, "enableMonitoring"))
 			v = raise_to(v, V110);
 	}
-	if (field(edits, "additionalGids"))
+	if (json_get(edits, "additionalGids"))
 		v = raise_to(v, V070);
-	if (field(edits, "netDevices"))
+	if (json_get(edits, "netDevices"))
 		v = raise_to(v, V110);
 	return v;
 }
@@ -288,27 +280,27 @@ static enum cdi_version edits_version(struct json_object *edits)
 const char *cdi_spec_min_version(struct json_object *spec)
 {
 	enum cdi_version v = V030;
-	struct json_object *kind = field(spec, "kind"), *devs;
+	struct json_object *kind = json_get(spec, "kind"), *devs;
 
-	if (field(spec, "annotations"))
+	if (json_get(spec, "annotations"))
 		v = raise_to(v, V060);
 	if (kind && json_object_is_type(kind, json_type_string)) {
 		const char *slash = strchr(json_object_get_string(kind), '/');
 		if (slash && strchr(slash, '.'))
 			v = raise_to(v, V060);
 	}
-	v = raise_to(v, edits_version(field(spec, "containerEdits")));
-	devs = field(spec, "devices");
+	v = raise_to(v, edits_version(json_get(spec, "containerEdits")));
+	devs = json_get(spec, "devices");
 	for (size_t i = 0; i < length(devs); i++) {
 		struct json_object *d = json_object_array_get_idx(devs, i), *name;
 
-		name = field(d, "name");
+		name = json_get(d, "name");
 		if (name && json_object_is_type(name, json_type_string) &&
 		    isdigit((unsigned char)json_object_get_string(name)[0]))
 			v = raise_to(v, V050);
-		if (field(d, "annotations"))
+		if (json_get(d, "annotations"))
 			v = raise_to(v, V060);
-		v = raise_to(v, edits_version(field(d, "containerEdits")));
+		v = raise_to(v, edits_version(json_get(d, "containerEdits")));
 	}
 	return version_names[v];
 }

@@ -9,6 +9,9 @@
 #include <string.h>
 #include <json-c/json.h>
 
+#include "agent/lib/err_msg.h"
+#include "agent/lib/json_get.h"
+
 #define DATA_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
 static const char *const state_names[] = {
@@ -480,16 +483,16 @@ static void fail(struct decoder *d, int r, const char *fmt, ...)
 		return;
 	d->r = r;
 	va_start(ap, fmt);
-	vsnprintf(d->err, d->errlen, fmt, ap);
+	err_vprintf(d->err, d->errlen, r, fmt, ap);
 	va_end(ap);
 }
 
 static struct json_object *get(struct json_object *o, const char *key, json_type type,
 			       bool required, struct decoder *d, const char *where)
 {
-	struct json_object *v;
+	struct json_object *v = json_get(o, key);
 
-	if (!o || !json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null)) {
+	if (!v) {
 		if (required)
 			fail(d, -EBADMSG, "%s: \"%s\" is missing", where, key);
 		return NULL;

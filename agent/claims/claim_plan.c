@@ -7,24 +7,7 @@
 #include <string.h>
 
 #include "agent/claims/config_select.h"
-
-static struct json_object *get_path(struct json_object *o, const char *const *keys)
-{
-	for (; *keys; keys++)
-		if (!o || !json_object_is_type(o, json_type_object) ||
-		    !json_object_object_get_ex(o, *keys, &o))
-			return NULL;
-	return o;
-}
-
-static const char *get_string(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
+#include "agent/lib/json_get.h"
 
 static void free_device(struct claim_plan_device *d)
 {
@@ -113,9 +96,9 @@ static bool same_config(const char *a, const char *b)
 static int add_result(struct claim_plan *p, struct json_object *result, size_t i,
 		      struct json_object *configs, const char *driver, char *err, size_t errlen)
 {
-	const char *request = get_string(result, "request");
-	const char *pool = get_string(result, "pool");
-	const char *device = get_string(result, "device");
+	const char *request = json_get_str(result, "request");
+	const char *pool = json_get_str(result, "pool");
+	const char *device = json_get_str(result, "device");
 	struct json_object *admin, *params = NULL, *claim_keys = NULL;
 	bool is_admin = false;
 	char *config = NULL;
@@ -127,7 +110,7 @@ static int add_result(struct claim_plan *p, struct json_object *result, size_t i
 			 "or device", i);
 		return -EINVAL;
 	}
-	if (json_object_object_get_ex(result, "adminAccess", &admin) && admin) {
+	if ((admin = json_get(result, "adminAccess"))) {
 		if (!json_object_is_type(admin, json_type_boolean)) {
 			snprintf(err, errlen, "status.allocation.devices.results[%zu].adminAccess "
 				 "is not a boolean", i);
@@ -184,27 +167,23 @@ int claim_plan_build(struct json_object *claim, const char *namespace_, const ch
 		     const char *uid, const char *driver, struct claim_plan **ret_plan,
 		     char *err, size_t errlen)
 {
-	static const char *const uid_path[] = { "metadata", "uid", NULL };
 	static const char *const alloc_path[] = { "status", "allocation", NULL };
 	static const char *const results_path[] = { "devices", "results", NULL };
 	static const char *const config_path[] = { "devices", "config", NULL };
-	static const char *const pod_claim_path[] = { "metadata", "annotations",
-						       "resource.kubernetes.io/pod-claim-name", NULL };
-	struct json_object *v, *alloc, *results, *configs;
+	struct json_object *alloc, *results, *configs;
 	struct claim_plan *p;
-	const char *have_uid;
+	const char *have_uid, *pod_claim;
 	int r = 0;
 
 	if (!claim || !namespace_ || !name || !uid || !driver)
 		return -EINVAL;
-	v = get_path(claim, uid_path);
-	have_uid = v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+	have_uid = json_get_str_at(claim, JSON_PATH("metadata", "uid"));
 	if (!have_uid || strcmp(have_uid, uid)) {
 		snprintf(err, errlen, "got replaced: its UID is %s, the kubelet asked for %s",
 			 have_uid ? have_uid : "(none)", uid);
 		return -ESTALE;
 	}
-	alloc = get_path(claim, alloc_path);
+	alloc = json_get_at(claim, alloc_path);
 	if (!alloc || json_object_is_type(alloc, json_type_null)) {
 		snprintf(err, errlen, "not allocated (it has no status.allocation)");
 		return -ENODATA;
@@ -213,8 +192,8 @@ int claim_plan_build(struct json_object *claim, const char *namespace_, const ch
 		snprintf(err, errlen, "status.allocation is not an object");
 		return -EINVAL;
 	}
-	results = get_path(alloc, results_path);
-	configs = get_path(alloc, config_path);
+	results = json_get_at(alloc, results_path);
+	configs = json_get_at(alloc, config_path);
 	if (configs && json_object_is_type(configs, json_type_null))
 		configs = NULL;
 	if (results && !json_object_is_type(results, json_type_array) &&
@@ -231,9 +210,9 @@ int claim_plan_build(struct json_object *claim, const char *namespace_, const ch
 	if (!p->uid || !p->namespace_ || !p->name)
 		r = -ENOMEM;
 	/* a claim made from a template names the pod's entry (device metadata paths) */
-	v = get_path(claim, pod_claim_path);
-	if (!r && v && json_object_is_type(v, json_type_string) &&
-	    !(p->pod_claim_name = strdup(json_object_get_string(v))))
+	pod_claim = json_get_str_at(claim, JSON_PATH("metadata", "annotations",
+						     "resource.kubernetes.io/pod-claim-name"));
+	if (!r && pod_claim && !(p->pod_claim_name = strdup(pod_claim)))
 		r = -ENOMEM;
 	for (size_t i = 0; !r && results && json_object_is_type(results, json_type_array) &&
 			   i < json_object_array_length(results); i++) {
@@ -246,7 +225,7 @@ int claim_plan_build(struct json_object *claim, const char *namespace_, const ch
 			r = -EINVAL;
 			break;
 		}
-		d = get_string(res, "driver");
+		d = json_get_str(res, "driver");
 		if (!d) {
 			snprintf(err, errlen, "status.allocation.devices.results[%zu] has no driver",
 				 i);

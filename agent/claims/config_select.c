@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "agent/lib/json_get.h"
+
 int config_base_request(const char *request, char *buf, size_t size)
 {
 	size_t len = strcspn(request, "/");
@@ -17,22 +19,13 @@ int config_base_request(const char *request, char *buf, size_t size)
 	return 0;
 }
 
-static const char *string_field(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
 /* 1 when @cfg applies to @request/@base, 0 when not, -EINVAL when malformed. */
 static int applies(struct json_object *cfg, const char *request, const char *base)
 {
-	struct json_object *reqs;
+	struct json_object *reqs = json_get(cfg, "requests");
 	size_t n;
 
-	if (!json_object_object_get_ex(cfg, "requests", &reqs) || !reqs)
+	if (!reqs)
 		return 1;
 	if (!json_object_is_type(reqs, json_type_array))
 		return -EINVAL;
@@ -129,14 +122,12 @@ static int consider(struct json_object *cfg, size_t idx, bool want_class, const 
 	bool from_class;
 	int r;
 
-	if (!json_object_is_type(cfg, json_type_object) ||
-	    !json_object_object_get_ex(cfg, "opaque", &opaque) ||
-	    !json_object_is_type(opaque, json_type_object))
+	if (!(opaque = json_get_object(cfg, "opaque")))
 		return 0;	/* not an opaque config: nothing for a driver */
-	d = string_field(opaque, "driver");
+	d = json_get_str(opaque, "driver");
 	if (!d || strcmp(d, driver))
 		return 0;
-	source = string_field(cfg, "source");
+	source = json_get_str(cfg, "source");
 	if (!source || !strcmp(source, "FromClaim"))
 		from_class = false;
 	else if (!strcmp(source, "FromClass"))
@@ -156,8 +147,7 @@ static int consider(struct json_object *cfg, size_t idx, bool want_class, const 
 	}
 	if (!r)
 		return 0;
-	if (!json_object_object_get_ex(opaque, "parameters", &params) ||
-	    !json_object_is_type(params, json_type_object)) {
+	if (!(params = json_get_object(opaque, "parameters"))) {
 		snprintf(err, errlen, "status.allocation.devices.config[%zu] (%s, driver %s): "
 			 "opaque.parameters must be a JSON object", idx,
 			 from_class ? "FromClass" : "FromClaim", driver);

@@ -22,6 +22,7 @@
 #include "agent/claims/cdi_names.h"
 #include "agent/core/device_set.h"
 #include "agent/lib/atomic_file.h"
+#include "agent/lib/err_msg.h"
 #include "agent/claims/claim_ref.h"
 #include "agent/lib/log.h"
 #include "agent/kube/store.h"
@@ -119,18 +120,17 @@ void engine_sync_reservations(struct claims_engine *e, const char *uid)
 
 /* ---- operations ---- */
 
-static void op_fail(struct op *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void op_fail(struct op *op, const char *fmt, ...)
+void op_fail(struct op *op, const char *fmt, ...)
 {
-	char cause[ENGINE_ERR_MAX];
+	struct err_msg cause;
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(cause, sizeof(cause), fmt, ap);
+	err_vprintf(ERR_MSG_ARGS(&cause), 0, fmt, ap);
 	va_end(ap);
 	free(op->error);
 	if (asprintf(&op->error, "claim %s/%s (uid %s): %s", op->namespace_, op->name, op->uid,
-		     cause) < 0)
+		     cause.text) < 0)
 		op->error = NULL;
 	if (!op->error)
 		op->error = strdup("out of memory");

@@ -112,6 +112,9 @@ int engine_remove_claim_files(struct claims_engine *e, const struct ckpt_claim *
 bool engine_entry_rebuilt(const struct ckpt_claim *c);
 
 /* ---- engine.c ---- */
+/* Sets @op's error to "claim <namespace>/<name> (uid <uid>): <the message>"
+ * (either thread: the op's own field). */
+void op_fail(struct op *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 struct engine_device *engine_find_device(struct claims_engine *e, const char *name);
 /* The identity facts of @dev (strings borrowed from the device). */
 void engine_device_identity(const struct dralet_device *dev, struct ckpt_identity *ret);

@@ -8,7 +8,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,21 +24,6 @@
 #include "agent/lib/log.h"
 #include "agent/core/backend_call.h"
 #include "agent/core/backend_ctx.h"
-
-static void set_error(struct op *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void set_error(struct op *op, const char *fmt, ...)
-{
-	char cause[ENGINE_ERR_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cause, sizeof(cause), fmt, ap);
-	va_end(ap);
-	free(op->error);
-	if (asprintf(&op->error, "claim %s/%s (uid %s): %s", op->namespace_, op->name, op->uid,
-		     cause) < 0)
-		op->error = strdup("out of memory");
-}
 
 int claims_engine_check_health(struct claims_engine *e, struct dralet_device *dev, char *why,
 			       size_t why_size)
@@ -303,7 +287,7 @@ static int answer_from(struct op *op, const struct ckpt_claim *c)
 static void answer(struct op *op, const struct ckpt_claim *c)
 {
 	if (answer_from(op, c) < 0)
-		set_error(op, "out of memory building the answer");
+		op_fail(op, "out of memory building the answer");
 }
 
 /* ---- the checkpoint entry of a plan ---- */
@@ -434,16 +418,16 @@ static void roll_back(struct claims_engine *e, struct op *op, struct ckpt_claim 
 
 	engine_remove_claim_files(e, c);
 	if (r < 0) {
-		set_error(op, "%s; undoing the devices prepared before failed too (%s); it is "
+		op_fail(op, "%s; undoing the devices prepared before failed too (%s); it is "
 			  "retried on the next prepare", cause, undo_err);
 		return;
 	}
 	if (remove_entry(e, op->uid, CKPT_PREPARE_STARTED, undo_err, sizeof(undo_err)) < 0) {
-		set_error(op, "%s; rolled back, but %s: its entry stays until the next prepare "
+		op_fail(op, "%s; rolled back, but %s: its entry stays until the next prepare "
 			  "of it", cause, undo_err);
 		return;
 	}
-	set_error(op, "%s", cause);
+	op_fail(op, "%s", cause);
 }
 
 /* An entry left by an earlier failure: undo it before preparing again. */
@@ -460,13 +444,13 @@ static int clear_stale_entry(struct claims_engine *e, struct op *op)
 		return 0;
 	r = engine_unprepare_devices(e, stale, true, cause, sizeof(cause));
 	if (r < 0) {
-		set_error(op, "an earlier prepare or unprepare of it cannot be undone: %s", cause);
+		op_fail(op, "an earlier prepare or unprepare of it cannot be undone: %s", cause);
 		return r;
 	}
 	engine_remove_claim_files(e, stale);
 	r = remove_entry(e, op->uid, stale->state, cause, sizeof(cause));
 	if (r < 0)
-		set_error(op, "an earlier prepare or unprepare of it was undone, but %s", cause);
+		op_fail(op, "an earlier prepare or unprepare of it was undone, but %s", cause);
 	return r;
 }
 
@@ -530,7 +514,7 @@ static void drop_unwritten(struct claims_engine *e, struct op *op, struct ckpt_c
 	engine_unprepare_devices(e, c, false, undo_err, sizeof(undo_err));
 	engine_remove_claim_files(e, c);
 	ckpt_claim_free(c);
-	set_error(op, "%s", cause);
+	op_fail(op, "%s", cause);
 }
 
 void engine_work_prepare(struct claims_engine *e, struct op *op)
@@ -554,7 +538,7 @@ void engine_work_prepare(struct claims_engine *e, struct op *op)
 		refused = config_refused_key(b->admin_config_keys, pd->claim_keys, pd->n_claim_keys,
 					     pd->admin_access);
 		if (refused) {
-			set_error(op, "config for device %s/%s (request %s): the claim's own config "
+			op_fail(op, "config for device %s/%s (request %s): the claim's own config "
 				  "sets \"%s\", which %s; only a DeviceClass config may set it (or "
 				  "allow it with " CONFIG_CLAIM_SETTABLE "), or a request with "
 				  "adminAccess", pd->pool, pd->device, pd->requests[0], refused->name,
@@ -562,13 +546,13 @@ void engine_work_prepare(struct claims_engine *e, struct op *op)
 			return;
 		}
 		if (backend_call_validate(op->targets[i]->dev, pd->config, cause, sizeof(cause)) < 0) {
-			set_error(op, "invalid config for device %s/%s (request %s): %s", pd->pool,
+			op_fail(op, "invalid config for device %s/%s (request %s): %s", pd->pool,
 				  pd->device, pd->requests[0], cause);
 			return;
 		}
 	}
 	if (!(c = entry_from_plan(e, op))) {
-		set_error(op, "out of memory");
+		op_fail(op, "out of memory");
 		return;
 	}
 	claims_crash_point("prepare-started");
@@ -716,18 +700,18 @@ void engine_work_hit(struct claims_engine *e, struct op *op)
 	}
 	claims_state_unlock(e->state);
 	if (!c) {
-		set_error(op, "its checkpoint entry vanished");
+		op_fail(op, "its checkpoint entry vanished");
 		return;
 	}
 	if (r < 0) {
-		set_error(op, "out of memory");
+		op_fail(op, "out of memory");
 		return;
 	}
 	if (op->plan && sync_state(e, cause, sizeof(cause)) < 0)
 		log_warn("driver %s: claim %s/%s: its requests are known now but %s; they are "
 			 "written with the next change", e->driver, op->namespace_, op->name, cause);
 	if (c->n_devices && engine_write_specs(e, c, true, cause, sizeof(cause)) < 0) {
-		set_error(op, "it is prepared but its CDI spec cannot be written again: %s", cause);
+		op_fail(op, "it is prepared but its CDI spec cannot be written again: %s", cause);
 		return;
 	}
 	answer(op, c);
@@ -762,19 +746,19 @@ void engine_work_unprepare(struct claims_engine *e, struct op *op)
 	if (!c)
 		return;
 	if (ahead && sync_state(e, cause, sizeof(cause)) < 0) {
-		set_error(op, "%s", cause);
+		op_fail(op, "%s", cause);
 		return;
 	}
 	claims_crash_point("unprepare-started");
 	r = engine_unprepare_devices(e, c, true, cause, sizeof(cause));
 	if (r < 0) {
 		/* the entry stays UnprepareStarted: the kubelet retries, a start finishes it */
-		set_error(op, "%s", cause);
+		op_fail(op, "%s", cause);
 		return;
 	}
 	claims_crash_point("unprepare-devices");
 	if (engine_remove_claim_files(e, c) < 0) {
-		set_error(op, "cannot remove its CDI spec from %s", e->cdi_dir);
+		op_fail(op, "cannot remove its CDI spec from %s", e->cdi_dir);
 		return;
 	}
 	claims_crash_point("unprepare-cdi-removed");
@@ -782,7 +766,7 @@ void engine_work_unprepare(struct claims_engine *e, struct op *op)
 	/* it succeeds only once durable: a failed write keeps the entry (its
 	 * devices reserved) and fails the call, so the kubelet retries */
 	if (remove_entry(e, op->uid, CKPT_UNPREPARE_STARTED, cause, sizeof(cause)) < 0)
-		set_error(op, "unprepared, but %s; the kubelet's retry finishes it", cause);
+		op_fail(op, "unprepared, but %s; the kubelet's retry finishes it", cause);
 	else
 		op->n_unprepared = n_devices;
 }

@@ -12,26 +12,9 @@
 #include <string.h>
 
 #include "agent/claims/cdi_names.h"
+#include "agent/lib/json_get.h"
 
 #define DEVICE_ENV "DRALET_DEVICE_"
-
-static const char *str_field(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
-static struct json_object *array_field(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_array))
-		return NULL;
-	return v;
-}
 
 static char *join_options(struct json_object *opts)
 {
@@ -53,8 +36,8 @@ static char *join_options(struct json_object *opts)
 /* The container edits of a spec device, as the checkpoint keeps them. */
 static int edits_from_spec(struct json_object *ce, struct dralet_edits *e)
 {
-	struct json_object *env = array_field(ce, "env"), *nodes = array_field(ce, "deviceNodes");
-	struct json_object *mounts = array_field(ce, "mounts");
+	struct json_object *env = json_get_array(ce, "env"), *nodes = json_get_array(ce, "deviceNodes");
+	struct json_object *mounts = json_get_array(ce, "mounts");
 	size_t n_env = env ? json_object_array_length(env) : 0;
 	size_t n_nodes = nodes ? json_object_array_length(nodes) : 0;
 	size_t n_mounts = mounts ? json_object_array_length(mounts) : 0;
@@ -68,7 +51,7 @@ static int edits_from_spec(struct json_object *ce, struct dralet_edits *e)
 	}
 	for (size_t i = 0; i < n_nodes; i++) {
 		struct json_object *v = json_object_array_get_idx(nodes, i), *num;
-		const char *path = str_field(v, "path"), *perm = str_field(v, "permissions");
+		const char *path = json_get_str(v, "path"), *perm = json_get_str(v, "permissions");
 		struct edits_node *n;
 
 		if (!path)
@@ -83,13 +66,13 @@ static int edits_from_spec(struct json_object *ce, struct dralet_edits *e)
 	}
 	for (size_t i = 0; i < n_mounts; i++) {
 		struct json_object *v = json_object_array_get_idx(mounts, i);
-		const char *host = str_field(v, "hostPath"), *ctr = str_field(v, "containerPath");
+		const char *host = json_get_str(v, "hostPath"), *ctr = json_get_str(v, "containerPath");
 		struct edits_mount *m;
 
 		if (!host || !ctr)
 			continue;
 		m = &e->mounts[e->n_mounts++];
-		m->options = join_options(array_field(v, "options"));
+		m->options = join_options(json_get_array(v, "options"));
 		if (!(m->host_path = strdup(host)) || !(m->container_path = strdup(ctr)))
 			return -ENOMEM;
 	}
@@ -139,7 +122,7 @@ static int add_device(struct ckpt_claim *c, struct json_object *sd, const char *
 		      const char *vendor, const char *cls, recovery_lookup_fn lookup, void *ud,
 		      char *why, size_t whylen)
 {
-	const char *name = str_field(sd, "name");
+	const char *name = json_get_str(sd, "name");
 	size_t ulen = strlen(c->uid);
 	struct ckpt_device *grown, *d;
 	struct ckpt_identity now = { 0 };
@@ -204,7 +187,7 @@ static int rebuild_file(struct checkpoint *ck, const struct recovery_spec *s, co
 			struct recovery_action *a)
 {
 	char cls[256], uid[256], kind[600], why[400] = "";
-	struct json_object *devs = array_field(s->spec, "devices");
+	struct json_object *devs = json_get_array(s->spec, "devices");
 	struct ckpt_claim *c;
 	size_t before;
 	bool fresh;
@@ -216,8 +199,8 @@ static int rebuild_file(struct checkpoint *ck, const struct recovery_spec *s, co
 		return 0;
 	}
 	snprintf(kind, sizeof(kind), "%s/%s", vendor, cls);
-	if (!s->spec || !devs || !str_field(s->spec, "kind") ||
-	    strcmp(str_field(s->spec, "kind"), kind)) {
+	if (!s->spec || !devs || !json_get_str(s->spec, "kind") ||
+	    strcmp(json_get_str(s->spec, "kind"), kind)) {
 		snprintf(a->reason, sizeof(a->reason), "it cannot be read as a CDI spec of kind %.200s",
 			 kind);
 		return 0;

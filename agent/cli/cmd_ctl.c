@@ -21,6 +21,7 @@
 
 #include "agent/cli/commands.h"
 #include "agent/kubelet/grpc_client.h"
+#include "agent/lib/json_get.h"
 #include "agent/lib/yaml_load.h"
 #include "proto/kubelet_pb.h"
 
@@ -198,16 +199,6 @@ static int ctl_health(const struct ctl_opts *o)
 
 /* ---- claims ---- */
 
-static const char *claim_field(struct json_object *claim, const char *key)
-{
-	struct json_object *meta, *v;
-
-	if (!json_object_object_get_ex(claim, "metadata", &meta) ||
-	    !json_object_object_get_ex(meta, key, &v) || !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
 int ctl_load_claims(struct json_object *root, struct ctl_claim *claims, size_t *ret_n)
 {
 	struct json_object *items = NULL;
@@ -227,9 +218,9 @@ int ctl_load_claims(struct json_object *root, struct ctl_claim *claims, size_t *
 	for (size_t i = 0; i < count; i++) {
 		struct json_object *c = items ? json_object_array_get_idx(items, i) : root;
 
-		claims[n].namespace_ = claim_field(c, "namespace");
-		claims[n].name = claim_field(c, "name");
-		claims[n].uid = claim_field(c, "uid");
+		claims[n].namespace_ = json_get_str_at(c, JSON_PATH("metadata", "namespace"));
+		claims[n].name = json_get_str_at(c, JSON_PATH("metadata", "name"));
+		claims[n].uid = json_get_str_at(c, JSON_PATH("metadata", "uid"));
 		if (!claims[n].namespace_ || !claims[n].name || !claims[n].uid)
 			return -EINVAL;
 		n++;

@@ -16,6 +16,7 @@
 #include "agent/kube/client.h"
 #include "agent/kube/curl_loader.h"
 #include "agent/kube/config.h"
+#include "agent/lib/err_msg.h"
 
 #define BODY_MAX (64u << 20)
 #define TOKEN_MAX (64u << 10)
@@ -694,8 +695,7 @@ static int check_readable(const char *path, const char *what, char *err, size_t 
 {
 	if (path && access(path, R_OK) < 0) {
 		int e = errno;
-		snprintf(err, errlen, "%s %s: %s", what, path, strerror(e));
-		return -EINVAL;
+		return err_printf(err, errlen, -EINVAL, "%s %s: %s", what, path, strerror(e));
 	}
 	return 0;
 }
@@ -705,8 +705,7 @@ int kube_client_new(uv_loop_t *loop, const struct kube_config *cfg, struct kube_
 {
 	static bool curl_ready;
 	if (!loop || !cfg || !cfg->server) {
-		snprintf(err, errlen, "no apiserver address");
-		return -EINVAL;
+		return err_printf(err, errlen, -EINVAL, "no apiserver address");
 	}
 	if (check_readable(cfg->ca_file, "certificate authority", err, errlen) < 0 ||
 	    check_readable(cfg->cert_file, "client certificate", err, errlen) < 0 ||
@@ -716,8 +715,7 @@ int kube_client_new(uv_loop_t *loop, const struct kube_config *cfg, struct kube_
 		if (curl_loader_load(err, errlen) < 0)
 			return -ELIBACC;
 		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-			snprintf(err, errlen, "libcurl initialisation failed");
-			return -EIO;
+			return err_printf(err, errlen, -EIO, "libcurl initialisation failed");
 		}
 		curl_ready = true;
 	}

@@ -2,7 +2,6 @@
 /* In-cluster and kubeconfig settings for the apiserver client. */
 #include <errno.h>
 #include <libgen.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,20 +9,9 @@
 #include <sys/stat.h>
 
 #include "agent/kube/config.h"
+#include "agent/lib/err_msg.h"
+#include "agent/lib/json_get.h"
 #include "agent/lib/yaml_load.h"
-
-static int fail(char *err, size_t errlen, int r, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, int r, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return r;
-}
 
 void kube_config_free(struct kube_config *cfg)
 {
@@ -109,7 +97,7 @@ int kube_config_in_cluster(const char *sa_dir, struct kube_config **ret_cfg, cha
 	const char *host = getenv("KUBERNETES_SERVICE_HOST");
 	const char *port = getenv("KUBERNETES_SERVICE_PORT");
 	if (!host || !*host || !port || !*port)
-		return fail(err, errlen, -ENOENT,
+		return err_printf(err, errlen, -ENOENT,
 			    "not running in a cluster (KUBERNETES_SERVICE_HOST/PORT unset); "
 			    "use --kubeconfig FILE or --store DIR");
 	if (!sa_dir)
@@ -128,7 +116,7 @@ int kube_config_in_cluster(const char *sa_dir, struct kube_config **ret_cfg, cha
 	struct stat st;
 	if (stat(cfg->token_file, &st) < 0 || stat(cfg->ca_file, &st) < 0) {
 		int e = errno;
-		int r = fail(err, errlen, -e, "in-cluster service account files missing in %s: %s",
+		int r = err_printf(err, errlen, -e, "in-cluster service account files missing in %s: %s",
 			     sa_dir, strerror(e));
 		kube_config_free(cfg);
 		return r;
@@ -139,28 +127,18 @@ int kube_config_in_cluster(const char *sa_dir, struct kube_config **ret_cfg, cha
 
 /* ---- kubeconfig ---- */
 
-static struct json_object *get(struct json_object *o, const char *key)
-{
-	struct json_object *v = NULL;
-	if (o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &v) &&
-	    !json_object_is_type(v, json_type_null))
-		return v;
-	return NULL;
-}
-
 /* The entry of list @list (contexts/clusters/users) whose name is @name. */
 static struct json_object *named(struct json_object *doc, const char *list, const char *name,
 				 const char *inner)
 {
-	struct json_object *arr = get(doc, list);
-	if (!arr || !json_object_is_type(arr, json_type_array))
+	struct json_object *arr = json_get_array(doc, list);
+	if (!arr)
 		return NULL;
 	for (size_t i = 0; i < json_object_array_length(arr); i++) {
 		struct json_object *e = json_object_array_get_idx(arr, i);
-		struct json_object *n = get(e, "name");
-		if (n && json_object_is_type(n, json_type_string) &&
-		    !strcmp(json_object_get_string(n), name))
-			return get(e, inner);
+		const char *n = json_get_str(e, "name");
+		if (n && !strcmp(n, name))
+			return json_get(e, inner);
 	}
 	return NULL;
 }
@@ -168,7 +146,7 @@ static struct json_object *named(struct json_object *doc, const char *list, cons
 /* A string field; -EINVAL if present with another type. */
 static int str_field(struct json_object *o, const char *key, const char **ret)
 {
-	struct json_object *v = get(o, key);
+	struct json_object *v = json_get(o, key);
 	*ret = NULL;
 	if (!v)
 		return 0;
@@ -195,54 +173,54 @@ int kube_config_parse(struct json_object *doc, const char *base_dir, const char 
 {
 	const char *ctx_name = context, *cluster_name = NULL, *user_name = NULL;
 	if (!doc || !json_object_is_type(doc, json_type_object))
-		return fail(err, errlen, -EINVAL, "kubeconfig is not a mapping");
+		return err_printf(err, errlen, -EINVAL, "kubeconfig is not a mapping");
 	if (!ctx_name && str_field(doc, "current-context", &ctx_name) < 0)
-		return fail(err, errlen, -EINVAL, "current-context is not a string");
+		return err_printf(err, errlen, -EINVAL, "current-context is not a string");
 	if (!ctx_name)
-		return fail(err, errlen, -EINVAL, "no current-context and no context given");
+		return err_printf(err, errlen, -EINVAL, "no current-context and no context given");
 	struct json_object *ctx = named(doc, "contexts", ctx_name, "context");
 	if (!ctx)
-		return fail(err, errlen, -EINVAL, "context '%s' not found", ctx_name);
+		return err_printf(err, errlen, -EINVAL, "context '%s' not found", ctx_name);
 	if (str_field(ctx, "cluster", &cluster_name) < 0 || !cluster_name)
-		return fail(err, errlen, -EINVAL, "context '%s' names no cluster", ctx_name);
+		return err_printf(err, errlen, -EINVAL, "context '%s' names no cluster", ctx_name);
 	if (str_field(ctx, "user", &user_name) < 0)
-		return fail(err, errlen, -EINVAL, "context '%s': user is not a string", ctx_name);
+		return err_printf(err, errlen, -EINVAL, "context '%s': user is not a string", ctx_name);
 	struct json_object *cluster = named(doc, "clusters", cluster_name, "cluster");
 	if (!cluster)
-		return fail(err, errlen, -EINVAL, "cluster '%s' not found", cluster_name);
+		return err_printf(err, errlen, -EINVAL, "cluster '%s' not found", cluster_name);
 	struct json_object *user = user_name ? named(doc, "users", user_name, "user") : NULL;
 	if (user_name && !user)
-		return fail(err, errlen, -EINVAL, "user '%s' not found", user_name);
+		return err_printf(err, errlen, -EINVAL, "user '%s' not found", user_name);
 
 	const char *server, *ca, *ca_data, *token, *token_file, *cert, *cert_data, *key, *key_data;
 	if (str_field(cluster, "server", &server) < 0 || !server)
-		return fail(err, errlen, -EINVAL, "cluster '%s' has no server", cluster_name);
+		return err_printf(err, errlen, -EINVAL, "cluster '%s' has no server", cluster_name);
 	if (strncmp(server, "https://", 8))
-		return fail(err, errlen, -EINVAL, "cluster '%s': server must be an https:// URL",
+		return err_printf(err, errlen, -EINVAL, "cluster '%s': server must be an https:// URL",
 			    cluster_name);
 	if (str_field(cluster, "certificate-authority", &ca) < 0 ||
 	    str_field(cluster, "certificate-authority-data", &ca_data) < 0)
-		return fail(err, errlen, -EINVAL, "cluster '%s': certificate authority is not a string",
+		return err_printf(err, errlen, -EINVAL, "cluster '%s': certificate authority is not a string",
 			    cluster_name);
-	struct json_object *insecure = get(cluster, "insecure-skip-tls-verify");
+	struct json_object *insecure = json_get(cluster, "insecure-skip-tls-verify");
 	if (insecure && !json_object_is_type(insecure, json_type_boolean))
-		return fail(err, errlen, -EINVAL,
+		return err_printf(err, errlen, -EINVAL,
 			    "cluster '%s': insecure-skip-tls-verify must be true or false", cluster_name);
-	if (get(user, "exec") || get(user, "auth-provider"))
-		return fail(err, errlen, -ENOTSUP,
+	if (json_get(user, "exec") || json_get(user, "auth-provider"))
+		return err_printf(err, errlen, -ENOTSUP,
 			    "user '%s': exec and auth-provider credential plugins are not supported; "
 			    "use a token, tokenFile or client certificate", user_name);
-	if (get(user, "username") || get(user, "password"))
-		return fail(err, errlen, -ENOTSUP, "user '%s': basic authentication is not supported",
+	if (json_get(user, "username") || json_get(user, "password"))
+		return err_printf(err, errlen, -ENOTSUP, "user '%s': basic authentication is not supported",
 			    user_name);
 	if (str_field(user, "token", &token) < 0 || str_field(user, "tokenFile", &token_file) < 0 ||
 	    str_field(user, "client-certificate", &cert) < 0 ||
 	    str_field(user, "client-certificate-data", &cert_data) < 0 ||
 	    str_field(user, "client-key", &key) < 0 || str_field(user, "client-key-data", &key_data) < 0)
-		return fail(err, errlen, -EINVAL, "user '%s': a credential field is not a string",
+		return err_printf(err, errlen, -EINVAL, "user '%s': a credential field is not a string",
 			    user_name);
 	if (!!(cert || cert_data) != !!(key || key_data))
-		return fail(err, errlen, -EINVAL,
+		return err_printf(err, errlen, -EINVAL,
 			    "user '%s': a client certificate needs its key and the other way round",
 			    user_name);
 
@@ -280,7 +258,7 @@ int kube_config_parse(struct json_object *doc, const char *base_dir, const char 
 			continue;
 		r = kube_base64_decode(blobs[i].in, blobs[i].out, blobs[i].len);
 		if (r == -EINVAL)
-			r = fail(err, errlen, r, "%s is not valid base64", blobs[i].what);
+			r = err_printf(err, errlen, r, "%s is not valid base64", blobs[i].what);
 		if (r < 0)
 			goto out;
 	}
@@ -298,9 +276,9 @@ int kube_config_from_kubeconfig(const char *path, const char *context,
 	char perr[256];
 	int r = yaml_load_file(path, &doc, perr, sizeof(perr));
 	if (r == -EINVAL)
-		return fail(err, errlen, r, "%s: %s", path, perr);
+		return err_printf(err, errlen, r, "%s: %s", path, perr);
 	if (r < 0)
-		return fail(err, errlen, r, "%s: %s", path, strerror(-r));
+		return err_printf(err, errlen, r, "%s: %s", path, strerror(-r));
 	char *copy = strdup(path);
 	if (!copy) {
 		json_object_put(doc);
@@ -312,7 +290,7 @@ int kube_config_from_kubeconfig(const char *path, const char *context,
 	json_object_put(doc);
 	free(copy);
 	if (r < 0)
-		return fail(err, errlen, r, "%s: %s", path, perr2);
+		return err_printf(err, errlen, r, "%s: %s", path, perr2);
 	if (!(cfg->source = strdup(path))) {
 		kube_config_free(cfg);
 		return -ENOMEM;

@@ -20,6 +20,7 @@
 #include <stdio.h>
 
 #include "agent/kube/curl_loader.h"
+#include "agent/lib/err_msg.h"
 
 #define CURL_LIBRARY "libcurl.so.4"
 
@@ -88,8 +89,7 @@ int curl_loader_load(char *err, size_t errlen)
 	pthread_once(&lib.once, load);
 	if (lib.handle)
 		return 0;
-	snprintf(err, errlen, "%s", lib.error);
-	return -ELIBACC;
+	return err_printf(err, errlen, -ELIBACC, "%s", lib.error);
 }
 
 static bool ready(void)

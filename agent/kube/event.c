@@ -6,6 +6,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "agent/lib/json_get.h"
+
 static void add_str(struct json_object *o, const char *key, const char *value)
 {
 	json_object_object_add(o, key, json_object_new_string(value));
@@ -75,10 +77,5 @@ struct json_object *kube_node_event(const char *node, const char *type, const ch
 
 const char *kube_event_name(struct json_object *event)
 {
-	struct json_object *meta, *name;
-
-	if (!json_object_object_get_ex(event, "metadata", &meta) ||
-	    !json_object_object_get_ex(meta, "name", &name))
-		return NULL;
-	return json_object_get_string(name);
+	return json_get_str_at(event, JSON_PATH("metadata", "name"));
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "agent/kube/status.h"
+#include "agent/lib/json_get.h"
 
 struct json_object *kube_json_parse(const char *body, size_t len)
 {
@@ -29,14 +30,6 @@ struct json_object *kube_json_parse(const char *body, size_t len)
 	return obj;
 }
 
-static const char *str(struct json_object *o, const char *key)
-{
-	struct json_object *v = NULL;
-	if (o && json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string))
-		return json_object_get_string(v);
-	return NULL;
-}
-
 static void append(char *buf, size_t size, size_t *pos, const char *s)
 {
 	while (*s && *pos + 1 < size)
@@ -51,7 +44,7 @@ void kube_status_describe(const char *body, size_t len, char *buf, size_t size)
 	buf[0] = '\0';
 	size_t pos = 0;
 	struct json_object *st = kube_json_parse(body, len);
-	const char *kind = str(st, "kind");
+	const char *kind = json_get_str(st, "kind");
 	if (!st || !kind || strcmp(kind, "Status")) {
 		char quoted[210];
 		size_t n = len < 200 ? len : 200;
@@ -65,25 +58,24 @@ void kube_status_describe(const char *body, size_t len, char *buf, size_t size)
 		json_object_put(st);
 		return;
 	}
-	const char *reason = str(st, "reason"), *message = str(st, "message");
+	const char *reason = json_get_str(st, "reason"), *message = json_get_str(st, "message");
 	if (reason) {
 		append(buf, size, &pos, reason);
 		append(buf, size, &pos, ": ");
 	}
 	append(buf, size, &pos, message ? message : "(no message)");
-	struct json_object *details = NULL, *causes = NULL;
-	if (json_object_object_get_ex(st, "details", &details) &&
-	    json_object_object_get_ex(details, "causes", &causes) &&
-	    json_object_is_type(causes, json_type_array)) {
+	struct json_object *causes = json_get_array(json_get(st, "details"), "causes");
+	if (causes) {
 		for (size_t i = 0; i < json_object_array_length(causes); i++) {
 			struct json_object *c = json_object_array_get_idx(causes, i);
 			append(buf, size, &pos, i ? "; " : " [causes: ");
-			const char *field = str(c, "field"), *msg = str(c, "message");
+			const char *field = json_get_str(c, "field"), *msg = json_get_str(c, "message");
 			if (field) {
 				append(buf, size, &pos, field);
 				append(buf, size, &pos, ": ");
 			}
-			append(buf, size, &pos, msg ? msg : (str(c, "reason") ? str(c, "reason") : "?"));
+			const char *why = json_get_str(c, "reason");
+			append(buf, size, &pos, msg ? msg : why ? why : "?");
 		}
 		if (json_object_array_length(causes))
 			append(buf, size, &pos, "]");
@@ -93,14 +85,11 @@ void kube_status_describe(const char *body, size_t len, char *buf, size_t size)
 
 bool kube_status_is_object_not_found(const char *body, size_t len, const char *name)
 {
-	struct json_object *st = kube_json_parse(body, len), *details = NULL;
-	bool yes = false;
-	const char *kind = str(st, "kind"), *reason = str(st, "reason");
-	if (kind && !strcmp(kind, "Status") && reason && !strcmp(reason, "NotFound") &&
-	    json_object_object_get_ex(st, "details", &details)) {
-		const char *n = str(details, "name");
-		yes = n && name && !strcmp(n, name);
-	}
+	struct json_object *st = kube_json_parse(body, len);
+	const char *kind = json_get_str(st, "kind"), *reason = json_get_str(st, "reason");
+	const char *n = json_get_str_at(st, JSON_PATH("details", "name"));
+	bool yes = kind && !strcmp(kind, "Status") && reason && !strcmp(reason, "NotFound") && n &&
+		   name && !strcmp(n, name);
 	json_object_put(st);
 	return yes;
 }

@@ -20,12 +20,14 @@
 #include <unistd.h>
 
 #include "agent/kube/event.h"
+#include "agent/lib/json_get.h"
 #include "agent/lib/log.h"
 #include "agent/core/k8s_names.h"
 #include "agent/slices/json_tree.h"
 #include "agent/slices/sync.h"
 #include "agent/kube/store_open.h"
 #include "agent/lib/yaml_load.h"
+#include "agent/lib/err_msg.h"
 
 struct store_file {
 	struct store base;
@@ -184,15 +186,6 @@ static void file_get_claim(struct store *st, const char *ns, const char *name, s
 
 /* ---- slices ---- */
 
-static const char *str_at(struct json_object *o, const char *a, const char *b)
-{
-	struct json_object *v = NULL;
-	if (!json_object_object_get_ex(o, a, &o) || !json_object_object_get_ex(o, b, &v) ||
-	    !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
 /* The contents of @path (new, NUL-terminated) or NULL. */
 static char *read_text(const char *path, size_t *ret_len)
 {
@@ -340,7 +333,7 @@ static char *node_uid(struct store_file *s)
 		return NULL;
 	struct json_object *node = json_object_from_file(path);
 	free(path);
-	const char *u = node ? str_at(node, "metadata", "uid") : NULL;
+	const char *u = node ? json_get_str_at(node, JSON_PATH("metadata", "uid")) : NULL;
 	if (u)
 		uid = strdup(u);
 	json_object_put(node);
@@ -349,9 +342,8 @@ static char *node_uid(struct store_file *s)
 
 static void set_meta(struct json_object *obj, const char *key, const char *value)
 {
-	struct json_object *meta = NULL;
-	if (!json_object_object_get_ex(obj, "metadata", &meta) ||
-	    !json_object_is_type(meta, json_type_object)) {
+	struct json_object *meta = json_get_object(obj, "metadata");
+	if (!meta) {
 		meta = json_object_new_object();
 		json_object_object_add(obj, "metadata", meta);
 	}
@@ -376,7 +368,7 @@ static void edit_written(void *userdata, struct json_object *obj)
 		return;
 	}
 	json_tree_set_node_owner(obj, w->s->node_name, w->owner_uid);
-	const char *base = str_at(obj, "metadata", "generateName");
+	const char *base = json_get_str_at(obj, JSON_PATH("metadata", "generateName"));
 	struct stat st;
 	do {
 		generate_name(base ? base : "slice-", name, sizeof(name));
@@ -528,8 +520,7 @@ int store_file_new(uv_loop_t *loop, const struct store_options *opts, struct sto
 		   char *err, size_t errlen)
 {
 	if (!opts->store_dir || !*opts->store_dir || !opts->node_name) {
-		snprintf(err, errlen, "file store: no directory or node name");
-		return -EINVAL;
+		return err_printf(err, errlen, -EINVAL, "file store: no directory or node name");
 	}
 	struct store_file *s = calloc(1, sizeof(*s));
 	if (!s)

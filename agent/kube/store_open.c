@@ -8,6 +8,7 @@
 #endif
 
 #include "agent/kube/store_open.h"
+#include "agent/lib/err_msg.h"
 
 void store_release_memory(void)
 {
@@ -31,12 +32,10 @@ int store_open(uv_loop_t *loop, const struct store_options *opts, struct store *
 	       char *err, size_t errlen)
 {
 	if (!opts || !opts->node_name || !*opts->node_name) {
-		snprintf(err, errlen, "no node name (set --node-name or NODE_NAME)");
-		return -EINVAL;
+		return err_printf(err, errlen, -EINVAL, "no node name (set --node-name or NODE_NAME)");
 	}
 	if (opts->store_dir && opts->kubeconfig) {
-		snprintf(err, errlen, "--store and --kubeconfig exclude each other");
-		return -EINVAL;
+		return err_printf(err, errlen, -EINVAL, "--store and --kubeconfig exclude each other");
 	}
 	if (opts->store_dir)
 		return store_file_new(loop, opts, ret_store, err, errlen);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "agent/kube/watch.h"
+#include "agent/lib/json_get.h"
 
 struct kube_watch_parser {
 	struct json_tokener *tok;
@@ -82,25 +83,20 @@ size_t kube_watch_parser_events(const struct kube_watch_parser *p)
 static int deliver(struct kube_watch_parser *p, struct json_object *obj, kube_watch_cb cb,
 		   void *userdata)
 {
-	struct json_object *type = NULL, *object = NULL, *v = NULL;
-	if (!json_object_is_type(obj, json_type_object) ||
-	    !json_object_object_get_ex(obj, "type", &type) ||
-	    !json_object_is_type(type, json_type_string) ||
-	    !json_object_object_get_ex(obj, "object", &object) ||
-	    !json_object_is_type(object, json_type_object))
+	const char *type = json_get_str(obj, "type");
+	struct json_object *object = json_get_object(obj, "object"), *code;
+	if (!type || !object)
 		return -EBADMSG;
-	int t = kube_watch_type_from_string(json_object_get_string(type));
+	int t = kube_watch_type_from_string(type);
 	if (t < 0)
 		return -EBADMSG;
-	struct kube_watch_event ev = { .type = (enum kube_watch_type)t, .object = object };
-	struct json_object *meta = NULL;
-	if (json_object_object_get_ex(object, "metadata", &meta) &&
-	    json_object_object_get_ex(meta, "resourceVersion", &v) &&
-	    json_object_is_type(v, json_type_string))
-		ev.resource_version = json_object_get_string(v);
-	if (ev.type == KUBE_WATCH_ERROR && json_object_object_get_ex(object, "code", &v) &&
-	    json_object_is_type(v, json_type_int))
-		ev.code = (int)json_object_get_int(v);
+	struct kube_watch_event ev = {
+		.type = (enum kube_watch_type)t,
+		.object = object,
+		.resource_version = json_get_str_at(object, JSON_PATH("metadata", "resourceVersion")),
+	};
+	if (ev.type == KUBE_WATCH_ERROR && (code = json_get_typed(object, "code", json_type_int)))
+		ev.code = (int)json_object_get_int(code);
 	p->events++;
 	return cb ? cb(userdata, &ev) : 0;
 }

@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/lib/err_msg.h"
+
 /* A root-owned directory that another filesystem is mounted on. */
 static bool root_mount_point(const char *path, const struct stat *st)
 {
@@ -31,25 +33,22 @@ static int check_one(const char *path, char *err, size_t errlen)
 
 	if (stat(path, &st) < 0) {
 		int r = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return r;
+		return err_printf(err, errlen, r, "%s: %s", path, strerror(errno));
 	}
 	shared_dir = S_ISDIR(st.st_mode) &&
 		     ((st.st_mode & S_ISVTX) || root_mount_point(path, &st));
 	if (st.st_uid != 0 && st.st_uid != me) {
-		snprintf(err, errlen, "%s is owned by uid %u, not by root or the agent's user "
-			 "(uid %u)", path, (unsigned)st.st_uid, (unsigned)me);
-		return -EPERM;
+		return err_printf(err, errlen, -EPERM,
+				  "%s is owned by uid %u, not by root or the agent's user (uid %u)",
+				  path, (unsigned)st.st_uid, (unsigned)me);
 	}
 	if ((st.st_mode & S_IWOTH) && !shared_dir) {
-		snprintf(err, errlen, "%s is writable by every user (mode %04o)", path,
-			 (unsigned)(st.st_mode & 07777));
-		return -EPERM;
+		return err_printf(err, errlen, -EPERM, "%s is writable by every user (mode %04o)", path,
+				  (unsigned)(st.st_mode & 07777));
 	}
 	if ((st.st_mode & S_IWGRP) && st.st_gid != 0 && !shared_dir) {
-		snprintf(err, errlen, "%s is writable by group %u (mode %04o)", path,
-			 (unsigned)st.st_gid, (unsigned)(st.st_mode & 07777));
-		return -EPERM;
+		return err_printf(err, errlen, -EPERM, "%s is writable by group %u (mode %04o)", path,
+				  (unsigned)st.st_gid, (unsigned)(st.st_mode & 07777));
 	}
 	return 0;
 }
@@ -82,8 +81,7 @@ int trusted_path_check(const char *path, char *err, size_t errlen)
 	int r;
 
 	if (!path || !*path) {
-		snprintf(err, errlen, "empty path");
-		return -EINVAL;
+		return err_printf(err, errlen, -EINVAL, "empty path");
 	}
 	/* the directories the name goes through: where a link could be swapped */
 	if (path[0] == '/') {
@@ -102,8 +100,7 @@ int trusted_path_check(const char *path, char *err, size_t errlen)
 	resolved = realpath(path, NULL);
 	if (!resolved) {
 		r = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return r;
+		return err_printf(err, errlen, r, "%s: %s", path, strerror(errno));
 	}
 	r = check_chain(resolved, err, errlen);
 	free(resolved);

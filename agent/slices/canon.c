@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/lib/json_get.h"
 #include "agent/slices/canon.h"
 
 const char *const slice_canon_fields[] = { "nodeSelector", "allNodes", "devices", "sharedCounters",
@@ -175,15 +176,6 @@ static int cmp_keys(const void *a, const void *b)
 
 static void encode(struct enc *e, unsigned to, struct json_object *o);
 
-/* A member of @spec (NULL when @spec is not an object or has none). */
-static struct json_object *spec_field(struct json_object *spec, const char *key)
-{
-	struct json_object *v = NULL;
-	if (spec && json_object_is_type(spec, json_type_object))
-		json_object_object_get_ex(spec, key, &v);
-	return v;
-}
-
 /* Members with a non-empty value, in key order. */
 static void encode_object(struct enc *e, unsigned to, struct json_object *o)
 {
@@ -317,7 +309,7 @@ static void canon_begin(struct slice_canon *c, struct json_object *spec)
 		emit(&c->e, TO_STRIPPED | TO_FULL, tag, sizeof(tag));
 		if (!strcmp(slice_canon_fields[f], "devices"))
 			return;
-		encode(&c->e, TO_STRIPPED | TO_FULL, spec_field(spec, slice_canon_fields[f]));
+		encode(&c->e, TO_STRIPPED | TO_FULL, json_get(spec, slice_canon_fields[f]));
 	}
 }
 
@@ -344,7 +336,7 @@ static void canon_end(struct slice_canon *c, struct json_object *spec,
 		}
 		char tag[2] = { 'F', (char)('0' + f) };
 		emit(&c->e, TO_STRIPPED | TO_FULL, tag, sizeof(tag));
-		encode(&c->e, TO_STRIPPED | TO_FULL, spec_field(spec, slice_canon_fields[f]));
+		encode(&c->e, TO_STRIPPED | TO_FULL, json_get(spec, slice_canon_fields[f]));
 	}
 	struct slice_digest *out[2] = { ret_stripped, ret_full };
 	for (unsigned k = 0; k < 2; k++) {
@@ -360,7 +352,7 @@ void slice_canon_digest(struct json_object *spec, struct slice_digest *ret_strip
 			struct slice_digest *ret_full, bool *ret_time_added)
 {
 	struct slice_canon c;
-	struct json_object *devices = spec_field(spec, "devices");
+	struct json_object *devices = json_get(spec, "devices");
 	canon_begin(&c, spec);
 	bool list = devices && json_object_is_type(devices, json_type_array);
 	for (size_t i = 0; list && i < json_object_array_length(devices); i++)

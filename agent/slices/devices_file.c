@@ -4,16 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/lib/json_get.h"
 #include "agent/lib/log.h"
 #include "agent/slices/devices_file.h"
-
-static const char *str(struct json_object *o, const char *key)
-{
-	struct json_object *v = NULL;
-	if (json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string))
-		return json_object_get_string(v);
-	return NULL;
-}
 
 static void log_dropped(void *userdata, const char *backend, const char *device, const char *what,
 			const char *problem)
@@ -34,16 +27,16 @@ static int parse_attr(const char *name, struct json_object *v, struct dralet_att
 	if (!json_object_is_type(v, json_type_object) || json_object_object_length(v) != 1)
 		return -EINVAL;
 	*ret = (struct dralet_attr){ .name = name };
-	if (json_object_object_get_ex(v, "int", &x) && json_object_is_type(x, json_type_int)) {
+	if ((x = json_get_typed(v, "int", json_type_int))) {
 		ret->type = DRALET_ATTR_INT;
 		ret->int_value = json_object_get_int64(x);
-	} else if (json_object_object_get_ex(v, "bool", &x) && json_object_is_type(x, json_type_boolean)) {
+	} else if ((x = json_get_typed(v, "bool", json_type_boolean))) {
 		ret->type = DRALET_ATTR_BOOL;
 		ret->bool_value = json_object_get_boolean(x);
-	} else if (json_object_object_get_ex(v, "string", &x) && json_object_is_type(x, json_type_string)) {
+	} else if ((x = json_get_typed(v, "string", json_type_string))) {
 		ret->type = DRALET_ATTR_STRING;
 		ret->string_value = json_object_get_string(x);
-	} else if (json_object_object_get_ex(v, "version", &x) && json_object_is_type(x, json_type_string)) {
+	} else if ((x = json_get_typed(v, "version", json_type_string))) {
 		ret->type = DRALET_ATTR_VERSION;
 		ret->string_value = json_object_get_string(x);
 	} else {
@@ -61,9 +54,7 @@ int devices_file_build(struct json_object *doc, const char *node_name, const cha
 		       const struct slice_options *opts, struct slice_by_driver *ret_by_driver)
 {
 	struct json_object *list = NULL;
-	if (!doc || !json_object_is_type(doc, json_type_object) ||
-	    !json_object_object_get_ex(doc, "devices", &list) ||
-	    !json_object_is_type(list, json_type_array)) {
+	if (!(list = json_get_array(doc, "devices"))) {
 		log_error("devices file: want a mapping with a 'devices' list");
 		return -EINVAL;
 	}
@@ -80,7 +71,7 @@ int devices_file_build(struct json_object *doc, const char *node_name, const cha
 		goto done;
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *d = json_object_array_get_idx(list, i), *a = NULL, *c = NULL;
-		const char *driver = str(d, "driver"), *health = str(d, "health");
+		const char *driver = json_get_str(d, "driver"), *health = json_get_str(d, "health");
 		if (!json_object_is_type(d, json_type_object) || !driver) {
 			log_error("devices file: device %zu has no driver", i);
 			r = -EINVAL;
@@ -93,11 +84,11 @@ int devices_file_build(struct json_object *doc, const char *node_name, const cha
 		if (!known)
 			drivers[n_drivers++] = driver;
 		devs[i] = (struct slice_device_in){
-			.name = str(d, "name"),
-			.backend = str(d, "backend"),
+			.name = json_get_str(d, "name"),
+			.backend = json_get_str(d, "backend"),
 			.unhealthy = health && !strcmp(health, "Unhealthy"),
 		};
-		if (json_object_object_get_ex(d, "attributes", &a) && json_object_is_type(a, json_type_object)) {
+		if ((a = json_get_object(d, "attributes"))) {
 			if (!(attrs[i] = calloc((size_t)json_object_object_length(a) + 1, sizeof(**attrs))))
 				goto done;
 			json_object_object_foreach(a, name, v) {
@@ -111,11 +102,11 @@ int devices_file_build(struct json_object *doc, const char *node_name, const cha
 			}
 			devs[i].attrs = attrs[i];
 		}
-		if (json_object_object_get_ex(d, "capacity", &c) && json_object_is_type(c, json_type_object)) {
+		if ((c = json_get_object(d, "capacity"))) {
 			if (!(caps[i] = calloc((size_t)json_object_object_length(c) + 1, sizeof(**caps))))
 				goto done;
 			json_object_object_foreach(c, name, v) {
-				const char *q = str(v, "value");
+				const char *q = json_get_str(v, "value");
 				caps[i][devs[i].n_caps++] = (struct dralet_capacity){ .name = name, .quantity = q };
 			}
 			devs[i].caps = caps[i];

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/lib/json_get.h"
 #include "agent/slices/devices_text.h"
 #include "agent/slices/json_tree.h"
 
@@ -46,9 +47,7 @@ int slice_text_light(const char *text, size_t len, struct json_object **ret_ligh
 		return -ENOMEM;	/* valid JSON that json-c cannot hold: memory (or depth) */
 	/* Keys spelled with escapes, repeated keys: json-c decides which member
 	 * counts; when that is not the one taken apart, parse it whole. */
-	struct json_object *s = NULL, *d = NULL;
-	if (!json_object_object_get_ex(light, "spec", &s) || !json_object_is_type(s, json_type_object) ||
-	    !json_object_object_get_ex(s, "devices", &d) || !slice_is_devices_placeholder(d)) {
+	if (!slice_is_devices_placeholder(json_get_at(light, JSON_PATH("spec", "devices")))) {
 		json_object_put(light);
 		return -ENOENT;
 	}

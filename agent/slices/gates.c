@@ -5,7 +5,7 @@
 
 #include "agent/slices/canon.h"
 #include "agent/slices/gates.h"
-#include "agent/slices/json_tree.h"
+#include "agent/lib/json_get.h"
 
 static bool has_key(struct json_object *o, const char *key)
 {
@@ -14,7 +14,7 @@ static bool has_key(struct json_object *o, const char *key)
 
 static struct json_object *slice_devices(struct json_object *slice)
 {
-	struct json_object *d = json_tree_get(json_tree_get(slice, "spec"), "devices");
+	struct json_object *d = json_get(json_get(slice, "spec"), "devices");
 	return d && json_object_is_type(d, json_type_array) ? d : NULL;
 }
 
@@ -41,7 +41,7 @@ const char *slice_gate_name(unsigned gate)
 /* A field counts when it holds something (@keys false) or is there at all. */
 static bool field(struct json_object *o, const char *key, bool keys)
 {
-	return keys ? has_key(o, key) : !slice_json_is_empty(json_tree_get(o, key));
+	return keys ? has_key(o, key) : !slice_json_is_empty(json_get(o, key));
 }
 
 /* Gates whose fields device @dev carries. */
@@ -60,13 +60,13 @@ static unsigned device_gates(struct json_object *dev, bool keys)
 			m |= SLICE_GATE_BINDING_CONDITIONS;
 	if (field(dev, "allowMultipleAllocations", keys))
 		m |= SLICE_GATE_CONSUMABLE_CAPACITY;
-	struct json_object *caps = json_tree_get(dev, "capacity");
+	struct json_object *caps = json_get(dev, "capacity");
 	if (caps && json_object_is_type(caps, json_type_object)) {
 		json_object_object_foreach(caps, k, c) {
 			(void)k;
 			if (keys ? (c && json_object_is_type(c, json_type_object) &&
 				    has_key(c, "requestPolicy"))
-				 : !slice_json_is_empty(json_tree_get(c, "requestPolicy")))
+				 : !slice_json_is_empty(json_get(c, "requestPolicy")))
 				m |= SLICE_GATE_CONSUMABLE_CAPACITY;
 		}
 	}
@@ -97,7 +97,7 @@ void slice_gates_of(struct json_object *slice, unsigned *ret_gates, unsigned *re
 {
 	struct json_object *devs = slice_devices(slice);
 	unsigned gates, keys;
-	slice_gates_of_spec(json_tree_get(slice, "spec"), &gates, &keys);
+	slice_gates_of_spec(json_get(slice, "spec"), &gates, &keys);
 	for (size_t i = 0; devs && i < json_object_array_length(devs); i++) {
 		unsigned g, k;
 		slice_gates_of_device(json_object_array_get_idx(devs, i), &g, &k);
@@ -112,15 +112,15 @@ void slice_gates_of(struct json_object *slice, unsigned *ret_gates, unsigned *re
 
 unsigned slice_dropped_gates(struct json_object *sent, struct json_object *stored)
 {
-	unsigned dropped = spec_gates(json_tree_get(sent, "spec"), false) & ~spec_gates(json_tree_get(stored, "spec"), false);
+	unsigned dropped = spec_gates(json_get(sent, "spec"), false) & ~spec_gates(json_get(stored, "spec"), false);
 	struct json_object *ds = slice_devices(sent), *dr = slice_devices(stored);
 	for (size_t i = 0; ds && i < json_object_array_length(ds); i++) {
 		struct json_object *d = json_object_array_get_idx(ds, i);
-		const char *name = json_tree_get_str(d, "name");
+		const char *name = json_get_str(d, "name");
 		struct json_object *match = NULL;
 		for (size_t j = 0; dr && name && j < json_object_array_length(dr) && !match; j++) {
 			struct json_object *e = json_object_array_get_idx(dr, j);
-			const char *n2 = json_tree_get_str(e, "name");
+			const char *n2 = json_get_str(e, "name");
 			if (n2 && !strcmp(n2, name))
 				match = e;
 		}
@@ -132,7 +132,7 @@ unsigned slice_dropped_gates(struct json_object *sent, struct json_object *store
 
 void slice_strip_gates(struct json_object *slice, unsigned mask)
 {
-	struct json_object *spec = json_tree_get(slice, "spec"), *devs = slice_devices(slice);
+	struct json_object *spec = json_get(slice, "spec"), *devs = slice_devices(slice);
 	if (!mask || !spec)
 		return;
 	if (mask & SLICE_GATE_PARTITIONABLE) {
@@ -151,7 +151,7 @@ void slice_strip_gates(struct json_object *slice, unsigned mask)
 			json_object_object_del(d, device_fields_binding[k]);
 		if (mask & SLICE_GATE_CONSUMABLE_CAPACITY) {
 			json_object_object_del(d, "allowMultipleAllocations");
-			struct json_object *caps = json_tree_get(d, "capacity");
+			struct json_object *caps = json_get(d, "capacity");
 			if (caps && json_object_is_type(caps, json_type_object)) {
 				json_object_object_foreach(caps, k, c) {
 					(void)k;

@@ -4,20 +4,6 @@
 
 #include "agent/slices/json_tree.h"
 
-struct json_object *json_tree_get(struct json_object *o, const char *key)
-{
-	struct json_object *v = NULL;
-	if (o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &v))
-		return v;
-	return NULL;
-}
-
-const char *json_tree_get_str(struct json_object *o, const char *key)
-{
-	struct json_object *v = json_tree_get(o, key);
-	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
 struct json_object *json_tree_parse(const char *text, size_t len, bool *ret_ok)
 {
 	struct json_tokener *tok = json_tokener_new();

@@ -12,12 +12,6 @@
 
 struct json_object;
 
-/* Member @key of @o when @o is an object that has it; NULL otherwise.
- * Borrowed. */
-struct json_object *json_tree_get(struct json_object *o, const char *key);
-/* The same when the member is a string; NULL otherwise. Borrowed. */
-const char *json_tree_get_str(struct json_object *o, const char *key);
-
 /* Any one JSON value from @len bytes (a trailing NUL or whitespace is fine).
  * *ret_ok: whether it parsed; the result is NULL for `null` and on failure.
  * The caller owns the result. */

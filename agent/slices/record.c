@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/lib/json_get.h"
 #include "agent/slices/devices_text.h"
 #include "agent/slices/gates.h"
 #include "agent/slices/json_text.h"
@@ -94,7 +95,7 @@ bool slice_record_same_names(const struct slice_record *a, const struct slice_re
 /* The object without the replaced spec fields, as text. */
 static int kept_text(struct slice_record *rec, struct json_object *slice)
 {
-	struct json_object *spec = json_tree_get(slice, "spec");
+	struct json_object *spec = json_get(slice, "spec");
 	if (!spec || !json_object_is_type(spec, json_type_object))
 		return text_of(slice, &rec->text, &rec->text_len);
 	struct json_object *shell = json_tree_shallow_copy(slice, NULL);
@@ -113,11 +114,11 @@ static int kept_text(struct slice_record *rec, struct json_object *slice)
 /* {"name": @name, "taints": [the taints of @dev with a timeAdded]}, or NULL in *ret. */
 static int device_taint_entry(struct json_object *dev, const char *name, struct json_object **ret)
 {
-	struct json_object *taints = json_tree_get(dev, "taints"), *kept = NULL, *entry = NULL;
+	struct json_object *taints = json_get(dev, "taints"), *kept = NULL, *entry = NULL;
 	*ret = NULL;
 	for (size_t t = 0; t < json_object_array_length(taints); t++) {
 		struct json_object *taint = json_object_array_get_idx(taints, t);
-		if (!json_tree_get(taint, "timeAdded"))
+		if (!json_get(taint, "timeAdded"))
 			continue;
 		if (!kept && !(kept = json_object_new_array()))
 			return -ENOMEM;
@@ -164,10 +165,10 @@ int slice_record_builder_new(enum slice_record_kind kind, struct json_object *li
 	struct slice_record_builder *b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
-	struct json_object *spec = json_tree_get(light, "spec");
+	struct json_object *spec = json_get(light, "spec");
 	b->kind = kind;
 	b->light = json_object_get(light);
-	b->splice = slice_is_devices_placeholder(json_tree_get(spec, "devices"));
+	b->splice = slice_is_devices_placeholder(json_get(spec, "devices"));
 	int r = slice_canon_begin(spec, &b->canon);
 	if (r < 0) {
 		slice_record_builder_free(b);
@@ -200,8 +201,8 @@ static bool name_seen(const struct slice_record_builder *b, const char *name)
 
 int slice_record_builder_device(struct slice_record_builder *b, struct json_object *dev)
 {
-	const char *name = json_tree_get_str(dev, "name");
-	struct json_object *taints = json_tree_get(dev, "taints"), *entry = NULL;
+	const char *name = json_get_str(dev, "name");
+	struct json_object *taints = json_get(dev, "taints"), *entry = NULL;
 	unsigned gates, keys;
 	int r;
 	slice_canon_device(b->canon, dev);
@@ -270,22 +271,22 @@ static int pack_names(struct slice_record *rec, const struct slice_record_builde
 int slice_record_builder_finish(struct slice_record_builder *b, struct slice_record **ret_rec)
 {
 	struct slice_record *rec = calloc(1, sizeof(*rec));
-	struct json_object *light = b->light, *meta = json_tree_get(light, "metadata"), *spec = json_tree_get(light, "spec");
-	struct json_object *pool = json_tree_get(spec, "pool"), *devices = json_tree_get(spec, "devices");
+	struct json_object *light = b->light, *meta = json_get(light, "metadata"), *spec = json_get(light, "spec");
+	struct json_object *pool = json_get(spec, "pool"), *devices = json_get(spec, "devices");
 	int r = -ENOMEM;
 	if (!rec)
 		goto fail;
 	rec->kind = b->kind;
-	if ((r = dup_str(json_tree_get_str(meta, "name"), &rec->name)) < 0 ||
-	    (r = dup_str(json_tree_get_str(meta, "uid"), &rec->uid)) < 0 ||
-	    (r = dup_str(json_tree_get_str(meta, "resourceVersion"), &rec->resource_version)) < 0 ||
-	    (r = dup_str(json_tree_get_str(spec, "driver"), &rec->driver)) < 0 ||
-	    (r = dup_str(json_tree_get_str(spec, "nodeName"), &rec->node_name)) < 0 ||
-	    (r = dup_str(json_tree_get_str(pool, "name"), &rec->pool)) < 0 || (r = pack_names(rec, b)) < 0)
+	if ((r = dup_str(json_get_str(meta, "name"), &rec->name)) < 0 ||
+	    (r = dup_str(json_get_str(meta, "uid"), &rec->uid)) < 0 ||
+	    (r = dup_str(json_get_str(meta, "resourceVersion"), &rec->resource_version)) < 0 ||
+	    (r = dup_str(json_get_str(spec, "driver"), &rec->driver)) < 0 ||
+	    (r = dup_str(json_get_str(spec, "nodeName"), &rec->node_name)) < 0 ||
+	    (r = dup_str(json_get_str(pool, "name"), &rec->pool)) < 0 || (r = pack_names(rec, b)) < 0)
 		goto fail;
 	rec->has_spec = spec != NULL;
-	rec->generation = int_of(json_tree_get(pool, "generation"));
-	rec->slice_count = int_of(json_tree_get(pool, "resourceSliceCount"));
+	rec->generation = int_of(json_get(pool, "generation"));
+	rec->slice_count = int_of(json_get(pool, "resourceSliceCount"));
 	rec->pool_odd = pool_is_odd(pool);
 	slice_canon_end(b->canon, spec, b->n_devices || b->splice ? NULL : devices, &rec->digest,
 			&rec->digest_full, &rec->time_added);
@@ -325,7 +326,7 @@ int slice_record_from_json(struct json_object *slice, enum slice_record_kind kin
 	int r = slice_record_builder_new(kind, slice, &b);
 	if (r < 0)
 		return r;
-	struct json_object *devices = json_tree_get(json_tree_get(slice, "spec"), "devices");
+	struct json_object *devices = json_get(json_get(slice, "spec"), "devices");
 	for (size_t i = 0; devices && json_object_is_type(devices, json_type_array) &&
 			   i < json_object_array_length(devices); i++) {
 		if ((r = slice_record_builder_device(b, json_object_array_get_idx(devices, i))) < 0) {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "agent/slices/canon.h"
+#include "agent/lib/json_get.h"
 #include "agent/slices/devices_text.h"
 #include "agent/slices/json_tree.h"
 #include "agent/slices/sync.h"
@@ -20,14 +21,14 @@ bool slice_json_equal(struct json_object *a, struct json_object *b)
 		return false;
 	if (json_object_is_type(a, json_type_object)) {
 		json_object_object_foreach(a, key, va) {
-			struct json_object *vb = json_tree_get(b, key);
+			struct json_object *vb = json_get(b, key);
 			if (!vb && !strcmp(key, "timeAdded"))
 				continue;
 			if (!slice_json_equal(va, vb))
 				return false;
 		}
 		json_object_object_foreach(b, keyb, vb2) {
-			if (!json_tree_get(a, keyb) && !slice_json_is_empty(vb2))
+			if (!json_get(a, keyb) && !slice_json_is_empty(vb2))
 				return false;
 		}
 		return true;
@@ -115,29 +116,29 @@ static void copy_time_added(struct json_object *old_devs, struct json_object *ne
 {
 	for (size_t i = 0; new_devs && old_devs && i < json_object_array_length(new_devs); i++) {
 		struct json_object *nd = json_object_array_get_idx(new_devs, i);
-		struct json_object *nt = json_tree_get(nd, "taints");
-		const char *name = json_tree_get_str(nd, "name");
+		struct json_object *nt = json_get(nd, "taints");
+		const char *name = json_get_str(nd, "name");
 		if (!nt || !name || !json_object_is_type(nt, json_type_array))
 			continue;
 		struct json_object *od = NULL;
 		for (size_t j = 0; j < json_object_array_length(old_devs) && !od; j++) {
-			const char *n2 = json_tree_get_str(json_object_array_get_idx(old_devs, j), "name");
+			const char *n2 = json_get_str(json_object_array_get_idx(old_devs, j), "name");
 			if (n2 && !strcmp(n2, name))
 				od = json_object_array_get_idx(old_devs, j);
 		}
-		struct json_object *ot = json_tree_get(od, "taints");
+		struct json_object *ot = json_get(od, "taints");
 		if (!ot || !json_object_is_type(ot, json_type_array))
 			continue;
 		for (size_t a = 0; a < json_object_array_length(nt); a++) {
 			struct json_object *t = json_object_array_get_idx(nt, a);
-			if (json_tree_get(t, "timeAdded"))
+			if (json_get(t, "timeAdded"))
 				continue;
 			for (size_t b = 0; b < json_object_array_length(ot); b++) {
 				struct json_object *o = json_object_array_get_idx(ot, b);
-				struct json_object *when = json_tree_get(o, "timeAdded");
-				if (when && slice_json_equal(json_tree_get(o, "key"), json_tree_get(t, "key")) &&
-				    slice_json_equal(json_tree_get(o, "value"), json_tree_get(t, "value")) &&
-				    slice_json_equal(json_tree_get(o, "effect"), json_tree_get(t, "effect"))) {
+				struct json_object *when = json_get(o, "timeAdded");
+				if (when && slice_json_equal(json_get(o, "key"), json_get(t, "key")) &&
+				    slice_json_equal(json_get(o, "value"), json_get(t, "value")) &&
+				    slice_json_equal(json_get(o, "effect"), json_get(t, "effect"))) {
 					set_key(t, "timeAdded", json_object_get(when));
 					break;
 				}
@@ -152,14 +153,14 @@ static int compose(struct json_object *slice, const char *const *skip, struct js
 		   struct json_object **ret, struct json_object **ret_spec)
 {
 	static const char *const top_skip[] = { "metadata", "spec", NULL };
-	struct json_object *obj = json_tree_shallow_copy(slice, top_skip), *spec, *meta = json_tree_get(slice, "metadata");
+	struct json_object *obj = json_tree_shallow_copy(slice, top_skip), *spec, *meta = json_get(slice, "metadata");
 	if (!obj) {
 		json_object_put(pool);
 		return -ENOMEM;
 	}
 	if (meta && set_key(obj, "metadata", json_object_get(meta)) < 0)
 		goto fail;
-	spec = json_tree_shallow_copy(json_tree_get(slice, "spec"), skip);
+	spec = json_tree_shallow_copy(json_get(slice, "spec"), skip);
 	if (set_key(obj, "spec", spec) < 0)
 		goto fail;
 	int r = set_key(spec, "pool", pool);	/* takes @pool either way */
@@ -184,7 +185,7 @@ static bool any_taints(struct json_object *devices)
 	if (!json_object_is_type(devices, json_type_array))
 		return false;
 	for (size_t i = 0; i < json_object_array_length(devices); i++)
-		if (!slice_json_is_empty(json_tree_get(json_object_array_get_idx(devices, i), "taints")))
+		if (!slice_json_is_empty(json_get(json_object_array_get_idx(devices, i), "taints")))
 			return true;
 	return false;
 }
@@ -202,10 +203,10 @@ static int create_object(struct json_object *desired, struct json_object *pool,
 static int update_object(const struct slice_record *published, struct json_object *desired,
 			 struct json_object *pool, struct json_object **ret)
 {
-	struct json_object *existing = NULL, *obj = NULL, *spec, *dspec = json_tree_get(desired, "spec");
+	struct json_object *existing = NULL, *obj = NULL, *spec, *dspec = json_get(desired, "spec");
 	int r = slice_record_parse(published, &existing);
-	if (r < 0 || !json_tree_get(existing, "spec") ||
-	    !json_object_is_type(json_tree_get(existing, "spec"), json_type_object)) {
+	if (r < 0 || !json_get(existing, "spec") ||
+	    !json_object_is_type(json_get(existing, "spec"), json_type_object)) {
 		json_object_put(pool);
 		json_object_put(existing);
 		return r < 0 ? r : -EINVAL;
@@ -214,7 +215,7 @@ static int update_object(const struct slice_record *published, struct json_objec
 		goto out;
 	for (size_t i = 0; spec_copied_fields[i]; i++) {
 		const char *key = spec_copied_fields[i];
-		struct json_object *v = json_tree_get(dspec, key);
+		struct json_object *v = json_get(dspec, key);
 		if (!v || !strcmp(key, "pool") || !strcmp(key, "allNodes"))
 			continue;
 		if (!strcmp(key, "devices") && any_taints(v) && published->time_added_devices) {

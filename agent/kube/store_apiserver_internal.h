@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Inside the apiserver store (store_apiserver.c describes it): shared by
+ * store_apiserver.c (the ops table, lifetime, request helpers),
+ * store_apiserver_informer.c (list + watch of a driver's slices into its
+ * cache), store_apiserver_sync.c (planning and the write rounds) and
+ * store_apiserver_reads.c (the Node, ResourceClaims, Events).
+ * Everything runs on the store's loop thread.
+ */
+#ifndef DRALET_KUBE_STORE_APISERVER_INTERNAL_H
+#define DRALET_KUBE_STORE_APISERVER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "agent/kube/client.h"
+#include "agent/kube/store_open.h"
+#include "agent/kube/watch.h"
+#include "agent/lib/backoff.h"
+#include "agent/lib/err_msg.h"
+#include "agent/slices/sync.h"
+
+#define SLICES_PATH "/apis/resource.k8s.io/v1/resourceslices"
+#define REQUEST_TIMEOUT_MS 30000u
+#define BACKOFF_BASE_MS 200u
+#define BACKOFF_MAX_MS 30000u
+#define RETRY_AFTER_CAP_MS 300000u
+
+struct store_api;
+struct claim_ctx;
+
+enum phase { PHASE_DELETE, PHASE_UPDATE, PHASE_CREATE, PHASE_DONE };
+
+/* One write of a round. Its body is made when the round is planned (the
+ * records the plan read may change before the write starts). */
+struct op_ctx {
+	struct drv *d;
+	size_t index;
+	struct kube_request *req;
+	char *body;		/* until the request starts; kept to its answer when
+				 * it carries alpha fields (see note_dropped) */
+	bool gated;
+};
+
+enum watch_next { WATCH_NEXT_REWATCH, WATCH_NEXT_RELIST };
+
+struct drv {
+	struct store_api *s;
+	char *driver;
+	char *selector;			/* escaped field selector */
+	struct slice_list *desired;	/* a reference; NULL before the first publish */
+	struct slice_list *cache;	/* published records, one per name */
+	char *rv;			/* last resourceVersion seen */
+
+	/* informer */
+	bool listed;			/* cache is valid, a watch runs or will */
+	bool unwatched;			/* no devices: listed once, not watched */
+	struct slice_list *list_acc;	/* pages of a list in progress */
+	char *list_rv;
+	struct kube_request *list_req, *watch_req;
+	struct kube_watch_parser *parser;
+	uint64_t watch_started;
+	bool watch_expired;		/* 410 seen in the stream */
+	struct backoff watch_backoff;
+	uv_timer_t watch_timer;
+	enum watch_next watch_next;
+
+	/* sync */
+	uv_timer_t sync_timer;
+	uint64_t pending_since;		/* 0: no debounced sync pending */
+	bool retry_pending;		/* sync timer is a backoff */
+	bool sync_running, sync_again, synced_once;
+	struct slice_plan *plan;
+	struct op_ctx *ops;
+	enum phase phase;
+	size_t outstanding;
+	bool failed, conflict, rejected;	/* of the round running */
+	uint64_t desired_version;	/* bumped by every publish */
+	uint64_t round_version;		/* the desired_version the running round writes */
+	uint64_t rejected_version;	/* a 422 for this version: wait for the next publish */
+	bool progress;			/* a write of this round succeeded */
+	uint32_t retry_after_ms;
+	bool have_retry_after;
+	struct backoff sync_backoff;
+	unsigned conflicts;
+	unsigned unconverged;		/* rounds that wrote without converging */
+	bool stalled;			/* gave up after MAX_UNCONVERGED_ROUNDS */
+	int64_t generation;
+};
+
+
+struct store_api {
+	struct store base;
+	uv_loop_t *loop;
+	struct kube_client *client;
+	char *node_name, *node_uid;
+	struct kube_request *node_req;
+	uv_timer_t node_timer;
+	uv_timer_t release_timer;	/* store_release_memory() once things are quiet */
+	struct backoff node_backoff;
+	struct drv **drivers;
+	size_t n_drivers;
+	struct claim_ctx *claims;
+	bool claims_beta;		/* resource.k8s.io/v1 not served: use v1beta2 */
+	unsigned dropped_gates;		/* feature gates the server does not have */
+	uint32_t debounce_ms;
+	store_synced_cb on_synced;
+	void *userdata;
+	struct store_stats stats;
+	unsigned pending_closes;
+	bool destroying;
+	uint32_t rng;
+};
+
+static inline struct store_api *to_api(struct store *st)
+{
+	return (struct store_api *)st;
+}
+
+/* ---- store_apiserver.c ---- */
+/* A xorshift number for jitter. */
+uint32_t api_rnd(struct store_api *s);
+/* Slice trees were made and freed (a list, a write round, watch events): give
+ * their pages back once the burst is over. */
+void api_release_soon(struct store_api *s);
+/* *dst = a copy of @src (NULL for NULL); keeps the old value on ENOMEM. */
+void api_set_str(char **dst, const char *src);
+/* Starts one request (kube_request_start) and logs it. */
+int api_start(struct store_api *s, const char *method, const char *path, const char *body,
+	      uint32_t timeout_ms, unsigned retries, kube_data_cb on_data, kube_done_cb done,
+	      void *ud, struct kube_request **ret_req);
+/* Why a request failed: the connection error, or the HTTP status and the
+ * server's Status message. */
+void api_describe_failure(const struct kube_response *resp, struct err_msg *why);
+/* Connection errors, 5xx and 429. */
+bool api_retryable(const struct kube_response *resp);
+/* The next delay of @b, or the answer's Retry-After (capped) when longer;
+ * @resp may be NULL. */
+uint32_t api_retry_delay(struct store_api *s, struct backoff *b, const struct kube_response *resp);
+
+/* ---- store_apiserver_informer.c ---- */
+/* Lists the slices of @d again (cancels its watch); a watch follows. */
+void drv_start_list(struct drv *d);
+/* Watches from the last resourceVersion (lists when there is none). */
+void drv_start_watch(struct drv *d);
+/* Lists again after @delay_ms (the watch stops now). */
+void drv_relist_after(struct drv *d, uint32_t delay_ms);
+/* False for a driver published without devices: no watch needed. */
+bool drv_wants_watch(const struct drv *d);
+/* The cache of published records: get (borrowed) or NULL, delete by name,
+ * keep @rec (taken) in @list in place of the record of its name. */
+const struct slice_record *cache_get(struct drv *d, const char *name);
+void cache_del(struct drv *d, const char *name);
+void cache_keep(struct drv *d, struct slice_list *list, struct slice_record *rec);
+/* resourceVersions are opaque, but etcd's are integers: compare when both
+ * are, so an old watch event never overwrites a newer object we wrote. */
+bool rv_older(const char *a, const char *b);
+bool rv_equal(const char *a, const char *b);
+
+/* ---- store_apiserver_sync.c ---- */
+/* Asks for a sync round of @d: at once when @immediate, else debounced. */
+void drv_want_sync(struct drv *d, bool immediate);
+/* Ends the round of @d, if any: frees its plan and write bodies (also at
+ * destroy). */
+void drv_end_round(struct drv *d);
+
+/* ---- store_apiserver_reads.c ---- */
+/* Reads the Node's UID (the owner of new slices), retrying until it has it;
+ * then every published driver syncs. */
+void node_fetch(struct store_api *s);
+void api_get_claim(struct store *st, const char *ns, const char *name, store_claim_cb cb,
+		   void *userdata);
+void api_warn(struct store *st, const char *reason, const char *message);
+/* Frees the claim reads in flight without calling back (at destroy). */
+void claim_reads_free(struct store_api *s);
+
+#endif

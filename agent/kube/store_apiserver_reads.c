@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What the apiserver store reads besides its slices, and its Events: the
+ * Node's UID (the owner of new slices; retried with a backoff),
+ * ResourceClaims (resource.k8s.io/v1, or v1beta2 where v1 is not served)
+ * and the Warning Events about the Node (one POST, retried).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent/kube/event.h"
+#include "agent/kube/status.h"
+#include "agent/kube/store_apiserver_internal.h"
+#include "agent/lib/json_get.h"
+#include "agent/lib/log.h"
+
+struct claim_ctx {
+	struct store_api *s;
+	struct claim_ctx *next, *prev;
+	store_claim_cb cb;
+	void *userdata;
+	char *ns, *name;
+	bool beta;
+	struct kube_request *req;
+};
+
+/* ---- node ---- */
+
+static void on_node_timer(uv_timer_t *t)
+{
+	node_fetch(t->data);
+}
+
+static void node_done(void *ud, const struct kube_response *resp)
+{
+	struct store_api *s = ud;
+	s->node_req = NULL;
+	if (resp->status == 200) {
+		struct json_object *node = kube_json_parse(resp->body, resp->body_len);
+		const char *uid = json_get_str_at(node, JSON_PATH("metadata", "uid"));
+		if (uid) {
+			api_set_str(&s->node_uid, uid);
+			json_object_put(node);
+			log_info("apiserver: node %s has uid %s", s->node_name, s->node_uid);
+			for (size_t i = 0; i < s->n_drivers; i++)
+				if (s->drivers[i]->desired)
+					drv_want_sync(s->drivers[i], true);
+			return;
+		}
+		json_object_put(node);
+	}
+	struct err_msg why;
+	if (resp->status == 200)
+		err_msg_set(&why, 0, "answer without metadata.uid");
+	else
+		api_describe_failure(resp, &why);
+	s->stats.failures++;
+	uint32_t delay = api_retry_delay(s, &s->node_backoff, resp);
+	log_warn("apiserver: cannot read node %s (needed for the slices' owner reference): %s; "
+		 "retrying in %u ms", s->node_name, why.text, delay);
+	uv_timer_start(&s->node_timer, on_node_timer, delay, 0);
+}
+
+void node_fetch(struct store_api *s)
+{
+	char *name = kube_escape(s->node_name), *path = NULL;
+	if (!name || asprintf(&path, "/api/v1/nodes/%s", name) < 0) {
+		free(name);
+		uv_timer_start(&s->node_timer, on_node_timer, 1000, 0);
+		return;
+	}
+	free(name);
+	if (api_start(s, "GET", path, NULL, REQUEST_TIMEOUT_MS, 2, NULL, node_done, s, &s->node_req) < 0)
+		uv_timer_start(&s->node_timer, on_node_timer, 1000, 0);
+	free(path);
+}
+
+/* ---- claims ---- */
+
+static void claim_free(struct claim_ctx *c)
+{
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		c->s->claims = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	free(c->ns);
+	free(c->name);
+	free(c);
+}
+
+static int claim_start(struct claim_ctx *c);
+
+static void claim_done(void *ud, const struct kube_response *resp)
+{
+	struct claim_ctx *c = ud;
+	struct store_api *s = c->s;
+	c->req = NULL;
+	if (resp->status == 404 && !c->beta &&
+	    !kube_status_is_object_not_found(resp->body, resp->body_len, c->name)) {
+		/* resource.k8s.io/v1 is not served (a 1.33 cluster): v1beta2 has the same shape. */
+		c->beta = true;
+		if (claim_start(c) == 0)
+			return;
+	}
+	if (resp->status == 200) {
+		struct json_object *claim = kube_json_parse(resp->body, resp->body_len);
+		if (claim) {
+			if (c->beta) {
+				if (!s->claims_beta)
+					log_info("apiserver: resource.k8s.io/v1 is not served; reading "
+						 "ResourceClaims as v1beta2");
+				s->claims_beta = true;
+				json_object_object_add(claim, "apiVersion",
+						       json_object_new_string("resource.k8s.io/v1"));
+			}
+			c->cb(c->userdata, 0, claim, "");
+			json_object_put(claim);
+			claim_free(c);
+			return;
+		}
+		c->cb(c->userdata, -EBADMSG, NULL, "the answer is not a JSON object");
+		claim_free(c);
+		return;
+	}
+	struct err_msg why, msg;
+	api_describe_failure(resp, &why);
+	err_msg_set(&msg, 0, "get resourceclaims %s/%s: %s", c->ns, c->name, why.text);
+	int err = resp->status == 404 ? -ENOENT
+		  : resp->status == 401 || resp->status == 403 ? -EACCES
+		  : resp->status == 0 ? (resp->error ? resp->error : -EIO)
+		  : -EIO;
+	c->cb(c->userdata, err, NULL, msg.text);
+	claim_free(c);
+}
+
+static int claim_start(struct claim_ctx *c)
+{
+	char *ns = kube_escape(c->ns), *name = kube_escape(c->name), *path = NULL;
+	int r = -ENOMEM;
+	if (ns && name &&
+	    asprintf(&path, "/apis/resource.k8s.io/%s/namespaces/%s/resourceclaims/%s",
+		     c->beta ? "v1beta2" : "v1", ns, name) >= 0) {
+		r = api_start(c->s, "GET", path, NULL, REQUEST_TIMEOUT_MS, 2, NULL, claim_done, c, &c->req);
+		free(path);
+	}
+	free(ns);
+	free(name);
+	return r;
+}
+
+void api_get_claim(struct store *st, const char *ns, const char *name, store_claim_cb cb,
+		   void *userdata)
+{
+	struct store_api *s = to_api(st);
+	struct claim_ctx *c = calloc(1, sizeof(*c));
+	if (!c || !(c->ns = strdup(ns ? ns : "")) || !(c->name = strdup(name ? name : ""))) {
+		if (c) {
+			free(c->ns);
+			free(c);
+		}
+		cb(userdata, -ENOMEM, NULL, "out of memory");
+		return;
+	}
+	c->s = s;
+	c->cb = cb;
+	c->userdata = userdata;
+	c->beta = s->claims_beta;
+	c->next = s->claims;
+	if (s->claims)
+		s->claims->prev = c;
+	s->claims = c;
+	int r = claim_start(c);
+	if (r < 0) {
+		claim_free(c);
+		cb(userdata, r, NULL, "cannot start the request");
+	}
+}
+
+/* ---- events ---- */
+
+#define EVENTS_PATH "/api/v1/namespaces/" KUBE_EVENT_NAMESPACE "/events"
+
+static void event_done(void *ud, const struct kube_response *resp)
+{
+	struct store_api *s = ud;
+	struct err_msg why;
+
+	if (resp->status == 201 || resp->status == 200) {
+		log_info("apiserver: recorded a Warning Event about node %s", s->node_name);
+	} else {
+		api_describe_failure(resp, &why);
+		log_error("apiserver: cannot record a Warning Event about node %s: %s",
+			  s->node_name, why.text);
+	}
+}
+
+void api_warn(struct store *st, const char *reason, const char *message)
+{
+	struct store_api *s = to_api(st);
+	struct timespec ts;
+	struct json_object *ev;
+	int r = -ENOMEM;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ev = kube_node_event(s->node_name, "Warning", reason, message,
+			     (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
+	if (ev)
+		r = api_start(s, "POST", EVENTS_PATH,
+			      json_object_to_json_string_ext(ev, JSON_C_TO_STRING_PLAIN),
+			      REQUEST_TIMEOUT_MS, 4, NULL, event_done, s, NULL);
+	json_object_put(ev);
+	if (r < 0)
+		log_error("apiserver: cannot record the Event %s about node %s: %s", reason,
+			  s->node_name, strerror(-r));
+}
+
+void claim_reads_free(struct store_api *s)
+{
+	while (s->claims)
+		claim_free(s->claims);
+}
