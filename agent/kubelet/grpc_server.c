@@ -29,6 +29,8 @@ struct server_conn {
 	struct server_conn *prev, *next;
 	size_t queued;			/* bytes handed to uv_write, not yet written */
 	uint64_t last_activity;		/* uv_now() of the last byte read or written */
+	uint64_t last_heard;		/* uv_now() of the last byte read (accept time before) */
+	bool heard;			/* the peer has sent a byte */
 	pid_t peer_pid;			/* SO_PEERCRED, 0 when unknown */
 	unsigned handles_open;
 	bool reading;
@@ -268,7 +270,8 @@ static void conn_on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf
 	}
 	if (nread == 0 || sc->closing)
 		return;
-	sc->last_activity = uv_now(sc->srv->loop);
+	sc->last_activity = sc->last_heard = uv_now(sc->srv->loop);
+	sc->heard = true;
 	bool was_done = grpc_conn_handshake_done(sc->core);
 	if (grpc_conn_recv(sc->core, (const uint8_t *)buf->base, (size_t)nread) < 0) {
 		conn_close(sc);
@@ -328,10 +331,22 @@ static pid_t peer_pid(uv_pipe_t *pipe)
 	return cred.pid;
 }
 
+/* Whether idle @a is a better victim than idle @b: one whose peer never sent a
+ * byte first, then the one not heard from the longest. Our own writes do not
+ * count: every new connection gets our SETTINGS, and under load the write of an
+ * older silent connection can complete after a newer client has connected. */
+static bool better_victim(const struct server_conn *a, const struct server_conn *b)
+{
+	if (a->heard != b->heard)
+		return !a->heard;
+	return a->last_heard <= b->last_heard;
+}
+
 /*
  * Room for @fresh (already in the list): 0, or -EMFILE when it must go.
- * Over the per-client cap the new one goes; over the total, the connection
- * idle the longest is evicted, or the new one goes when none is idle.
+ * Over the per-client cap the new one goes; over the total, the idle
+ * connection chosen by better_victim is evicted, or the new one goes when
+ * none is idle.
  */
 static int make_room(struct grpc_server *srv, struct server_conn *fresh)
 {
@@ -344,7 +359,7 @@ static int make_room(struct grpc_server *srv, struct server_conn *fresh)
 		total++;
 		if (fresh->peer_pid && sc->peer_pid == fresh->peer_pid)
 			same_client++;
-		if (conn_idle(sc) && (!victim || sc->last_activity <= victim->last_activity))
+		if (conn_idle(sc) && (!victim || better_victim(sc, victim)))
 			victim = sc;
 	}
 	if (same_client >= srv->limits.max_connections_per_client)
@@ -378,7 +393,7 @@ static void server_on_connection(uv_stream_t *listener, int status)
 		srv->conns->prev = sc;
 	srv->conns = sc;
 	srv->n_conns++;
-	sc->last_activity = uv_now(srv->loop);
+	sc->last_activity = sc->last_heard = uv_now(srv->loop);
 	if (uv_accept(listener, (uv_stream_t *)&sc->pipe) < 0 || srv->closing) {
 		conn_close(sc);
 		return;
