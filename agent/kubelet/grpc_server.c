@@ -30,7 +30,6 @@ struct server_conn {
 	size_t queued;			/* bytes handed to uv_write, not yet written */
 	uint64_t last_activity;		/* uv_now() of the last byte read or written */
 	uint64_t last_heard;		/* uv_now() of the last byte read (accept time before) */
-	bool heard;			/* the peer has sent a byte */
 	pid_t peer_pid;			/* SO_PEERCRED, 0 when unknown */
 	unsigned handles_open;
 	bool reading;
@@ -271,7 +270,6 @@ static void conn_on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf
 	if (nread == 0 || sc->closing)
 		return;
 	sc->last_activity = sc->last_heard = uv_now(sc->srv->loop);
-	sc->heard = true;
 	bool was_done = grpc_conn_handshake_done(sc->core);
 	if (grpc_conn_recv(sc->core, (const uint8_t *)buf->base, (size_t)nread) < 0) {
 		conn_close(sc);
@@ -331,14 +329,13 @@ static pid_t peer_pid(uv_pipe_t *pipe)
 	return cred.pid;
 }
 
-/* Whether idle @a is a better victim than idle @b: one whose peer never sent a
- * byte first, then the one not heard from the longest. Our own writes do not
- * count: every new connection gets our SETTINGS, and under load the write of an
- * older silent connection can complete after a newer client has connected. */
+/* Whether idle @a is a better victim than idle @b: the one not heard from the
+ * longest (accepted the earliest when silent). Our own writes do not count:
+ * every new connection gets our SETTINGS, and under load the write to an older
+ * silent connection can complete after a newer client (the kubelet) connected,
+ * which made that client look the longest idle. */
 static bool better_victim(const struct server_conn *a, const struct server_conn *b)
 {
-	if (a->heard != b->heard)
-		return !a->heard;
 	return a->last_heard <= b->last_heard;
 }
 

@@ -333,52 +333,6 @@ sys.stdin.read()
                 p.wait(timeout=10)
                 p.stdout.close()
 
-    def test_eviction_spares_a_client_that_spoke(self):
-        # A client that sent its preface (and no SETTINGS yet: not past the handshake,
-        # so it may be evicted) connects first; then 128 silent connections fill the
-        # slots. The one evicted is a silent one, not the oldest: the server's own
-        # writes (its SETTINGS to every connection) are no sign of a live peer.
-        talker = k.raw_connect(self.server.dra_socket)
-        talker.sendall(k.PREFACE)
-        time.sleep(0.3)
-        code = r"""
-import socket, sys
-held = []
-for i in range(int(sys.argv[2])):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.connect(sys.argv[1])
-    held.append(s)
-print("ready", flush=True)
-sys.stdin.read()
-"""
-        floods = [subprocess.Popen([sys.executable, "-c", code, self.server.dra_socket, "64"],
-                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-                  for _ in range(2)]
-        try:
-            for p in floods:
-                self.assertEqual(p.stdout.readline().strip(), "ready")
-            time.sleep(1.0)     # the server accepts the backlog
-            talker.setblocking(False)
-            closed = False
-            while True:
-                try:
-                    chunk = talker.recv(65536)
-                except BlockingIOError:
-                    break
-                except OSError:
-                    closed = True
-                    break
-                if not chunk:
-                    closed = True
-                    break
-            self.assertFalse(closed, "the client that spoke was evicted")
-        finally:
-            talker.close()
-            for p in floods:
-                p.stdin.close()
-                p.wait(timeout=10)
-                p.stdout.close()
-
     def test_stuck_reader_does_not_delay_others(self):
         # A client that opens streams asking for lots of data (with huge flow
         # control windows) and never reads.
