@@ -615,14 +615,19 @@ void claims_engine_free(struct claims_engine *e)
 }
 
 /* One agent per driver checkpoint: an flock held for the engine's life. */
+/* <state_dir>/checkpoint.lock into @buf; false when it does not fit. */
+static bool lock_path(const char *state_dir, char *buf, size_t size)
+{
+	return snprintf(buf, size, "%s/checkpoint.lock", state_dir) < (int)size;
+}
+
 bool claims_engine_lock_held_elsewhere(const char *state_dir)
 {
 	char path[4096];
 	bool held;
 	int fd;
 
-	if (snprintf(path, sizeof(path), "%s/checkpoint.lock", state_dir) >= (int)sizeof(path) ||
-	    (fd = open(path, O_RDWR | O_CLOEXEC)) < 0)
+	if (!lock_path(state_dir, path, sizeof(path)) || (fd = open(path, O_RDWR | O_CLOEXEC)) < 0)
 		return false;
 	held = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
 	close(fd);	/* drops the lock if it got it */
@@ -634,7 +639,7 @@ static int take_lock(struct claims_engine *e, bool wait)
 	char path[4096];
 	int r;
 
-	if (snprintf(path, sizeof(path), "%s/checkpoint.lock", e->state_dir) >= (int)sizeof(path))
+	if (!lock_path(e->state_dir, path, sizeof(path)))
 		return -ENAMETOOLONG;
 	e->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (e->lock_fd < 0) {

@@ -427,14 +427,14 @@ static bool enforce_policies(struct daemon *d)
 static void on_node_changed(void *userdata, const struct node_change *c)
 {
 	struct daemon *d = userdata;
-	struct node_response todo = node_watch_plan(c, d->reload != NULL);
+	struct node_response plan = node_watch_plan(c, d->reload != NULL);
 	bool changed = false;
 
-	if (todo.reload && config_reload_run(d->reload, todo.force_reload, &d->policies))
-		todo.apply = true;
-	if (todo.apply)
+	if (plan.reload && config_reload_run(d->reload, plan.force_reload, &d->policies))
+		plan.apply = true;
+	if (plan.apply)
 		changed = enforce_policies(d);
-	if (changed || todo.rediscover) {
+	if (changed || plan.rediscover) {
 		rediscover(d);
 		if (changed)	/* the events our own writes caused */
 			node_watch_drop_uevents(d->watch);
