@@ -52,8 +52,9 @@ CFLAGS ?= -O2 -g
 WARNINGS := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Wvla
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
-# libcurl is opened with dlopen when an apiserver is used (agent/kube/curl_loader.c)
-PKG_LIBS := $(shell pkg-config --libs $(filter-out libcurl,$(PKGS))) -ldl -lpthread
+# libcurl is opened with dlopen when an apiserver is used (agent/kube/curl_loader.c),
+# libmicrohttpd when the metrics endpoint starts (agent/daemon/mhd_loader.c)
+PKG_LIBS := $(shell pkg-config --libs $(filter-out libcurl libmicrohttpd,$(PKGS))) -ldl -lpthread
 ALL_CFLAGS := -std=gnu11 $(WARNINGS) $(CFLAGS) $(SANFLAGS) -fPIC \
 	-D_GNU_SOURCE -Iinclude -I. -I$(BUILD)/gen $(PKG_CFLAGS) -DDRALET_VERSION='"$(VERSION)"' -MMD -MP
 # The binary exports the SDK so that backend shared objects can call it.

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Assembles the root filesystem of dralet's container image from a build:
 # the binary, exactly the shared libraries it links and the ones it opens with
-# dlopen (libcurl and what libcurl links), the PCI name database, CA
+# dlopen (libcurl, libmicrohttpd and what they link), the PCI name database, CA
 # certificates, the simulated boards and their vendor simulators. Nothing
 # else: no shell, no package manager.
 #   scripts/image-rootfs.sh BUILD_DIR ROOTFS
@@ -23,10 +23,15 @@ ln -s ../usr/bin "$root/usr/sbin" 2>/dev/null || true
 install -m 0755 "$build/dralet" "$root/usr/bin/dralet"
 strip --strip-unneeded "$root/usr/bin/dralet"
 
-# Libraries: what ldd resolves for the binary and for each dlopen'ed library.
-libcurl=$(/sbin/ldconfig -p | awk '$1 == "libcurl.so.4" && /x86-64/ {print $NF; exit}')
-[ -n "$libcurl" ] || { echo "$0: libcurl.so.4 not found (libcurl4)" >&2; exit 1; }
-for lib in $( { ldd "$build/dralet"; echo "libcurl.so.4 => $libcurl"; ldd "$libcurl"; } |
+# Libraries: what ldd resolves for the binary and for each dlopen'ed library
+# (libcurl: an apiserver; libmicrohttpd: --metrics-address).
+lazy=
+for name in libcurl.so.4 libmicrohttpd.so.12; do
+    path=$(/sbin/ldconfig -p | awk -v n="$name" '$1 == n && /x86-64/ {print $NF; exit}')
+    [ -n "$path" ] || { echo "$0: $name not found (apt-get install ${name%%.so*}*)" >&2; exit 1; }
+    lazy="$lazy $path"
+done
+for lib in $( { ldd "$build/dralet"; for l in $lazy; do echo "$(basename "$l") => $l"; ldd "$l"; done; } |
         awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u); do
     install -m 0644 "$(readlink -f "$lib")" "$root/usr/lib/x86_64-linux-gnu/$(basename "$lib")"
 done
@@ -34,7 +39,7 @@ interp=$(readlink -f /lib64/ld-linux-x86-64.so.2)
 install -m 0755 "$interp" "$root/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"
 ln -s ../lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 "$root/usr/lib64/ld-linux-x86-64.so.2"
 strip --strip-unneeded "$root"/usr/lib/x86_64-linux-gnu/*.so* 2>/dev/null || true
-# dlopen("libcurl.so.4") finds the library through the image's own cache.
+# dlopen("libcurl.so.4") and dlopen("libmicrohttpd.so.12") find the libraries through the image's own cache.
 echo /usr/lib/x86_64-linux-gnu >"$root/etc/ld.so.conf"
 /sbin/ldconfig -r "$root"
 

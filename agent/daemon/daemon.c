@@ -25,6 +25,7 @@
 #include "agent/sriov/enforce.h"
 #include "agent/sriov/prepared.h"
 #include "agent/daemon/metrics_server.h"
+#include "agent/daemon/mhd_loader.h"
 #include "hal/hal.h"
 
 /* A refused SR-IOV count is tried again after this. */
@@ -601,10 +602,15 @@ static int start_metrics(struct daemon *d)
 		.on_listening = on_metrics_listening,
 		.userdata = d,
 	};
+	char err[256];
 	int r;
 
 	if (!d->o->metrics_address)
 		return 0;
+	if ((r = mhd_loader_load(err, sizeof(err))) < 0) {
+		log_error("cannot serve metrics on %s: %s", d->o->metrics_address, err);
+		return r;
+	}
 	if ((r = metrics_server_start(&mc, &d->metrics)) < 0) {
 		log_error("cannot serve metrics on %s: %s", d->o->metrics_address,
 			  r == -EINVAL ? "not HOST:PORT or :PORT" : strerror(-r));
