@@ -67,11 +67,12 @@ int hal_read_file(const char *path, char *buf, size_t size);
 /*
  * Resolves the device node "/dev/<dev_path>": stats it below the dev root; a
  * character device gives its own numbers, anything else (a simulated board's
- * placeholder file) takes @major:@minor. ret_node->path is NULL when the node
- * does not exist. The path string is allocated with malloc.
+ * placeholder file) takes @major:@minor. The path is written to @path
+ * (@size bytes) and ret_node->path points to it; ret_node->path is NULL when
+ * the node does not exist. -ENAMETOOLONG when the path does not fit.
  */
 int hal_devnode_resolve(const struct hal_roots *roots, const char *dev_path, unsigned major,
-			unsigned minor, struct dralet_devnode *ret_node);
+			unsigned minor, char *path, size_t size, struct dralet_devnode *ret_node);
 
 /* Major number of character driver @name from <proc>/devices, or -ENOENT. */
 int hal_char_major(const struct hal_roots *roots, const char *name);

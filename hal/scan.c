@@ -195,26 +195,20 @@ int hal_root_path(const char *root, const char *relpath, char *buf, size_t size)
 }
 
 int hal_devnode_resolve(const struct hal_roots *roots, const char *dev_path, unsigned major,
-			unsigned minor, struct dralet_devnode *ret_node)
+			unsigned minor, char *path, size_t size, struct dralet_devnode *ret_node)
 {
-	char path[4096], *copy;
+	char below_root[4096];
 	struct stat st;
-	int r = hal_root_path(roots->dev, dev_path, path, sizeof(path));
+	int r = hal_root_path(roots->dev, dev_path, below_root, sizeof(below_root));
 
+	*ret_node = (struct dralet_devnode){ 0 };
 	if (r < 0)
 		return r;
-	if (stat(path, &st) < 0) {
-		if (errno != ENOENT && errno != ENOTDIR)
-			return -errno;
-		*ret_node = (struct dralet_devnode){ 0 };
-		return 0;
-	}
-	if (snprintf(path, sizeof(path), "/dev/%s", dev_path) >= (int)sizeof(path))
+	if (stat(below_root, &st) < 0)
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+	if (snprintf(path, size, "/dev/%s", dev_path) >= (int)size)
 		return -ENAMETOOLONG;
-	copy = strdup(path);
-	if (!copy)
-		return -ENOMEM;
-	ret_node->path = copy;
+	ret_node->path = path;
 	if (S_ISCHR(st.st_mode)) {
 		ret_node->major = major(st.st_rdev);
 		ret_node->minor = minor(st.st_rdev);
@@ -252,16 +246,16 @@ void scan_devnode(struct hal_scan_private *s, int dirfd, const char *dev_file,
 void scan_devnode_numbers(struct hal_scan_private *s, const char *dev_path, unsigned major,
 			  unsigned minor, struct dralet_devnode *ret)
 {
+	char path[4096];
 	struct dralet_devnode node;
 
-	if (hal_devnode_resolve(&s->roots, dev_path, major, minor, &node) < 0 || !node.path) {
+	if (hal_devnode_resolve(&s->roots, dev_path, major, minor, path, sizeof(path), &node) < 0 ||
+	    !node.path) {
 		*ret = (struct dralet_devnode){ 0 };
 		return;
 	}
+	*ret = node;
 	ret->path = arena_strdup(s->arena, node.path);
-	ret->major = node.major;
-	ret->minor = node.minor;
-	free((char *)node.path);
 }
 
 int hal_char_major(const struct hal_roots *roots, const char *name)

@@ -79,15 +79,17 @@ int dralet_read_pci_file(const struct dralet_backend_ctx *ctx, const struct dral
 }
 
 int dralet_devnode(const struct dralet_backend_ctx *ctx, const char *dev_path, unsigned major,
-		   unsigned minor, struct dralet_devnode *ret_node)
+		   unsigned minor, char *path, struct dralet_devnode *ret_node)
 {
-	if (!dev_path || strstr(dev_path, ".."))
+	*ret_node = (struct dralet_devnode){ 0 };
+	if (!dev_path || !path || strstr(dev_path, ".."))
 		return -EINVAL;
 	while (*dev_path == '/')
 		dev_path++;
 	if (!strncmp(dev_path, "dev/", 4))
 		dev_path += 4;
-	return hal_devnode_resolve(ctx->roots, dev_path, major, minor, ret_node);
+	return hal_devnode_resolve(ctx->roots, dev_path, major, minor, path, DRALET_DEVNODE_PATH_MAX,
+				   ret_node);
 }
 
 int dralet_char_major(const struct dralet_backend_ctx *ctx, const char *driver_name)

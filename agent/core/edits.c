@@ -163,13 +163,22 @@ static int undo_store(struct dralet_undo *u, const char *key, const char *value)
 	return 0;
 }
 
-int dralet_undo_set(struct dralet_undo *u, const char *key, const char *value)
+int dralet_undo_set_all(struct dralet_undo *u, const struct dralet_undo_value *values, size_t n)
 {
-	int r = undo_store(u, key, value);
+	int r = 0;
 
-	if (r == 0 && u->persist)
+	if (!u || (n && !values))
+		return -EINVAL;
+	for (size_t i = 0; i < n && r == 0; i++)
+		r = undo_store(u, values[i].key, values[i].value);
+	if (r == 0 && n && u->persist)
 		r = u->persist(u->persist_userdata, u);
 	return r;
+}
+
+int dralet_undo_set(struct dralet_undo *u, const char *key, const char *value)
+{
+	return dralet_undo_set_all(u, &(struct dralet_undo_value){ key, value }, 1);
 }
 
 int undo_copy(struct dralet_undo *dst, const struct dralet_undo *src)

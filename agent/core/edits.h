@@ -38,7 +38,7 @@ struct undo_entry {
 struct dralet_undo {
 	struct undo_entry *entries;
 	size_t n;
-	/* Called by dralet_undo_set() after every change, from the backend's
+	/* Called by dralet_undo_set[_all]() once per call, from the backend's
 	 * thread: makes the undo state durable (the claims engine writes it to
 	 * the checkpoint) before the backend goes on to change the device.
 	 * NULL: kept in memory only. Returns 0 or -errno. */

@@ -42,10 +42,9 @@ static bool parse_devnum(const char *s, unsigned *major, unsigned *minor)
 }
 
 int pcidev_misc_node(struct dralet_backend_ctx *ctx, const char *misc_name, const char *dev_path,
-		     unsigned major, unsigned minor, struct dralet_devnode *ret_node)
+		     unsigned major, unsigned minor, char *path, struct dralet_devnode *ret_node)
 {
 	char rel[128], buf[32];
-	struct dralet_devnode node = { 0 };
 	int r;
 
 	snprintf(rel, sizeof(rel), "class/misc/%s/dev", misc_name);
@@ -53,20 +52,18 @@ int pcidev_misc_node(struct dralet_backend_ctx *ctx, const char *misc_name, cons
 	if (r > 0 && !parse_devnum(buf, &major, &minor))
 		dralet_ctx_warn(ctx, "class/misc/%s/dev: \"%s\" is not <major>:<minor>", misc_name,
 				buf);
-	r = dralet_devnode(ctx, dev_path, major, minor, &node);
+	r = dralet_devnode(ctx, dev_path, major, minor, path, ret_node);
 	if (r < 0)
 		return r;
-	if (node.path && !node.major && !node.minor) {
-		free((char *)node.path);
-		node.path = NULL;
-	}
-	*ret_node = node;
+	if (!ret_node->major && !ret_node->minor)
+		ret_node->path = NULL;	/* a placeholder with unknown numbers is no node */
 	return 0;
 }
 
 int pcidev_device_add_vfio(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 			   const struct dralet_pci_func *func)
 {
+	char path[DRALET_DEVNODE_PATH_MAX];
 	struct dralet_devnode container;
 	int r;
 
@@ -83,19 +80,17 @@ int pcidev_device_add_vfio(struct dralet_backend_ctx *ctx, struct dralet_device 
 	if (func->vfio_container)	/* the discovery resolved it already */
 		return dralet_device_add_node(dev, func->vfio_container);
 	r = pcidev_misc_node(ctx, "vfio", "vfio/vfio", VFIO_CONTAINER_MAJOR, VFIO_CONTAINER_MINOR,
-			     &container);
+			     path, &container);
 	if (r < 0 || !container.path)
 		return r;
-	r = dralet_device_add_node(dev, &container);
-	free((char *)container.path);
-	return r;
+	return dralet_device_add_node(dev, &container);
 }
 
 /* <class>/<name>: one child device with a "dev" file. */
 static int add_chardev(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 		       const struct dralet_pci_func *func, const char *cls, const char *name)
 {
-	char rel[512], buf[512], devname[256];
+	char rel[512], buf[512], devname[256], path[DRALET_DEVNODE_PATH_MAX];
 	unsigned major, minor;
 	struct dralet_devnode node;
 	int r;
@@ -118,11 +113,10 @@ static int add_chardev(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 				snprintf(devname, sizeof(devname), "%s", line + 8);
 		}
 	}
-	r = dralet_devnode(ctx, devname, major, minor, &node);
+	r = dralet_devnode(ctx, devname, major, minor, path, &node);
 	if (r < 0 || !node.path)
 		return r < 0 ? r : 0;
 	r = dralet_device_add_node(dev, &node);
-	free((char *)node.path);
 	return r < 0 ? r : 1;
 }
 
@@ -197,7 +191,8 @@ int pcidev_edit_device_nodes(struct dralet_edits *edits, const struct dralet_dev
 int pcidev_edit_vfio(struct dralet_backend_ctx *ctx, struct dralet_edits *edits,
 		     const struct dralet_device *dev, const struct dralet_pci_func *func)
 {
-	struct dralet_devnode group = { 0 }, container = { 0 };
+	char group_path[DRALET_DEVNODE_PATH_MAX], container_path[DRALET_DEVNODE_PATH_MAX];
+	struct dralet_devnode group, container;
 	char rel[32];
 	int r;
 
@@ -214,14 +209,14 @@ int pcidev_edit_vfio(struct dralet_backend_ctx *ctx, struct dralet_edits *edits,
 	if (dralet_read_file(ctx, DRALET_ROOT_SYS, rel, numbers, sizeof(numbers)) > 0)
 		parse_devnum(numbers, &major, &minor);
 	snprintf(rel, sizeof(rel), "vfio/%d", func->iommu_group);
-	r = dralet_devnode(ctx, rel, major, minor, &group);
+	r = dralet_devnode(ctx, rel, major, minor, group_path, &group);
 	if (r < 0 || !group.path) {
 		dralet_ctx_error(ctx, "%s is bound to vfio-pci but /dev/vfio/%d does not exist",
 				 func->address, func->iommu_group);
 		return r < 0 ? r : -ENODEV;
 	}
 	r = pcidev_misc_node(ctx, "vfio", "vfio/vfio", VFIO_CONTAINER_MAJOR, VFIO_CONTAINER_MINOR,
-			     &container);
+			     container_path, &container);
 	if (r >= 0 && !container.path) {
 		dralet_ctx_error(ctx, "%s: the vfio container node /dev/vfio/vfio does not exist",
 				 func->address);
@@ -235,8 +230,6 @@ int pcidev_edit_vfio(struct dralet_backend_ctx *ctx, struct dralet_edits *edits,
 		r = pcidev_env_int(edits, dev, "IOMMU_GROUP", func->iommu_group);
 	if (r >= 0)
 		r = pcidev_env(edits, dev, "VFIO_GROUP", group.path);
-	free((char *)group.path);
-	free((char *)container.path);
 	return r < 0 ? r : 0;
 }
 
@@ -288,9 +281,10 @@ int pcidev_env_int(struct dralet_edits *edits, const struct dralet_device *dev, 
 int pcidev_undo_record(struct dralet_undo *undo, const struct dralet_pci_func *func,
 		       const char *driver)
 {
-	int r = dralet_undo_set(undo, "pciAddress", func->address);
+	const struct dralet_undo_value values[] = {
+		{ "pciAddress", func->address },
+		{ "driver", driver && *driver ? driver : "none" },
+	};
 
-	if (r >= 0)
-		r = dralet_undo_set(undo, "driver", driver && *driver ? driver : "none");
-	return r;
+	return dralet_undo_set_all(undo, values, 2);
 }

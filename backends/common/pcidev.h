@@ -36,11 +36,12 @@ static inline bool pcidev_is_vfio(const struct dralet_pci_func *func)
 /*
  * Resolves the node of misc device @misc_name (class/misc/<name>/dev gives the
  * numbers; @major:@minor when that file is missing, 0:0 for none) at
- * /dev/@dev_path. ret_node->path is NULL when the node does not exist or its
- * numbers are unknown; otherwise it is malloc'd and the caller frees it.
+ * /dev/@dev_path, as dralet_devnode() does: the path goes to @path
+ * (DRALET_DEVNODE_PATH_MAX bytes). ret_node->path is NULL when the node does
+ * not exist or its numbers are unknown.
  */
 int pcidev_misc_node(struct dralet_backend_ctx *ctx, const char *misc_name, const char *dev_path,
-		     unsigned major, unsigned minor, struct dralet_devnode *ret_node);
+		     unsigned major, unsigned minor, char *path, struct dralet_devnode *ret_node);
 
 /* Adds the vfio nodes of a function bound to vfio-pci to @dev: the IOMMU
  * group node and the container node /dev/vfio/vfio. No-op for other drivers. */

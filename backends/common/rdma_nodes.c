@@ -41,14 +41,15 @@ const char *rdma_link_type(const struct dralet_ibdev *ib)
 	return NULL;
 }
 
-int rdma_cm_node(struct dralet_backend_ctx *ctx, struct dralet_devnode *ret_node)
+int rdma_cm_node(struct dralet_backend_ctx *ctx, char *path, struct dralet_devnode *ret_node)
 {
-	return pcidev_misc_node(ctx, "rdma_cm", "infiniband/rdma_cm", 0, 0, ret_node);
+	return pcidev_misc_node(ctx, "rdma_cm", "infiniband/rdma_cm", 0, 0, path, ret_node);
 }
 
 int rdma_device_add_nodes(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 			  const struct dralet_ibdev *ib)
 {
+	char cm_path[DRALET_DEVNODE_PATH_MAX];
 	struct dralet_devnode cm;
 	int r;
 
@@ -57,15 +58,11 @@ int rdma_device_add_nodes(struct dralet_backend_ctx *ctx, struct dralet_device *
 				dralet_device_name(dev), ib->name);
 	else if ((r = dralet_device_add_node(dev, &ib->uverbs)) < 0)
 		return r;
-	r = rdma_cm_node(ctx, &cm);
+	r = rdma_cm_node(ctx, cm_path, &cm);
 	if (r < 0)
 		return r;
-	if (cm.path) {
-		r = dralet_device_add_node(dev, &cm);
-		free((char *)cm.path);
-		if (r < 0)
-			return r;
-	}
+	if (cm.path && (r = dralet_device_add_node(dev, &cm)) < 0)
+		return r;
 	if (!rdma_is_infiniband(ib))
 		return 0;
 	for (size_t i = 0; i < ib->n_ports; i++) {

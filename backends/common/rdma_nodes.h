@@ -23,9 +23,10 @@ bool rdma_is_infiniband(const struct dralet_ibdev *ib);
  * unknown. */
 const char *rdma_link_type(const struct dralet_ibdev *ib);
 
-/* The node of /dev/infiniband/rdma_cm (a misc device with a dynamic minor).
- * ret_node->path is NULL when rdma_ucm is not loaded; else malloc'd. */
-int rdma_cm_node(struct dralet_backend_ctx *ctx, struct dralet_devnode *ret_node);
+/* The node of /dev/infiniband/rdma_cm (a misc device with a dynamic minor),
+ * its path in @path (DRALET_DEVNODE_PATH_MAX bytes). ret_node->path is NULL
+ * when rdma_ucm is not loaded. */
+int rdma_cm_node(struct dralet_backend_ctx *ctx, char *path, struct dralet_devnode *ret_node);
 
 /* Adds the nodes a verbs application needs to @dev: uverbs, rdma_cm, and for
  * InfiniBand umad and issm of every port. Missing nodes are warnings. */

@@ -363,23 +363,30 @@ int vf_lifecycle_prepare(struct dralet_backend_ctx *ctx, const struct dralet_pci
 		}
 	}
 
-	/* What unprepare (or the rollback after a crash) needs: every value is on
-	 * disk when dralet_undo_set returns, so each goes in before the change it
-	 * undoes; "rebound" (restore the binding) last, once the rest is there. */
+	/* What unprepare (or the rollback after a crash) needs, on disk in one
+	 * write before the first change: the address and driver, the settings
+	 * to put back, and "rebound" (restore the binding) when it changes. */
 	if (!target && !pf_net)
 		goto done;	/* nothing changes */
-	r = dralet_undo_set(undo, "pciAddress", vf->address);
-	if (r >= 0)
-		r = dralet_undo_set(undo, "driver", driver[0] ? driver : "none");
-	if (r >= 0 && pf_net) {
+	{
 		char text[512];
-		settings_undo_text(pf_net, vf->vf_index, &want, &now, text, sizeof(text));
-		r = dralet_undo_set(undo, "vfSettings", text);
+		struct dralet_undo_value values[5];
+		size_t n = 0;
+
+		values[n++] = (struct dralet_undo_value){ "pciAddress", vf->address };
+		values[n++] = (struct dralet_undo_value){ "driver", driver[0] ? driver : "none" };
+		if (pf_net) {
+			settings_undo_text(pf_net, vf->vf_index, &want, &now, text, sizeof(text));
+			values[n++] = (struct dralet_undo_value){ "vfSettings", text };
+		}
+		if (target) {
+			values[n++] = (struct dralet_undo_value){ "driverOverride",
+								  override[0] ? override : "none" };
+			values[n++] = (struct dralet_undo_value){ "rebound",
+								  target[0] ? VFIO : "kernel" };
+		}
+		r = dralet_undo_set_all(undo, values, n);
 	}
-	if (r >= 0 && target)
-		r = dralet_undo_set(undo, "driverOverride", override[0] ? override : "none");
-	if (r >= 0 && target)
-		r = dralet_undo_set(undo, "rebound", target[0] ? VFIO : "kernel");
 	if (r < 0) {
 		dralet_ctx_error(ctx, "VF %s: cannot record its state before changing it: %s",
 				 vf->address, strerror(-r));

@@ -235,13 +235,13 @@ static int dfl_health(struct dralet_backend_ctx *ctx, struct dralet_device *dev)
 	return health_now(ctx, dralet_device_private(dev));
 }
 
-static int fme_node(struct dralet_backend_ctx *ctx, const struct dralet_dfl_fme *fme,
+static int fme_node(struct dralet_backend_ctx *ctx, const struct dralet_dfl_fme *fme, char *path,
 		    struct dralet_devnode *ret)
 {
 	*ret = (struct dralet_devnode){ 0 };
 	if (!fme || !fme->node.path)
 		return -ENOENT;
-	return dralet_devnode(ctx, fme->node.path, fme->node.major, fme->node.minor, ret);
+	return dralet_devnode(ctx, fme->node.path, fme->node.major, fme->node.minor, path, ret);
 }
 
 static int dfl_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
@@ -254,7 +254,7 @@ static int dfl_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 	struct dralet_edits *e = req->edits;
 	struct dralet_devnode fnode = { 0 };
 	struct fpga_config cfg;
-	char driver[64], what[96], afu[80], norm[40];
+	char driver[64], what[96], afu[80], norm[40], fme_path[DRALET_DEVNODE_PATH_MAX];
 	const char *afu_now = afu_id_now(ctx, port, afu, sizeof(afu));
 	const char *iface = interface_id(func, ref->fme_func);
 	int r = dralet_pci_driver(ctx, func->address, driver, sizeof(driver));
@@ -269,7 +269,7 @@ static int dfl_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 		dralet_ctx_error(ctx, "%s: /dev/%s does not exist", what, port->name);
 		return -ENODEV;
 	}
-	bool have_fme = fme_node(ctx, fme, &fnode) == 0 && fnode.path;
+	bool have_fme = fme_node(ctx, fme, fme_path, &fnode) == 0 && fnode.path;
 	struct fpga_identity id = {
 		.what = what,
 		.shell = NULL,
@@ -301,7 +301,6 @@ static int dfl_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 		dralet_ctx_error(ctx, "%s: preparing the container edits failed: %s", what,
 				 strerror(-r));
 out:
-	free((char *)fnode.path);
 	return r < 0 ? r : 0;
 }
 

@@ -259,7 +259,7 @@ static int xrt_health(struct dralet_backend_ctx *ctx, struct dralet_device *dev)
 /* /dev/xclmgmt<instance>: numbers from <mgmt PF>/xrt/xclmgmt<N>/dev, else the
  * "xclmgmt" major with the instance as minor (older xclmgmt). */
 static int mgmt_node(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *mgmt,
-		     struct dralet_devnode *ret)
+		     char *path, struct dralet_devnode *ret)
 {
 	char name[48], rel[80], buf[32];
 	unsigned major = 0, minor = 0;
@@ -277,7 +277,7 @@ static int mgmt_node(struct dralet_backend_ctx *ctx, const struct dralet_pci_fun
 		major = (unsigned)r;
 		minor = (unsigned)instance;
 	}
-	r = dralet_devnode(ctx, name, major, minor, ret);
+	r = dralet_devnode(ctx, name, major, minor, path, ret);
 	if (r < 0)
 		return r;
 	return ret->path ? 0 : -ENOENT;
@@ -292,6 +292,7 @@ static int xrt_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 	struct dralet_devnode mnode = { 0 };
 	struct fpga_config cfg;
 	char driver[64], what[64], norm_iface[40] = "", norm_xclbin[40] = "", ibuf[80];
+	char mgmt_path[DRALET_DEVNODE_PATH_MAX];
 	const char *iface = interface_uuid(ctx, user, mgmt, ibuf, sizeof(ibuf));
 	const char *xclbin = user->xrt ? user->xrt->xclbin_uuid : NULL;
 	int r = dralet_pci_driver(ctx, user->address, driver, sizeof(driver));
@@ -308,7 +309,7 @@ static int xrt_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 				 user->driver ? user->driver : "none", driver);
 		return -EAGAIN;
 	}
-	bool have_mgmt = mgmt_node(ctx, mgmt, &mnode) == 0;
+	bool have_mgmt = mgmt_node(ctx, mgmt, mgmt_path, &mnode) == 0;
 	struct fpga_identity id = {
 		.what = what,
 		.shell = XRT_FACT(user, mgmt, vbnv),
@@ -343,7 +344,6 @@ static int xrt_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 		dralet_ctx_error(ctx, "%s: preparing the container edits failed: %s", what,
 				 strerror(-r));
 out:
-	free((char *)mnode.path);
 	return r < 0 ? r : 0;
 }
 

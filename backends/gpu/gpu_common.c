@@ -92,8 +92,9 @@ bool gpu_read_pci_u64(struct dralet_backend_ctx *ctx, const struct dralet_pci_fu
 int gpu_add_node(struct dralet_backend_ctx *ctx, struct dralet_device *dev, const char *dev_path,
 		 int major, unsigned minor, bool warn_missing)
 {
-	struct dralet_devnode node = { 0 };
-	int r = dralet_devnode(ctx, dev_path, major > 0 ? (unsigned)major : 0, minor, &node);
+	char path[DRALET_DEVNODE_PATH_MAX];
+	struct dralet_devnode node;
+	int r = dralet_devnode(ctx, dev_path, major > 0 ? (unsigned)major : 0, minor, path, &node);
 
 	if (r < 0 || !node.path) {
 		if (warn_missing)
@@ -105,12 +106,9 @@ int gpu_add_node(struct dralet_backend_ctx *ctx, struct dralet_device *dev, cons
 	if (node.major == 0 && node.minor == 0 && major <= 0) {
 		dralet_ctx_warn(ctx, "device %s: numbers of /dev/%s unknown; node skipped",
 				dralet_device_name(dev), dev_path);
-		free((char *)node.path);
 		return -ENOENT;
 	}
-	r = dralet_device_add_node(dev, &node);
-	free((char *)node.path);	/* the SDK hands out a malloc'd path */
-	return r;
+	return dralet_device_add_node(dev, &node);
 }
 
 static int name_index(const char *name, const char *prefix)

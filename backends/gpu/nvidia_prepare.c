@@ -102,8 +102,9 @@ int nvidia_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 		return -ENOENT;
 	}
 	/* recorded first: if the tool half-succeeds, unprepare still resets */
-	if ((r = dralet_undo_set(req->undo, UNDO_UUID, info->uuid)) < 0 ||
-	    (r = dralet_undo_set(req->undo, UNDO_TOOL, tool)) < 0)
+	r = dralet_undo_set_all(req->undo, (const struct dralet_undo_value[]){
+		{ UNDO_UUID, info->uuid }, { UNDO_TOOL, tool } }, 2);
+	if (r < 0)
 		return r;
 	if ((r = set_timeslice(ctx, tool, info->uuid, cfg.timeslice, name)) < 0)
 		return r;

@@ -146,8 +146,8 @@ static int rdma_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *de
 	const struct dralet_ibdev *ib = rdma_primary_ibdev(func);
 	const struct dralet_netdev *net = ib ? rdma_netdev(func, ib) : NULL;
 	struct dralet_edits *e = req->edits;
+	char driver[64], cm_path[DRALET_DEVNODE_PATH_MAX];
 	struct dralet_devnode cm = { 0 };
-	char driver[64];
 	int r = dralet_pci_driver(ctx, func->address, driver, sizeof(driver));
 
 	if (r <= 0 || !ib) {
@@ -163,13 +163,12 @@ static int rdma_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *de
 	r = pcidev_edit_device_nodes(e, dev);
 	/* rdma_cm may have been loaded since discovery */
 	if (r >= 0)
-		r = rdma_cm_node(ctx, &cm);
+		r = rdma_cm_node(ctx, cm_path, &cm);
 	if (r >= 0 && cm.path)
 		r = dralet_edits_add_node(e, &cm, NULL);
 	else if (r >= 0)
 		dralet_ctx_warn(ctx, "%s: /dev/infiniband/rdma_cm does not exist (rdma_ucm not "
 				"loaded?); RDMA CM applications will fail", dralet_device_name(dev));
-	free((char *)cm.path);
 	if (r >= 0)
 		r = pcidev_env(e, dev, "PCI_ADDRESS", func->address);
 	if (r >= 0)

@@ -43,7 +43,7 @@ extern "C" {
 
 /* Bumped whenever a struct in pci.h/backend.h changes layout or an SDK
  * function changes meaning. The agent refuses backends built for another. */
-#define DRALET_BACKEND_ABI 3
+#define DRALET_BACKEND_ABI 4
 
 #define DRALET_PCI_ANY 0xffffffffu
 
@@ -248,12 +248,16 @@ int dralet_read_pci_file(const struct dralet_backend_ctx *ctx, const struct dral
 /* Builds the absolute path of @relpath below a root into @buf. */
 int dralet_root_path(const struct dralet_backend_ctx *ctx, enum dralet_root root,
 		     const char *relpath, char *buf, size_t size);
+/* The longest device node path dralet_devnode() writes, with its NUL. */
+#define DRALET_DEVNODE_PATH_MAX 256
 /* Resolves a device node: stats "<dev root>/<path below /dev>" and, when it is
- * not a character device (simulated trees), falls back to @major/@minor.
- * ret_node->path is NULL when the node does not exist, else a malloc'd string
- * ("/dev/nvidia0") the caller frees. */
+ * not a character device (simulated trees), falls back to @major/@minor. The
+ * path ("/dev/nvidia0") is written to @path, the caller's buffer of
+ * DRALET_DEVNODE_PATH_MAX bytes, and ret_node->path points to it (no devnode
+ * owns its path: pci.h); ret_node->path is NULL when the node does not exist.
+ * 0, -ENAMETOOLONG, or the -errno of stat. */
 int dralet_devnode(const struct dralet_backend_ctx *ctx, const char *dev_path,
-		   unsigned major, unsigned minor, struct dralet_devnode *ret_node);
+		   unsigned major, unsigned minor, char *path, struct dralet_devnode *ret_node);
 /* The major number of a character driver in <proc>/devices ("nvidia-frontend"). */
 int dralet_char_major(const struct dralet_backend_ctx *ctx, const char *driver_name);
 

@@ -19,7 +19,10 @@
 extern "C" {
 #endif
 
-/* A character device node as a container sees it ("/dev/dri/card0"). */
+/* A character device node as a container sees it ("/dev/dri/card0"). It
+ * never owns its path: the path is the scan's (the nodes in these structs),
+ * the device's (dralet_device_node) or the caller's buffer
+ * (dralet_devnode), and nothing frees it through a devnode. */
 struct dralet_devnode {
 	const char *path;	/* absolute path under /dev; NULL if the node does not exist */
 	unsigned major;		/* 0:0 when the numbers could not be determined */

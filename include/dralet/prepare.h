@@ -45,13 +45,25 @@ int dralet_edits_add_node(struct dralet_edits *edits, const struct dralet_devnod
 int dralet_edits_add_mount(struct dralet_edits *edits, const char *host_path,
 			   const char *container_path, const char *options);
 
+/* One undo value: a key and the value to keep under it. */
+struct dralet_undo_value {
+	const char *key;
+	const char *value;
+};
+
 /*
- * Sets (or replaces) an undo value and makes it durable before returning:
- * the agent writes it to its checkpoint, so that a crash right after leaves
- * enough behind to undo the change. Call it BEFORE changing the device
- * (the driver it was bound to, before rebinding it). A negative return means
- * it could not be recorded: change nothing and fail the prepare.
+ * Sets (or replaces) @n undo values and makes them durable, in one write,
+ * before returning: the agent writes them to its checkpoint, so that a crash
+ * right after leaves enough behind to undo the change. Call it BEFORE
+ * changing the device (the driver it was bound to, before rebinding it),
+ * with every value the change needs at once: each call is one synchronous
+ * checkpoint write. A negative return means they could not be recorded
+ * (some may be kept in memory, none is known to be on disk): change nothing
+ * and fail the prepare. @n == 0 records nothing and writes nothing.
  */
+int dralet_undo_set_all(struct dralet_undo *undo, const struct dralet_undo_value *values,
+			size_t n);
+/* dralet_undo_set_all() with one value. */
 int dralet_undo_set(struct dralet_undo *undo, const char *key, const char *value);
 /* The value for @key, or NULL. */
 const char *dralet_undo_get(const struct dralet_undo *undo, const char *key);

@@ -28,7 +28,7 @@ static const struct dralet_backend future_backend = {
 };
 
 static const struct dralet_backend old_backend = {
-	.abi = 2,
+	.abi = DRALET_BACKEND_ABI - 1,	/* the ABI before this one */
 	.name = "old",
 	.family = "accel",
 	.default_driver = "old.example.com",

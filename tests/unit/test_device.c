@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The device model: names, common attributes, limits, capacities, nodes. */
+/* The device model: names, common attributes, limits, capacities, nodes;
+ * resolving device nodes and recording undo state (the SDK's prepare side). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +9,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "agent/core/edits.h"
+#include "board_snippet.h"
 #include "harness.h"
 
 static struct dralet_pci_func sample_func(void)
@@ -105,11 +108,109 @@ static void test_limits_and_values(void **state)
 	harness_fini(&h);
 }
 
+/* dralet_devnode writes the path into the caller's buffer and points the node
+ * at it (no devnode owns its path); the device keeps a copy of its own. */
+static void test_devnode_path_is_the_callers(void **state)
+{
+	char *t = board_tree("board: one-card\n"
+			     "pci:\n"
+			     "  - root: \"0000:00\"\n"
+			     "    devices:\n"
+			     "      - {bdf: 00:0b.0, id: \"8086:7d1d\", class: 0x120000, driver: intel_vpu,\n"
+			     "         chardevs: [{name: accel0, class: accel, devname: accel/accel0,\n"
+			     "                     dev: \"261:0\"}]}\n");
+	char path[DRALET_DEVNODE_PATH_MAX], long_name[DRALET_DEVNODE_PATH_MAX], file[4096];
+	struct dralet_pci_func f = sample_func();
+	struct dralet_devnode node = { "/dev/stale", 1, 1 };
+	struct dralet_device *d;
+	struct harness h;
+
+	(void)state;
+	assert_int_equal(harness_init(&h, &harness_plain_backend, t, NULL), 0);
+	assert_int_equal(dralet_devnode(&h.ctx, "accel/accel0", 261, 0, path, &node), 0);
+	assert_ptr_equal(node.path, path);
+	assert_string_equal(path, "/dev/accel/accel0");
+	assert_int_equal(node.major, 261);	/* a placeholder file: the numbers given */
+	h.ctx.sink = &h.sink;
+	assert_int_equal(dralet_device_new(&h.ctx, &f, "accel", NULL, &d), 0);
+	assert_int_equal(dralet_device_add_node(d, &node), 0);
+	path[0] = '\0';	/* the caller's buffer is reused: the device's copy stays */
+	assert_string_equal(dralet_device_node(d, 0)->path, "/dev/accel/accel0");
+
+	/* missing: 0 and no path; too long for the buffer: -ENAMETOOLONG, no path */
+	assert_int_equal(dralet_devnode(&h.ctx, "accel/accel9", 261, 9, path, &node), 0);
+	assert_null(node.path);
+	memset(long_name, 'a', 252);	/* "/dev/" + 252 bytes do not fit in 256 */
+	long_name[252] = '\0';
+	snprintf(file, sizeof(file), "%s/dev/%s", t, long_name);
+	FILE *placeholder = fopen(file, "w");	/* the node appears (udev's part) */
+	assert_non_null(placeholder);
+	fclose(placeholder);
+	assert_int_equal(dralet_devnode(&h.ctx, long_name, 1, 2, path, &node), -ENAMETOOLONG);
+	assert_null(node.path);
+	assert_int_equal(dralet_devnode(&h.ctx, "..", 0, 0, path, &node), -EINVAL);
+	assert_null(node.path);
+	harness_fini(&h);
+	tree_remove(t);
+}
+
+struct persisted {
+	int writes;
+	size_t values;
+};
+
+static int count_writes(void *userdata, const struct dralet_undo *undo)
+{
+	struct persisted *p = userdata;
+
+	p->writes++;
+	p->values = undo->n;
+	return 0;
+}
+
+static int refuse_write(void *userdata, const struct dralet_undo *undo)
+{
+	(void)userdata;
+	(void)undo;
+	return -EIO;
+}
+
+/* dralet_undo_set_all: every value in one durable write; none, no write; a
+ * failed write is the call's error. */
+static void test_undo_values_in_one_write(void **state)
+{
+	struct persisted p = { 0 };
+	struct dralet_undo undo = { .persist = count_writes, .persist_userdata = &p };
+	const struct dralet_undo_value three[] = {
+		{ "pciAddress", "0000:17:00.1" }, { "driver", "iavf" }, { "rebound", "kernel" },
+	};
+
+	(void)state;
+	assert_int_equal(dralet_undo_set_all(&undo, three, 3), 0);
+	assert_int_equal(p.writes, 1);
+	assert_int_equal(p.values, 3);
+	assert_string_equal(dralet_undo_get(&undo, "driver"), "iavf");
+	assert_int_equal(dralet_undo_set_all(&undo, NULL, 0), 0);
+	assert_int_equal(p.writes, 1);
+	assert_int_equal(dralet_undo_set(&undo, "driver", "vfio-pci"), 0);	/* replaces */
+	assert_int_equal(p.writes, 2);
+	assert_int_equal(p.values, 3);
+	assert_string_equal(dralet_undo_get(&undo, "driver"), "vfio-pci");
+	assert_int_equal(dralet_undo_set_all(&undo, (const struct dralet_undo_value[]){ { "", "x" } },
+					     1), -EINVAL);
+	assert_int_equal(p.writes, 2);
+	undo.persist = refuse_write;
+	assert_int_equal(dralet_undo_set(&undo, "vfSettings", "x"), -EIO);
+	undo_clear(&undo);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_name_and_common_attributes),
 		cmocka_unit_test(test_limits_and_values),
+		cmocka_unit_test(test_devnode_path_is_the_callers),
+		cmocka_unit_test(test_undo_values_in_one_write),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
