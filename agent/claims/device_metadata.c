@@ -103,9 +103,7 @@ static int add_str(struct json_object *o, const char *key, const char *s)
 	return add(o, key, json_object_new_string(s));
 }
 
-/* networkData from the attributes a network device publishes (ifName, mac);
- * addresses are not known at prepare. NULL when the device has neither. */
-static struct json_object *network_data(const struct dralet_device *dev, int *r)
+struct json_object *device_network_data(const struct dralet_device *dev, int *r)
 {
 	const struct dralet_attr *ifname = dralet_device_find_attr(dev, "ifName");
 	const struct dralet_attr *mac = dralet_device_find_attr(dev, "mac");
@@ -145,7 +143,7 @@ static struct json_object *device_json(const struct device_metadata_claim *c,
 	} else if (!r) {
 		r = -ENOMEM;
 	}
-	if (!r && (nd = network_data(d->dev, &r)))
+	if (!r && (nd = device_network_data(d->dev, &r)))
 		r = r ? (json_object_put(nd), r) : add(o, "networkData", nd);
 	if (r < 0) {
 		json_object_put(o);

@@ -26,6 +26,7 @@
 #define DRALET_CLAIMS_DEVICE_METADATA_H
 
 #include <stddef.h>
+#include <json-c/json.h>
 #include <dralet/device.h>
 
 #define DEVICE_METADATA_CONTAINER_DIR "/var/run/kubernetes.io/dra-device-attributes"
@@ -45,6 +46,12 @@ struct device_metadata_device {
 	const char *pool;
 	const struct dralet_device *dev;
 };
+
+/* networkData (the same in metadata files and claim device status) from the
+ * attributes a network device publishes: interfaceName (ifName) and
+ * hardwareAddress (mac); addresses are not known at prepare. NULL with *r 0
+ * when the device has neither, NULL with *r -ENOMEM; else a new object. */
+struct json_object *device_network_data(const struct dralet_device *dev, int *r);
 
 /* The host file of @request (base name taken) below absolute @state_dir. */
 int device_metadata_host_path(const char *state_dir, const struct device_metadata_claim *c,

@@ -229,6 +229,7 @@ static void op_done(struct op *op)
 					       : &e->metrics.prepare_seconds, ms / 1000.0);
 	if (op->error)
 		++*(call->unprepare ? &e->metrics.unprepares_failed : &e->metrics.prepares_failed);
+	engine_report_status(e, op);
 	if (op->error)
 		log_warn("%s %s", call->unprepare ? "unprepare:" : "prepare:", op->error);
 	else

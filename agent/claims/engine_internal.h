@@ -121,6 +121,12 @@ void engine_device_identity(const struct dralet_device *dev, struct ckpt_identit
 /* Makes the reservations of @uid match its checkpoint entry (loop thread). */
 void engine_sync_reservations(struct claims_engine *e, const char *uid);
 
+/* ---- engine_status.c ---- */
+/* Hands the claim device status of a finished @op to the store (loop thread):
+ * the entries of a successful prepare's devices, their removal after an
+ * unprepare that undid devices; nothing for failures and cached answers. */
+void engine_report_status(struct claims_engine *e, const struct op *op);
+
 /* ---- engine_recover.c ---- */
 int engine_recover(struct claims_engine *e, struct claims_recovery_stats *stats);
 void engine_recover_free(struct claims_engine *e);

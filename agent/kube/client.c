@@ -325,8 +325,12 @@ static int request_headers(struct kube_request *r)
 	struct curl_slist *h = NULL, *t;
 	curl_slist_free_all(r->headers);
 	r->headers = NULL;
-	const char *fixed[] = { "Accept: application/json", "Expect:",
-				r->body ? "Content-Type: application/json" : NULL };
+	/* the one PATCH dralet sends is a server-side apply (client.h) */
+	const char *type = !r->body ? NULL
+			 : !strcmp(method_names[r->method], "PATCH")
+				 ? "Content-Type: application/apply-patch+yaml"
+				 : "Content-Type: application/json";
+	const char *fixed[] = { "Accept: application/json", "Expect:", type };
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
 		if (!fixed[i])
 			continue;

@@ -47,7 +47,9 @@ typedef int (*kube_data_cb)(void *userdata, const char *buf, size_t len);
 struct kube_request_opts {
 	const char *method;	/* "GET", "POST", "PUT", "DELETE", "PATCH" */
 	const char *path;	/* "/apis/...?query", already escaped */
-	const char *body;	/* JSON text or NULL (copied) */
+	const char *body;	/* JSON text or NULL (copied); a PATCH is a server-side
+				 * apply: its body goes as application/apply-patch+yaml
+				 * (JSON is YAML), every other as application/json */
 	uint32_t timeout_ms;	/* whole request; 0: 30 s */
 	kube_data_cb on_data;	/* non-NULL: stream the body (watch) */
 	unsigned retries;	/* extra tries on connection errors, 5xx, 429 */

@@ -3,7 +3,8 @@
  * The store: where ResourceClaims are read and ResourceSlices are written.
  * Two implementations behind one ops table: the file store (--store DIR:
  * DIR/resourceclaims/<namespace>/<name>.{json,yaml} read,
- * DIR/resourceslices/<name>.json written, DIR/events/<name>.json written)
+ * DIR/resourceslices/<name>.json written, DIR/events/<name>.json written,
+ * DIR/resourceclaimstatus/<namespace>/<name>/<driver>.json written)
  * and the kube-apiserver store.
  * All calls and callbacks happen on the agent's libuv loop thread.
  */
@@ -44,6 +45,18 @@ struct store_ops {
 	 * (retried, a failure logged); the file store writes it at once.
 	 */
 	void (*warn)(struct store *s, const char *reason, const char *message);
+	/*
+	 * Sets the status.devices entries driver @driver owns in ResourceClaim
+	 * @namespace_/@name (KEP-4817) to @devices, a JSON array of
+	 * AllocatedDeviceStatus objects (borrowed; [] removes them); the other
+	 * drivers' entries stay. Fire and forget, as warn: the apiserver store
+	 * applies it in the background (server-side apply, field manager
+	 * @driver; retried; a newer call for the same claim and driver replaces
+	 * one not sent yet), the file store writes
+	 * DIR/resourceclaimstatus/<namespace>/<name>/<driver>.json at once.
+	 */
+	void (*set_claim_status)(struct store *s, const char *namespace_, const char *name,
+				 const char *driver, struct json_object *devices);
 	void (*destroy)(struct store *s);
 };
 

@@ -25,6 +25,8 @@
  *
  * warn() creates a core/v1 Event about the Node (kube/event.h) with one
  * POST, retried on connection errors, 5xx and 429; never aggregated.
+ * set_claim_status() is a server-side apply of the claim's status
+ * (store_apiserver_status.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -204,6 +206,7 @@ static void api_destroy(struct store *st)
 	kube_client_free(s->client);	/* cancels every request; no callbacks */
 	s->client = NULL;
 	claim_reads_free(s);
+	status_writes_free(s);
 	for (size_t i = 0; i < s->n_drivers; i++) {
 		struct drv *d = s->drivers[i];
 		drv_end_round(d);
@@ -229,6 +232,7 @@ static const struct store_ops api_ops = {
 	.get_claim = api_get_claim,
 	.publish = api_publish,
 	.warn = api_warn,
+	.set_claim_status = api_set_claim_status,
 	.destroy = api_destroy,
 };
 

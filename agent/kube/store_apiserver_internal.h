@@ -103,6 +103,7 @@ struct store_api {
 	struct drv **drivers;
 	size_t n_drivers;
 	struct claim_ctx *claims;
+	struct status_write *status_writes;	/* store_apiserver_status.c */
 	bool claims_beta;		/* resource.k8s.io/v1 not served: use v1beta2 */
 	unsigned dropped_gates;		/* feature gates the server does not have */
 	uint32_t debounce_ms;
@@ -139,6 +140,12 @@ bool api_retryable(const struct kube_response *resp);
 /* The next delay of @b, or the answer's Retry-After (capped) when longer;
  * @resp may be NULL. */
 uint32_t api_retry_delay(struct store_api *s, struct backoff *b, const struct kube_response *resp);
+
+/* ---- store_apiserver_status.c ---- */
+void api_set_claim_status(struct store *st, const char *namespace_, const char *name,
+			  const char *driver, struct json_object *devices);
+/* Drops the writes (after kube_client_free cancelled their requests). */
+void status_writes_free(struct store_api *s);
 
 /* ---- store_apiserver_informer.c ---- */
 /* Lists the slices of @d again (cancels its watch); a watch follows. */

@@ -490,6 +490,38 @@ static void file_warn(struct store *st, const char *reason, const char *message)
 	json_object_put(ev);
 }
 
+/* DIR/resourceclaimstatus/<namespace>/<name>/<driver>.json: the entries, or
+ * no file when there are none. */
+static void file_set_claim_status(struct store *st, const char *ns, const char *name,
+				  const char *driver, struct json_object *devices)
+{
+	struct store_file *s = to_file(st);
+	char *dir = NULL, *path = NULL;
+	const char *text;
+	int r = -EINVAL;
+
+	if (ns && k8s_valid_dns_label(ns) && name && k8s_valid_dns_subdomain(name, 253) &&
+	    driver && k8s_valid_driver_name(driver) &&
+	    json_object_is_type(devices, json_type_array)) {
+		r = asprintf(&dir, "%s/resourceclaimstatus/%s/%s", s->dir, ns, name) < 0 ||
+				    asprintf(&path, "%s/%s.json", dir, driver) < 0
+			    ? -ENOMEM
+			    : 0;
+	}
+	if (r == 0 && json_object_array_length(devices) == 0) {
+		if (unlink(path) < 0 && errno != ENOENT)
+			r = -errno;
+	} else if (r == 0 && (r = mkdir_p(dir)) == 0) {
+		text = json_object_to_json_string_ext(devices, FILE_FLAGS);
+		r = write_json_file(path, text, strlen(text));
+	}
+	if (r < 0)
+		log_error("file store: cannot write the device status of claim %s/%s: %s",
+			  ns ? ns : "?", name ? name : "?", strerror(-r));
+	free(path);
+	free(dir);
+}
+
 static void file_destroy(struct store *st)
 {
 	struct store_file *s = to_file(st);
@@ -513,6 +545,7 @@ static const struct store_ops file_ops = {
 	.get_claim = file_get_claim,
 	.publish = file_publish,
 	.warn = file_warn,
+	.set_claim_status = file_set_claim_status,
 	.destroy = file_destroy,
 };
 

@@ -8,6 +8,8 @@ jsonschema). Serves, over HTTPS with a CA and server certificate it generates
   POST   /api/v1/namespaces/<ns>/events              create a core/v1 Event (checked like the
                                                     real server's legacy validation, see k8s_event_errors)
   GET    /apis/resource.k8s.io/{v1,v1beta2}/namespaces/<ns>/resourceclaims/<name>
+  PATCH  .../resourceclaims/<name>/status          server-side apply of status.devices (per
+                                                    fieldManager, keyed like the real server)
   GET    /apis/resource.k8s.io/v1/resourceslices     list (fieldSelector, limit/continue)
   GET    ...resourceslices?watch=true               chunked watch stream from resourceVersion,
                                                     bookmarks, timeoutSeconds, 410 when compacted
@@ -111,6 +113,8 @@ class State:
         self.compacted = 0        # events with rv <= compacted are gone
         self.nodes = {}
         self.k8s_events = []      # core/v1 Events created (not the watch events above)
+        self.status_owners = {}   # (ns, name) -> {status.devices key: field manager}
+        self.status_applies = []  # every server-side apply of a claim status, in order
         self.claims = {}          # (version, ns, name) -> object
         self.gates = {g: False for g in GATE_FIELDS}
         self.faults = {}
@@ -373,6 +377,9 @@ class Handler(BaseHTTPRequestHandler):
             version, rest = parts[2], parts[3:]
             if len(rest) == 4 and rest[0] == 'namespaces' and rest[2] == 'resourceclaims':
                 return self.get_claim(version, rest[1], rest[3])
+            if (len(rest) == 5 and rest[0] == 'namespaces' and rest[2] == 'resourceclaims'
+                    and rest[4] == 'status' and self.command == 'PATCH'):
+                return self.apply_claim_status(version, rest[1], rest[3], q, body)
             if version == 'v1' and rest[:1] == ['resourceslices']:
                 return self.slices(rest[1:], q, body)
         self.send_response(404)
@@ -386,6 +393,8 @@ class Handler(BaseHTTPRequestHandler):
     def verb(self, parts, q):
         if parts[-1:] == ['events']:
             return 'createevent'
+        if parts[-1:] == ['status']:
+            return 'applystatus'
         if 'resourceslices' not in parts:
             return 'get'
         named = parts[-1] != 'resourceslices'
@@ -440,6 +449,73 @@ class Handler(BaseHTTPRequestHandler):
         claim = clone(claim)
         claim['apiVersion'] = 'resource.k8s.io/' + version
         self.send_json(200, claim)
+
+    def apply_claim_status(self, version, ns, name, q, obj):
+        """Server-side apply of a claim's status subresource, as far as dralet uses
+        it: status.devices is a map list keyed by (driver, pool, device, shareID);
+        the entries a field manager applied before and leaves out now are removed,
+        the others' stay. Checked like the real server: apply-patch content type,
+        a fieldManager, the object's kind and name, entries only for allocated
+        devices, at most 8 conditions each."""
+        ctype = self.headers.get('Content-Type', '')
+        if ctype != 'application/apply-patch+yaml':
+            return self.send_json(415, status(415, 'UnsupportedMediaType',
+                                              'the body of the request was in an unknown '
+                                              'format - accepted media types include: '
+                                              'application/apply-patch+yaml (got %s)' % ctype))
+        manager = q.get('fieldManager')
+        if not manager:
+            return self.send_json(400, status(400, 'BadRequest',
+                                              'PatchOptions.meta.k8s.io "" is invalid: '
+                                              'fieldManager: Required value'))
+        if not isinstance(obj, dict) or obj.get('kind') != 'ResourceClaim' or \
+                obj.get('apiVersion') != 'resource.k8s.io/' + version or \
+                obj.get('metadata', {}).get('name') != name or \
+                obj.get('metadata', {}).get('namespace') not in (None, ns):
+            return self.send_json(400, status(400, 'BadRequest', 'the apply object is not '
+                                              'this ResourceClaim: %r' % (obj,)))
+        devices = obj.get('status', {}).get('devices', [])
+        key = lambda d: (d.get('driver'), d.get('pool'), d.get('device'), d.get('shareID'))
+        with self.st.lock:
+            claim = self.st.claims.get((ns, name))
+            if not claim:
+                return self.send_json(404, status(404, 'NotFound',
+                                                  'resourceclaims.resource.k8s.io "%s" not found'
+                                                  % name, name=name, kind='resourceclaims'))
+            results = claim.get('status', {}).get('allocation', {}).get('devices', {}).get(
+                'results', [])
+            allocated = {(r.get('driver'), r.get('pool'), r.get('device'), r.get('shareID'))
+                         for r in results}
+            causes = []
+            for i, d in enumerate(devices):
+                if key(d) not in allocated:
+                    causes.append({'field': 'status.devices[%d]' % i, 'reason': 'FieldValueInvalid',
+                                   'message': 'must be an allocated device in the claim'})
+                if len(d.get('conditions', [])) > 8:
+                    causes.append({'field': 'status.devices[%d].conditions' % i,
+                                   'reason': 'FieldValueTooMany', 'message': 'must have at most 8 items'})
+            if causes:
+                return self.send_json(422, status(422, 'Invalid', 'ResourceClaim.resource.k8s.io '
+                                                  '"%s" is invalid' % name, causes, name=name,
+                                                  kind='resourceclaims'))
+            owned = self.st.status_owners.setdefault((ns, name), {})
+            mine = {key(d) for d in devices}
+            kept = [d for d in claim.get('status', {}).get('devices', [])
+                    if key(d) in mine or owned.get(key(d)) != manager]
+            kept = [d for d in kept if key(d) not in mine] + devices
+            for d in devices:
+                owned[key(d)] = manager
+            for k in [k for k, m in owned.items() if m == manager and k not in mine]:
+                del owned[k]
+            claim.setdefault('status', {})['devices'] = kept
+            if not kept:
+                del claim['status']['devices']
+            claim['metadata']['resourceVersion'] = self.st.next_rv()
+            self.st.status_applies.append({'claim': '%s/%s' % (ns, name), 'manager': manager,
+                                           'devices': clone(devices)})
+            answer = clone(claim)
+        answer['apiVersion'] = 'resource.k8s.io/' + version
+        self.send_json(200, answer)
 
     # ---- resourceslices ----
 

@@ -191,7 +191,15 @@ def check_rest(docs):
         (('resource.k8s.io',), ('resourceslices',)): sorted(
             ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']),
         (('',), ('events',)): ['create'],	# the Events about the Node (docs/claims.md)
+        # claim device status, and its granular check from 1.36 (kubernetes-after-1.34.md)
+        (('resource.k8s.io',), ('resourceclaims/status',)): ['patch', 'update'],
+        (('resource.k8s.io',), ('resourceclaims/driver',)): ['associated-node:patch',
+                                                              'associated-node:update'],
     }, rules
+    granular = [r for r in role['rules'] if r['resources'] == ['resourceclaims/driver']][0]
+    assert sorted(granular['resourceNames']) == sorted(
+        ['gpu.dralet.dev', 'net.dralet.dev', 'sriov.dralet.dev', 'fpga.dralet.dev',
+         'accel.dralet.dev']), granular
     binding = by_kind(docs, 'ClusterRoleBinding')[0]
     assert binding['roleRef'] == {'apiGroup': 'rbac.authorization.k8s.io',
                                   'kind': 'ClusterRole', 'name': role['metadata']['name']}

@@ -222,6 +222,8 @@ struct test_store {
 	int gets;
 	int warns;			/* Events, the last one's reason and message: */
 	char warn_reason[64], warn_message[2048];
+	struct json_object *statuses;	/* "ns/name/driver" -> the last devices array */
+	int status_writes;
 };
 
 struct pending_get {
@@ -274,8 +276,20 @@ static void test_warn(struct store *st, const char *reason, const char *message)
 	snprintf(s->warn_message, sizeof(s->warn_message), "%s", message);
 }
 
+static void test_set_claim_status(struct store *st, const char *ns, const char *name,
+				  const char *driver, struct json_object *entries)
+{
+	struct test_store *s = (struct test_store *)st;
+	char key[512];
+
+	s->status_writes++;
+	snprintf(key, sizeof(key), "%s/%s/%s", ns, name, driver);
+	json_object_object_add(s->statuses, key, json_object_get(entries));
+}
+
 static const struct store_ops test_store_ops = {
 	.name = "test", .get_claim = test_get_claim, .warn = test_warn,
+	.set_claim_status = test_set_claim_status,
 };
 
 /* ---- fixture ---- */
@@ -319,6 +333,7 @@ static int setup(void **state)
 	x->store.base.ops = &test_store_ops;
 	x->store.loop = &x->loop;
 	x->store.claims = json_object_new_object();
+	x->store.statuses = json_object_new_object();
 	snprintf(x->dir, sizeof(x->dir), "/tmp/dralet-engine-XXXXXX");
 	assert_non_null(mkdtemp(x->dir));
 	snprintf(x->state_dir, sizeof(x->state_dir), "%s/plugins/" DRV, x->dir);
@@ -344,6 +359,7 @@ static int teardown(void **state)
 	uv_run(&x->loop, UV_RUN_DEFAULT);
 	assert_int_equal(uv_loop_close(&x->loop), 0);
 	json_object_put(x->store.claims);
+	json_object_put(x->store.statuses);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", x->dir);
 	assert_int_equal(system(cmd), 0);
 	harness_fini(&h);
@@ -656,6 +672,60 @@ static void test_device_metadata(void **state)
 	snprintf(path, sizeof(path), "%s/dra-device-metadata/ns_b/gpu/metadata.json",
 		 x->state_dir);
 	assert_int_equal(stat(path, &st), 0);
+}
+
+/* Device status (KEP-4817): a prepare hands the store one Ready entry per
+ * device of the driver; a failed prepare and a cached answer hand nothing; an
+ * unprepare removes the entries ([]). */
+static void test_device_status(void **state)
+{
+	struct env *x = *state;
+	struct claims_ref a = { "ns", "a", UID_A }, gone = { "ns", "gone", UID_B };
+	struct json_object *list = NULL;
+	static const char *const drv[] = { "0", "driver", NULL }, *const pool[] = { "0", "pool", NULL };
+	static const char *const dev[] = { "0", "device", NULL };
+	static const char *const type[] = { "0", "conditions", "0", "type", NULL };
+	static const char *const status[] = { "0", "conditions", "0", "status", NULL };
+	static const char *const reason[] = { "0", "conditions", "0", "reason", NULL };
+	static const char *const when[] = { "0", "conditions", "0", "lastTransitionTime", NULL };
+	struct outcome o;
+
+	put_simple(x, "a", UID_A, 0, false);
+	run(x, false, &a, 1, &o);
+	assert_null(o.error[0]);
+	outcome_free(&o);
+	assert_int_equal(x->store.status_writes, 1);
+	assert_true(json_object_object_get_ex(x->store.statuses, "ns/a/" DRV, &list));
+	assert_int_equal(json_object_array_length(list), 1);
+	assert_string_equal(jpath(list, drv), DRV);
+	assert_string_equal(jpath(list, pool), POOL);
+	assert_string_equal(jpath(list, dev), dev_names[0]);
+	assert_string_equal(jpath(list, type), "Ready");
+	assert_string_equal(jpath(list, status), "True");
+	assert_string_equal(jpath(list, reason), "Prepared");
+	assert_int_equal(strlen(jpath(list, when)), strlen("2026-12-03T14:00:00Z"));
+
+	/* answered from the checkpoint: written already */
+	run(x, false, &a, 1, &o);
+	assert_null(o.error[0]);
+	outcome_free(&o);
+	assert_int_equal(x->store.status_writes, 1);
+	/* a claim the store does not have fails: nothing to write */
+	run(x, false, &gone, 1, &o);
+	assert_non_null(o.error[0]);
+	outcome_free(&o);
+	assert_int_equal(x->store.status_writes, 1);
+
+	run(x, true, &a, 1, &o);
+	assert_null(o.error[0]);
+	outcome_free(&o);
+	assert_int_equal(x->store.status_writes, 2);
+	assert_true(json_object_object_get_ex(x->store.statuses, "ns/a/" DRV, &list));
+	assert_int_equal(json_object_array_length(list), 0);
+	/* unpreparing what is not prepared undoes nothing and writes nothing */
+	run(x, true, &a, 1, &o);
+	outcome_free(&o);
+	assert_int_equal(x->store.status_writes, 2);
 }
 
 static void test_empty_requests(void **state)
@@ -1492,6 +1562,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_prepare_idempotent_unprepare, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_device_metadata, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_device_status, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty_requests, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_errors_are_per_claim, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_invalid_claim_refs, setup, teardown),

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Device metadata files (KEP-5304): paths, names refused as path components,
  * and removing the files of claims nobody knows. The content and the mounts are
- * tested through the engine (test_claims_engine.c, test_device_metadata). */
+ * tested through the engine (test_claims_engine.c, test_device_metadata); here
+ * also the claim device status entries (KEP-4817) with their networkData. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -14,6 +15,8 @@
 #include <cmocka.h>
 
 #include "agent/claims/device_metadata.h"
+#include "agent/claims/device_status.h"
+#include "harness.h"
 #include "agent/lib/atomic_file.h"
 
 #define DRV "net.dralet.dev"
@@ -92,12 +95,63 @@ static void test_write_and_remove(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+static const char *field(struct json_object *o, const char *a, const char *b)
+{
+	struct json_object *v = NULL;
+
+	if (!json_object_object_get_ex(o, a, &v) || (b && !json_object_object_get_ex(v, b, &v)))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+/* One entry per device; a NIC's entry carries its interface and MAC, a device
+ * without either has no networkData. */
+static void test_status_entries(void **state)
+{
+	struct dralet_pci_func f = { .address = "0000:17:00.1", .vf_index = -1 };
+	struct dralet_device *nic, *gpu;
+	struct harness h;
+
+	(void)state;
+	assert_int_equal(harness_init(&h, &harness_plain_backend, NULL, NULL), 0);
+	h.ctx.sink = &h.sink;
+	assert_int_equal(dralet_device_new(&h.ctx, &f, "vf", NULL, &nic), 0);
+	assert_int_equal(dralet_device_set_string(nic, "ifName", "ens1f0v1"), 0);
+	assert_int_equal(dralet_device_set_string(nic, "mac", "02:00:00:00:01:01"), 0);
+	assert_int_equal(dralet_device_new(&h.ctx, &f, "gpu", NULL, &gpu), 0);
+	const struct device_metadata_device devs[] = { { "node-1", nic }, { "node-1", gpu } };
+	struct json_object *list = device_status_entries(DRV, "node-1", devs, 2, 1796305200);
+
+	assert_non_null(list);
+	assert_int_equal(json_object_array_length(list), 2);
+	struct json_object *e0 = json_object_array_get_idx(list, 0);
+	struct json_object *e1 = json_object_array_get_idx(list, 1);
+	assert_string_equal(field(e0, "driver", NULL), DRV);
+	assert_string_equal(field(e0, "pool", NULL), "node-1");
+	assert_string_equal(field(e0, "device", NULL), "vf-0000-17-00-1");
+	assert_string_equal(field(e0, "networkData", "interfaceName"), "ens1f0v1");
+	assert_string_equal(field(e0, "networkData", "hardwareAddress"), "02:00:00:00:01:01");
+	struct json_object *conds = NULL, *c;
+	assert_true(json_object_object_get_ex(e0, "conditions", &conds));
+	assert_int_equal(json_object_array_length(conds), 1);
+	c = json_object_array_get_idx(conds, 0);
+	assert_string_equal(field(c, "type", NULL), "Ready");
+	assert_string_equal(field(c, "status", NULL), "True");
+	assert_string_equal(field(c, "reason", NULL), "Prepared");
+	assert_string_equal(field(c, "message", NULL), "prepared on node node-1");
+	assert_string_equal(field(c, "lastTransitionTime", NULL), "2026-12-03T13:40:00Z");
+	assert_null(field(e1, "networkData", NULL));
+	json_object_put(list);
+	harness_fini(&h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_refused_names),
 		cmocka_unit_test(test_write_and_remove),
+		cmocka_unit_test(test_status_entries),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
