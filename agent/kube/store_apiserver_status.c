@@ -128,7 +128,9 @@ static char *apply_body(const struct store_api *s, const char *ns, const char *n
 		json_object_object_add(o, "metadata", json_object_get(meta));
 		json_object_object_add(status, "devices", json_object_get(devices));
 		json_object_object_add(o, "status", json_object_get(status));
-		text = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+		/* YAML has no "\/" escape: the apiserver's YAML decoder refuses it */
+		text = strdup(json_object_to_json_string_ext(
+			o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	}
 	json_object_put(status);
 	json_object_put(meta);

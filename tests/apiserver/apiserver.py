@@ -284,6 +284,7 @@ class Handler(BaseHTTPRequestHandler):
     def read_body(self):
         n = int(self.headers.get('Content-Length') or 0)
         raw = self.rfile.read(n) if n else b''
+        self.raw_body = raw
         if not raw:
             return None
         try:
@@ -463,6 +464,11 @@ class Handler(BaseHTTPRequestHandler):
                                               'the body of the request was in an unknown '
                                               'format - accepted media types include: '
                                               'application/apply-patch+yaml (got %s)' % ctype))
+        if b'\\/' in getattr(self, 'raw_body', b''):
+            # JSON's "\/" is no YAML escape: the real server's YAML decoder refuses it
+            return self.send_json(400, status(400, 'BadRequest', 'error decoding patch: error '
+                                              'converting YAML to JSON: yaml: found unknown '
+                                              'escape character'))
         manager = q.get('fieldManager')
         if not manager:
             return self.send_json(400, status(400, 'BadRequest',

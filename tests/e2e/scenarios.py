@@ -771,6 +771,37 @@ def device_metadata_in_container(e):
 
 
 @scenario("hgx-h100")
+def claim_device_status(e):
+    """KEP-4817: the prepared claim's status.devices has dralet's entry for the VF it
+    got (Ready, with the VF's netdev and MAC), written by the agent through the real
+    apiserver's server-side apply and its RBAC; deleting the pod removes it while the
+    claim stays."""
+    ns = "status"
+    w.namespace(e.c, ns)
+    w.create_claim(e.c, ns, "vf", w.claim_spec([w.request("nic", "rdma." + NET, [
+        f'device.attributes["{NET}"].isVF'])]))
+    w.create_pod(e.c, ns, "app", claims=["vf"])
+    w.wait_running(e.c, ns, "app")
+    [res] = w.allocation(e.c, ns, "vf")
+
+    def ours():
+        st = e.c.get("resourceclaim", "vf", "-n", ns).get("status", {})
+        return [d for d in st.get("devices", []) if d.get("driver") == NET]
+    [entry] = wait_until("dralet's device status in claim status/vf", ours, timeout=60)
+    attrs = e.devices[res["device"]]["attributes"]
+    [cond] = entry.get("conditions", [{}])
+    if (entry["pool"], entry["device"]) != (res["pool"], res["device"]) or \
+            (cond.get("type"), cond.get("status"), cond.get("reason")) != \
+            ("Ready", "True", "Prepared") or \
+            entry.get("networkData") != {"interfaceName": attrs["ifName"]["string"],
+                                         "hardwareAddress": attrs["mac"]["string"]}:
+        raise ClusterError(f"device status {entry} for {res}")
+    w.delete(e.c, "pod", ns, "app")
+    wait_until("the device status removed after the pod", lambda: not ours(), timeout=60)
+    w.delete(e.c, "namespace", "", ns)
+
+
+@scenario("hgx-h100")
 def metrics_and_probes(e):
     """The DaemonSet's probes ask the agent's endpoint and the kubelet finds it ready;
     /readyz is 200, /metrics parses as Prometheus text (python3-prometheus-client) and
