@@ -146,8 +146,8 @@ static int write_tree(const struct board *b, const char *dir, char *err, size_t 
 		w.proc = open_subdir(w.top, "proc");
 	}
 	if (w.top < 0 || w.sys < 0 || w.dev < 0 || w.proc < 0) {
-		r = err_printf(err, errlen, -errno, "cannot create the tree in %s: %s", dir,
-			       strerror(errno));
+		r = -errno;
+		snprintf(err, errlen, "cannot create the tree in %s: %s", dir, strerror(errno));
 		goto out;
 	}
 	bw_pci(&w);
@@ -156,8 +156,8 @@ static int write_tree(const struct board *b, const char *dir, char *err, size_t 
 	bw_system(&w);
 	r = w.err;
 	if (r < 0)
-		err_printf(err, errlen, r, "cannot materialize board %s into %s: %s: %s", b->name,
-			   dir, w.err_what[0] ? w.err_what : "write failed", strerror(-r));
+		snprintf(err, errlen, "cannot materialize board %s into %s: %s: %s", b->name, dir,
+			 w.err_what[0] ? w.err_what : "write failed", strerror(-r));
 out:
 	if (w.proc >= 0)
 		close(w.proc);
