@@ -9,6 +9,7 @@
 
 #include "agent/claims/cdi_names.h"
 #include "agent/core/edits.h"
+#include "agent/lib/err_msg.h"
 #include "agent/lib/json_get.h"
 
 enum cdi_version { V030, V040, V050, V060, V070, V110 };
@@ -170,31 +171,22 @@ int cdi_spec_render(const char *vendor, const char *class_, const struct cdi_spe
 	char kind[512];
 	int r;
 
-	if (!cdi_vendor_valid(vendor) || !cdi_class_valid(class_, true)) {
-		snprintf(err, errlen, "\"%s/%s\" is not a valid CDI kind", vendor ? vendor : "",
-			 class_ ? class_ : "");
-		return -EINVAL;
-	}
-	if (!n_devices) {
-		snprintf(err, errlen, "a CDI spec needs at least one device");
-		return -EINVAL;
-	}
+	if (!cdi_vendor_valid(vendor) || !cdi_class_valid(class_, true))
+		return err_printf(err, errlen, -EINVAL, "\"%s/%s\" is not a valid CDI kind",
+				  vendor ? vendor : "", class_ ? class_ : "");
+	if (!n_devices)
+		return err_printf(err, errlen, -EINVAL, "a CDI spec needs at least one device");
 	for (size_t i = 0; i < n_devices; i++) {
-		if (!cdi_device_name_valid(devices[i].name)) {
-			snprintf(err, errlen, "\"%s\" is not a valid CDI device name",
-				 devices[i].name ? devices[i].name : "");
-			return -EINVAL;
-		}
-		if (edits_empty(devices[i].edits)) {
-			snprintf(err, errlen, "CDI device %s has no container edits", devices[i].name);
-			return -EINVAL;
-		}
+		if (!cdi_device_name_valid(devices[i].name))
+			return err_printf(err, errlen, -EINVAL, "\"%s\" is not a valid CDI device "
+					  "name", devices[i].name ? devices[i].name : "");
+		if (edits_empty(devices[i].edits))
+			return err_printf(err, errlen, -EINVAL, "CDI device %s has no container "
+					  "edits", devices[i].name);
 		for (size_t j = 0; j < i; j++)
-			if (!strcmp(devices[i].name, devices[j].name)) {
-				snprintf(err, errlen, "CDI device name %s is used twice",
-					 devices[i].name);
-				return -EINVAL;
-			}
+			if (!strcmp(devices[i].name, devices[j].name))
+				return err_printf(err, errlen, -EINVAL, "CDI device name %s is "
+						  "used twice", devices[i].name);
 	}
 	snprintf(kind, sizeof(kind), "%s/%s", vendor, class_);
 	spec = json_object_new_object();
@@ -231,8 +223,7 @@ int cdi_spec_render(const char *vendor, const char *class_, const struct cdi_spe
 	json_object_put(list);
 	if (r) {
 		json_object_put(spec);
-		snprintf(err, errlen, "out of memory");
-		return r;
+		return err_printf(err, errlen, r, "out of memory");
 	}
 	*ret_spec = spec;
 	return 0;

@@ -737,8 +737,7 @@ int checkpoint_decode(const char *text, size_t len, struct checkpoint **ret_ck, 
 		return -ENOMEM;
 	if (len > INT32_MAX) {
 		json_tokener_free(tok);
-		snprintf(err, errlen, "too large");
-		return -EBADMSG;
+		return err_printf(err, errlen, -EBADMSG, "too large");
 	}
 	file = json_tokener_parse_ex(tok, text, (int)len);
 	if (!file || json_tokener_get_error(tok) != json_tokener_success ||
@@ -747,8 +746,8 @@ int checkpoint_decode(const char *text, size_t len, struct checkpoint **ret_ck, 
 	    !json_object_is_type(file, json_type_object)) {
 		json_tokener_free(tok);
 		json_object_put(file);
-		snprintf(err, errlen, "not a JSON object (truncated or garbled)");
-		return -EBADMSG;
+		return err_printf(err, errlen, -EBADMSG, "not a JSON object (truncated or "
+				  "garbled)");
 	}
 	json_tokener_free(tok);
 	kind = json_object_get_string(get(file, "kind", json_type_string, true, &d, "file"));

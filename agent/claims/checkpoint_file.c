@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "agent/lib/atomic_file.h"
+#include "agent/lib/err_msg.h"
 
 int checkpoint_file_load(const char *dir, struct checkpoint **ret_ck, char *err, size_t errlen)
 {
@@ -18,14 +19,11 @@ int checkpoint_file_load(const char *dir, struct checkpoint **ret_ck, char *err,
 	if (snprintf(path, sizeof(path), "%s/%s", dir, CHECKPOINT_FILE_NAME) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
 	r = atomic_file_read(path, CHECKPOINT_MAX_BYTES, &text, &len);
-	if (r == -EFBIG) {
-		snprintf(err, errlen, "larger than %u bytes", CHECKPOINT_MAX_BYTES);
-		return -EBADMSG;
-	}
-	if (r < 0) {
-		snprintf(err, errlen, "%s", strerror(-r));
-		return r;
-	}
+	if (r == -EFBIG)
+		return err_printf(err, errlen, -EBADMSG, "larger than %u bytes",
+				  CHECKPOINT_MAX_BYTES);
+	if (r < 0)
+		return err_printf(err, errlen, r, "%s", strerror(-r));
 	r = checkpoint_decode(text, len, ret_ck, err, errlen);
 	free(text);
 	return r;

@@ -2,11 +2,11 @@
 #include "agent/claims/claim_plan.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent/claims/config_select.h"
+#include "agent/lib/err_msg.h"
 #include "agent/lib/json_get.h"
 
 static void free_device(struct claim_plan_device *d)
@@ -105,17 +105,14 @@ static int add_result(struct claim_plan *p, struct json_object *result, size_t i
 	struct claim_plan_device *d;
 	int r;
 
-	if (!request || !*request || !pool || !*pool || !device || !*device) {
-		snprintf(err, errlen, "status.allocation.devices.results[%zu] lacks request, pool "
-			 "or device", i);
-		return -EINVAL;
-	}
+	if (!request || !*request || !pool || !*pool || !device || !*device)
+		return err_printf(err, errlen, -EINVAL, "status.allocation.devices.results[%zu] "
+				  "lacks request, pool or device", i);
 	if ((admin = json_get(result, "adminAccess"))) {
-		if (!json_object_is_type(admin, json_type_boolean)) {
-			snprintf(err, errlen, "status.allocation.devices.results[%zu].adminAccess "
-				 "is not a boolean", i);
-			return -EINVAL;
-		}
+		if (!json_object_is_type(admin, json_type_boolean))
+			return err_printf(err, errlen, -EINVAL,
+					  "status.allocation.devices.results[%zu].adminAccess is "
+					  "not a boolean", i);
 		is_admin = json_object_get_boolean(admin);
 	}
 	r = config_select(configs, driver, request, &params, &claim_keys, err, errlen);
@@ -135,11 +132,11 @@ static int add_result(struct claim_plan *p, struct json_object *result, size_t i
 	d = find_device(p, pool, device);
 	if (d) {
 		if (!same_config(d->config, config)) {
-			snprintf(err, errlen, "device %s/%s is allocated for requests %s and %s "
-				 "with different configs", pool, device, d->requests[0], request);
 			free(config);
 			json_object_put(claim_keys);
-			return -EINVAL;
+			return err_printf(err, errlen, -EINVAL, "device %s/%s is allocated for "
+					  "requests %s and %s with different configs", pool, device,
+					  d->requests[0], request);
 		}
 		free(config);
 		d->admin_access = d->admin_access && is_admin;
@@ -178,29 +175,23 @@ int claim_plan_build(struct json_object *claim, const char *namespace_, const ch
 	if (!claim || !namespace_ || !name || !uid || !driver)
 		return -EINVAL;
 	have_uid = json_get_str_at(claim, JSON_PATH("metadata", "uid"));
-	if (!have_uid || strcmp(have_uid, uid)) {
-		snprintf(err, errlen, "got replaced: its UID is %s, the kubelet asked for %s",
-			 have_uid ? have_uid : "(none)", uid);
-		return -ESTALE;
-	}
+	if (!have_uid || strcmp(have_uid, uid))
+		return err_printf(err, errlen, -ESTALE, "got replaced: its UID is %s, the kubelet "
+				  "asked for %s", have_uid ? have_uid : "(none)", uid);
 	alloc = json_get_at(claim, alloc_path);
-	if (!alloc || json_object_is_type(alloc, json_type_null)) {
-		snprintf(err, errlen, "not allocated (it has no status.allocation)");
-		return -ENODATA;
-	}
-	if (!json_object_is_type(alloc, json_type_object)) {
-		snprintf(err, errlen, "status.allocation is not an object");
-		return -EINVAL;
-	}
+	if (!alloc || json_object_is_type(alloc, json_type_null))
+		return err_printf(err, errlen, -ENODATA, "not allocated (it has no "
+				  "status.allocation)");
+	if (!json_object_is_type(alloc, json_type_object))
+		return err_printf(err, errlen, -EINVAL, "status.allocation is not an object");
 	results = json_get_at(alloc, results_path);
 	configs = json_get_at(alloc, config_path);
 	if (configs && json_object_is_type(configs, json_type_null))
 		configs = NULL;
 	if (results && !json_object_is_type(results, json_type_array) &&
-	    !json_object_is_type(results, json_type_null)) {
-		snprintf(err, errlen, "status.allocation.devices.results is not a list");
-		return -EINVAL;
-	}
+	    !json_object_is_type(results, json_type_null))
+		return err_printf(err, errlen, -EINVAL, "status.allocation.devices.results is not "
+				  "a list");
 
 	if (!(p = calloc(1, sizeof(*p))))
 		return -ENOMEM;
@@ -220,16 +211,15 @@ int claim_plan_build(struct json_object *claim, const char *namespace_, const ch
 		const char *d;
 
 		if (!json_object_is_type(res, json_type_object)) {
-			snprintf(err, errlen, "status.allocation.devices.results[%zu] is not an "
-				 "object", i);
-			r = -EINVAL;
+			r = err_printf(err, errlen, -EINVAL,
+				       "status.allocation.devices.results[%zu] is not an object",
+				       i);
 			break;
 		}
 		d = json_get_str(res, "driver");
 		if (!d) {
-			snprintf(err, errlen, "status.allocation.devices.results[%zu] has no driver",
-				 i);
-			r = -EINVAL;
+			r = err_printf(err, errlen, -EINVAL,
+				       "status.allocation.devices.results[%zu] has no driver", i);
 			break;
 		}
 		if (strcmp(d, driver))
@@ -238,7 +228,7 @@ int claim_plan_build(struct json_object *claim, const char *namespace_, const ch
 	}
 	if (r < 0) {
 		if (r == -ENOMEM)
-			snprintf(err, errlen, "out of memory");
+			err_printf(err, errlen, r, "out of memory");
 		claim_plan_free(p);
 		return r;
 	}

@@ -3,10 +3,10 @@
 
 #include <errno.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "agent/core/k8s_names.h"
+#include "agent/lib/err_msg.h"
 
 static bool valid_uid(const char *s)
 {
@@ -22,11 +22,9 @@ static int refuse(const char *field, const char *value, const char *rule, char *
 	size_t len = strlen(value);
 
 	if (!len)
-		snprintf(err, errlen, "the request names no claim %s", field);
-	else
-		snprintf(err, errlen, "claim %s \"%.64s%s\" (%zu characters) is not %s", field, value,
-			 len > 64 ? "..." : "", len, rule);
-	return -EINVAL;
+		return err_printf(err, errlen, -EINVAL, "the request names no claim %s", field);
+	return err_printf(err, errlen, -EINVAL, "claim %s \"%.64s%s\" (%zu characters) is not %s",
+			  field, value, len > 64 ? "..." : "", len, rule);
 }
 
 int claim_ref_check(const char *namespace_, const char *name, const char *uid, char *err,

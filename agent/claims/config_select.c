@@ -3,9 +3,9 @@
 
 #include <errno.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <string.h>
 
+#include "agent/lib/err_msg.h"
 #include "agent/lib/json_get.h"
 
 int config_base_request(const char *request, char *buf, size_t size)
@@ -69,19 +69,17 @@ static int add_settable(struct selection *sel, struct json_object *list, size_t 
 {
 	size_t n = json_object_is_type(list, json_type_array) ? json_object_array_length(list) : 0;
 
-	if (!json_object_is_type(list, json_type_array)) {
-		snprintf(err, errlen, "status.allocation.devices.config[%zu]: " CONFIG_CLAIM_SETTABLE
-			 " must be a list of parameter names", idx);
-		return -EINVAL;
-	}
+	if (!json_object_is_type(list, json_type_array))
+		return err_printf(err, errlen, -EINVAL, "status.allocation.devices.config[%zu]: "
+				  CONFIG_CLAIM_SETTABLE " must be a list of parameter names", idx);
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *k = json_object_array_get_idx(list, i);
 
-		if (!json_object_is_type(k, json_type_string)) {
-			snprintf(err, errlen, "status.allocation.devices.config[%zu]: "
-				 CONFIG_CLAIM_SETTABLE "[%zu] must be a parameter name", idx, i);
-			return -EINVAL;
-		}
+		if (!json_object_is_type(k, json_type_string))
+			return err_printf(err, errlen, -EINVAL,
+					  "status.allocation.devices.config[%zu]: "
+					  CONFIG_CLAIM_SETTABLE "[%zu] must be a parameter name",
+					  idx, i);
 		if (add_flag(sel->settable, json_object_get_string(k)) < 0)
 			return -ENOMEM;
 	}
@@ -100,9 +98,10 @@ static int merge(struct selection *sel, struct json_object *params, bool from_cl
 					return r;
 				continue;
 			}
-			snprintf(err, errlen, "status.allocation.devices.config[%zu] (FromClaim): "
-				 CONFIG_CLAIM_SETTABLE " is for DeviceClass configs only", idx);
-			return -EINVAL;
+			return err_printf(err, errlen, -EINVAL,
+					  "status.allocation.devices.config[%zu] (FromClaim): "
+					  CONFIG_CLAIM_SETTABLE " is for DeviceClass configs only",
+					  idx);
 		}
 		if (!from_class && add_flag(sel->claim_set, key) < 0)
 			return -ENOMEM;
@@ -132,27 +131,21 @@ static int consider(struct json_object *cfg, size_t idx, bool want_class, const 
 		from_class = false;
 	else if (!strcmp(source, "FromClass"))
 		from_class = true;
-	else {
-		snprintf(err, errlen, "status.allocation.devices.config[%zu] has unknown source "
-			 "\"%s\"", idx, source);
-		return -EINVAL;
-	}
+	else
+		return err_printf(err, errlen, -EINVAL, "status.allocation.devices.config[%zu] has "
+				  "unknown source \"%s\"", idx, source);
 	if (from_class != want_class)
 		return 0;
 	r = applies(cfg, request, base);
-	if (r < 0) {
-		snprintf(err, errlen, "status.allocation.devices.config[%zu].requests is not a "
-			 "list of request names", idx);
-		return r;
-	}
+	if (r < 0)
+		return err_printf(err, errlen, r, "status.allocation.devices.config[%zu].requests "
+				  "is not a list of request names", idx);
 	if (!r)
 		return 0;
-	if (!(params = json_get_object(opaque, "parameters"))) {
-		snprintf(err, errlen, "status.allocation.devices.config[%zu] (%s, driver %s): "
-			 "opaque.parameters must be a JSON object", idx,
-			 from_class ? "FromClass" : "FromClaim", driver);
-		return -EINVAL;
-	}
+	if (!(params = json_get_object(opaque, "parameters")))
+		return err_printf(err, errlen, -EINVAL, "status.allocation.devices.config[%zu] "
+				  "(%s, driver %s): opaque.parameters must be a JSON object", idx,
+				  from_class ? "FromClass" : "FromClaim", driver);
 	r = merge(sel, params, from_class, idx, err, errlen);
 	return r < 0 ? r : 1;
 }
@@ -202,14 +195,11 @@ int config_select(struct json_object *configs, const char *driver, const char *r
 
 	if (!driver || !request)
 		return -EINVAL;
-	if (config_base_request(request, base, sizeof(base)) < 0) {
-		snprintf(err, errlen, "request name \"%s\" is too long", request);
-		return -EINVAL;
-	}
-	if (configs && !json_object_is_type(configs, json_type_array)) {
-		snprintf(err, errlen, "status.allocation.devices.config is not a list");
-		return -EINVAL;
-	}
+	if (config_base_request(request, base, sizeof(base)) < 0)
+		return err_printf(err, errlen, -EINVAL, "request name \"%s\" is too long", request);
+	if (configs && !json_object_is_type(configs, json_type_array))
+		return err_printf(err, errlen, -EINVAL, "status.allocation.devices.config is not a "
+				  "list");
 	n = configs ? json_object_array_length(configs) : 0;
 	sel.merged = json_object_new_object();
 	sel.settable = json_object_new_object();

@@ -339,7 +339,7 @@ static void on_claim(void *userdata, int err, struct json_object *claim, const c
 {
 	struct op *op = userdata;
 	struct claims_engine *e = op->call->e;
-	char cause[ENGINE_ERR_MAX] = "";
+	struct err_msg cause = { "" };
 	int r;
 
 	if (err == -ENOENT) {
@@ -353,10 +353,10 @@ static void on_claim(void *userdata, int err, struct json_object *claim, const c
 		op_done(op);
 		return;
 	}
-	r = claim_plan_build(claim, op->namespace_, op->name, op->uid, e->driver, &op->plan, cause,
-			     sizeof(cause));
+	r = claim_plan_build(claim, op->namespace_, op->name, op->uid, e->driver, &op->plan,
+			     ERR_MSG_ARGS(&cause));
 	if (r < 0) {
-		op_fail(op, "%s", cause);
+		op_fail(op, "%s", cause.text);
 		op_done(op);
 		return;
 	}
@@ -440,7 +440,7 @@ static int start_call(struct claims_engine *e, bool unprepare, const struct clai
 		      size_t n, claims_done_cb cb, void *userdata)
 {
 	struct call *call = calloc(1, sizeof(*call));
-	char cause[ENGINE_ERR_MAX];
+	struct err_msg cause;
 
 	if (!call || !(call->ops = calloc(n + 1, sizeof(*call->ops)))) {
 		free(call);
@@ -477,9 +477,9 @@ static int start_call(struct claims_engine *e, bool unprepare, const struct clai
 			op_fail(op, "the driver is shutting down");
 			call->pending--;
 		} else if (claim_ref_check(claims[i].namespace_, claims[i].name, claims[i].uid,
-					   cause, sizeof(cause)) < 0) {
+					   ERR_MSG_ARGS(&cause)) < 0) {
 			/* not op_fail: the values are not fit to repeat in full */
-			if (!(op->error = strdup(cause)))
+			if (!(op->error = strdup(cause.text)))
 				op_fail(op, "out of memory");
 			call->pending--;
 		} else {

@@ -17,8 +17,7 @@
 #include "agent/claims/claim_plan.h"
 #include "agent/claims/engine.h"
 #include "agent/claims/state.h"
-
-#define ENGINE_ERR_MAX 1024
+#include "agent/lib/err_msg.h"
 
 struct engine_device {
 	struct dralet_device *dev;

@@ -79,7 +79,8 @@ static bool carry_out(struct claims_engine *e, struct checkpoint *ck,
 {
 	struct ckpt_claim *c = a->kind == RECOVERY_REMOVE_ORPHAN ||
 			       a->kind == RECOVERY_KEEP_UNACCOUNTED ? NULL : ck->claims[a->claim];
-	char err[ENGINE_ERR_MAX] = "", *uid = NULL, **uids;
+	struct err_msg err = { "" };
+	char *uid = NULL, **uids;
 	int r;
 
 	switch (a->kind) {
@@ -87,11 +88,11 @@ static bool carry_out(struct claims_engine *e, struct checkpoint *ck,
 		st->kept++;
 		return false;
 	case RECOVERY_REWRITE_SPEC:
-		r = engine_write_specs(e, c, true, err, sizeof(err));
+		r = engine_write_specs(e, c, true, ERR_MSG_ARGS(&err));
 		if (r < 0) {
 			st->rewrite_failed++;
 			log_error("driver %s: claim %s/%s (uid %s): %s; cannot write it again: %s",
-				  e->driver, c->namespace_, c->name, c->uid, a->reason, err);
+				  e->driver, c->namespace_, c->name, c->uid, a->reason, err.text);
 		} else {
 			st->rewritten++;
 			log_info("driver %s: claim %s/%s (uid %s): %s; wrote it again", e->driver,
@@ -104,11 +105,11 @@ static bool carry_out(struct claims_engine *e, struct checkpoint *ck,
 			st->rolled_back++;
 		else
 			st->unprepared++;
-		r = engine_unprepare_devices(e, c, true, err, sizeof(err));
+		r = engine_unprepare_devices(e, c, true, ERR_MSG_ARGS(&err));
 		if (r < 0) {
 			log_error("driver %s: claim %s/%s (uid %s): %s, and undoing it failed: %s; "
 				  "kept for another try", e->driver, c->namespace_, c->name, c->uid,
-				  a->reason, err);
+				  a->reason, err.text);
 			return false;
 		}
 		log_warn("driver %s: claim %s/%s (uid %s): %s; %s", e->driver, c->namespace_,

@@ -44,7 +44,7 @@ int engine_unprepare_devices(struct claims_engine *e, const struct ckpt_claim *c
 	for (size_t i = c->n_devices; i-- > 0;) {
 		const struct ckpt_device *cd = &c->devices[i];
 		struct engine_device *d;
-		char cause[ENGINE_ERR_MAX];
+		struct err_msg cause;
 		int r;
 
 		if (!all && !cd->prepared)
@@ -55,12 +55,10 @@ int engine_unprepare_devices(struct claims_engine *e, const struct ckpt_claim *c
 				 e->driver, c->namespace_, c->name, cd->device);
 			continue;
 		}
-		r = backend_call_unprepare(d->dev, &d->lock, &ref, &cd->undo, cause, sizeof(cause));
-		if (r < 0 && !first) {
-			first = r;
-			snprintf(err, errlen, "unprepare of device %s/%s failed: %s", cd->pool,
-				 cd->device, cause);
-		}
+		r = backend_call_unprepare(d->dev, &d->lock, &ref, &cd->undo, ERR_MSG_ARGS(&cause));
+		if (r < 0 && !first)
+			first = err_printf(err, errlen, r, "unprepare of device %s/%s failed: %s",
+					   cd->pool, cd->device, cause.text);
 	}
 	return first;
 }
@@ -98,7 +96,7 @@ int engine_write_specs(struct claims_engine *e, const struct ckpt_claim *c, bool
 		if (class_seen(c, i))
 			continue;
 		if ((r = spec_file(e, c, cls, file, sizeof(file))) < 0) {
-			snprintf(err, errlen, "no valid CDI spec file name for class %s", cls);
+			err_printf(err, errlen, r, "no valid CDI spec file name for class %s", cls);
 			break;
 		}
 		r = 0;
@@ -109,9 +107,8 @@ int engine_write_specs(struct claims_engine *e, const struct ckpt_claim *c, bool
 				continue;
 			if (cdi_device_name(c->uid, c->devices[j].device, names[n],
 					    sizeof(names[n])) < 0) {
-				snprintf(err, errlen, "\"%s-%s\" is no valid CDI device name", c->uid,
-					 c->devices[j].device);
-				r = -EINVAL;
+				r = err_printf(err, errlen, -EINVAL, "\"%s-%s\" is no valid CDI "
+					       "device name", c->uid, c->devices[j].device);
 				break;
 			}
 			devs[n].name = names[n];
@@ -126,11 +123,11 @@ int engine_write_specs(struct claims_engine *e, const struct ckpt_claim *c, bool
 		r = cdi_files_write(e->cdi_dir, file, spec);
 		json_object_put(spec);
 		if (r < 0)
-			snprintf(err, errlen, "cannot write CDI spec %s/%s: %s", e->cdi_dir, file,
-				 strerror(-r));
+			err_printf(err, errlen, r, "cannot write CDI spec %s/%s: %s", e->cdi_dir,
+				   file, strerror(-r));
 	}
 	if (r == -ENOMEM && !devs)
-		snprintf(err, errlen, "out of memory");
+		err_printf(err, errlen, r, "out of memory");
 	free(devs);
 	free(names);
 	return r;
@@ -231,12 +228,12 @@ static int write_metadata(struct claims_engine *e, struct op *op, const struct c
 			r = device_metadata_write(e->state_dir, &mc, request, text);
 			free(text);
 			if (r < 0)
-				snprintf(err, errlen, "cannot write the device metadata of request %s "
-					 "below %s/" DEVICE_METADATA_HOST_SUBDIR ": %s", request,
-					 e->state_dir, strerror(-r));
+				err_printf(err, errlen, r, "cannot write the device metadata of "
+					   "request %s below %s/" DEVICE_METADATA_HOST_SUBDIR
+					   ": %s", request, e->state_dir, strerror(-r));
 		}
 	if (r == -ENOMEM)
-		snprintf(err, errlen, "out of memory");
+		err_printf(err, errlen, r, "out of memory");
 	free(devs);
 	return r;
 }
@@ -362,8 +359,8 @@ static int sync_state(struct claims_engine *e, char *err, size_t errlen)
 	int r = claims_state_sync(e->state);
 
 	if (r < 0)
-		snprintf(err, errlen, "cannot write the checkpoint in %s: %s", e->state_dir,
-			 strerror(-r));
+		err_printf(err, errlen, r, "cannot write the checkpoint in %s: %s", e->state_dir,
+			   strerror(-r));
 	return r;
 }
 
@@ -413,18 +410,18 @@ static int remove_entry(struct claims_engine *e, const char *uid, enum ckpt_stat
 static void roll_back(struct claims_engine *e, struct op *op, struct ckpt_claim *c,
 		      const char *cause)
 {
-	char undo_err[ENGINE_ERR_MAX] = "";
-	int r = engine_unprepare_devices(e, c, false, undo_err, sizeof(undo_err));
+	struct err_msg undo_err = { "" };
+	int r = engine_unprepare_devices(e, c, false, ERR_MSG_ARGS(&undo_err));
 
 	engine_remove_claim_files(e, c);
 	if (r < 0) {
 		op_fail(op, "%s; undoing the devices prepared before failed too (%s); it is "
-			  "retried on the next prepare", cause, undo_err);
+			  "retried on the next prepare", cause, undo_err.text);
 		return;
 	}
-	if (remove_entry(e, op->uid, CKPT_PREPARE_STARTED, undo_err, sizeof(undo_err)) < 0) {
+	if (remove_entry(e, op->uid, CKPT_PREPARE_STARTED, ERR_MSG_ARGS(&undo_err)) < 0) {
 		op_fail(op, "%s; rolled back, but %s: its entry stays until the next prepare "
-			  "of it", cause, undo_err);
+			  "of it", cause, undo_err.text);
 		return;
 	}
 	op_fail(op, "%s", cause);
@@ -434,7 +431,7 @@ static void roll_back(struct claims_engine *e, struct op *op, struct ckpt_claim 
 static int clear_stale_entry(struct claims_engine *e, struct op *op)
 {
 	struct ckpt_claim *stale;
-	char cause[ENGINE_ERR_MAX] = "";
+	struct err_msg cause = { "" };
 	int r;
 
 	claims_state_lock(e->state);
@@ -442,15 +439,16 @@ static int clear_stale_entry(struct claims_engine *e, struct op *op)
 	claims_state_unlock(e->state);
 	if (!stale)
 		return 0;
-	r = engine_unprepare_devices(e, stale, true, cause, sizeof(cause));
+	r = engine_unprepare_devices(e, stale, true, ERR_MSG_ARGS(&cause));
 	if (r < 0) {
-		op_fail(op, "an earlier prepare or unprepare of it cannot be undone: %s", cause);
+		op_fail(op, "an earlier prepare or unprepare of it cannot be undone: %s",
+			cause.text);
 		return r;
 	}
 	engine_remove_claim_files(e, stale);
-	r = remove_entry(e, op->uid, stale->state, cause, sizeof(cause));
+	r = remove_entry(e, op->uid, stale->state, ERR_MSG_ARGS(&cause));
 	if (r < 0)
-		op_fail(op, "an earlier prepare or unprepare of it was undone, but %s", cause);
+		op_fail(op, "an earlier prepare or unprepare of it was undone, but %s", cause.text);
 	return r;
 }
 
@@ -482,7 +480,7 @@ static int add_entry(struct claims_engine *e, struct ckpt_claim *c, bool *added)
 static int persist_undo(void *userdata, const struct dralet_undo *undo)
 {
 	struct write_ahead *wa = userdata;
-	char cause[ENGINE_ERR_MAX];
+	struct err_msg cause;
 	int r;
 
 	claims_state_lock(wa->e->state);
@@ -493,7 +491,7 @@ static int persist_undo(void *userdata, const struct dralet_undo *undo)
 		claims_state_changed(wa->e->state);
 	claims_state_unlock(wa->e->state);
 	if (r == 0)
-		r = sync_state(wa->e, cause, sizeof(cause));
+		r = sync_state(wa->e, ERR_MSG_ARGS(&cause));
 	if (r < 0)
 		log_error("driver %s: claim %s/%s: cannot record the undo state of %s: %s",
 			  wa->e->driver, wa->c->namespace_, wa->c->name, wa->cd->device,
@@ -507,11 +505,11 @@ static int persist_undo(void *userdata, const struct dralet_undo *undo)
 static void drop_unwritten(struct claims_engine *e, struct op *op, struct ckpt_claim *c,
 			   const char *cause)
 {
-	char undo_err[ENGINE_ERR_MAX] = "";
+	struct err_msg undo_err = { "" };
 
 	/* nothing recorded undo state, so nothing changed; the calls are for
 	 * backends that keep per-claim bookkeeping */
-	engine_unprepare_devices(e, c, false, undo_err, sizeof(undo_err));
+	engine_unprepare_devices(e, c, false, ERR_MSG_ARGS(&undo_err));
 	engine_remove_claim_files(e, c);
 	ckpt_claim_free(c);
 	op_fail(op, "%s", cause);
@@ -520,7 +518,8 @@ static void drop_unwritten(struct claims_engine *e, struct op *op, struct ckpt_c
 void engine_work_prepare(struct claims_engine *e, struct op *op)
 {
 	const struct claim_plan *p = op->plan;
-	char cause[ENGINE_ERR_MAX] = "", msg[ENGINE_ERR_MAX + 256];
+	char msg[ERR_MSG_MAX + 256];
+	struct err_msg cause = { "" };
 	struct ckpt_claim *c;
 	bool added = false;
 	int r;
@@ -545,9 +544,10 @@ void engine_work_prepare(struct claims_engine *e, struct op *op)
 				  refused->why);
 			return;
 		}
-		if (backend_call_validate(op->targets[i]->dev, pd->config, cause, sizeof(cause)) < 0) {
+		if (backend_call_validate(op->targets[i]->dev, pd->config,
+					  ERR_MSG_ARGS(&cause)) < 0) {
 			op_fail(op, "invalid config for device %s/%s (request %s): %s", pd->pool,
-				  pd->device, pd->requests[0], cause);
+				  pd->device, pd->requests[0], cause.text);
 			return;
 		}
 	}
@@ -572,14 +572,15 @@ void engine_work_prepare(struct claims_engine *e, struct op *op)
 		};
 		char env[128], value[768];
 
-		r = backend_call_prepare(op->targets[i]->dev, &op->targets[i]->lock, &req, cause,
-					 sizeof(cause));
+		r = backend_call_prepare(op->targets[i]->dev, &op->targets[i]->lock, &req,
+					 ERR_MSG_ARGS(&cause));
 		undo.persist = NULL;
 		if (r < 0) {
 			/* a failing prepare cleans up after itself (backend.h): nothing to undo */
 			edits_clear(&edits);
 			undo_clear(&undo);
-			snprintf(msg, sizeof(msg), "device %s/%s: %s", cd->pool, cd->device, cause);
+			snprintf(msg, sizeof(msg), "device %s/%s: %s", cd->pool, cd->device,
+				 cause.text);
 			if (added)
 				roll_back(e, op, c, msg);
 			else
@@ -614,12 +615,12 @@ void engine_work_prepare(struct claims_engine *e, struct op *op)
 		claims_crash_point("prepare-device");
 	}
 
-	if (c->n_devices && (write_metadata(e, op, c, cause, sizeof(cause)) < 0 ||
-			     engine_write_specs(e, c, false, cause, sizeof(cause)) < 0)) {
+	if (c->n_devices && (write_metadata(e, op, c, ERR_MSG_ARGS(&cause)) < 0 ||
+			     engine_write_specs(e, c, false, ERR_MSG_ARGS(&cause)) < 0)) {
 		if (added)
-			roll_back(e, op, c, cause);
+			roll_back(e, op, c, cause.text);
 		else
-			drop_unwritten(e, op, c, cause);
+			drop_unwritten(e, op, c, cause.text);
 		return;
 	}
 	claims_crash_point("prepare-cdi-written");
@@ -633,8 +634,8 @@ void engine_work_prepare(struct claims_engine *e, struct op *op)
 		drop_unwritten(e, op, c, "out of memory");
 		return;
 	}
-	if (sync_state(e, cause, sizeof(cause)) < 0) {
-		roll_back(e, op, c, cause);
+	if (sync_state(e, ERR_MSG_ARGS(&cause)) < 0) {
+		roll_back(e, op, c, cause.text);
 		return;
 	}
 	claims_crash_point("prepare-completed");
@@ -689,7 +690,7 @@ static int complete_rebuilt(struct ckpt_claim *c, const struct claim_plan *p)
 void engine_work_hit(struct claims_engine *e, struct op *op)
 {
 	struct ckpt_claim *c;
-	char cause[ENGINE_ERR_MAX] = "";
+	struct err_msg cause = { "" };
 	int r = 0;
 
 	claims_state_lock(e->state);
@@ -707,11 +708,13 @@ void engine_work_hit(struct claims_engine *e, struct op *op)
 		op_fail(op, "out of memory");
 		return;
 	}
-	if (op->plan && sync_state(e, cause, sizeof(cause)) < 0)
+	if (op->plan && sync_state(e, ERR_MSG_ARGS(&cause)) < 0)
 		log_warn("driver %s: claim %s/%s: its requests are known now but %s; they are "
-			 "written with the next change", e->driver, op->namespace_, op->name, cause);
-	if (c->n_devices && engine_write_specs(e, c, true, cause, sizeof(cause)) < 0) {
-		op_fail(op, "it is prepared but its CDI spec cannot be written again: %s", cause);
+			 "written with the next change", e->driver, op->namespace_, op->name,
+			 cause.text);
+	if (c->n_devices && engine_write_specs(e, c, true, ERR_MSG_ARGS(&cause)) < 0) {
+		op_fail(op, "it is prepared but its CDI spec cannot be written again: %s",
+			cause.text);
 		return;
 	}
 	answer(op, c);
@@ -730,7 +733,7 @@ static bool changes_node(const struct ckpt_claim *c)
 void engine_work_unprepare(struct claims_engine *e, struct op *op)
 {
 	struct ckpt_claim *c;
-	char cause[ENGINE_ERR_MAX] = "";
+	struct err_msg cause = { "" };
 	bool ahead = false;
 	size_t n_devices;
 	int r;
@@ -745,15 +748,15 @@ void engine_work_unprepare(struct claims_engine *e, struct op *op)
 	claims_state_unlock(e->state);
 	if (!c)
 		return;
-	if (ahead && sync_state(e, cause, sizeof(cause)) < 0) {
-		op_fail(op, "%s", cause);
+	if (ahead && sync_state(e, ERR_MSG_ARGS(&cause)) < 0) {
+		op_fail(op, "%s", cause.text);
 		return;
 	}
 	claims_crash_point("unprepare-started");
-	r = engine_unprepare_devices(e, c, true, cause, sizeof(cause));
+	r = engine_unprepare_devices(e, c, true, ERR_MSG_ARGS(&cause));
 	if (r < 0) {
 		/* the entry stays UnprepareStarted: the kubelet retries, a start finishes it */
-		op_fail(op, "%s", cause);
+		op_fail(op, "%s", cause.text);
 		return;
 	}
 	claims_crash_point("unprepare-devices");
@@ -765,8 +768,8 @@ void engine_work_unprepare(struct claims_engine *e, struct op *op)
 	n_devices = c->n_devices;
 	/* it succeeds only once durable: a failed write keeps the entry (its
 	 * devices reserved) and fails the call, so the kubelet retries */
-	if (remove_entry(e, op->uid, CKPT_UNPREPARE_STARTED, cause, sizeof(cause)) < 0)
-		op_fail(op, "unprepared, but %s; the kubelet's retry finishes it", cause);
+	if (remove_entry(e, op->uid, CKPT_UNPREPARE_STARTED, ERR_MSG_ARGS(&cause)) < 0)
+		op_fail(op, "unprepared, but %s; the kubelet's retry finishes it", cause.text);
 	else
 		op->n_unprepared = n_devices;
 }

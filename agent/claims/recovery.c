@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "agent/claims/cdi_names.h"
+#include "agent/lib/err_msg.h"
 
 const char *recovery_kind_name(enum recovery_kind kind)
 {
@@ -49,21 +50,20 @@ static bool find_changed(const struct ckpt_claim *c, recovery_lookup_fn lookup, 
 		const struct ckpt_device *d = &c->devices[i];
 		struct ckpt_identity now = { 0 };
 
-		if (!lookup(ud, d->pool, d->device, &now)) {
-			snprintf(reason, size, "device %s/%s is no longer on this node", d->pool,
-				 d->device);
-			return true;
-		}
-		if (!recovery_same_device(&d->identity, &now)) {
-			snprintf(reason, size, "device %s/%s is another device now (was %s "
-				 "%04x:%04x%s%s, is %s %04x:%04x%s%s)", d->pool, d->device,
-				 d->identity.pci_address ? d->identity.pci_address : "-",
-				 d->identity.vendor_id, d->identity.device_id,
-				 d->identity.uuid ? " uuid " : "", d->identity.uuid ? d->identity.uuid : "",
-				 now.pci_address ? now.pci_address : "-", now.vendor_id, now.device_id,
-				 now.uuid ? " uuid " : "", now.uuid ? now.uuid : "");
-			return true;
-		}
+		if (!lookup(ud, d->pool, d->device, &now))
+			return err_printf(reason, size, true, "device %s/%s is no longer on this "
+					  "node", d->pool, d->device);
+		if (!recovery_same_device(&d->identity, &now))
+			return err_printf(reason, size, true, "device %s/%s is another device now "
+					  "(was %s %04x:%04x%s%s, is %s %04x:%04x%s%s)", d->pool,
+					  d->device,
+					  d->identity.pci_address ? d->identity.pci_address : "-",
+					  d->identity.vendor_id, d->identity.device_id,
+					  d->identity.uuid ? " uuid " : "",
+					  d->identity.uuid ? d->identity.uuid : "",
+					  now.pci_address ? now.pci_address : "-", now.vendor_id,
+					  now.device_id, now.uuid ? " uuid " : "",
+					  now.uuid ? now.uuid : "");
 	}
 	return false;
 }

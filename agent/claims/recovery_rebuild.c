@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "agent/claims/cdi_names.h"
+#include "agent/lib/err_msg.h"
 #include "agent/lib/json_get.h"
 
 #define DEVICE_ENV "DRALET_DEVICE_"
@@ -129,11 +130,9 @@ static int add_device(struct ckpt_claim *c, struct json_object *sd, const char *
 	struct json_object *ce = NULL;
 	char pool[256], id[768];
 
-	if (!name || strncmp(name, c->uid, ulen) || name[ulen] != '-' || !name[ulen + 1]) {
-		snprintf(why, whylen, "device \"%s\" is not named <claim UID>-<device>",
-			 name ? name : "");
-		return 1;
-	}
+	if (!name || strncmp(name, c->uid, ulen) || name[ulen] != '-' || !name[ulen + 1])
+		return err_printf(why, whylen, 1, "device \"%s\" is not named <claim "
+				  "UID>-<device>", name ? name : "");
 	if (!(grown = realloc(c->devices, (c->n_devices + 1) * sizeof(*grown))))
 		return -ENOMEM;
 	c->devices = grown;
@@ -143,11 +142,10 @@ static int add_device(struct ckpt_claim *c, struct json_object *sd, const char *
 	    edits_from_spec(ce, &d->edits) < 0)
 		return -ENOMEM;
 	if (!device_of(&d->edits, driver, d->device, pool, sizeof(pool))) {
-		snprintf(why, whylen, "device %s carries no " DEVICE_ENV "* entry naming its pool",
-			 d->device);
 		ckpt_device_clear(d);
 		c->n_devices--;
-		return 1;
+		return err_printf(why, whylen, 1, "device %s carries no " DEVICE_ENV "* entry "
+				  "naming its pool", name + ulen + 1);
 	}
 	d->prepared = true;
 	d->admin_access = has_env(&d->edits, "DRA_ADMIN_ACCESS=true");
@@ -156,9 +154,8 @@ static int add_device(struct ckpt_claim *c, struct json_object *sd, const char *
 		return -ENOMEM;
 	if (lookup(ud, d->pool, d->device, &now))
 		return copy_identity(&d->identity, &now);
-	snprintf(why, whylen, "device %s/%s is not on this node (not reserved)", d->pool,
-		 d->device);
-	return 0;
+	return err_printf(why, whylen, 0, "device %s/%s is not on this node (not reserved)",
+			  d->pool, d->device);
 }
 
 static struct ckpt_claim *claim_for(struct checkpoint *ck, const char *uid, bool *ret_new)

@@ -2,10 +2,10 @@
 /* Calling a backend's operations (backend_call.h). */
 #include "agent/core/backend_call.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #include "agent/core/backend_ctx.h"
+#include "agent/lib/err_msg.h"
 #include "agent/lib/log.h"
 #include "hal/hal.h"
 
@@ -99,8 +99,7 @@ static int failure(const struct dralet_backend_ctx *ctx, int r, char *err, size_
 {
 	if (r >= 0)
 		return 0;
-	snprintf(err, errlen, "%s", ctx->error[0] ? ctx->error : strerror(-r));
-	return r;
+	return err_printf(err, errlen, r, "%s", ctx->error[0] ? ctx->error : strerror(-r));
 }
 
 /* A private copy of @dev's context with its error cleared. */
@@ -166,9 +165,7 @@ int backend_call_health(struct dralet_device *dev, pthread_mutex_t *m, char *why
 	lock(m);
 	r = ctx.backend->health(&ctx, dev);
 	unlock(m);
-	if (why_size)
-		snprintf(why, why_size, "%s", r == DRALET_HEALTH_HEALTHY ? ""
-					      : ctx.error[0] ? ctx.error
-					      : r < 0 ? strerror(-r) : "");
-	return r;
+	return err_printf(why, why_size, r, "%s", r == DRALET_HEALTH_HEALTHY ? ""
+						 : ctx.error[0] ? ctx.error
+						 : r < 0 ? strerror(-r) : "");
 }

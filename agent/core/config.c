@@ -2,19 +2,17 @@
 #include "agent/core/config.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <dralet/backend.h>
 
-#include "agent/lib/trusted_path.h"
 #include "agent/core/k8s_names.h"
 #include "agent/core/options_json.h"
 #include "agent/core/sriov_policy_config.h"
+#include "agent/lib/err_msg.h"
+#include "agent/lib/trusted_path.h"
 #include "agent/lib/yaml_load.h"
-
-#define CONFIG_ERROR(err, errlen, ...) (snprintf((err), (errlen), __VA_ARGS__), -EINVAL)
 
 /* apiVersion and kind: any value (the file format has one version) */
 static int decode_anything(struct dralet_decoder *d, const struct dralet_value *v, void *dst)
@@ -24,20 +22,17 @@ static int decode_anything(struct dralet_decoder *d, const struct dralet_value *
 
 static int parse_driver_name(const char *text, void *dst, char *why, size_t whylen)
 {
-	if (!k8s_valid_driver_name(text)) {
-		snprintf(why, whylen, "must be a lower-case DNS subdomain of at most 63 characters");
-		return -EINVAL;
-	}
+	if (!k8s_valid_driver_name(text))
+		return err_printf(why, whylen, -EINVAL,
+				  "must be a lower-case DNS subdomain of at most 63 characters");
 	*(const char **)dst = text;
 	return 0;
 }
 
 static int parse_board_path(const char *text, void *dst, char *why, size_t whylen)
 {
-	if (!*text) {
-		snprintf(why, whylen, "must be a board file path");
-		return -EINVAL;
-	}
+	if (!*text)
+		return err_printf(why, whylen, -EINVAL, "must be a board file path");
 	*(const char **)dst = text;
 	return 0;
 }
@@ -140,7 +135,7 @@ static int parse(struct config *cfg, char *err, size_t errlen)
 	if (!cfg->root)
 		return 0;	/* an empty file */
 	if (!json_object_is_type(cfg->root, json_type_object))
-		return CONFIG_ERROR(err, errlen, "the configuration must be a mapping");
+		return err_printf(err, errlen, -EINVAL, "the configuration must be a mapping");
 	decoder_init(&d, "", err, errlen);
 	return decoder_object(&d, cfg->root, config_fields, cfg);
 }
@@ -148,32 +143,23 @@ static int parse(struct config *cfg, char *err, size_t errlen)
 int config_load(const char *path, struct config **ret_cfg, char *err, size_t errlen)
 {
 	struct config *cfg = calloc(1, sizeof(*cfg));
-	char msg[512];
-	int r;
+	struct err_msg why = { "" };
+	int r = 0;
 
 	if (!cfg || !(cfg->sriov = calloc(1, sizeof(*cfg->sriov)))) {
 		free(cfg);
 		return -ENOMEM;
 	}
 	cfg->health_interval_s = CONFIG_HEALTH_INTERVAL_DEFAULT_S;
-	if (path && (r = trusted_path_check(path, msg, sizeof(msg))) < 0) {
-		snprintf(err, errlen, "%s: refusing the configuration: %s", path, msg);
+	if (path && (r = trusted_path_check(path, ERR_MSG_ARGS(&why))) < 0)
+		err_printf(err, errlen, r, "%s: refusing the configuration: %s", path, why.text);
+	else if (path && (r = yaml_load_file(path, &cfg->root, ERR_MSG_ARGS(&why))) < 0)
+		err_printf(err, errlen, r, "%s: %s", path, r == -EINVAL ? why.text : strerror(-r));
+	else if (path && (r = parse(cfg, ERR_MSG_ARGS(&why))) < 0)
+		err_printf(err, errlen, r, "%s: %s", path, why.text);
+	if (r < 0) {
 		config_free(cfg);
 		return r;
-	}
-	if (path) {
-		r = yaml_load_file(path, &cfg->root, msg, sizeof(msg));
-		if (r < 0) {
-			snprintf(err, errlen, "%s: %s", path, r == -EINVAL ? msg : strerror(-r));
-			config_free(cfg);
-			return r;
-		}
-		r = parse(cfg, msg, sizeof(msg));
-		if (r < 0) {
-			snprintf(err, errlen, "%s: %s", path, msg);
-			config_free(cfg);
-			return r;
-		}
 	}
 	*ret_cfg = cfg;
 	return 0;
@@ -189,40 +175,46 @@ void config_free(struct config *cfg)
 	free(cfg);
 }
 
+/* A DRALET_OPTION_TRUSTED_FILE value that is a path: refused unless only root
+ * (or the agent's user) can change the file and every directory above it. */
+static int parse_trusted_file(const char *text, void *dst, char *why, size_t whylen)
+{
+	struct err_msg cause;
+	int r;
+
+	if (strchr(text, '/') && (r = trusted_path_check(text, ERR_MSG_ARGS(&cause))) < 0)
+		return err_printf(why, whylen, r, "refusing %s: %s", text, cause.text);
+	return 0;
+}
+
 int config_check_options(const struct config_backend *b, const struct dralet_option *known,
 			 char *err, size_t errlen)
 {
+	struct dralet_field *fields;
+	struct dralet_decoder d;
+	const char *value;
+	size_t n = 0;
+	int r;
+
 	if (!b->options)
 		return 0;
-	json_object_object_foreach(b->options, key, val) {
-		const struct dralet_option *o = known;
-		char names[512] = "";
-		size_t len = 0;
-
-		while (o && o->name && strcmp(o->name, key))
-			o++;
-		if (o && o->name) {
-			const char *value = json_object_get_string(val);
-			int r;
-
-			if (!(o->flags & DRALET_OPTION_TRUSTED_FILE) || !strchr(value, '/'))
-				continue;
-			r = trusted_path_check(value, names, sizeof(names));
-			if (r < 0) {
-				snprintf(err, errlen, "backends.%s.options.%s: refusing %s: %s",
-					 b->name, key, value, names);
-				return r;
-			}
-			continue;
-		}
-		for (o = known; o && o->name && len < sizeof(names); o++)
-			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s",
-						len ? ", " : "", o->name);
-		return CONFIG_ERROR(err, errlen, "backends.%s.options.%s: unknown option (%s%s)",
-				    b->name, key, len ? "known: " : "the backend takes no options",
-				    names);
-	}
-	return 0;
+	while (known && known[n].name)
+		n++;
+	if (!(fields = calloc(n + 1, sizeof(*fields))))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		fields[i] = (struct dralet_field){
+			.name = known[i].name, .type = DRALET_FIELD_STRING, .size = sizeof(value),
+			.parse = known[i].flags & DRALET_OPTION_TRUSTED_FILE
+					 ? parse_trusted_file : decoder_borrow_string,
+			.help = "a string (quote numbers)",
+		};
+	decoder_init(&d, "backends", err, errlen);
+	decoder_push_key(&d, b->name);
+	decoder_push_key(&d, "options");
+	r = decoder_object(&d, b->options, fields, &value);
+	free(fields);
+	return r;
 }
 
 const struct config_backend *config_backend(const struct config *cfg, const char *name)

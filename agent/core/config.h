@@ -71,9 +71,11 @@ const struct config_backend *config_backend(const struct config *cfg, const char
 
 /*
  * Checks @b's options against the backend's declared ones (@known, may be
- * NULL: none): an unknown key is -EINVAL with "backends.<name>.options.<key>:
- * unknown option (known: ...)" in @err; a DRALET_OPTION_TRUSTED_FILE value
- * that is a path (has a '/') must pass trusted_path_check (-EPERM).
+ * NULL: none) with the strict decoder (options_json.h), as the rest of the
+ * file: an unknown key is -EINVAL with "backends.<name>.options: unknown
+ * field "<key>" (known: ...)" in @err; a DRALET_OPTION_TRUSTED_FILE value
+ * that is a path (has a '/') must pass trusted_path_check (its -errno,
+ * "backends.<name>.options.<key>: refusing <path>: <why>"). -ENOMEM.
  */
 int config_check_options(const struct config_backend *b, const struct dralet_option *known,
 			 char *err, size_t errlen);

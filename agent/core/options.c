@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "agent/lib/err_msg.h"
+
 void decoder_init(struct dralet_decoder *d, const char *root, char *err, size_t errlen)
 {
 	d->err = err;
@@ -50,17 +52,13 @@ void decoder_pop(struct dralet_decoder *d, size_t mark)
 
 int decoder_fail(struct dralet_decoder *d, int r, const char *fmt, ...)
 {
-	char msg[512];
+	struct err_msg msg;
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	err_vprintf(ERR_MSG_ARGS(&msg), r, fmt, ap);
 	va_end(ap);
-	if (d->len)
-		snprintf(d->err, d->errlen, "%s: %s", d->path, msg);
-	else
-		snprintf(d->err, d->errlen, "%s", msg);
-	return r;
+	return err_printf(d->err, d->errlen, r, "%s%s%s", d->path, d->len ? ": " : "", msg.text);
 }
 
 int decoder_borrow_string(const char *text, void *dst, char *why, size_t whylen)
@@ -171,17 +169,17 @@ static int decode_enum(struct dralet_decoder *d, struct json_object *v,
 static int decode_string(struct dralet_decoder *d, struct json_object *v,
 			 const struct dralet_field *f, void *dst)
 {
+	struct err_msg why;
 	const char *s;
-	char why[384];
 	int r;
 
 	if (!json_object_is_type(v, json_type_string))
 		return decoder_fail(d, -EINVAL, "must be %s", f->help ? f->help : "a string");
 	s = json_object_get_string(v);
 	if (f->parse) {
-		why[0] = '\0';
-		r = f->parse(s, dst, why, sizeof(why));
-		return r < 0 ? decoder_fail(d, r, "%s", *why ? why : "is not valid") : 0;
+		why.text[0] = '\0';
+		r = f->parse(s, dst, ERR_MSG_ARGS(&why));
+		return r < 0 ? decoder_fail(d, r, "%s", *why.text ? why.text : "is not valid") : 0;
 	}
 	if (strlen(s) >= f->size)
 		return decoder_fail(d, -EINVAL, "is longer than %zu characters", f->size - 1);
@@ -251,10 +249,11 @@ static int parse_strict(const char *text, struct json_object **ret, char *err, s
 		return 0;
 	}
 	if (e != json_tokener_success)
-		snprintf(err, errlen, "not valid JSON: %s", obj ? "text after the object"
-			 : json_tokener_error_desc(e));
+		err_printf(err, errlen, -EINVAL, "not valid JSON: %s",
+			   obj ? "text after the object" : json_tokener_error_desc(e));
 	else
-		snprintf(err, errlen, "must be a JSON object%s", obj ? "" : ", not null");
+		err_printf(err, errlen, -EINVAL, "must be a JSON object%s",
+			   obj ? "" : ", not null");
 	json_object_put(obj);
 	return -EINVAL;
 }
@@ -308,10 +307,8 @@ int dralet_config_decode(const char *text, const struct dralet_config_type *type
 	struct json_object *obj;
 	int kind = -1, r;
 
-	if (!text) {
-		snprintf(err, errlen, "no configuration");
-		return -EINVAL;
-	}
+	if (!text)
+		return err_printf(err, errlen, -EINVAL, "no configuration");
 	if ((r = parse_strict(text, &obj, err, errlen)) < 0)
 		return r;
 	decoder_init(&d, "", err, errlen);

@@ -8,9 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/lib/trusted_path.h"
 #include "agent/core/backend_call.h"
 #include "agent/core/k8s_names.h"
+#include "agent/lib/err_msg.h"
+#include "agent/lib/trusted_path.h"
 
 #define REGISTRY_MAX 256
 
@@ -25,14 +26,15 @@ static void report(registry_error_fn fn, void *ud, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void report(registry_error_fn fn, void *ud, const char *fmt, ...)
 {
-	char msg[1024];
+	struct err_msg msg;
 	va_list ap;
 
+	if (!fn)
+		return;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	err_vprintf(ERR_MSG_ARGS(&msg), 0, fmt, ap);
 	va_end(ap);
-	if (fn)
-		fn(ud, msg);
+	fn(ud, msg.text);
 }
 
 static bool usable(struct registry *reg, const struct dralet_backend *b, const char *origin,
@@ -83,11 +85,12 @@ static void load_dir(struct registry *reg, const char *dir, registry_error_fn on
 	char *names[REGISTRY_MAX];
 	size_t n = 0;
 	struct dirent *de;
-	char why[1024];
+	struct err_msg why;
 	DIR *d;
 
-	if (trusted_path_check(dir, why, sizeof(why)) < 0) {
-		report(on_error, ud, "--backend-dir %s: refusing to load backends: %s", dir, why);
+	if (trusted_path_check(dir, ERR_MSG_ARGS(&why)) < 0) {
+		report(on_error, ud, "--backend-dir %s: refusing to load backends: %s", dir,
+		       why.text);
 		return;
 	}
 	if (!(d = opendir(dir))) {
@@ -110,8 +113,8 @@ static void load_dir(struct registry *reg, const char *dir, registry_error_fn on
 		if (!names[i])
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		if (trusted_path_check(path, why, sizeof(why)) < 0) {
-			report(on_error, ud, "%s: refusing to load it: %s", path, why);
+		if (trusted_path_check(path, ERR_MSG_ARGS(&why)) < 0) {
+			report(on_error, ud, "%s: refusing to load it: %s", path, why.text);
 			goto next;
 		}
 		h = dlopen(path, RTLD_NOW | RTLD_LOCAL);

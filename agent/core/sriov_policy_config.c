@@ -9,6 +9,7 @@
 
 #include "agent/core/k8s_names.h"
 #include "agent/core/options_json.h"
+#include "agent/lib/err_msg.h"
 #include "hal/hal.h"
 
 /* A Linux PF has at most 65535 VFs (sriov_totalvfs is a u16) */
@@ -26,10 +27,8 @@ static int parse_hex16(const char *s, void *dst, char *why, size_t whylen)
 	if (!strncmp(digits, "0x", 2) || !strncmp(digits, "0X", 2))
 		digits += 2;
 	n = strtoul(digits, &end, 16);
-	if (!*digits || *end || strlen(digits) > 4 || !isxdigit((unsigned char)*digits)) {
-		snprintf(why, whylen, "\"%.64s\" is not a 16-bit hex id", s);
-		return -EINVAL;
-	}
+	if (!*digits || *end || strlen(digits) > 4 || !isxdigit((unsigned char)*digits))
+		return err_printf(why, whylen, -EINVAL, "\"%.64s\" is not a 16-bit hex id", s);
 	*(uint16_t *)dst = (uint16_t)n;
 	return 0;
 }
@@ -160,11 +159,10 @@ static int parse_mac_base(const char *text, void *dst, char *why, size_t whylen)
 	uint8_t *mac = dst;
 
 	if (hal_vf_parse_mac(text, mac) < 0 || !(mac[0] | mac[1] | mac[2] | mac[3] | mac[4] |
-						 mac[5])) {
-		snprintf(why, whylen, "\"%.64s\" is not a unicast MAC address (aa:bb:cc:dd:ee:ff)",
-			 text);
-		return -EINVAL;
-	}
+						 mac[5]))
+		return err_printf(why, whylen, -EINVAL,
+				  "\"%.64s\" is not a unicast MAC address (aa:bb:cc:dd:ee:ff)",
+				  text);
 	return 0;
 }
 
@@ -223,11 +221,10 @@ static int decode_settings(struct dralet_decoder *d, const struct dralet_value *
 
 static int parse_policy_name(const char *text, void *dst, char *why, size_t whylen)
 {
-	if (!k8s_valid_dns_label(text)) {
-		snprintf(why, whylen, "must be a DNS label (lower-case letters, digits, '-', at "
-			 "most 63)");
-		return -EINVAL;
-	}
+	if (!k8s_valid_dns_label(text))
+		return err_printf(why, whylen, -EINVAL,
+				  "must be a DNS label (lower-case letters, digits, '-', at "
+				  "most 63)");
 	*(const char **)dst = text;
 	return 0;
 }

@@ -109,33 +109,32 @@ static void call_release(struct claim_call *call)
 static int read_claim(struct store_file *s, const char *ns, const char *name,
 		      struct json_object **ret_claim, char *msg, size_t msglen)
 {
-	if (!k8s_valid_dns_label(ns) || !k8s_valid_dns_subdomain(name, 253)) {
-		snprintf(msg, msglen, "invalid claim namespace or name");
-		return -EINVAL;
-	}
+	if (!k8s_valid_dns_label(ns) || !k8s_valid_dns_subdomain(name, 253))
+		return err_printf(msg, msglen, -EINVAL, "invalid claim namespace or name");
 	static const char *const exts[] = { "json", "yaml", "yml" };
 	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
 		char *path = NULL;
 		if (asprintf(&path, "%s/%s/%s.%s", s->claims_dir, ns, name, exts[i]) < 0)
 			return -ENOMEM;
-		char err[160];
-		int r = yaml_load_file(path, ret_claim, err, sizeof(err));
+		struct err_msg err;
+		int r = yaml_load_file(path, ret_claim, ERR_MSG_ARGS(&err));
 		if (r == -ENOENT) {
 			free(path);
 			continue;
 		}
 		if (r < 0)
-			snprintf(msg, msglen, "%.*s: %s", 80, path, r == -EINVAL ? err : strerror(-r));
+			err_printf(msg, msglen, r, "%.*s: %s", 80, path,
+				   r == -EINVAL ? err.text : strerror(-r));
 		else if (!json_object_is_type(*ret_claim, json_type_object)) {
 			json_object_put(*ret_claim);
-			snprintf(msg, msglen, "%s: not a ResourceClaim object", path);
-			r = -EINVAL;
+			r = err_printf(msg, msglen, -EINVAL, "%s: not a ResourceClaim object",
+				       path);
 		}
 		free(path);
 		return r;
 	}
-	snprintf(msg, msglen, "resourceclaims %s/%s not found in %s", ns, name, s->claims_dir);
-	return -ENOENT;
+	return err_printf(msg, msglen, -ENOENT, "resourceclaims %s/%s not found in %s", ns, name,
+			  s->claims_dir);
 }
 
 /* Reads the claim and answers; the claim's tree lives during @cb only. */
@@ -572,7 +571,8 @@ int store_file_new(uv_loop_t *loop, const struct store_options *opts, struct sto
 	}
 	int r = mkdir_p(s->slices_dir);
 	if (r < 0) {
-		snprintf(err, errlen, "file store: cannot create %s: %s", s->slices_dir, strerror(-r));
+		err_printf(err, errlen, r, "file store: cannot create %s: %s", s->slices_dir,
+			   strerror(-r));
 		file_destroy(&s->base);
 		return r;
 	}

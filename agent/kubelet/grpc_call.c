@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "agent/kubelet/grpc_internal.h"
+#include "agent/lib/err_msg.h"
 
 #define MAKE_NV(name, value)                                                              \
 	{ (uint8_t *)(name), (uint8_t *)(value), sizeof(name) - 1, strlen(value),         \
@@ -237,13 +238,13 @@ int grpc_call_reply(struct grpc_call *call, enum grpc_status status, const void 
 
 int grpc_call_replyf(struct grpc_call *call, enum grpc_status status, const char *fmt, ...)
 {
-	char message[1024];
+	struct err_msg message;
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(message, sizeof(message), fmt, ap);
+	err_vprintf(ERR_MSG_ARGS(&message), 0, fmt, ap);
 	va_end(ap);
-	return grpc_call_reply(call, status, NULL, 0, message);
+	return grpc_call_reply(call, status, NULL, 0, message.text);
 }
 
 int grpc_call_on_cancel(struct grpc_call *call, grpc_cancel_cb cb, void *userdata)

@@ -11,6 +11,8 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "agent/lib/err_msg.h"
+
 #define YAML_MAX_DEPTH 256
 #define YAML_MAX_ANCHORS 1024
 #define YAML_MAX_FILE (64u << 20)
@@ -36,9 +38,8 @@ struct loader {
 
 static int fail(struct loader *l, const yaml_mark_t *mark, const char *what)
 {
-	snprintf(l->err, l->errlen, "line %zu column %zu: %s", mark->line + 1, mark->column + 1,
-		 what);
-	return -EINVAL;
+	return err_printf(l->err, l->errlen, -EINVAL, "line %zu column %zu: %s", mark->line + 1,
+			  mark->column + 1, what);
 }
 
 static bool is_int(const char *s, int64_t *ret)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/lib/err_msg.h"
 #include "hal/hal.h"
 #include "hal/pci_sriov.h"
 
@@ -32,7 +33,7 @@ static void failure(struct sriov_pf_report *rep, const char *fmt, ...)
 		return;
 	rep->outcome = SRIOV_PF_FAILED;
 	va_start(ap, fmt);
-	vsnprintf(rep->message, sizeof(rep->message), fmt, ap);
+	err_vprintf(rep->message, sizeof(rep->message), 0, fmt, ap);
 	va_end(ap);
 }
 
@@ -60,22 +61,19 @@ static int apply_settings(const struct node_ops *node, const struct dralet_netde
 
 	r = node->vf_get(node->userdata, pf_net->ifname, pf_net->ifindex, (unsigned)s->vf->index,
 			 &now);
-	if (r < 0) {
-		snprintf(err, errlen, "cannot read its settings through the PF: %s", strerror(-r));
-		return r;
-	}
+	if (r < 0)
+		return err_printf(err, errlen, r, "cannot read its settings through the PF: %s",
+				  strerror(-r));
 	if (!sriov_settings_diff(&s->settings, &now, &diff))
 		return 0;
 	if (dry_run)
 		return 1;
 	r = node->vf_set(node->userdata, pf_net->ifname, pf_net->ifindex, (unsigned)s->vf->index,
 			 &diff);
-	if (r < 0) {
-		snprintf(err, errlen, "setting it through the PF failed: %s%s", strerror(-r),
-			 r == -EOPNOTSUPP ? " (the PF's driver does not support a setting of "
-					    "vfSettings)" : "");
-		return r;
-	}
+	if (r < 0)
+		return err_printf(err, errlen, r, "setting it through the PF failed: %s%s",
+				  strerror(-r), r == -EOPNOTSUPP ? " (the PF's driver does not "
+				  "support a setting of vfSettings)" : "");
 	return 1;
 }
 
@@ -86,7 +84,7 @@ static void apply_vfs(const struct node_ops *node, const struct sriov_policy *po
 	const struct dralet_netdev *pf_net = pf->n_net ? &pf->net[0] : NULL;
 	int ifindex = pf_net && pf_net->ifname ? pf_net->ifindex : -1;
 	struct sriov_vf_step *steps = calloc(st->n_vfs + 1, sizeof(*steps));
-	char err[512];
+	struct err_msg err;
 
 	if (!steps) {
 		failure(rep, "PF %s: out of memory", pf->address);
@@ -101,21 +99,21 @@ static void apply_vfs(const struct node_ops *node, const struct sriov_policy *po
 		const struct sriov_vf_step *s = &steps[i];
 		int r;
 
-		err[0] = '\0';
+		err.text[0] = '\0';
 		if (s->set) {
-			r = apply_settings(node, pf_net, s, dry_run, err, sizeof(err));
+			r = apply_settings(node, pf_net, s, dry_run, ERR_MSG_ARGS(&err));
 			if (r < 0)
 				failure(rep, "PF %s: VF %d (%s): %s", pf->address, s->vf->index,
-					s->vf->address, err);
+					s->vf->address, err.text);
 			else if (r > 0)
 				rep->vfs_set++;
 		}
 		if (s->bind == SRIOV_BIND_KEEP)
 			continue;
-		r = dry_run ? 0 : set_binding(node, s, err, sizeof(err));
+		r = dry_run ? 0 : set_binding(node, s, ERR_MSG_ARGS(&err));
 		if (r < 0)
 			failure(rep, "PF %s: VF %d: %s", pf->address, s->vf->index,
-				err[0] ? err : strerror(-r));
+				err.text[0] ? err.text : strerror(-r));
 		else
 			rep->vfs_rebound++;
 	}
@@ -128,7 +126,7 @@ static void apply_pf(const struct node_ops *node, const struct sriov_policy *pol
 {
 	struct hal_pf_state st;
 	struct sriov_count_plan plan;
-	char err[512] = "";
+	struct err_msg err = { "" };
 	int r;
 
 	rep->wanted = pol->num_vfs;
@@ -142,35 +140,35 @@ static void apply_pf(const struct node_ops *node, const struct sriov_policy *pol
 	sriov_plan_count(pol, pf->address, &st, prep, &plan);
 	if (plan.action == SRIOV_COUNT_REFUSED) {
 		rep->outcome = SRIOV_PF_REFUSED;
-		snprintf(rep->message, sizeof(rep->message), "%s", plan.reason);
+		err_printf(rep->message, sizeof(rep->message), 0, "%s", plan.reason);
 	} else if (plan.action == SRIOV_COUNT_SET && dry_run) {
 		rep->after = plan.to;
 		rep->vfs_changed = true;
 	} else if (plan.action == SRIOV_COUNT_SET) {
-		r = hal_sriov_set_numvfs(node, pf->address, plan.to, plan.autoprobe, err,
-					 sizeof(err));
+		r = hal_sriov_set_numvfs(node, pf->address, plan.to, plan.autoprobe,
+					 ERR_MSG_ARGS(&err));
 		hal_pf_state_clear(&st);
 		if (hal_pf_state_read(node, pf->address, &st) < 0) {
-			failure(rep, "PF %s: %s", pf->address, err[0] ? err : "gone after changing "
-				"its VF count");
+			failure(rep, "PF %s: %s", pf->address,
+				err.text[0] ? err.text : "gone after changing its VF count");
 			rep->vfs_changed = true;
 			return;
 		}
 		rep->after = st.num_vfs;
 		rep->vfs_changed = rep->after != rep->before || r >= 0;
 		if (r < 0)
-			failure(rep, "%s", err[0] ? err : strerror(-r));
+			failure(rep, "%s", err.text[0] ? err.text : strerror(-r));
 		else if ((unsigned)r < plan.to)
-			failure(rep, "%s", err);
+			failure(rep, "%s", err.text);
 	}
 	if (!dry_run || plan.action != SRIOV_COUNT_SET)
 		apply_vfs(node, pol, pf, &st, prep, dry_run, rep);
 	/* for the VFs created later, and so the next run sees the policy's value */
 	if (st.autoprobe >= 0 && st.autoprobe != plan.autoprobe) {
 		r = dry_run ? 0 : hal_sriov_set_autoprobe(node, pf->address, plan.autoprobe,
-							  err, sizeof(err));
+							  ERR_MSG_ARGS(&err));
 		if (r < 0)
-			failure(rep, "%s", err);
+			failure(rep, "%s", err.text);
 		else
 			rep->autoprobe_set = true;
 	}

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "agent/claims/checkpoint_file.h"
+#include "agent/lib/err_msg.h"
 
 int sriov_prepared_from_checkpoint(const struct checkpoint *ck, struct sriov_prepared *p)
 {
@@ -32,16 +33,14 @@ int sriov_prepared_load_dir(const char *state_dir, struct sriov_prepared *p, cha
 			    size_t errlen)
 {
 	struct checkpoint *ck = NULL;
-	char why[512] = "";
-	int r = checkpoint_file_load(state_dir, &ck, why, sizeof(why));
+	struct err_msg why = { "" };
+	int r = checkpoint_file_load(state_dir, &ck, ERR_MSG_ARGS(&why));
 
 	if (r == -ENOENT)
 		return 0;
-	if (r < 0) {
-		snprintf(err, errlen, "%s/%s: %s", state_dir, CHECKPOINT_FILE_NAME,
-			 why[0] ? why : strerror(-r));
-		return r;
-	}
+	if (r < 0)
+		return err_printf(err, errlen, r, "%s/%s: %s", state_dir, CHECKPOINT_FILE_NAME,
+				  why.text[0] ? why.text : strerror(-r));
 	r = sriov_prepared_from_checkpoint(ck, p);
 	checkpoint_free(ck);
 	return r;

@@ -7,11 +7,11 @@
  */
 #include <errno.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
 
+#include "agent/lib/err_msg.h"
 #include "boards/sim/board_model.h"
 
 #define LOCATE_MAX_DEPTH 64
@@ -162,20 +162,19 @@ out:
 
 int board_fail(const struct board_diag *d, const struct jpath *at, const char *fmt, ...)
 {
-	char msg[512];
 	unsigned line = 0, column = 0;
+	struct err_msg msg;
 	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	if (!d->errlen)
 		return -EINVAL;
+	va_start(ap, fmt);
+	err_vprintf(ERR_MSG_ARGS(&msg), 0, fmt, ap);
+	va_end(ap);
 	if (at)
 		board_locate(d->text, d->text_len, at, &line, &column);
 	if (line)
-		snprintf(d->err, d->errlen, "%s: line %u column %u: %s", d->file, line, column, msg);
-	else
-		snprintf(d->err, d->errlen, "%s: %s", d->file, msg);
-	return -EINVAL;
+		return err_printf(d->err, d->errlen, -EINVAL, "%s: line %u column %u: %s", d->file,
+				  line, column, msg.text);
+	return err_printf(d->err, d->errlen, -EINVAL, "%s: %s", d->file, msg.text);
 }

@@ -16,6 +16,7 @@
 #include "boards/sim/board.h"
 #include "boards/sim/board_model.h"
 #include "boards/sim/board_write.h"
+#include "agent/lib/err_msg.h"
 #include "agent/lib/yaml_load.h"
 
 #define BOARD_MAX_FILE (16u << 20)
@@ -60,32 +61,28 @@ int board_load(const char *path, struct board *b, char *err, size_t errlen)
 {
 	struct board_diag d = { .file = path, .err = err, .errlen = errlen };
 	struct json_object *dom = NULL;
-	char *text = NULL, yerr[256];
+	struct err_msg yerr;
+	char *text = NULL;
 	size_t len = 0;
 	int r;
 
 	if (errlen)
 		err[0] = '\0';
 	b->arena = arena_new();
-	if (!b->arena) {
-		snprintf(err, errlen, "%s: out of memory", path);
-		return -ENOMEM;
-	}
+	if (!b->arena)
+		return err_printf(err, errlen, -ENOMEM, "%s: out of memory", path);
 	r = read_file(path, &text, &len);
-	if (r < 0) {
-		snprintf(err, errlen, "%s: cannot read the board file: %s", path, strerror(-r));
-		return r;
-	}
+	if (r < 0)
+		return err_printf(err, errlen, r, "%s: cannot read the board file: %s", path,
+				  strerror(-r));
 	if (memchr(text, '\0', len)) {
 		free(text);
-		snprintf(err, errlen, "%s: not a text file", path);
-		return -EINVAL;
+		return err_printf(err, errlen, -EINVAL, "%s: not a text file", path);
 	}
-	r = yaml_load_buffer(text, len, &dom, yerr, sizeof(yerr));
+	r = yaml_load_buffer(text, len, &dom, ERR_MSG_ARGS(&yerr));
 	if (r < 0) {
-		snprintf(err, errlen, "%s: %s", path, yerr);
 		free(text);
-		return r;
+		return err_printf(err, errlen, r, "%s: %s", path, yerr.text);
 	}
 	d.text = text;
 	d.text_len = len;
@@ -94,7 +91,7 @@ int board_load(const char *path, struct board *b, char *err, size_t errlen)
 	if (r == 0)
 		r = board_layout(b, &d);
 	if (r == -ENOMEM)
-		snprintf(err, errlen, "%s: out of memory", path);
+		err_printf(err, errlen, r, "%s: out of memory", path);
 	free(text);
 	return r;
 }
@@ -110,22 +107,19 @@ static int prepare_dir(const char *dir, char *err, size_t errlen)
 	if (errno != EEXIST) {
 		int r = -errno;
 
-		snprintf(err, errlen, "cannot create %s: %s", dir, strerror(-r));
-		return r;
+		return err_printf(err, errlen, r, "cannot create %s: %s", dir, strerror(-r));
 	}
 	dp = opendir(dir);
 	if (!dp) {
 		int r = -errno;
 
-		snprintf(err, errlen, "cannot open %s: %s", dir, strerror(-r));
-		return r;
+		return err_printf(err, errlen, r, "cannot open %s: %s", dir, strerror(-r));
 	}
 	while ((de = readdir(dp)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
 			closedir(dp);
-			snprintf(err, errlen, "%s is not empty; materialize into a new or empty directory",
-				 dir);
-			return -ENOTEMPTY;
+			return err_printf(err, errlen, -ENOTEMPTY, "%s is not empty; materialize "
+					  "into a new or empty directory", dir);
 		}
 	closedir(dp);
 	return 0;
@@ -223,8 +217,8 @@ int board_materialize_temp(const char *path, char **ret_dir, char *err, size_t e
 	if (asprintf(&dir, "%s/dralet-board.XXXXXX", tmp) < 0)
 		return -ENOMEM;
 	if (!mkdtemp(dir)) {
-		r = -errno;
-		snprintf(err, errlen, "cannot create a directory in %s: %s", tmp, strerror(errno));
+		r = err_printf(err, errlen, -errno, "cannot create a directory in %s: %s", tmp,
+			       strerror(errno));
 		free(dir);
 		return r;
 	}

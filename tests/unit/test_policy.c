@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * SR-IOV policies: the strict "sriov" configuration section (through
- * config_load, as the agent reads it; the rest of the file's keys too) and the pure engine (PF selection,
- * count plans and their refusals, VF steps, settings diff).
+ * config_load, as the agent reads it; the rest of the file's keys too, and
+ * the backends' options through config_check_options) and the pure engine
+ * (PF selection, count plans and their refusals, VF steps, settings diff).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <sys/stat.h>
+
+#include <dralet/backend.h>
 
 #include "agent/core/config.h"
 #include "agent/sriov/policy.h"
@@ -241,6 +245,61 @@ static void test_agent_config(void **state)
 		config_free(load(bad[i].yaml, -EINVAL, bad[i].msg));
 }
 
+/* config_check_options of backends.nvidia.options (@yaml_options) against @known. */
+static void check_options(const char *yaml_options, const struct dralet_option *known, int want,
+			  const char *msg)
+{
+	char yaml[1024], err[1024] = "";
+	struct config *cfg;
+	int r;
+
+	snprintf(yaml, sizeof(yaml), "backends:\n  nvidia: {options: %s}\n", yaml_options);
+	cfg = load(yaml, 0, NULL);
+	r = config_check_options(config_backend(cfg, "nvidia"), known, err, sizeof(err));
+	if (r != want || strcmp(err, msg))
+		fail_msg("options %s: got %d \"%s\", want %d \"%s\"", yaml_options, r, err, want,
+			 msg);
+	config_free(cfg);
+}
+
+/* A backend's options go through the strict decoder, as the rest of the file:
+ * unknown keys by name with the declared ones, trusted files checked. */
+static void test_backend_options(void **state)
+{
+	static const struct dralet_option known[] = {
+		{ "nvmlLibrary", DRALET_OPTION_TRUSTED_FILE },
+		{ "driverRoot", 0 },
+		{ NULL, 0 },
+	};
+	char dir[] = "/tmp/dralet-options-XXXXXX", lib[64], yaml[128], msg[256];
+	FILE *f;
+
+	(void)state;
+	check_options("{driverRoot: /run/nvidia/driver, nvmlLibrary: libnvidia-ml.so.1}", known,
+		      0, "");
+	check_options("{nvmlLibrary: /usr/bin/env}", known, 0, "");
+	check_options("{nvmlLibary: /usr/lib/libnvidia-ml.so.1}", known, -EINVAL,
+		      "backends.nvidia.options: unknown field \"nvmlLibary\" (known: nvmlLibrary, "
+		      "driverRoot)");
+	check_options("{x: \"1\"}", NULL, -EINVAL,
+		      "backends.nvidia.options: unknown field \"x\" (no fields are known)");
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(lib, sizeof(lib), "%s/libnvidia-ml.so.1", dir);
+	assert_non_null(f = fopen(lib, "w"));
+	fclose(f);
+	assert_int_equal(chmod(lib, 0666), 0);
+	snprintf(yaml, sizeof(yaml), "{nvmlLibrary: %s}", lib);
+	snprintf(msg, sizeof(msg), "backends.nvidia.options.nvmlLibrary: refusing %s: %s is "
+		 "writable by every user (mode 0666)", lib, lib);
+	check_options(yaml, known, -EPERM, msg);
+	/* the same value is not a path for an option that is no file */
+	snprintf(yaml, sizeof(yaml), "{driverRoot: %s}", lib);
+	check_options(yaml, known, 0, "");
+	unlink(lib);
+	rmdir(dir);
+}
+
 /* A PF with @n VFs; VF i at 0000:3b:00.<i+1>. */
 static struct dralet_pci_func pf_func(struct dralet_pci_sriov *sr, struct dralet_netdev *net)
 {
@@ -458,6 +517,7 @@ int main(void)
 		cmocka_unit_test(test_full_policy),
 		cmocka_unit_test(test_bad_policies),
 		cmocka_unit_test(test_agent_config),
+		cmocka_unit_test(test_backend_options),
 		cmocka_unit_test(test_selection),
 		cmocka_unit_test(test_count_plans),
 		cmocka_unit_test(test_vf_steps),
