@@ -42,4 +42,11 @@ void dralet_device_free(struct dralet_backend_ctx *ctx, struct dralet_device *de
 /* The context a device was created with. */
 struct dralet_backend_ctx *dralet_device_ctx(const struct dralet_device *dev);
 
+/* The taint key an Unhealthy device's slices carry for the cause the agent
+ * found (a static string, "dralet.dev/pcie-aer"), or NULL for the generic one
+ * (a backend's verdict). Set by the health monitor on the loop thread with the
+ * health; read by the slice builder. */
+void device_set_health_taint(struct dralet_device *dev, const char *key);
+const char *device_health_taint(const struct dralet_device *dev);
+
 #endif

@@ -22,6 +22,7 @@ struct dralet_device {
 	struct dralet_devnode *nodes;
 	size_t n_nodes;
 	enum dralet_health health;
+	const char *health_taint;	/* backend_ctx.h: a static string or NULL */
 	void *priv;
 	void (*priv_free)(void *);
 };
@@ -430,6 +431,16 @@ void *dralet_device_private(const struct dralet_device *dev) { return dev->priv;
 enum dralet_health dralet_device_health(const struct dralet_device *dev)
 {
 	return __atomic_load_n(&dev->health, __ATOMIC_RELAXED);
+}
+
+void device_set_health_taint(struct dralet_device *dev, const char *key)
+{
+	__atomic_store_n(&dev->health_taint, key, __ATOMIC_RELAXED);
+}
+
+const char *device_health_taint(const struct dralet_device *dev)
+{
+	return __atomic_load_n(&dev->health_taint, __ATOMIC_RELAXED);
 }
 size_t dralet_device_n_attrs(const struct dralet_device *dev) { return dev->n_attrs; }
 size_t dralet_device_n_capacities(const struct dralet_device *dev) { return dev->n_caps; }

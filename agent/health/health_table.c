@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/core/backend_ctx.h"
+
 int health_table_set_devices(struct health_table *t, struct dralet_device *const *devices,
 			     size_t n, int64_t now)
 {
@@ -17,6 +19,12 @@ int health_table_set_devices(struct health_table *t, struct dralet_device *const
 		fresh[i].dev = devices[i];
 		fresh[i].health = dralet_device_health(devices[i]);
 		fresh[i].updated = now;
+		for (size_t k = 0; k < t->n; k++)
+			if (!strcmp(dralet_device_name(t->entries[k].dev),
+				    dralet_device_name(devices[i]))) {
+				fresh[i].aer = t->entries[k].aer;
+				break;
+			}
 	}
 	free(t->entries);
 	t->entries = fresh;
@@ -43,10 +51,11 @@ enum dralet_health health_from_result(int result)
 }
 
 bool health_table_apply(struct health_table *t, size_t i, int result, const char *why,
-			int64_t now, struct health_change *ret_change)
+			const char *taint, int64_t now, struct health_change *ret_change)
 {
 	struct health_entry *e = &t->entries[i];
 	enum dralet_health old = e->health, fresh = health_from_result(result);
+	const char *old_taint = e->taint;
 	bool said = why && *why;
 
 	e->health = fresh;
@@ -63,9 +72,11 @@ bool health_table_apply(struct health_table *t, size_t i, int result, const char
 	else
 		snprintf(e->reason, sizeof(e->reason), "%s",
 			 said ? why : "the backend cannot tell the device's health");
-	if (fresh == old)
+	e->taint = fresh == DRALET_HEALTH_UNHEALTHY ? taint : NULL;
+	if (fresh == old && e->taint == old_taint)
 		return false;
 	dralet_device_set_health(e->dev, fresh);
+	device_set_health_taint(e->dev, e->taint);
 	if (ret_change)
 		*ret_change = (struct health_change){
 			.device = dralet_device_name(e->dev),

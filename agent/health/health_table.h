@@ -18,6 +18,8 @@
 
 #include <dralet/device.h>
 
+#include "agent/health/pcie_aer.h"
+
 /* Room for a health message (the kubelet keeps at most 1024 characters; ours
  * are one sentence). */
 #define HEALTH_REASON_MAX 256
@@ -30,6 +32,12 @@ struct health_entry {
 	/* why it is not healthy (the backend's words, or the check's error); ""
 	 * when healthy. The kubelet shows it in the pod's status (1.36+). */
 	char reason[HEALTH_REASON_MAX];
+	/* the taint key of the cause the agent found (PCIE_AER_TAINT_KEY), NULL
+	 * for the backend's verdict: the device model gets it with the health */
+	const char *taint;
+	/* the monitor worker's memory of the AER counters (kept over a
+	 * rediscovery for a device of the same name) */
+	struct pcie_aer_state aer;
 };
 
 struct health_table {
@@ -47,8 +55,8 @@ struct health_change {
 
 /*
  * Fills @t with @devices (borrowed; they must outlive the table or the next
- * call), each with the health its probe set and @now as the time. Replaces
- * what @t held. Returns 0 or -ENOMEM (then @t is unchanged); never fails
+ * call), each with the health its probe set and @now as the time (and the AER
+ * memory of the entry of the same name @t held). Replaces what @t held. Returns 0 or -ENOMEM (then @t is unchanged); never fails
  * for no devices.
  */
 int health_table_set_devices(struct health_table *t, struct dralet_device *const *devices,
@@ -63,11 +71,12 @@ enum dralet_health health_from_result(int result);
 
 /*
  * Applies the check result of entry @i, determined at @now, with @why (what
- * the check said when not healthy; may be NULL or empty). Returns true when
- * the health changed; then *ret_change (may be NULL) says how.
+ * the check said when not healthy; may be NULL or empty) and @taint (the
+ * cause's taint key, NULL for the generic one). Returns true when the health
+ * or the taint changed; then *ret_change (may be NULL) says how.
  */
 bool health_table_apply(struct health_table *t, size_t i, int result, const char *why,
-			int64_t now, struct health_change *ret_change);
+			const char *taint, int64_t now, struct health_change *ret_change);
 
 /* "Healthy", "Unhealthy", "Unknown" (for log lines). */
 const char *health_name(enum dralet_health health);

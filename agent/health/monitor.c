@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "agent/core/device_set.h"
+#include "agent/health/pcie_aer.h"
 #include "agent/lib/log.h"
 
 struct health_monitor {
@@ -19,6 +20,7 @@ struct health_monitor {
 	struct health_table table;
 	int *results;			/* of the round in flight, one per entry */
 	char (*reasons)[HEALTH_REASON_MAX];	/* and what each check said */
+	const char **taints;		/* and the cause's taint key (NULL: generic) */
 	bool busy;			/* a round is in flight */
 	bool timer_closed;
 	atomic_bool closing;		/* read by the workers: skip what is left */
@@ -37,8 +39,28 @@ static void free_if_done(struct health_monitor *m)
 	device_set_unref(m->set);
 	free(m->results);
 	free(m->reasons);
+	free(m->taints);
 	free(m->driver);
 	free(m);
+}
+
+/* The agent's own sources after the backend's verdict @result: a device the
+ * backend finds healthy is Unhealthy while its PCI function logs uncorrectable
+ * AER errors (pcie_aer.h). The counters are followed whatever the verdict.
+ * Worker thread: only the worker touches entry->aer. */
+static int agent_sources(struct health_monitor *m, size_t i, int result)
+{
+	struct health_entry *e = &m->table.entries[i];
+	struct pcie_aer_counts counts;
+	char why[HEALTH_REASON_MAX];
+
+	if (pcie_aer_read(e->dev, &counts) < 0 ||
+	    !pcie_aer_verdict(&e->aer, &counts, m->cfg.now(), why, sizeof(why)) ||
+	    result != DRALET_HEALTH_HEALTHY)
+		return result;
+	memcpy(m->reasons[i], why, sizeof(why));
+	m->taints[i] = PCIE_AER_TAINT_KEY;
+	return DRALET_HEALTH_UNHEALTHY;
 }
 
 /* Worker thread: the set cannot change while busy (set_devices refuses). */
@@ -48,9 +70,15 @@ static void check_devices(uv_work_t *work)
 
 	for (size_t i = 0; i < m->table.n; i++) {
 		m->reasons[i][0] = '\0';
-		m->results[i] = atomic_load(&m->closing)
-			      ? -ECANCELED : m->cfg.check(m->cfg.userdata, m->table.entries[i].dev,
-							  m->reasons[i], sizeof(m->reasons[i]));
+		m->taints[i] = NULL;
+		if (atomic_load(&m->closing)) {
+			m->results[i] = -ECANCELED;
+			continue;
+		}
+		m->results[i] = agent_sources(m, i, m->cfg.check(m->cfg.userdata,
+								 m->table.entries[i].dev,
+								 m->reasons[i],
+								 sizeof(m->reasons[i])));
 	}
 }
 
@@ -80,7 +108,8 @@ static void apply_round(uv_work_t *work, int status)
 	}
 	for (size_t i = 0; i < m->table.n; i++) {
 		struct health_change c;
-		if (health_table_apply(&m->table, i, m->results[i], m->reasons[i], now, &c)) {
+		if (health_table_apply(&m->table, i, m->results[i], m->reasons[i], m->taints[i], now,
+				       &c)) {
 			log_change(m, &c);
 			changed = true;
 		}
@@ -107,6 +136,12 @@ int health_monitor_run_round(struct health_monitor *m)
 		if (!reasons)
 			return -ENOMEM;
 		m->reasons = reasons;
+	}
+	{
+		const char **taints = realloc(m->taints, (m->table.n + 1) * sizeof(*taints));
+		if (!taints)
+			return -ENOMEM;
+		m->taints = taints;
 	}
 	r = uv_queue_work(m->cfg.loop, &m->work, check_devices, apply_round);
 	if (r < 0)

@@ -202,7 +202,8 @@ static int device_json(const struct build_ctx *ctx, const struct slice_device_in
 		struct json_object *taints = json_object_new_array(), *t = NULL;
 		if (obj_add(obj, "taints", taints) < 0 ||
 		    arr_add(taints, t = json_object_new_object()) < 0 ||
-		    obj_add(t, "key", json_object_new_string(SLICE_TAINT_UNHEALTHY_KEY)) < 0 ||
+		    obj_add(t, "key", json_object_new_string(dev->taint_key ? dev->taint_key
+										: SLICE_TAINT_UNHEALTHY_KEY)) < 0 ||
 		    obj_add(t, "value", json_object_new_string("true")) < 0 ||
 		    obj_add(t, "effect", json_object_new_string("NoSchedule")) < 0)
 			goto out;
@@ -355,7 +356,7 @@ out:
 
 int slice_options_from_config(struct json_object *config, struct slice_options *ret_opts)
 {
-	struct slice_options o = { 0 };
+	struct slice_options o = { .device_taints = true };
 	struct json_object *gates = NULL, *v;
 	if (config && json_object_object_get_ex(config, "featureGates", &gates) && gates) {
 		if (!json_object_is_type(gates, json_type_object))

@@ -28,14 +28,19 @@
 
 #include "agent/slices/record.h"
 
-/* Alpha API fields; off unless the config enables them (featureGates). */
+/* Feature-gated API fields (featureGates in the config). */
 struct slice_options {
-	bool device_taints;	/* DRADeviceTaints: unhealthy devices get a NoSchedule taint */
+	/* DRADeviceTaints (beta in 1.36, GA in 1.37; on unless the config turns it
+	 * off): an Unhealthy device gets a NoSchedule taint, keyed by its cause. A
+	 * server without the gate drops the field, which the store notices
+	 * (gates.h): no write loop, one warning. */
+	bool device_taints;
 	bool partitionable;	/* DRAPartitionableDevices: shared counters (none emitted yet) */
 	unsigned max_devices;	/* per slice; 0 means the API limit */
 };
 
-/* The taint an unhealthy device carries when device_taints is on. */
+/* The taint an Unhealthy device carries when device_taints is on and the
+ * agent knows no more specific cause (taint_key). */
 #define SLICE_TAINT_UNHEALTHY_KEY "dralet.dev/unhealthy"
 
 /* One device as the builder sees it; every pointer borrowed. */
@@ -47,6 +52,7 @@ struct slice_device_in {
 	const struct dralet_capacity *caps;
 	size_t n_caps;
 	bool unhealthy;
+	const char *taint_key;	/* the cause's taint key; NULL: SLICE_TAINT_UNHEALTHY_KEY */
 };
 
 /* @what is the attribute/capacity name (or NULL for the device itself). */

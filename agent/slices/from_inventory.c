@@ -53,6 +53,7 @@ static int build(const char *driver, size_t n,
 			.caps = caps[i],
 			.n_caps = nc,
 			.unhealthy = dralet_device_health(d) == DRALET_HEALTH_UNHEALTHY,
+			.taint_key = device_health_taint(d),
 		};
 	}
 	r = slice_build(driver, node_name, node_uid, devs, n, opts, log_dropped, (void *)driver,

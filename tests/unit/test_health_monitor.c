@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Device health while running: the table (change detection, errors as
  * Unknown), the NodeWatchResources message, the monitor's rounds on a real
- * loop (one at a time, closing with a round in flight). The config key is
+ * loop (one at a time, closing with a round in flight), PCIe AER counters as
+ * the agent's own source (the verdict, and a round over a board's sysfs). The config key is
  * tested with the rest of the configuration (test_inventory.c). */
 #include <errno.h>
 #include <stdarg.h>
@@ -13,7 +14,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "agent/core/backend_ctx.h"
 #include "agent/core/device_set.h"
+#include "agent/health/pcie_aer.h"
+#include "board_snippet.h"
 #include "agent/health/health_message.h"
 #include "agent/health/health_table.h"
 #include "agent/health/monitor.h"
@@ -73,11 +77,11 @@ static void test_table_detects_changes(void **state)
 	assert_int_equal(t.entries[1].updated, 100);
 
 	/* the same answer: no change, but the time moves on */
-	assert_false(health_table_apply(&t, 1, DRALET_HEALTH_HEALTHY, NULL, 110, &c));
+	assert_false(health_table_apply(&t, 1, DRALET_HEALTH_HEALTHY, NULL, NULL, 110, &c));
 	assert_int_equal(t.entries[1].updated, 110);
 
 	/* a change reaches the device model */
-	assert_true(health_table_apply(&t, 1, DRALET_HEALTH_UNHEALTHY, NULL, 120, &c));
+	assert_true(health_table_apply(&t, 1, DRALET_HEALTH_UNHEALTHY, NULL, NULL, 120, &c));
 	assert_string_equal(c.device, "accel-0000-02-00-0");
 	assert_int_equal(c.old_health, DRALET_HEALTH_HEALTHY);
 	assert_int_equal(c.new_health, DRALET_HEALTH_UNHEALTHY);
@@ -85,21 +89,21 @@ static void test_table_detects_changes(void **state)
 	assert_string_equal(c.reason, "the backend reports the device unhealthy");
 	assert_int_equal(dralet_device_health(fx->devices[1]), DRALET_HEALTH_UNHEALTHY);
 	/* the backend's own words, when it gave them */
-	assert_false(health_table_apply(&t, 1, DRALET_HEALTH_UNHEALTHY, "the link is down", 121,
+	assert_false(health_table_apply(&t, 1, DRALET_HEALTH_UNHEALTHY, "the link is down", NULL, 121,
 					&c));
 	assert_string_equal(t.entries[1].reason, "the link is down");
 	assert_int_equal(dralet_device_health(fx->devices[0]), DRALET_HEALTH_HEALTHY);
 
 	/* a failing check is Unknown, reported once: the next failure is no change */
-	assert_true(health_table_apply(&t, 2, -EIO, NULL, 130, &c));
+	assert_true(health_table_apply(&t, 2, -EIO, NULL, NULL, 130, &c));
 	assert_int_equal(c.new_health, DRALET_HEALTH_UNKNOWN);
 	assert_int_equal(c.error, -EIO);
 	assert_int_equal(t.entries[2].error, -EIO);
 	assert_string_equal(t.entries[2].reason, "the health check failed: Input/output error");
-	assert_false(health_table_apply(&t, 2, -EIO, NULL, 140, NULL));
-	assert_false(health_table_apply(&t, 2, -ENOENT, NULL, 150, NULL));
+	assert_false(health_table_apply(&t, 2, -EIO, NULL, NULL, 140, NULL));
+	assert_false(health_table_apply(&t, 2, -ENOENT, NULL, NULL, 150, NULL));
 	assert_int_equal(dralet_device_health(fx->devices[2]), DRALET_HEALTH_UNKNOWN);
-	assert_true(health_table_apply(&t, 2, DRALET_HEALTH_HEALTHY, "ignored", 160, &c));
+	assert_true(health_table_apply(&t, 2, DRALET_HEALTH_HEALTHY, "ignored", NULL, 160, &c));
 	assert_int_equal(c.error, 0);
 	assert_int_equal(t.entries[2].error, 0);
 	assert_string_equal(t.entries[2].reason, "");	/* healthy: nothing to say */
@@ -126,8 +130,8 @@ static void test_message_packs_the_complete_list(void **state)
 	size_t len;
 
 	assert_int_equal(health_table_set_devices(&t, fx->devices, N_DEVICES, 1700000000), 0);
-	health_table_apply(&t, 1, DRALET_HEALTH_UNHEALTHY, "AER fatal errors", 1700000010, NULL);
-	health_table_apply(&t, 2, -EIO, NULL, 1700000020, NULL);
+	health_table_apply(&t, 1, DRALET_HEALTH_UNHEALTHY, "AER fatal errors", NULL, 1700000010, NULL);
+	health_table_apply(&t, 2, -EIO, NULL, NULL, 1700000020, NULL);
 	assert_int_equal(health_message_pack(&t, "node-1", 30, &buf, &len), 0);
 	resp = (health_watch_response *)protobuf_c_message_unpack(&health_watch_response_descriptor,
 								  NULL, len, buf);
@@ -313,6 +317,150 @@ static void test_close_with_a_round_in_flight(void **state)
 	assert_true(run.checks <= N_DEVICES);
 }
 
+/* ---- PCIe AER ---- */
+
+static void test_aer_parse(void **state)
+{
+	uint64_t total = 7;
+
+	(void)state;
+	assert_int_equal(pcie_aer_parse_total("Undefined 0\nDLP 2\nTOTAL_ERR_FATAL 2\n", &total), 0);
+	assert_int_equal(total, 2);
+	assert_int_equal(pcie_aer_parse_total("TOTAL_ERR_NONFATAL 18446744073709551615", &total), 0);
+	assert_int_equal(total, UINT64_MAX);
+	assert_int_equal(pcie_aer_parse_total("Undefined 0\nDLP 2\n", &total), -EINVAL);
+	assert_int_equal(pcie_aer_parse_total("TOTAL_ERR_FATAL x\n", &total), -EINVAL);
+	assert_int_equal(pcie_aer_parse_total("TOTAL_ERR_FATAL\n", &total), -EINVAL);
+}
+
+/* The first counts are history; a rise is Unhealthy until PCIE_AER_HOLD_S pass
+ * without another; a reset (counts going down) is a new baseline. */
+static void test_aer_verdict(void **state)
+{
+	struct pcie_aer_state st = { 0 };
+	struct pcie_aer_counts c = { .fatal = 3, .nonfatal = 1 };
+	char why[256] = "";
+
+	(void)state;
+	assert_false(pcie_aer_verdict(&st, &c, 1000, why, sizeof(why)));
+	assert_false(pcie_aer_verdict(&st, &c, 1010, why, sizeof(why)));
+	c.nonfatal = 3;
+	assert_true(pcie_aer_verdict(&st, &c, 1020, why, sizeof(why)));
+	assert_non_null(strstr(why, "PCIe AER: 0 fatal and 2 non-fatal uncorrectable error(s)"));
+	assert_true(pcie_aer_verdict(&st, &c, 1020 + PCIE_AER_HOLD_S - 1, why, sizeof(why)));
+	assert_false(pcie_aer_verdict(&st, &c, 1020 + PCIE_AER_HOLD_S, why, sizeof(why)));
+	c.fatal = 4;
+	assert_true(pcie_aer_verdict(&st, &c, 5000, why, sizeof(why)));
+	assert_non_null(strstr(why, "1 fatal and 2 non-fatal"));
+	/* reset: zero again, no new error, the hold still runs out */
+	c = (struct pcie_aer_counts){ 0, 0 };
+	assert_true(pcie_aer_verdict(&st, &c, 5010, why, sizeof(why)));
+	assert_false(pcie_aer_verdict(&st, &c, 5000 + PCIE_AER_HOLD_S, why, sizeof(why)));
+	c.fatal = 1;
+	assert_true(pcie_aer_verdict(&st, &c, 9000, why, sizeof(why)));
+	assert_non_null(strstr(why, "1 fatal and 0 non-fatal"));
+}
+
+static int64_t aer_clock;
+
+static int64_t aer_now(void)
+{
+	return aer_clock;
+}
+
+static int healthy_check(void *userdata, struct dralet_device *dev, char *why, size_t why_size)
+{
+	(void)userdata;
+	(void)dev;
+	(void)why;
+	(void)why_size;
+	return DRALET_HEALTH_HEALTHY;
+}
+
+static void on_aer_round(void *userdata, bool changed)
+{
+	int *rounds = userdata;
+
+	(void)changed;
+	++*rounds;
+}
+
+static void run_one_round(uv_loop_t *loop, struct health_monitor *m, int *rounds)
+{
+	int want = *rounds + 1;
+
+	assert_int_equal(health_monitor_run_round(m), 0);
+	while (*rounds < want)
+		uv_run(loop, UV_RUN_ONCE);
+}
+
+/* A round over a board's function: healthy by its backend, Unhealthy with the
+ * AER taint once the kernel's counter rises (the board's file rewritten, as
+ * the kernel would), healthy again when the hold is over. */
+static void test_aer_round_on_a_board(void **state)
+{
+	char *t = board_tree("board: aer\n"
+			     "pci:\n"
+			     "  - root: \"0000:00\"\n"
+			     "    devices:\n"
+			     "      - {bdf: 00:0b.0, id: \"8086:7d1d\", class: 0x120000, driver: intel_vpu,\n"
+			     "         aer: {nonfatal: {CmpltTO: 1}}}\n");
+	struct health_monitor_config cfg = {
+		.driver = "accel.dralet.dev", .interval_ms = 3600 * 1000, .check = healthy_check,
+		.on_round = on_aer_round, .now = aer_now,
+	};
+	const struct dralet_pci_func *f;
+	struct dralet_device *dev;
+	struct health_monitor *m;
+	struct device_set *set;
+	struct harness h;
+	uv_loop_t loop;
+	int rounds = 0;
+	char path[4096], text[512];
+	FILE *file;
+
+	(void)state;
+	assert_int_equal(harness_init(&h, &harness_plain_backend, t, NULL), 0);
+	assert_non_null(f = hal_scan_find(h.scan, "0000:00:0b.0"));
+	h.ctx.sink = &h.sink;
+	assert_int_equal(dralet_device_new(&h.ctx, f, "accel", NULL, &dev), 0);
+	assert_int_equal(uv_loop_init(&loop), 0);
+	cfg.loop = &loop;
+	cfg.userdata = &rounds;
+	aer_clock = 1000;
+	assert_int_equal(device_set_new("accel.dralet.dev", &dev, 1, &set), 0);
+	assert_int_equal(health_monitor_new(&cfg, set, &m), 0);
+	run_one_round(&loop, m, &rounds);	/* the board's old error is history */
+	assert_int_equal(dralet_device_health(dev), DRALET_HEALTH_HEALTHY);
+	assert_null(device_health_taint(dev));
+
+	snprintf(path, sizeof(path), "%s/sys/bus/pci/devices/0000:00:0b.0/aer_dev_nonfatal", t);
+	snprintf(text, sizeof(text), "Undefined 0\nCmpltTO 2\nTOTAL_ERR_NONFATAL 2\n");
+	assert_non_null(file = fopen(path, "w"));
+	fputs(text, file);
+	fclose(file);
+	aer_clock = 1010;
+	run_one_round(&loop, m, &rounds);
+	assert_int_equal(dralet_device_health(dev), DRALET_HEALTH_UNHEALTHY);
+	assert_string_equal(device_health_taint(dev), PCIE_AER_TAINT_KEY);
+	assert_non_null(strstr(health_monitor_table(m)->entries[0].reason,
+			       "0 fatal and 1 non-fatal uncorrectable error(s)"));
+
+	/* a rediscovery keeps what the counters were */
+	assert_int_equal(health_monitor_set_devices(m, set), 0);
+	aer_clock = 1010 + PCIE_AER_HOLD_S;
+	run_one_round(&loop, m, &rounds);
+	assert_int_equal(dralet_device_health(dev), DRALET_HEALTH_HEALTHY);
+	assert_null(device_health_taint(dev));
+
+	health_monitor_close(m);
+	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+	assert_int_equal(uv_loop_close(&loop), 0);
+	device_set_unref(set);
+	harness_fini(&h);
+	tree_remove(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -324,6 +472,9 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_timer_runs_rounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_close_with_a_round_in_flight, setup, teardown),
+		cmocka_unit_test(test_aer_parse),
+		cmocka_unit_test(test_aer_verdict),
+		cmocka_unit_test(test_aer_round_on_a_board),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

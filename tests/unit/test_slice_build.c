@@ -283,6 +283,13 @@ static void test_taints_only_when_enabled(void **state)
 	assert_null(path(t, "timeAdded"));
 	assert_null(path(slices, "1.spec.devices.31.taints"));
 	json_object_put(slices);
+
+	/* a cause the agent found keys the taint */
+	devs[3].taint_key = "dralet.dev/pcie-aer";
+	assert_int_equal(build("gpu.dralet.dev", "n", NULL, devs, 100, &opts, NULL, NULL, &slices), 0);
+	assert_string_equal(pstr(path(slices, "1.spec.devices.32.taints.0"), "key"),
+			    "dralet.dev/pcie-aer");
+	json_object_put(slices);
 	free(devs);
 	free(names);
 }
@@ -301,13 +308,14 @@ static void test_max_devices_option(void **state)
 static void test_options_from_config(void **state)
 {
 	(void)state;
-	struct slice_options o = { .device_taints = true, .max_devices = 3 };
+	struct slice_options o = { .device_taints = false, .max_devices = 3 };
+	/* taints are on unless turned off (beta in 1.36, GA in 1.37) */
 	assert_int_equal(slice_options_from_config(NULL, &o), 0);
-	assert_false(o.device_taints);
-	struct json_object *cfg = json_tokener_parse(
-		"{\"featureGates\": {\"DRADeviceTaints\": true, \"SomethingElse\": false}}");
-	assert_int_equal(slice_options_from_config(cfg, &o), 0);
 	assert_true(o.device_taints);
+	struct json_object *cfg = json_tokener_parse(
+		"{\"featureGates\": {\"DRADeviceTaints\": false, \"SomethingElse\": false}}");
+	assert_int_equal(slice_options_from_config(cfg, &o), 0);
+	assert_false(o.device_taints);
 	assert_false(o.partitionable);
 	json_object_put(cfg);
 	cfg = json_tokener_parse("{\"featureGates\": {\"DRADeviceTaints\": \"yes\"}}");
