@@ -19,7 +19,7 @@
 #include "test_tree.h"
 #include "backends/gpu/gpu_backends.h"
 
-#define RP ROOT0 "/0000:00:01.0"
+#define RP "pci0000:00/0000:00:01.0"
 #define AMD "0000:c1:00.0"
 #define XE "0000:3a:00.0"
 #define IGPU "0000:00:02.0"

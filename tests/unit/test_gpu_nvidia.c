@@ -18,9 +18,9 @@
 #include "test_tree.h"
 #include "backends/gpu/gpu_backends.h"
 
-#define RP ROOT0 "/0000:00:01.0"
+#define RP "pci0000:00/0000:00:01.0"
 #define DSP RP "/0000:01:00.0/0000:02:00.0"
-#define RP2 ROOT0 "/0000:00:02.0"
+#define RP2 "pci0000:00/0000:00:02.0"
 #define GPU0 "0000:03:00.0"
 #define GPU1 "0000:2a:00.0"
 #define UUID0 "GPU-11111111-2222-3333-4444-555555555555"
