@@ -490,9 +490,11 @@ int board_layout(struct board *b, const struct board_diag *d)
 		r = -ENOMEM;
 		goto out;
 	}
-	memcpy(b->tree, w.tree, w.n * sizeof(*w.tree));
-	memcpy(b->funcs, w.tree, w.n * sizeof(*w.tree));
-	qsort(b->funcs, w.n, sizeof(*b->funcs), cmp_addr);
+	if (w.n) {	/* a board without functions has no walk (w.tree NULL) */
+		memcpy(b->tree, w.tree, w.n * sizeof(*w.tree));
+		memcpy(b->funcs, w.tree, w.n * sizeof(*w.tree));
+		qsort(b->funcs, w.n, sizeof(*b->funcs), cmp_addr);
+	}
 	for (size_t i = 1; i < w.n; i++)
 		if (!cmp_addr(&b->funcs[i - 1], &b->funcs[i])) {
 			struct board_func *x = b->funcs[i - 1], *y = b->funcs[i];

@@ -20,6 +20,7 @@
 #include "agent/core/config.h"
 #include "agent/core/inventory.h"
 #include "agent/core/registry.h"
+#include "board_snippet.h"
 #include "harness.h"
 
 #define MAX_SEEN 8
@@ -131,13 +132,13 @@ static void node_up(struct node *n, const struct dralet_backend *const *list)
 	char err[256];
 
 	n_filtered = n_probed = 0;
-	n->dir = tree_new();
-	tree_add_pci(n->dir, "pci0000:00", "0000:00:04.0", 0x1234, 0x5678, 0x120000);
-	tree_add_pci(n->dir, "pci0000:00", "0000:00:05.0", 0x1234, 0x9999, 0x120000);
-	tree_add_pci(n->dir, "pci0000:00", "0000:00:06.0", 0x4321, 0x0001, 0x120000);
-	tree_add_pci(n->dir, "pci0000:00", "0000:00:07.0", 0x1234, 0x0bad, 0x120000);
-	tree_add_pci(n->dir, "pci0000:00", "0000:00:08.0", 0x1234, 0x0e11, 0x120000);
-	tree_add_pci(n->dir, "pci0000:00", "0000:00:09.0", 0x8086, 0x0002, 0x030000);
+	n->dir = board_tree("board: backend-call\npci:\n  - root: \"0000:00\"\n    devices:\n"
+			    "      - {bdf: 00:04.0, id: \"1234:5678\", class: 0x120000}\n"
+			    "      - {bdf: 00:05.0, id: \"1234:9999\", class: 0x120000}\n"
+			    "      - {bdf: 00:06.0, id: \"4321:0001\", class: 0x120000}\n"
+			    "      - {bdf: 00:07.0, id: \"1234:0bad\", class: 0x120000}\n"
+			    "      - {bdf: 00:08.0, id: \"1234:0e11\", class: 0x120000}\n"
+			    "      - {bdf: 00:09.0, id: \"8086:0002\", class: 0x030000}\n");
 	snprintf(n->sys, sizeof(n->sys), "%s/sys", n->dir);
 	snprintf(n->dev, sizeof(n->dev), "%s/dev", n->dir);
 	snprintf(n->proc, sizeof(n->proc), "%s/proc", n->dir);

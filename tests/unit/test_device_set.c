@@ -17,6 +17,7 @@
 #include "agent/core/device_set.h"
 #include "agent/core/inventory.h"
 #include "agent/core/registry.h"
+#include "board_snippet.h"
 #include "harness.h"
 
 /* ---- a set over a plain list ---- */
@@ -111,10 +112,10 @@ static void node_open(struct node *n)
 	close(fd);
 	assert_int_equal(config_load(path, &n->cfg, err, sizeof(err)), 0);
 	unlink(path);
-	n->dir = tree_new();
-	tree_add_pci(n->dir, "pci0000:00", "0000:00:04.0", 0x1234, 0x5678, 0x120000);
-	tree_add_pci(n->dir, "pci0000:00", "0000:00:05.0", 0x1234, 0x5678, 0x120000);
-	tree_add_pci(n->dir, "pci0000:00", "0000:00:08.0", 0x8086, 0x1572, 0x020000);
+	n->dir = board_tree("board: device-set\npci:\n  - root: \"0000:00\"\n    devices:\n"
+			    "      - {bdf: 00:04.0, id: \"1234:5678\", class: 0x120000}\n"
+			    "      - {bdf: 00:05.0, id: \"1234:5678\", class: 0x120000}\n"
+			    "      - {bdf: 00:08.0, id: \"8086:1572\", class: 0x020000}\n");
 	snprintf(n->sys, sizeof(n->sys), "%s/sys", n->dir);
 	snprintf(n->dev, sizeof(n->dev), "%s/dev", n->dir);
 	snprintf(n->proc, sizeof(n->proc), "%s/proc", n->dir);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The fpga family on hand-built trees: an Alveo U55C (management + user PF)
+ * The fpga family on board snippets: an Alveo U55C (management + user PF)
  * and a U280 in its golden image (xrt), an Intel N3000 and a D5005 with its
  * port on a VF (dfl), an Altera card with only fpga_manager/fpga_region
  * class devices and a raw Xilinx design (fpga-region); health, prepare,
@@ -38,122 +38,114 @@
 #define AFU "d8424dc4a4a3c413f89e433683f9040b"
 #define DFL_IFACE "9926ab6d6c925a68aabca7d84c545738"
 
-static void add_bridges(const char *d)
-{
-	t_pci(d, "pci0000:60", "0000:60:01.0", 0x8086, 0x352a, 0x060400, "pcieport");
-	t_pci(d, "pci0000:3a", "0000:3a:00.0", 0x8086, 0x352a, 0x060400, "pcieport");
-	t_pci(d, "pci0000:5d", "0000:5d:00.0", 0x8086, 0x352a, 0x060400, "pcieport");
-	t_pci(d, "pci0000:6f", "0000:6f:00.0", 0x8086, 0x352a, 0x060400, "pcieport");
-}
+/* An Alveo U55C on a two-stage platform (base interface, then the shell's)
+ * with a U280 in its factory image beside it; an N3000 with FME and port on
+ * its PF, a D5005 with SR-IOV (the FME on the PF); an Altera card with only
+ * fpga_manager/fpga_region class devices and a raw Xilinx design on xdma. */
+static const char board[] =
+	"board: fpga\n"
+	"pci:\n"
+	"  - root: \"0000:60\"\n"
+	"    devices:\n"
+	"      - bdf: 60:01.0\n"
+	"        id: \"8086:352a\"\n"
+	"        devices:\n"
+	"          - bdf: 65:00.0\n"
+	"            id: \"10ee:505c\"\n"
+	"            class: 0x120000\n"
+	"            driver: xclmgmt\n"
+	"            chardevs: [{name: xclmgmt256, class: xrt, dev: \"240:7\"}]\n"
+	"            fpga_managers: [{name: fpga0, under: fmgr.m.0, driver_name: Xilinx FPGA Manager,\n"
+	"                             state: operating}]\n"
+	"            files:\n"
+	"              mgmt_pf: null\n"
+	"              instance: \"256\"\n"
+	"              interface_uuids: \"0123456789abcdef0123456789abcdef\\n" IFACE "\"\n"
+	"              logic_uuids: \"" LOGIC "\\n" IFACE "\"\n"
+	"              rom.m.0/VBNV: xilinx_u55c_gen3x16_xdma_base_3\n"
+	"          - bdf: 65:00.1\n"
+	"            id: \"10ee:505d\"\n"
+	"            class: 0x120000\n"
+	"            driver: xocl\n"
+	"            iommu_group: 60\n"
+	"            drm: {card: 0, render: 128}\n"
+	"            files:\n"
+	"              user_pf: null\n"
+	"              rom.u.0/VBNV: xilinx_u55c_gen3x16_xdma_base_3\n"
+	"              rom.u.0/timestamp: \"1648520217\"\n"
+	"              xclbinuuid: " XCLBIN "\n"
+	"              xmc.u.0/serial_num: XFL1RT4K4X0A\n"
+	"      - bdf: 60:02.0\n"
+	"        id: \"8086:352a\"\n"
+	"        devices:\n"
+	"          - {bdf: 66:00.0, id: \"10ee:d00c\", class: 0x120000}\n"
+	"  - root: \"0000:3a\"\n"
+	"    devices:\n"
+	"      - bdf: 3a:00.0\n"
+	"        id: \"8086:352a\"\n"
+	"        devices:\n"
+	"          - bdf: 3b:00.0\n"
+	"            id: \"8086:0b30\"\n"
+	"            class: 0x120000\n"
+	"            driver: dfl-pci\n"
+	"            dfl:\n"
+	"              fme: {bitstream_id: \"0x23000410010309\", bitstream_metadata: \"0x1904107\",\n"
+	"                    compat_id: " DFL_IFACE ", socket_id: 0}\n"
+	"              ports: [{afu_id: " AFU "}]\n"
+	"  - root: \"0000:5d\"\n"
+	"    devices:\n"
+	"      - bdf: 5d:00.0\n"
+	"        id: \"8086:352a\"\n"
+	"        devices:\n"
+	"          - bdf: 5e:00.0\n"
+	"            id: \"8086:0b2b\"\n"
+	"            class: 0x120000\n"
+	"            driver: dfl-pci\n"
+	"            sriov: {total: 1, vf_id: \"8086:0b2c\", vf_driver: dfl-pci}\n"
+	"            dfl: {fme: {bitstream_id: \"0x0\", compat_id: " DFL_IFACE "}, ports: []}\n"
+	"  - root: \"0000:6f\"\n"
+	"    devices:\n"
+	"      - bdf: 6f:00.0\n"
+	"        id: \"8086:352a\"\n"
+	"        devices:\n"
+	"          - bdf: 70:00.0\n"
+	"            id: \"1172:e001\"\n"
+	"            class: 0x120000\n"
+	"            driver: altera-cvp\n"
+	"            fpga_managers: [{name: fpga2, driver_name: Altera CvP FPGA Manager,\n"
+	"                             state: operating}]\n"
+	"            fpga_regions: [{name: region3, compat_id: c0ffee00c0ffee00c0ffee00c0ffee00}]\n"
+	"      - bdf: 6f:01.0\n"
+	"        id: \"8086:352a\"\n"
+	"        devices:\n"
+	"          - bdf: 71:00.0\n"
+	"            id: \"10ee:903f\"\n"
+	"            class: 0x058000\n"
+	"            driver: xdma\n"
+	"            chardevs:\n"
+	"              - {name: xdma0_user, class: xdma, dev: \"505:0\"}\n"
+	"              - {name: xdma0_h2c_0, class: xdma, dev: \"505:1\"}\n";
 
-/* A platform device below a function (DFL FME/port) with its bus link. */
-static void platform_dev(const char *d, const char *parent, const char *addr, const char *sub,
-			 const char *name)
-{
-	char rel[1024], target[1024];
-	snprintf(rel, sizeof(rel), "bus/platform/devices/%s", name);
-	snprintf(target, sizeof(target), "devices/%s/%s/%s/%s", parent, addr, sub, name);
-	t_syslink(d, rel, target);
-}
-
-static void add_alveo(const char *d, const char *iface, const char *mgr_state)
-{
-	t_pci(d, R1, MGMT, 0x10ee, 0x505c, 0x120000, "xclmgmt");
-	t_pci(d, R1, USER, 0x10ee, 0x505d, 0x120000, "xocl");
-	t_write(d, R1, MGMT, "mgmt_pf", "");
-	t_write(d, R1, MGMT, "instance", "256");
-	t_write(d, R1, MGMT, "interface_uuids", iface);
-	t_write(d, R1, MGMT, "logic_uuids", LOGIC "\n" IFACE);
-	t_write(d, R1, MGMT, "rom.m.0/VBNV", "xilinx_u55c_gen3x16_xdma_base_3");
-	t_write(d, R1, MGMT, "xrt/xclmgmt256/dev", "240:7");
-	t_node(d, "xclmgmt256");
-	t_write(d, R1, MGMT, "fmgr.m.0/fpga_manager/fpga0/name", "Xilinx FPGA Manager");
-	t_write(d, R1, MGMT, "fmgr.m.0/fpga_manager/fpga0/state", mgr_state);
-	t_syslink(d, "class/fpga_manager/fpga0", "devices/" R1 "/" MGMT "/fmgr.m.0/fpga_manager/fpga0");
-	t_write(d, R1, USER, "user_pf", "");
-	t_write(d, R1, USER, "rom.u.0/VBNV", "xilinx_u55c_gen3x16_xdma_base_3");
-	t_write(d, R1, USER, "rom.u.0/timestamp", "1648520217");
-	t_write(d, R1, USER, "xclbinuuid", XCLBIN);
-	t_write(d, R1, USER, "xmc.u.0/serial_num", "XFL1RT4K4X0A");
-	t_group(d, R1, USER, 60);
-	t_classdev(d, R1, USER, "drm", "drm", "renderD128", "226:128", "dri/renderD128");
-	t_classdev(d, R1, USER, "drm", "drm", "card0", "226:0", "dri/card0");
-	/* a U280 still in its factory image */
-	t_pci(d, R1, GOLD, 0x10ee, 0xd00c, 0x120000, NULL);
-}
-
-static void add_dfl(const char *d, const char *afu)
-{
-	/* N3000: FME and one port on the PF */
-	t_pci(d, R2, N3000, 0x8086, 0x0b30, 0x120000, "dfl-pci");
-	t_write(d, R2, N3000, "fpga_region/region0/.keep", "");
-	t_syslink(d, "class/fpga_region/region0", "devices/" R2 "/" N3000 "/fpga_region/region0");
-	t_write(d, R2, N3000, "fpga_region/region0/dfl-fme.0/bitstream_id", "0x23000410010309");
-	t_write(d, R2, N3000, "fpga_region/region0/dfl-fme.0/bitstream_metadata", "0x1904107");
-	t_write(d, R2, N3000, "fpga_region/region0/dfl-fme.0/ports_num", "1");
-	t_write(d, R2, N3000, "fpga_region/region0/dfl-fme.0/socket_id", "0");
-	t_write(d, R2, N3000, "fpga_region/region0/dfl-fme.0/dev", "238:0");
-	t_write(d, R2, N3000, "fpga_region/region0/dfl-fme.0/dfl-fme-region.0/fpga_region/region1/"
-		"compat_id", DFL_IFACE);
-	t_syslink(d, "class/fpga_region/region1", "devices/" R2 "/" N3000 "/fpga_region/region0/"
-		  "dfl-fme.0/dfl-fme-region.0/fpga_region/region1");
-	t_write(d, R2, N3000, "fpga_region/region0/dfl-fme.0/dfl-fme-mgr.0/fpga_manager/fpga1/"
-		"state", "unknown");
-	t_write(d, R2, N3000, "fpga_region/region0/dfl-fme.0/dfl-fme-mgr.0/fpga_manager/fpga1/"
-		"name", "DFL FME FPGA Manager");
-	t_syslink(d, "class/fpga_manager/fpga1", "devices/" R2 "/" N3000 "/fpga_region/region0/"
-		  "dfl-fme.0/dfl-fme-mgr.0/fpga_manager/fpga1");
-	platform_dev(d, R2, N3000, "fpga_region/region0", "dfl-fme.0");
-	t_node(d, "dfl-fme.0");
-	t_write(d, R2, N3000, "fpga_region/region0/dfl-port.0/afu_id", afu);
-	t_write(d, R2, N3000, "fpga_region/region0/dfl-port.0/id", "0");
-	t_write(d, R2, N3000, "fpga_region/region0/dfl-port.0/dev", "237:0");
-	platform_dev(d, R2, N3000, "fpga_region/region0", "dfl-port.0");
-	t_node(d, "dfl-port.0");
-
-	/* D5005 with SR-IOV: the FME stays on the PF, the port moved to the VF */
-	t_pci(d, R3, D5005, 0x8086, 0x0b2b, 0x120000, "dfl-pci");
-	t_sriov(d, R3, D5005, 1, 1);
-	t_pci(d, R3, D5005_VF, 0x8086, 0x0b2c, 0x120000, "dfl-pci");
-	t_vf(d, R3, D5005, D5005_VF, 0);
-	t_write(d, R3, D5005, "fpga_region/region2/dfl-fme.1/bitstream_id", "0x0");
-	t_write(d, R3, D5005, "fpga_region/region2/dfl-fme.1/dev", "238:1");
-	t_write(d, R3, D5005, "fpga_region/region2/dfl-fme.1/dfl-fme-region.1/fpga_region/region4/"
-		"compat_id", "0x" DFL_IFACE);
-	platform_dev(d, R3, D5005, "fpga_region/region2", "dfl-fme.1");
-	t_node(d, "dfl-fme.1");
-	t_write(d, R3, D5005_VF, "fpga_region/region5/dfl-port.1/afu_id", AFU);
-	t_write(d, R3, D5005_VF, "fpga_region/region5/dfl-port.1/id", "0");
-	t_write(d, R3, D5005_VF, "fpga_region/region5/dfl-port.1/dev", "237:1");
-	platform_dev(d, R3, D5005_VF, "fpga_region/region5", "dfl-port.1");
-	t_node(d, "dfl-port.1");
-}
-
-static void add_generic(const char *d)
-{
-	t_pci(d, R4, ALTERA, 0x1172, 0xe001, 0x120000, "altera-cvp");
-	t_write(d, R4, ALTERA, "fpga_manager/fpga2/name", "Altera CvP FPGA Manager");
-	t_write(d, R4, ALTERA, "fpga_manager/fpga2/state", "operating");
-	t_syslink(d, "class/fpga_manager/fpga2", "devices/" R4 "/" ALTERA "/fpga_manager/fpga2");
-	t_write(d, R4, ALTERA, "fpga_region/region3/compat_id", "c0ffee00c0ffee00c0ffee00c0ffee00");
-	t_syslink(d, "class/fpga_region/region3", "devices/" R4 "/" ALTERA "/fpga_region/region3");
-	t_pci(d, R4, RAW, 0x10ee, 0x903f, 0x058000, "xdma");
-	t_write(d, R4, RAW, "xdma/xdma0_user/dev", "505:0");
-	t_write(d, R4, RAW, "xdma/xdma0_user/uevent", "MAJOR=505\nMINOR=0\nDEVNAME=xdma0_user");
-	t_write(d, R4, RAW, "xdma/xdma0_h2c_0/dev", "505:1");
-	t_node(d, "xdma0_user");
-	t_node(d, "xdma0_h2c_0");
-}
+#define N3000_FME_MGR "fpga_region/region0/dfl-fme.0/dfl-fme-mgr.0/fpga_manager/fpga1/"
+#define D5005_PR_REGION "fpga_region/region2/dfl-fme.1/dfl-fme-region.1/fpga_region/region4/"
+#define VF_PORT "fpga_region/region5/dfl-port.1"
 
 static char *build_tree(void)
 {
-	char *d = tree_new();
+	char *d = board_tree(board);
 
-	add_bridges(d);
-	/* a two-stage platform: base (BLP) interface, then the shell's (PLP) */
-	add_alveo(d, "0123456789abcdef0123456789abcdef\n" IFACE, "operating");
-	add_dfl(d, AFU);
-	add_generic(d);
+	/* What the board format does not say. dfl-fme-mgr has no state
+	 * operation, so the kernel shows "unknown" (boards write operating). */
+	t_write(d, R2, N3000, N3000_FME_MGR "state", "unknown");
+	/* an interface ID written with 0x, which boards refuse */
+	t_write(d, R3, D5005, D5005_PR_REGION "compat_id", "0x" DFL_IFACE);
+	/* the D5005's port moved to its VF (boards put DFL ports on the
+	 * functions they declare only) */
+	t_write(d, R3, D5005_VF, VF_PORT "/afu_id", AFU);
+	t_write(d, R3, D5005_VF, VF_PORT "/id", "0");
+	t_write(d, R3, D5005_VF, VF_PORT "/dev", "507:1");
+	t_syslink(d, "bus/platform/devices/dfl-port.1", "devices/" R3 "/" D5005_VF "/" VF_PORT);
+	t_node(d, "dfl-port.1");
 	return d;
 }
 
@@ -209,11 +201,10 @@ static void test_xrt_pairs_mgmt_and_user(void **state)
 static void test_xrt_crashed_firmware_is_unhealthy(void **state)
 {
 	struct harness h;
-	char *d = tree_new();
+	char *d = build_tree();
 
 	(void)state;
-	add_bridges(d);
-	add_alveo(d, "ffffffffffffffffffffffffffffffff", "operating");
+	t_write(d, R1, MGMT, "interface_uuids", "ffffffffffffffffffffffffffffffff");
 	assert_int_equal(harness_init(&h, &backend_xrt, d, NULL), 0);
 	assert_int_equal(harness_probe_all(&h), 0);
 	struct dralet_device *c = harness_device(&h, "fpga-0000-65-00-1");
@@ -327,8 +318,7 @@ static void test_dfl_ports(void **state)
 	assert_int_equal(backend_dfl.health(&h.ctx, p), DRALET_HEALTH_UNHEALTHY);
 	t_write(d, R2, N3000, "fpga_region/region0/dfl-port.0/afu_id", AFU);
 	assert_int_equal(backend_dfl.health(&h.ctx, p), DRALET_HEALTH_HEALTHY);
-	t_write(d, R2, N3000, "fpga_region/region0/dfl-fme.0/dfl-fme-mgr.0/fpga_manager/fpga1/"
-		"status", "reconfig incompatible image");
+	t_write(d, R2, N3000, N3000_FME_MGR "status", "reconfig incompatible image");
 	assert_int_equal(backend_dfl.health(&h.ctx, p), DRALET_HEALTH_UNHEALTHY);
 	harness_fini(&h);
 	tree_remove(d);
@@ -350,7 +340,7 @@ static void test_dfl_prepare(void **state)
 	assert_int_equal(backend_dfl.prepare(&h.ctx, p, &t.req), 0);
 	const struct dralet_devnode *n = t_edit_node(&t, "/dev/dfl-port.0");
 	assert_non_null(n);
-	assert_int_equal(n->major, 237);
+	assert_int_equal(n->major, 507);
 	assert_int_equal(n->minor, 0);
 	assert_int_equal(t.edits.n_nodes, 1);
 	assert_string_equal(t_env(&t, "DRALET_FPGA_0000_3B_00_0_PORT0_AFU_ID"), AFU);
@@ -364,7 +354,7 @@ static void test_dfl_prepare(void **state)
 	assert_int_equal(backend_dfl.prepare(&h.ctx, p, &t.req), 0);
 	n = t_edit_node(&t, "/dev/dfl-fme.0");
 	assert_non_null(n);
-	assert_int_equal(n->major, 238);
+	assert_int_equal(n->major, 508);
 	t_req_clear(&t);
 
 	t_req_init(&t, "{\"apiVersion\":\"fpga.dralet.dev/v1alpha1\",\"kind\":\"FpgaConfig\","
@@ -518,16 +508,17 @@ static void test_ownership(void **state)
 static void test_garbage_vendor_files(void **state)
 {
 	struct harness h;
-	char *d = tree_new();
+	char *d = build_tree();
 
 	(void)state;
-	add_bridges(d);
-	add_alveo(d, "zz-not-a-uuid", "\x01\x02");
+	/* what no driver writes, so no board says */
+	t_write(d, R1, MGMT, "interface_uuids", "zz-not-a-uuid");
+	t_write(d, R1, MGMT, "fmgr.m.0/fpga_manager/fpga0/state", "\x01\x02");
 	t_write(d, R1, USER, "rom.u.0/timestamp", "yesterday");
 	t_write(d, R1, USER, "rom.u.0/VBNV",
 		"xilinx_u55c_gen3x16_xdma_base_3_with_a_name_longer_than_any_attribute_may_be");
 	t_write(d, R1, MGMT, "instance", "minus one");
-	add_dfl(d, "not hex at all");
+	t_write(d, R2, N3000, "fpga_region/region0/dfl-port.0/afu_id", "not hex at all");
 	assert_int_equal(harness_init(&h, &backend_xrt, d, NULL), 0);
 	assert_int_equal(harness_probe_all(&h), 0);
 	struct dralet_device *c = harness_device(&h, "fpga-0000-65-00-1");

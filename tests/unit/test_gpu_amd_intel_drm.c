@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * amdgpu, intel-gpu and drm backends on hand-built trees: MI300X whole and
+ * amdgpu, intel-gpu and drm backends on board snippets: MI300X whole and
  * CPX-partitioned (KFD topology), Intel Data Center GPU Max on xe and an
  * integrated i915 GPU, an ASPEED BMC VGA; ownership scores, garbage files,
  * prepare edits and health.
@@ -14,15 +14,70 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "board_snippet.h"
 #include "test_gpu_util.h"
+#include "test_tree.h"
 #include "backends/gpu/gpu_backends.h"
 
-#define RP ROOT0 "/0000:00:01.0"
+#define RP "pci0000:00/0000:00:01.0"
 #define AMD "0000:c1:00.0"
 #define XE "0000:3a:00.0"
 #define IGPU "0000:00:02.0"
 #define BMC "0000:02:00.0"
-#define BMC_BRIDGE ROOT0 "/0000:00:1c.0/0000:01:00.0"
+
+/* MI300X whole (SPX): amdgpu with card1/renderD128 and its KFD node; Data
+ * Center GPU Max 1550 on xe with two tiles of HBM; an integrated GPU on
+ * i915 (no local memory); the BMC's ASPEED AST2600 behind its PCI bridge. */
+static const char board[] =
+	"board: gpu-drm\n"
+	"numa:\n"
+	"  - {node: 0, cpus: \"0-7\"}\n"
+	"  - {node: 1, cpus: \"8-15\"}\n"
+	"pci:\n"
+	"  - root: \"0000:00\"\n"
+	"    devices:\n"
+	"      - bdf: 00:01.0\n"
+	"        id: \"1022:14ab\"\n"
+	"        devices:\n"
+	"          - bdf: c1:00.0\n"
+	"            id: \"1002:74a1\"\n"
+	"            class: 0x120000\n"	/* a processing accelerator */
+	"            driver: amdgpu\n"
+	"            numa: 1\n"
+	"            drm: {card: 1, render: 128}\n"
+	"            kfd: {properties: \"simd_per_cu 4\\ngfx_target_version 90402\\n"
+	"local_mem_size 206158430208\\nnum_xcc 8\\n\"}\n"
+	"            files:\n"
+	"              product_name: AMD Instinct MI300X OAM\n"
+	"              unique_id: 5a3b7e1c9d0f2468\n"
+	"              serial_number: \"692251001124\"\n"
+	"              mem_info_vram_total: \"206158430208\"\n"
+	"              current_compute_partition: SPX\n"
+	"              available_compute_partition: SPX, DPX, QPX, CPX\n"
+	"              current_memory_partition: NPS1\n"
+	"      - {bdf: 00:02.0, id: \"8086:4680\", class: 0x030000, driver: i915,\n"
+	"         drm: {card: 0, render: 129}}\n"
+	"      - bdf: 00:1c.0\n"
+	"        id: \"8086:7ab8\"\n"
+	"        devices:\n"
+	"          - bdf: 01:00.0\n"
+	"            id: \"1a03:1150\"\n"
+	"            type: pci-bridge\n"
+	"            devices:\n"
+	"              - {bdf: 02:00.0, id: \"1a03:2000\", class: 0x030000, driver: ast,\n"
+	"                 boot_vga: true, drm: {card: 3, render: false}}\n"
+	"      - bdf: 00:03.0\n"
+	"        id: \"8086:7ab9\"\n"
+	"        devices:\n"
+	"          - bdf: 3a:00.0\n"
+	"            id: \"8086:0bd5\"\n"
+	"            class: 0x038000\n"
+	"            driver: xe\n"
+	"            sriov: {total: 63, num: 0, vf_id: \"8086:0bd5\"}\n"
+	"            drm: {card: 2, render: 130}\n"
+	"            files:\n"
+	"              tile0/physical_vram_size_bytes: \"68719476736\"\n"
+	"              tile1/physical_vram_size_bytes: \"68719476736\"\n";
 
 static void kfd_node(const char *d, unsigned node, unsigned location, unsigned render,
 		     unsigned simds, unsigned long long mem)
@@ -40,57 +95,23 @@ static void kfd_node(const char *d, unsigned node, unsigned location, unsigned r
 
 static char *build_tree(bool cpx)
 {
-	char *d = tree_new();
-	const unsigned loc = 0xc1 << 8;
+	char *d = board_tree(board);
 
-	tree_add_pci(d, ROOT0, "0000:00:01.0", 0x1022, 0x14ab, 0x060400);
-	/* AMD Instinct MI300X: a processing accelerator (class 0x12) */
-	gpu_tree_add(d, RP, AMD, 0x1002, 0x74a1, 0x120000, "amdgpu", 1);
-	gpu_tree_file(d, RP, AMD, "product_name", "AMD Instinct MI300X OAM");
-	gpu_tree_file(d, RP, AMD, "unique_id", "5a3b7e1c9d0f2468");
-	gpu_tree_file(d, RP, AMD, "serial_number", "692251001124");
-	gpu_tree_file(d, RP, AMD, "mem_info_vram_total", "206158430208");
-	gpu_tree_file(d, RP, AMD, "current_compute_partition", cpx ? "CPX" : "SPX");
-	gpu_tree_file(d, RP, AMD, "available_compute_partition", "SPX, DPX, QPX, CPX");
-	gpu_tree_file(d, RP, AMD, "current_memory_partition", "NPS1");
-	gpu_tree_drm(d, RP, AMD, "card1", 1);
-	gpu_tree_drm(d, RP, AMD, "renderD128", 128);
+	/* amdgpu's module files: boards write /sys/module for nvidia only */
 	tree_write(d, "sys/module/amdgpu/version", "6.7.0");
 	tree_write(d, "sys/module/amdgpu/srcversion", "4E2F5C0D7A7A2B4E9D1C0A3");
-	tree_write(d, "proc/devices", "Character devices:\n226 drm\n235 kfd\n");
-	tree_write(d, "dev/kfd", "");
-	/* KFD: the CPU node 0, then the GPU or its 8 partitions */
-	tree_write(d, "sys/class/kfd/kfd/topology/nodes/0/properties",
-		   "cpu_cores_count 96\nsimd_count 0\nlocation_id 0\ndomain 0\n");
-	if (!cpx) {
-		kfd_node(d, 1, loc, 128, 1216, 206158430208ull);
-	} else {
-		for (unsigned i = 0; i < 8; i++) {
-			char rel[64];
-			/* the partitions' own render nodes come from amdgpu_xcp devices */
-			kfd_node(d, 8 - i, loc, 128 + i, 152, 25769803776ull);
-			snprintf(rel, sizeof(rel), "dev/dri/renderD%u", 128 + i);
-			tree_write(d, rel, "");
-		}
+	if (!cpx)
+		return d;
+	/* CPX, which boards do not express (one KFD node per GPU): the 8
+	 * partitions replace the GPU's KFD node 2 (after the CPU nodes 0 and
+	 * 1), with their own render nodes from amdgpu_xcp devices */
+	t_write(d, RP, AMD, "current_compute_partition", "CPX");
+	for (unsigned i = 0; i < 8; i++) {
+		char rel[64];
+		kfd_node(d, 9 - i, 0xc1 << 8, 128 + i, 152, 25769803776ull);
+		snprintf(rel, sizeof(rel), "dev/dri/renderD%u", 128 + i);
+		tree_write(d, rel, "");
 	}
-	/* Intel Data Center GPU Max 1550 on xe, with two tiles of HBM */
-	gpu_tree_add(d, ROOT0, XE, 0x8086, 0x0bd5, 0x038000, "xe", 0);
-	gpu_tree_file(d, ROOT0, XE, "tile0/physical_vram_size_bytes", "68719476736");
-	gpu_tree_file(d, ROOT0, XE, "tile1/physical_vram_size_bytes", "68719476736");
-	gpu_tree_file(d, ROOT0, XE, "sriov_totalvfs", "63");
-	gpu_tree_file(d, ROOT0, XE, "sriov_numvfs", "0");
-	gpu_tree_drm(d, ROOT0, XE, "card2", 2);
-	gpu_tree_drm(d, ROOT0, XE, "renderD130", 130);
-	/* an integrated GPU on i915: no local memory */
-	gpu_tree_add(d, ROOT0, IGPU, 0x8086, 0x4680, 0x030000, "i915", -1);
-	gpu_tree_drm(d, ROOT0, IGPU, "card0", 0);
-	gpu_tree_drm(d, ROOT0, IGPU, "renderD129", 129);
-	/* the BMC's VGA behind its bridge: ASPEED AST2600 on ast */
-	tree_add_pci(d, ROOT0, "0000:00:1c.0", 0x8086, 0x7ab8, 0x060400);
-	tree_add_pci(d, ROOT0 "/0000:00:1c.0", "0000:01:00.0", 0x1a03, 0x1150, 0x060400);
-	gpu_tree_add(d, BMC_BRIDGE, BMC, 0x1a03, 0x2000, 0x030000, "ast", -1);
-	gpu_tree_file(d, BMC_BRIDGE, BMC, "boot_vga", "1");
-	gpu_tree_drm(d, BMC_BRIDGE, BMC, "card3", 3);
 	return d;
 }
 
@@ -162,7 +183,7 @@ static void test_amd_whole_gpu(void **state)
 	assert_string_equal(capacity(g, "simdUnits"), "1216");
 	assert_node(g, "/dev/dri/card1", 226, 1);
 	assert_node(g, "/dev/dri/renderD128", 226, 128);
-	assert_node(g, "/dev/kfd", 235, 0);
+	assert_node(g, "/dev/kfd", 506, 0);
 	assert_int_equal(dralet_device_n_nodes(g), 3);
 	assert_int_equal(gpu_amdgpu_backend.health(&h.ctx, g), DRALET_HEALTH_HEALTHY);
 	harness_fini(&h);
@@ -196,7 +217,7 @@ static void test_amd_cpx_partitions(void **state)
 		assert_string_equal(capacity(p, "computeUnits"), "38");
 		snprintf(render, sizeof(render), "/dev/dri/renderD%u", 128 + i);
 		assert_node(p, render, 226, 128 + i);
-		assert_node(p, "/dev/kfd", 235, 0);
+		assert_node(p, "/dev/kfd", 506, 0);
 	}
 	harness_fini(&h);
 	tree_remove(d);
@@ -209,10 +230,11 @@ static void test_amd_garbage_files(void **state)
 	char *d = build_tree(false), *log;
 
 	(void)state;
-	gpu_tree_file(d, RP, AMD, "mem_info_vram_total", "lots");
-	gpu_tree_file(d, RP, AMD, "product_name", "\x01\x02\x03");
-	gpu_tree_file(d, RP, AMD, "current_compute_partition", "S P X!");
-	tree_write(d, "sys/class/kfd/kfd/topology/nodes/1/properties", "garbage\n\xff\xfe\n");
+	/* what no driver writes, so no board says */
+	t_write(d, RP, AMD, "mem_info_vram_total", "lots");
+	t_write(d, RP, AMD, "product_name", "\x01\x02\x03");
+	t_write(d, RP, AMD, "current_compute_partition", "S P X!");
+	tree_write(d, "sys/class/kfd/kfd/topology/nodes/2/properties", "garbage\n\xff\xfe\n");
 	tree_write(d, "sys/class/kfd/kfd/topology/nodes/zz/properties", "simd_count 4\n");
 	capture_begin(&c);
 	assert_int_equal(harness_init(&h, &gpu_amdgpu_backend, d, NULL), 0);
@@ -319,7 +341,7 @@ static void test_prepare_and_health(void **state)
 	assert_int_equal(gpu_amdgpu_backend.prepare(&h.ctx, p4, &req), 0);
 	assert_non_null(edit_node(&e, "/dev/dri/renderD131"));
 	assert_non_null(edit_node(&e, "/dev/dri/renderD132"));
-	assert_int_equal(edit_node(&e, "/dev/kfd")->node.major, 235);
+	assert_int_equal(edit_node(&e, "/dev/kfd")->node.major, 506);
 	assert_int_equal(e.n_nodes, 3);
 	assert_string_equal(edit_env(&e, "DRALET_PARTITION_0000_C1_00_0_CPX_3_INDEX"), "3");
 	assert_string_equal(edit_env(&e, "DRALET_PARTITION_0000_C1_00_0_CPX_4_PROFILE"), "cpx_nps1");
@@ -336,11 +358,9 @@ static void test_prepare_and_health(void **state)
 
 	/* health: the driver unbound, then the function removed */
 	assert_int_equal(gpu_amdgpu_backend.health(&h.ctx, p3), DRALET_HEALTH_HEALTHY);
-	snprintf(rel, sizeof(rel), "%s/sys/devices/" RP "/" AMD "/driver", d);
-	assert_int_equal(unlink(rel), 0);
+	t_bind(d, RP, AMD, NULL);
 	assert_int_equal(gpu_amdgpu_backend.health(&h.ctx, p3), DRALET_HEALTH_UNHEALTHY);
-	tree_link(d, "sys/devices/" RP "/" AMD "/driver", "../../../bus/pci/drivers/vfio-pci");
-	tree_mkdir(d, "sys/bus/pci/drivers/vfio-pci");
+	t_bind(d, RP, AMD, "vfio-pci");
 	assert_int_equal(gpu_amdgpu_backend.health(&h.ctx, p3), DRALET_HEALTH_UNHEALTHY);
 	snprintf(rel, sizeof(rel), "%s/sys/devices/" RP "/" AMD "/vendor", d);
 	assert_int_equal(unlink(rel), 0);
@@ -357,11 +377,12 @@ static void test_device_without_nodes_cannot_be_prepared(void **state)
 	struct dralet_edits e = { 0 };
 	struct dralet_undo u = { 0 };
 	struct dralet_prepare_req req = { .edits = &e, .undo = &u };
-	char *d = tree_new(), path[512];
+	char *d = board_tree("board: bochs\npci:\n  - root: \"0000:05\"\n    devices:\n"
+			     "      - {bdf: 05:00.0, id: \"1234:1111\", class: 0x030000,\n"
+			     "         driver: bochs-drm, drm: {card: 0, render: false}}\n");
+	char path[512];
 
 	(void)state;
-	gpu_tree_add(d, ROOT0, "0000:05:00.0", 0x1234, 0x1111, 0x030000, "bochs-drm", -1);
-	gpu_tree_drm(d, ROOT0, "0000:05:00.0", "card0", 0);
 	snprintf(path, sizeof(path), "%s/dev/dri/card0", d);
 	unlink(path);	/* udev never created the node */
 	assert_int_equal(harness_init(&h, &gpu_drm_backend, d, NULL), 0);

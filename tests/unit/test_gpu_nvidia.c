@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * nvidia backend discovery on hand-built trees: NVML facts through the fake
+ * nvidia backend discovery on board snippets: NVML facts through the fake
  * NVML library, MIG devices, procfs-only facts, NVML absent or failing,
  * excluded GPUs, garbage vendor files, ownership and health.
  */
@@ -13,92 +13,101 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "board_snippet.h"
 #include "test_gpu_util.h"
+#include "test_tree.h"
 #include "backends/gpu/gpu_backends.h"
 
-#define RP ROOT0 "/0000:00:01.0"
-#define USP RP "/0000:01:00.0"
-#define DSP USP "/0000:02:00.0"
-#define RP2 ROOT0 "/0000:00:02.0"
+#define RP "pci0000:00/0000:00:01.0"
+#define DSP RP "/0000:01:00.0/0000:02:00.0"
+#define RP2 "pci0000:00/0000:00:02.0"
 #define GPU0 "0000:03:00.0"
 #define GPU1 "0000:2a:00.0"
 #define UUID0 "GPU-11111111-2222-3333-4444-555555555555"
 #define UUID1 "GPU-66666666-7777-8888-9999-000000000000"
 
-static const char nvml_json[] =
-	"{\"driverVersion\":\"550.54.15\",\"cudaDriverVersion\":12040,\"devices\":["
-	"{\"pciBusId\":\"00000000:03:00.0\",\"index\":0,\"minor\":0,\"uuid\":\"" UUID0 "\","
-	"\"name\":\"NVIDIA H100 80GB HBM3\",\"brand\":\"NVIDIA\",\"architecture\":\"Hopper\","
-	"\"cudaComputeCapability\":\"9.0\",\"memoryTotalBytes\":85520809984,"
-	"\"migMode\":{\"current\":0,\"pending\":0}},"
-	"{\"pciBusId\":\"0000:2a:00.0\",\"index\":1,\"minor\":1,\"uuid\":\"" UUID1 "\","
-	"\"name\":\"NVIDIA H100 80GB HBM3\",\"brand\":\"NVIDIA\",\"architecture\":\"Hopper\","
-	"\"cudaComputeCapability\":\"9.0\",\"memoryTotalBytes\":85520809984,"
-	"\"migMode\":{\"current\":1,\"pending\":1},\"migDevices\":["
-	"{\"uuid\":\"MIG-aaaaaaaa-0000-0000-0000-000000000001\",\"profile\":\"1g.10gb\","
-	"\"giProfileId\":0,\"ciProfileId\":0,\"gi\":9,\"ci\":0,\"placementStart\":0,"
-	"\"placementSize\":1,\"memoryBytes\":10200547328,\"multiprocessors\":16,"
-	"\"copyEngines\":1,\"decoders\":1,\"encoders\":0,\"jpegEngines\":1,\"ofaEngines\":0,"
-	"\"giAccessMinor\":138,\"ciAccessMinor\":139},"
-	"{\"uuid\":\"MIG-aaaaaaaa-0000-0000-0000-000000000002\",\"profile\":\"1c.2g.20gb\","
-	"\"giProfileId\":1,\"ciProfileId\":0,\"gi\":3,\"ci\":0,\"placementStart\":2,"
-	"\"placementSize\":2,\"memoryBytes\":20937965568,\"multiprocessors\":16,"
-	"\"copyEngines\":1,\"decoders\":1,\"encoders\":0,\"jpegEngines\":0,\"ofaEngines\":0},"
-	"{\"uuid\":\"MIG-aaaaaaaa-0000-0000-0000-000000000003\",\"profile\":\"1c.2g.20gb\","
-	"\"giProfileId\":1,\"ciProfileId\":0,\"gi\":3,\"ci\":1,\"placementStart\":2,"
-	"\"placementSize\":2,\"memoryBytes\":20937965568,\"multiprocessors\":16,"
-	"\"copyEngines\":1,\"decoders\":1,\"encoders\":0,\"jpegEngines\":0,\"ofaEngines\":0}"
-	"]}]}";
-
-static void write_info(const char *d, const char *address, const char *uuid, int minor,
-		       const char *excluded)
+/* Two H100s: GPU0 behind a PCIe switch with MIG off, GPU1 with MIG on (a
+ * 1g.10gb instance and a 2g instance split into two compute instances).
+ * @gpu0: more keys of GPU0's nvidia: mapping (YAML lines), or "". */
+static char *build_tree(const char *gpu0)
 {
-	char rel[256], text[1024];
+	char yaml[4096];
 
-	snprintf(rel, sizeof(rel), "proc/driver/nvidia/gpus/%s/information", address);
-	snprintf(text, sizeof(text),
-		 "Model: \t\t NVIDIA H100 80GB HBM3\nIRQ:   \t\t 245\nGPU UUID: \t\t %s\n"
-		 "Video BIOS: \t\t 96.00.89.00.01\nBus Type: \t\t PCIe\nDMA Size: \t\t 52 bits\n"
-		 "DMA Mask: \t\t 0xfffffffffffff\nBus Location: \t\t %s\nDevice Minor: \t\t %d\n"
-		 "GPU Excluded:\t\t %s\n", uuid, address, minor, excluded);
-	tree_write(d, rel, text);
+	snprintf(yaml, sizeof(yaml),
+		 "board: gpu-nvidia\n"
+		 "numa:\n"
+		 "  - {node: 0, cpus: \"0-7\"}\n"
+		 "  - {node: 1, cpus: \"8-15\"}\n"
+		 "pci:\n"
+		 "  - root: \"0000:00\"\n"
+		 "    devices:\n"
+		 "      - bdf: 00:01.0\n"
+		 "        id: \"8086:352a\"\n"
+		 "        devices:\n"
+		 "          - bdf: 01:00.0\n"
+		 "            id: \"1000:c030\"\n"
+		 "            devices:\n"
+		 "              - bdf: 02:00.0\n"
+		 "                id: \"1000:c030\"\n"
+		 "                devices:\n"
+		 "                  - bdf: 03:00.0\n"
+		 "                    id: \"10de:2330\"\n"
+		 "                    class: 0x030200\n"
+		 "                    driver: nvidia\n"
+		 "                    numa: 1\n"
+		 "                    nvidia:\n"
+		 "                      minor: 0\n"
+		 "                      uuid: " UUID0 "\n"
+		 "                      model: NVIDIA H100 80GB HBM3\n"
+		 "                      vbios: 96.00.89.00.01\n"
+		 "                      nvml: {memory: 85520809984}\n"
+		 "%s"
+		 "      - bdf: 00:02.0\n"
+		 "        id: \"8086:352a\"\n"
+		 "        devices:\n"
+		 "          - bdf: 2a:00.0\n"
+		 "            id: \"10de:2330\"\n"
+		 "            class: 0x030200\n"
+		 "            driver: nvidia\n"
+		 "            numa: 0\n"
+		 "            nvidia:\n"
+		 "              minor: 1\n"
+		 "              uuid: " UUID1 "\n"
+		 "              model: NVIDIA H100 80GB HBM3\n"
+		 "              nvml: {memory: 85520809984, mig_mode: true}\n"
+		 "              mig:\n"
+		 "                - {profile: 1g.10gb, placement: 0, gi: 9, memory: 10200547328,\n"
+		 "                   jpeg_engines: 1, uuid: MIG-aaaaaaaa-0000-0000-0000-000000000001}\n"
+		 "                - {profile: 1c.2g.20gb, placement: {start: 2, size: 2}, gi: 3, ci: 0,\n"
+		 "                   gi_profile_id: 1, memory: 20937965568, multiprocessors: 16,\n"
+		 "                   copy_engines: 1, decoders: 1,\n"
+		 "                   uuid: MIG-aaaaaaaa-0000-0000-0000-000000000002}\n"
+		 "                - {profile: 1c.2g.20gb, placement: {start: 2, size: 2}, gi: 3, ci: 1,\n"
+		 "                   gi_profile_id: 1, memory: 20937965568, multiprocessors: 16,\n"
+		 "                   copy_engines: 1, decoders: 1,\n"
+		 "                   uuid: MIG-aaaaaaaa-0000-0000-0000-000000000003}\n",
+		 gpu0);
+	return board_tree(yaml);
 }
 
-/* Two H100s: GPU0 behind a PCIe switch with MIG off, GPU1 with MIG on. */
-static char *build_tree(void)
+/* Adds @fields ("\"lost\":true,") to GPU0's entry (the first) of the tree's
+ * nvml.json: NVML states the board format does not describe. */
+static void nvml_gpu0_add(const char *d, const char *fields)
 {
-	char *d = tree_new();
+	char path[4096], text[16384], *patched;
+	FILE *f;
+	size_t n;
 
-	tree_add_pci(d, ROOT0, "0000:00:01.0", 0x8086, 0x352a, 0x060400);
-	tree_add_pci(d, RP, "0000:01:00.0", 0x1000, 0xc030, 0x060400);
-	tree_add_pci(d, USP, "0000:02:00.0", 0x1000, 0xc030, 0x060400);
-	tree_add_pci(d, ROOT0, "0000:00:02.0", 0x8086, 0x352a, 0x060400);
-	gpu_tree_add(d, DSP, GPU0, 0x10de, 0x2330, 0x030200, "nvidia", 1);
-	gpu_tree_add(d, RP2, GPU1, 0x10de, 0x2330, 0x030200, "nvidia", 0);
-	/* the GPU's HDMI/audio-less sibling: an NVSwitch-like bridge nobody takes */
-	tree_write(d, "proc/devices", "Character devices:\n  1 mem\n195 nvidia-frontend\n"
-				      "226 drm\n509 nvidia-caps\n510 nvidia-uvm\n\nBlock devices:\n"
-				      "  8 sd\n");
-	tree_write(d, "proc/driver/nvidia/version",
-		   "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 "
-		   "22:23:56 UTC 2024\nGCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n");
-	write_info(d, GPU0, UUID0, 0, "No");
-	write_info(d, GPU1, UUID1, 1, "No");
-	tree_write(d, "proc/driver/nvidia-caps/mig-minors",
-		   "config 1\nmonitor 2\ngpu1/gi3/access 48\ngpu1/gi3/ci0/access 49\n"
-		   "gpu1/gi3/ci1/access 50\ngpu1/gi9/access 138\ngpu1/gi9/ci0/access 139\n");
-	tree_mkdir(d, "proc/driver/nvidia/capabilities/gpu1/mig/gi9/ci0");
-	tree_mkdir(d, "proc/driver/nvidia/capabilities/gpu1/mig/gi3/ci0");
-	static const char *const nodes[] = {
-		"dev/nvidia0", "dev/nvidia1", "dev/nvidiactl", "dev/nvidia-uvm",
-		"dev/nvidia-uvm-tools", "dev/nvidia-caps/nvidia-cap48",
-		"dev/nvidia-caps/nvidia-cap49", "dev/nvidia-caps/nvidia-cap50",
-		"dev/nvidia-caps/nvidia-cap138", "dev/nvidia-caps/nvidia-cap139", NULL,
-	};
-	for (size_t i = 0; nodes[i]; i++)
-		tree_write(d, nodes[i], "");
-	tree_write(d, "nvml.json", nvml_json);
-	return d;
+	snprintf(path, sizeof(path), "%s/nvml.json", d);
+	assert_non_null(f = fopen(path, "r"));
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	char *at = strstr(text, "\"migMode\"");
+	assert_non_null(at);
+	assert_true(asprintf(&patched, "%.*s%s%s", (int)(at - text), text, fields, at) > 0);
+	tree_write(d, "nvml.json", patched);
+	free(patched);
 }
 
 /* Options naming the fake NVML and the tree's nvml.json (or @lib). */
@@ -134,7 +143,7 @@ static void assert_node(const struct dralet_device *dev, const char *path, unsig
 static void test_full_gpu_with_nvml(void **state)
 {
 	struct harness h;
-	char *d = build_tree(), *opts = nvml_options(d, NULL);
+	char *d = build_tree(""), *opts = nvml_options(d, NULL);
 
 	(void)state;
 	init_probe(&h, d, opts);
@@ -165,8 +174,8 @@ static void test_full_gpu_with_nvml(void **state)
 	assert_int_equal(dralet_device_health(g), DRALET_HEALTH_HEALTHY);
 	assert_node(g, "/dev/nvidia0", 195, 0);
 	assert_node(g, "/dev/nvidiactl", 195, 255);
-	assert_node(g, "/dev/nvidia-uvm", 510, 0);
-	assert_node(g, "/dev/nvidia-uvm-tools", 510, 1);
+	assert_node(g, "/dev/nvidia-uvm", 511, 0);
+	assert_node(g, "/dev/nvidia-uvm-tools", 511, 1);
 	assert_int_equal(dralet_device_n_nodes(g), 4);
 	/* the GPU in MIG mode is published only through its MIG devices */
 	assert_null(harness_device(&h, "gpu-0000-2a-00-0"));
@@ -179,7 +188,7 @@ static void test_full_gpu_with_nvml(void **state)
 static void test_mig_devices(void **state)
 {
 	struct harness h;
-	char *d = build_tree(), *opts = nvml_options(d, NULL);
+	char *d = build_tree(""), *opts = nvml_options(d, NULL);
 
 	(void)state;
 	init_probe(&h, d, opts);
@@ -205,8 +214,9 @@ static void test_mig_devices(void **state)
 	assert_string_equal(capacity(m, "ofaEngines"), "0");
 	assert_true(dralet_device_n_attrs(m) + dralet_device_n_capacities(m) <= 32);
 	assert_node(m, "/dev/nvidia1", 195, 1);
-	assert_node(m, "/dev/nvidia-caps/nvidia-cap138", 509, 138);
-	assert_node(m, "/dev/nvidia-caps/nvidia-cap139", 509, 139);
+	/* the driver's numbering: gi access 3 + 135 * minor + 9 * gi, ci access +1+ci */
+	assert_node(m, "/dev/nvidia-caps/nvidia-cap219", 510, 219);
+	assert_node(m, "/dev/nvidia-caps/nvidia-cap220", 510, 220);
 	assert_int_equal(dralet_device_n_nodes(m), 6);
 
 	/* two compute instances of one 2g GPU instance stay apart */
@@ -217,9 +227,9 @@ static void test_mig_devices(void **state)
 	assert_string_equal(attr_string(c1, "migProfile"), "1c.2g.20gb");
 	assert_int_equal(attr_int(c1, "placementStart", -1), 2);
 	assert_int_equal(attr_int(c1, "placementSize", -1), 2);
-	assert_node(c0, "/dev/nvidia-caps/nvidia-cap48", 509, 48);
-	assert_node(c0, "/dev/nvidia-caps/nvidia-cap49", 509, 49);
-	assert_node(c1, "/dev/nvidia-caps/nvidia-cap50", 509, 50);
+	assert_node(c0, "/dev/nvidia-caps/nvidia-cap165", 510, 165);
+	assert_node(c0, "/dev/nvidia-caps/nvidia-cap166", 510, 166);
+	assert_node(c1, "/dev/nvidia-caps/nvidia-cap167", 510, 167);
 	harness_fini(&h);
 	free(opts);
 	tree_remove(d);
@@ -234,7 +244,7 @@ static void test_names_stable_across_runs(void **state)
 {
 	char *names[2][16];
 	size_t n[2];
-	char *d = build_tree(), *opts = nvml_options(d, NULL);
+	char *d = build_tree(""), *opts = nvml_options(d, NULL);
 
 	(void)state;
 	for (int run = 0; run < 2; run++) {
@@ -261,7 +271,7 @@ static void test_proc_only_when_nvml_absent(void **state)
 {
 	struct harness h;
 	struct capture c;
-	char *d = build_tree(), *opts = nvml_options(d, "/nonexistent/libnvidia-ml.so.1"), *log;
+	char *d = build_tree(""), *opts = nvml_options(d, "/nonexistent/libnvidia-ml.so.1"), *log;
 
 	(void)state;
 	capture_begin(&c);
@@ -291,10 +301,10 @@ static void test_nvml_init_failure_is_a_warning(void **state)
 {
 	struct harness h;
 	struct capture c;
-	char *d = build_tree(), *opts = nvml_options(d, NULL), *log;
+	char *d = build_tree(""), *opts = nvml_options(d, NULL), *log;
 
 	(void)state;
-	tree_write(d, "nvml.json", "{\"initError\":9}");
+	tree_write(d, "nvml.json", "{\"initError\":9}");	/* NVML's state, not the board's */
 	capture_begin(&c);
 	init_probe(&h, d, opts);
 	log = capture_end(&c);
@@ -314,7 +324,7 @@ static void test_nvml_data_missing_is_a_warning(void **state)
 {
 	struct harness h;
 	struct capture c;
-	char *d = build_tree(), *opts = nvml_options(d, NULL), *log;
+	char *d = build_tree(""), *opts = nvml_options(d, NULL), *log;
 
 	(void)state;
 	setenv("FAKE_NVML_DATA", "/nonexistent/nvml.json", 1);
@@ -333,10 +343,10 @@ static void test_excluded_gpu_skipped(void **state)
 {
 	struct harness h;
 	struct capture c;
-	char *d = build_tree(), *opts = nvml_options(d, NULL), *log;
+	char *d = build_tree("                      excluded: true\n");
+	char *opts = nvml_options(d, NULL), *log;
 
 	(void)state;
-	write_info(d, GPU0, UUID0, 0, "Yes");
 	capture_begin(&c);
 	init_probe(&h, d, opts);
 	log = capture_end(&c);
@@ -352,9 +362,10 @@ static void test_garbage_vendor_files(void **state)
 {
 	struct harness h;
 	struct capture c;
-	char *d = build_tree(), *opts = nvml_options(d, "/nonexistent/libnvidia-ml.so.1"), *log;
+	char *d = build_tree(""), *opts = nvml_options(d, "/nonexistent/libnvidia-ml.so.1"), *log;
 
 	(void)state;
+	/* what no driver writes, so no board says */
 	tree_write(d, "proc/driver/nvidia/gpus/" GPU0 "/information",
 		   "Model: \x01\x02garbage\nGPU UUID: not-a-uuid\nDevice Minor: minus-one\n"
 		   "no colon here\n::::\nGPU Excluded:\n");
@@ -385,11 +396,12 @@ static void test_mig_without_capability_minors_not_published(void **state)
 {
 	struct harness h;
 	struct capture c;
-	char *d = build_tree(), *opts = nvml_options(d, NULL), *log;
+	char *d = build_tree(""), *opts = nvml_options(d, NULL), *log;
 
 	(void)state;
+	/* a driver that numbered only GPU instance 3 (boards number them all) */
 	tree_write(d, "proc/driver/nvidia-caps/mig-minors", "config 1\nmonitor 2\n"
-							     "gpu1/gi3/access 48\ngpu1/gi3/ci0/access 49\n");
+							     "gpu1/gi3/access 165\ngpu1/gi3/ci0/access 166\n");
 	capture_begin(&c);
 	init_probe(&h, d, opts);
 	log = capture_end(&c);
@@ -406,18 +418,20 @@ static void test_mig_without_capability_minors_not_published(void **state)
 static void test_match(void **state)
 {
 	struct harness h;
-	char *d = tree_new();
+	/* functions the driver has not announced in procfs (no nvidia: keys) */
+	char *d = board_tree(
+		"board: nvidia-match\npci:\n  - root: \"0000:00\"\n    devices:\n"
+		"      - {bdf: 00:10.0, id: \"10de:2330\", class: 0x030200, driver: nvidia}\n"
+		"      - {bdf: 00:11.0, id: \"10de:2330\", class: 0x030200, driver: vfio-pci}\n"
+		"      - {bdf: 00:12.0, id: \"10de:1e04\", class: 0x030000, driver: nouveau}\n"
+		"      - {bdf: 00:13.0, id: \"10de:10f7\", class: 0x040300, driver: snd_hda_intel}\n"
+		"      - {bdf: 00:14.0, id: \"10de:22a3\", class: 0x068000, driver: nvidia-nvswitch}\n"
+		"      - {bdf: 00:15.0, id: \"1002:74a1\", class: 0x030000, driver: nvidia}\n");
 
 	(void)state;
-	gpu_tree_add(d, ROOT0, "0000:10:00.0", 0x10de, 0x2330, 0x030200, "nvidia", -1);
-	gpu_tree_add(d, ROOT0, "0000:11:00.0", 0x10de, 0x2330, 0x030200, "vfio-pci", -1);
-	gpu_tree_add(d, ROOT0, "0000:12:00.0", 0x10de, 0x1e04, 0x030000, "nouveau", -1);
-	gpu_tree_add(d, ROOT0, "0000:13:00.0", 0x10de, 0x10f7, 0x040300, "snd_hda_intel", -1);
-	gpu_tree_add(d, ROOT0, "0000:14:00.0", 0x10de, 0x22a3, 0x068000, "nvidia-nvswitch", -1);
-	gpu_tree_add(d, ROOT0, "0000:15:00.0", 0x1002, 0x74a1, 0x030000, "nvidia", -1);
 	assert_int_equal(harness_init(&h, &gpu_nvidia_backend, d, "{\"nvmlLibrary\":\"/x\"}"), 0);
-	const char *addrs[] = { "0000:10:00.0", "0000:11:00.0", "0000:12:00.0", "0000:13:00.0",
-				"0000:14:00.0", "0000:15:00.0" };
+	const char *addrs[] = { "0000:00:10.0", "0000:00:11.0", "0000:00:12.0", "0000:00:13.0",
+				"0000:00:14.0", "0000:00:15.0" };
 	const int want[] = { DRALET_SCORE_VENDOR_CLASS, 0, 0, 0, 0, 0 };
 	for (size_t i = 0; i < 6; i++)
 		assert_int_equal(harness_score(&h, &gpu_nvidia_backend,
@@ -432,7 +446,7 @@ static void test_match(void **state)
 static void test_health(void **state)
 {
 	struct harness h;
-	char *d = build_tree(), *opts = nvml_options(d, NULL);
+	char *d = build_tree(""), *opts = nvml_options(d, NULL);
 	char rel[256];
 
 	(void)state;
@@ -442,8 +456,7 @@ static void test_health(void **state)
 	assert_int_equal(gpu_nvidia_backend.health(&h.ctx, g), DRALET_HEALTH_HEALTHY);
 	assert_int_equal(gpu_nvidia_backend.health(&h.ctx, m), DRALET_HEALTH_HEALTHY);
 	/* the driver let go of GPU1: its MIG devices are unhealthy */
-	snprintf(rel, sizeof(rel), "%s/sys/devices/" RP2 "/" GPU1 "/driver", d);
-	assert_int_equal(unlink(rel), 0);
+	t_bind(d, RP2, GPU1, NULL);
 	assert_int_equal(gpu_nvidia_backend.health(&h.ctx, m), DRALET_HEALTH_UNHEALTHY);
 	/* the function vanished */
 	snprintf(rel, sizeof(rel), "%s/sys/devices/" DSP "/" GPU0 "/vendor", d);
@@ -457,33 +470,28 @@ static void test_health(void **state)
 static void test_health_from_nvml(void **state)
 {
 	struct harness h;
-	char *d = build_tree(), *opts = nvml_options(d, NULL), *json = strdup(nvml_json);
+	char *d = build_tree(""), *opts = nvml_options(d, NULL);
 
 	(void)state;
 	/* GPU0 reports pending retired pages */
-	char *p = strstr(json, "\"migMode\":{\"current\":0");
-	assert_non_null(p);
-	char *patched;
-	assert_true(asprintf(&patched, "%.*s\"retiredPagesPending\":true,%s", (int)(p - json), json,
-			     p) > 0);
-	tree_write(d, "nvml.json", patched);
+	nvml_gpu0_add(d, "\"retiredPagesPending\":true,");
 	init_probe(&h, d, opts);
 	struct dralet_device *g = harness_device(&h, "gpu-0000-03-00-0");
 	assert_non_null(g);
 	assert_int_equal(gpu_nvidia_backend.health(&h.ctx, g), DRALET_HEALTH_UNHEALTHY);
 	harness_fini(&h);
+	tree_remove(d);
 
 	/* a lost GPU: NVML does not describe it, health says Unhealthy */
-	free(patched);
-	assert_true(asprintf(&patched, "%.*s\"lost\":true,%s", (int)(p - json), json, p) > 0);
-	tree_write(d, "nvml.json", patched);
+	free(opts);
+	d = build_tree("");
+	opts = nvml_options(d, NULL);
+	nvml_gpu0_add(d, "\"lost\":true,");
 	init_probe(&h, d, opts);
 	g = harness_device(&h, "gpu-0000-03-00-0");
 	assert_non_null(g);	/* procfs still knows it */
 	assert_int_equal(gpu_nvidia_backend.health(&h.ctx, g), DRALET_HEALTH_UNHEALTHY);
 	harness_fini(&h);
-	free(patched);
-	free(json);
 	free(opts);
 	tree_remove(d);
 }

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <cmocka.h>
 
+#include "board_snippet.h"
 #include "test_gpu_util.h"
 #include "backends/gpu/gpu.h"
 #include "backends/gpu/gpu_backends.h"
@@ -28,19 +29,30 @@
 #define MIGUUID "MIG-aaaaaaaa-0000-0000-0000-000000000001"
 #define LIBDIR "usr/lib/x86_64-linux-gnu"
 
-static const char nvml_json[] =
-	"{\"driverVersion\":\"550.54.15\",\"cudaDriverVersion\":12040,\"devices\":["
-	"{\"pciBusId\":\"0000:18:00.0\",\"index\":0,\"minor\":0,\"uuid\":\"" UUID0 "\","
-	"\"name\":\"NVIDIA A100-SXM4-80GB\",\"brand\":\"NVIDIA\",\"architecture\":\"Ampere\","
-	"\"cudaComputeCapability\":\"8.0\",\"memoryTotalBytes\":85899345920},"
-	"{\"pciBusId\":\"0000:2a:00.0\",\"index\":1,\"minor\":1,\"uuid\":\"" UUID1 "\","
-	"\"name\":\"NVIDIA A100-SXM4-80GB\",\"brand\":\"NVIDIA\",\"architecture\":\"Ampere\","
-	"\"cudaComputeCapability\":\"8.0\",\"memoryTotalBytes\":85899345920,"
-	"\"migMode\":{\"current\":1,\"pending\":1},\"migDevices\":["
-	"{\"uuid\":\"" MIGUUID "\",\"profile\":\"1g.10gb\",\"giProfileId\":0,\"ciProfileId\":0,"
-	"\"gi\":9,\"ci\":0,\"placementStart\":6,\"placementSize\":1,\"memoryBytes\":10334765056,"
-	"\"multiprocessors\":14,\"copyEngines\":1,\"decoders\":0,\"encoders\":0,"
-	"\"jpegEngines\":0,\"ofaEngines\":0}]}]}";
+/* Two A100s, GPU1 in MIG mode with one 1g.10gb instance at placement 6. */
+static const char board[] =
+	"board: gpu-prepare\n"
+	"numa:\n"
+	"  - {node: 0, cpus: \"0-7\"}\n"
+	"  - {node: 1, cpus: \"8-15\"}\n"
+	"pci:\n"
+	"  - root: \"0000:18\"\n"
+	"    numa: 0\n"
+	"    devices:\n"
+	"      - {bdf: 18:00.0, id: \"10de:20b2\", class: 0x030200, driver: nvidia,\n"
+	"         nvidia: {minor: 0, uuid: " UUID0 ", nvml: {memory: 85899345920}}}\n"
+	"  - root: \"0000:2a\"\n"
+	"    numa: 1\n"
+	"    devices:\n"
+	"      - bdf: 2a:00.0\n"
+	"        id: \"10de:20b2\"\n"
+	"        class: 0x030200\n"
+	"        driver: nvidia\n"
+	"        nvidia:\n"
+	"          minor: 1\n"
+	"          uuid: " UUID1 "\n"
+	"          nvml: {memory: 85899345920, mig_mode: true}\n"
+	"          mig: [{profile: 1g.10gb, placement: 6, gi: 9, uuid: " MIGUUID "}]\n";
 
 /* A logging nvidia-smi: appends its arguments to <tree>/smi.log and exits
  * with the code in <tree>/smi.exit (0 when absent). */
@@ -59,35 +71,16 @@ static void write_fake_smi(const char *d, const char *rel)
 
 static char *build_tree(void)
 {
-	char *d = tree_new();
+	char *d = board_tree(board);
 
-	gpu_tree_add(d, ROOT0, GPU0, 0x10de, 0x20b2, 0x030200, "nvidia", 0);
-	gpu_tree_add(d, ROOT0, GPU1, 0x10de, 0x20b2, 0x030200, "nvidia", 1);
-	tree_write(d, "proc/devices", "Character devices:\n195 nvidia-frontend\n"
-				      "235 nvidia-caps\n236 nvidia-uvm\n");
-	tree_write(d, "proc/driver/nvidia/version",
-		   "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.15  Release "
-		   "Build  (dvs-builder@U16-I3-B03-4-3)  Tue Mar  5 22:15:33 UTC 2024\n");
-	tree_write(d, "proc/driver/nvidia/gpus/" GPU0 "/information",
-		   "Model: \t\t NVIDIA A100-SXM4-80GB\nGPU UUID: \t\t " UUID0 "\nDevice Minor: \t 0\n");
-	tree_write(d, "proc/driver/nvidia/gpus/" GPU1 "/information",
-		   "Model: \t\t NVIDIA A100-SXM4-80GB\nGPU UUID: \t\t " UUID1 "\nDevice Minor: \t 1\n");
-	tree_write(d, "proc/driver/nvidia-caps/mig-minors",
-		   "config 1\nmonitor 2\ngpu1/gi9/access 138\ngpu1/gi9/ci0/access 139\n");
-	static const char *const nodes[] = {
-		"dev/nvidia0", "dev/nvidia1", "dev/nvidiactl", "dev/nvidia-uvm", "dev/nvidia-uvm-tools",
-		"dev/nvidia-caps/nvidia-cap138", "dev/nvidia-caps/nvidia-cap139", NULL,
-	};
-	for (size_t i = 0; nodes[i]; i++)
-		tree_write(d, nodes[i], "");
-	/* the driver's user-space half below the tree (the default driver root) */
+	/* the driver's user-space half below the tree (the default driver
+	 * root): host files, not the node's sysfs, so not in the board */
 	tree_write(d, LIBDIR "/libcuda.so.550.54.15", "ELF");
 	tree_write(d, LIBDIR "/libnvidia-ml.so.550.54.15", "ELF");
 	tree_write(d, LIBDIR "/libnvidia-nvvm.so.550.54.15", "ELF");
 	tree_write(d, LIBDIR "/libnvidia-gpucomp.so.550.54.15", "ELF");
 	tree_write(d, LIBDIR "/libcuda.so.535.104.05", "an older driver's, never mounted");
 	write_fake_smi(d, "usr/bin/nvidia-smi");
-	tree_write(d, "nvml.json", nvml_json);
 	return d;
 }
 
@@ -165,7 +158,7 @@ static void test_prepare_full_gpu_edits(void **state)
 	assert_int_equal(n->node.minor, 0);
 	assert_null(n->permissions);	/* default rwm */
 	assert_non_null(edit_node(&p.edits, "/dev/nvidiactl"));
-	assert_int_equal(edit_node(&p.edits, "/dev/nvidia-uvm")->node.major, 236);
+	assert_int_equal(edit_node(&p.edits, "/dev/nvidia-uvm")->node.major, 511);
 	assert_int_equal(edit_node(&p.edits, "/dev/nvidia-uvm-tools")->node.minor, 1);
 	assert_int_equal(p.edits.n_nodes, 4);
 	assert_string_equal(edit_env(&p.edits, "DRALET_GPU_0000_18_00_0_UUID"), UUID0);
@@ -247,8 +240,8 @@ static void test_two_gpus_in_one_container_do_not_collide(void **state)
 	assert_string_equal(edit_env(&p.edits, "DRALET_MIG_0000_2A_00_0_1G_10GB_6_MINOR"), "1");
 	/* MIG: the GPU's node and both capability nodes */
 	assert_non_null(edit_node(&p.edits, "/dev/nvidia1"));
-	assert_int_equal(edit_node(&p.edits, "/dev/nvidia-caps/nvidia-cap138")->node.major, 235);
-	assert_int_equal(edit_node(&p.edits, "/dev/nvidia-caps/nvidia-cap139")->node.minor, 139);
+	assert_int_equal(edit_node(&p.edits, "/dev/nvidia-caps/nvidia-cap219")->node.major, 510);
+	assert_int_equal(edit_node(&p.edits, "/dev/nvidia-caps/nvidia-cap220")->node.minor, 220);
 	prep_teardown(&p);
 }
 

@@ -1,79 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Helpers the GPU backend tests share: PCI functions with a bound driver,
- * DRM class devices, the fake NVML library's path, and capturing what the
- * agent logs (backend warnings) while a call runs.
+ * Helpers the GPU backend tests share (their nodes are board snippets,
+ * board_snippet.h): the fake NVML library's path, lookups in a device's
+ * nodes and a prepare's edits, and capturing what the agent logs (backend
+ * warnings) while a call runs.
  */
 #ifndef DRALET_TEST_GPU_UTIL_H
 #define DRALET_TEST_GPU_UTIL_H
 
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "harness.h"
 #include "log_capture.h"
-
-#define ROOT0 "pci0000:00"
-
-/* A function under @parent_path bound to @driver (NULL: unbound). */
-static inline void gpu_tree_add(const char *d, const char *parent_path, const char *address,
-				unsigned vendor, unsigned device, unsigned class_code,
-				const char *driver, int numa)
-{
-	char rel[1024], target[1024], val[16];
-	int depth = 3;	/* sys/devices/<root> */
-
-	tree_add_pci(d, parent_path, address, vendor, device, class_code);
-	for (const char *p = parent_path; *p; p++)
-		depth += *p == '/';
-	if (driver) {
-		snprintf(rel, sizeof(rel), "sys/bus/pci/drivers/%s", driver);
-		tree_mkdir(d, rel);
-		snprintf(rel, sizeof(rel), "sys/devices/%s/%s/driver", parent_path, address);
-		target[0] = '\0';
-		for (int i = 0; i < depth; i++)
-			strcat(target, "../");
-		strcat(target, "bus/pci/drivers/");
-		strcat(target, driver);
-		tree_link(d, rel, target);
-	}
-	if (numa >= 0) {
-		snprintf(rel, sizeof(rel), "sys/devices/%s/%s/numa_node", parent_path, address);
-		snprintf(val, sizeof(val), "%d", numa);
-		tree_write(d, rel, val);
-	}
-}
-
-/* Writes <function dir>/<name>. */
-static inline void gpu_tree_file(const char *d, const char *parent_path, const char *address,
-				 const char *name, const char *content)
-{
-	char rel[1024];
-
-	snprintf(rel, sizeof(rel), "sys/devices/%s/%s/%s", parent_path, address, name);
-	tree_write(d, rel, content);
-}
-
-/* A DRM class device ("card0", "renderD128") of a function, with its node. */
-static inline void gpu_tree_drm(const char *d, const char *parent_path, const char *address,
-				const char *name, unsigned minor)
-{
-	char rel[1024], target[1024], val[32];
-
-	snprintf(rel, sizeof(rel), "sys/devices/%s/%s/drm/%s/dev", parent_path, address, name);
-	snprintf(val, sizeof(val), "226:%u", minor);
-	tree_write(d, rel, val);
-	snprintf(rel, sizeof(rel), "sys/class/drm/%s", name);
-	snprintf(target, sizeof(target), "../../devices/%s/%s/drm/%s", parent_path, address, name);
-	tree_link(d, rel, target);
-	snprintf(rel, sizeof(rel), "dev/dri/%s", name);
-	tree_write(d, rel, "");
-}
 
 /* Absolute path of a file of the build ("tests/lib/fake-nvml.so"). */
 static inline char *build_path(const char *rel)

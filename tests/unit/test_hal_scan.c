@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* HAL scan on hand-built trees: topology, SR-IOV, class devices, bad input. */
+/* HAL scan on board snippets: topology, SR-IOV, class devices, bad input. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -10,85 +10,76 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "board_snippet.h"
 #include "harness.h"
 
 #define ROOT "pci0000:00"
-#define RP ROOT "/0000:00:01.0"
-#define USP RP "/0000:01:00.0"
-#define DSP USP "/0000:02:00.0"
+#define DSP ROOT "/0000:00:01.0/0000:01:00.0/0000:02:00.0"
 
-static char *build_tree(void)
+/* A root port, a switch with two downstream ports, a GPU under the first
+ * and a RoCE NIC PF with two VFs under the second; the default route goes
+ * through the NIC. @extra: more functions on the root bus (YAML lines). */
+static char *build_tree(const char *extra)
 {
-	char *d = tree_new();
+	char yaml[4096];
 
-	tree_add_pci(d, ROOT, "0000:00:01.0", 0x8086, 0x352a, 0x060400);
-	tree_add_pci(d, RP, "0000:01:00.0", 0x1000, 0xc030, 0x060400);
-	tree_add_pci(d, USP, "0000:02:00.0", 0x1000, 0xc030, 0x060400);
-	tree_add_pci(d, USP, "0000:02:01.0", 0x1000, 0xc030, 0x060400);
-	/* a GPU under the first downstream port */
-	tree_add_pci(d, DSP, "0000:03:00.0", 0x10de, 0x2330, 0x030200);
-	tree_write(d, "sys/devices/" DSP "/0000:03:00.0/numa_node", "1");
-	tree_write(d, "sys/devices/" DSP "/0000:03:00.0/local_cpulist", "56-111");
-	tree_write(d, "sys/devices/" DSP "/0000:03:00.0/current_link_speed", "32.0 GT/s PCIe");
-	tree_write(d, "sys/devices/" DSP "/0000:03:00.0/current_link_width", "16");
-	tree_write(d, "sys/devices/" DSP "/0000:03:00.0/max_link_speed", "8 GT/s");
-	tree_mkdir(d, "sys/bus/pci/drivers/nvidia");
-	tree_link(d, "sys/devices/" DSP "/0000:03:00.0/driver", "../../../../../../bus/pci/drivers/nvidia");
-	tree_mkdir(d, "sys/kernel/iommu_groups/17");
-	tree_link(d, "sys/devices/" DSP "/0000:03:00.0/iommu_group", "../../../../../../kernel/iommu_groups/17");
-	/* a NIC PF with two VFs under the second downstream port */
-	const char *nic = USP "/0000:02:01.0";
-	tree_add_pci(d, nic, "0000:04:00.0", 0x15b3, 0x1021, 0x020000);
-	tree_add_pci(d, nic, "0000:04:00.1", 0x15b3, 0x101e, 0x020000);
-	tree_add_pci(d, nic, "0000:04:00.2", 0x15b3, 0x101e, 0x020000);
-	tree_write(d, "sys/devices/" USP "/0000:02:01.0/0000:04:00.0/sriov_totalvfs", "16");
-	tree_write(d, "sys/devices/" USP "/0000:02:01.0/0000:04:00.0/sriov_numvfs", "2");
-	tree_write(d, "sys/devices/" USP "/0000:02:01.0/0000:04:00.0/sriov_offset", "1");
-	tree_write(d, "sys/devices/" USP "/0000:02:01.0/0000:04:00.0/sriov_stride", "1");
-	tree_write(d, "sys/devices/" USP "/0000:02:01.0/0000:04:00.0/sriov_vf_device", "101e");
-	tree_link(d, "sys/devices/" USP "/0000:02:01.0/0000:04:00.0/virtfn0", "../0000:04:00.1");
-	tree_link(d, "sys/devices/" USP "/0000:02:01.0/0000:04:00.0/virtfn1", "../0000:04:00.2");
-	tree_link(d, "sys/devices/" USP "/0000:02:01.0/0000:04:00.1/physfn", "../0000:04:00.0");
-	tree_link(d, "sys/devices/" USP "/0000:02:01.0/0000:04:00.2/physfn", "../0000:04:00.0");
-	/* its netdev, RDMA device and uverbs node */
-	tree_write(d, "sys/devices/" USP "/0000:02:01.0/0000:04:00.0/net/ens1np0/address", "10:70:fd:00:00:01");
-	tree_write(d, "sys/devices/" USP "/0000:02:01.0/0000:04:00.0/net/ens1np0/operstate", "up");
-	tree_write(d, "sys/devices/" USP "/0000:02:01.0/0000:04:00.0/net/ens1np0/speed", "400000");
-	tree_write(d, "sys/devices/" USP "/0000:02:01.0/0000:04:00.0/net/ens1np0/mtu", "9000");
-	tree_link(d, "sys/class/net/ens1np0", "../../devices/" USP "/0000:02:01.0/0000:04:00.0/net/ens1np0");
-	const char *ib = "sys/devices/" USP "/0000:02:01.0/0000:04:00.0/infiniband/mlx5_0";
-	char p[512];
-	snprintf(p, sizeof(p), "%s/node_guid", ib);
-	tree_write(d, p, "1070:fd03:0000:0001");
-	snprintf(p, sizeof(p), "%s/ports/1/state", ib);
-	tree_write(d, p, "4: ACTIVE");
-	snprintf(p, sizeof(p), "%s/ports/1/link_layer", ib);
-	tree_write(d, p, "Ethernet");
-	snprintf(p, sizeof(p), "%s/ports/1/rate", ib);
-	tree_write(d, p, "400 Gb/sec (4X NDR)");
-	tree_link(d, "sys/class/infiniband/mlx5_0", "../../devices/" USP "/0000:02:01.0/0000:04:00.0/infiniband/mlx5_0");
-	tree_write(d, "sys/devices/" USP "/0000:02:01.0/0000:04:00.0/infiniband_verbs/uverbs0/ibdev", "mlx5_0");
-	tree_write(d, "sys/devices/" USP "/0000:02:01.0/0000:04:00.0/infiniband_verbs/uverbs0/dev", "231:192");
-	tree_link(d, "sys/class/infiniband_verbs/uverbs0", "../../devices/" USP "/0000:02:01.0/0000:04:00.0/infiniband_verbs/uverbs0");
-	tree_write(d, "dev/infiniband/uverbs0", "");
-	/* the default route goes through the NIC */
-	tree_write(d, "proc/net/route", "Iface\tDestination\tGateway\nens1np0\t00000000\t0100A8C0\n");
-	return d;
+	snprintf(yaml, sizeof(yaml),
+		 "board: hal-scan\n"
+		 "numa:\n"
+		 "  - {node: 0, cpus: \"0-55\"}\n"
+		 "  - {node: 1, cpus: \"56-111\"}\n"
+		 "pci:\n"
+		 "  - root: \"0000:00\"\n"
+		 "    devices:\n"
+		 "      - bdf: 00:01.0\n"
+		 "        id: \"8086:352a\"\n"
+		 "        devices:\n"
+		 "          - bdf: 01:00.0\n"
+		 "            id: \"1000:c030\"\n"
+		 "            devices:\n"
+		 "              - bdf: 02:00.0\n"
+		 "                id: \"1000:c030\"\n"
+		 "                devices:\n"
+		 "                  - {bdf: 03:00.0, id: \"10de:2330\", class: 0x030200, driver: nvidia,\n"
+		 "                     numa: 1, iommu_group: 17, link: 32GT/s x16, max_link: 8GT/s x16}\n"
+		 "              - bdf: 02:01.0\n"
+		 "                id: \"1000:c030\"\n"
+		 "                devices:\n"
+		 "                  - bdf: 04:00.0\n"
+		 "                    id: \"15b3:1021\"\n"
+		 "                    class: 0x020000\n"
+		 "                    driver: mlx5_core\n"
+		 "                    sriov: {total: 16, num: 2, vf_id: \"15b3:101e\"}\n"
+		 "                    net: {name: ens1np0, speed: 400000, mtu: 9000, ipv4: 192.168.0.5/24}\n"
+		 "                    infiniband:\n"
+		 "                      name: mlx5_0\n"
+		 "                      ports: [{link_layer: Ethernet, rate: 400 Gb/sec (4X NDR)}]\n"
+		 "%s"
+		 "default_route: {dev: ens1np0, via: 192.168.0.1}\n",
+		 extra ? extra : "");
+	return board_tree(yaml);
 }
 
-static void test_topology_and_facts(void **state)
+static struct hal_scan *scan_tree(const char *d)
 {
 	struct hal_scan *scan;
-	char *d = build_tree();
 	char sys[4096], dev[4096], proc[4096];
 	struct hal_roots roots = { sys, dev, proc };
 	static const struct hal_scan_options opts = { .no_names = true };
 
-	(void)state;
 	snprintf(sys, sizeof(sys), "%s/sys", d);
 	snprintf(dev, sizeof(dev), "%s/dev", d);
 	snprintf(proc, sizeof(proc), "%s/proc", d);
 	assert_int_equal(hal_scan(&roots, &opts, &scan), 0);
+	return scan;
+}
+
+static void test_topology_and_facts(void **state)
+{
+	char *d = build_tree(NULL);
+	struct hal_scan *scan = scan_tree(d);
+
+	(void)state;
 	assert_int_equal(scan->n_funcs, 8);
 
 	const struct dralet_pci_func *gpu = hal_scan_find(scan, "0000:03:00.0");
@@ -144,34 +135,24 @@ static void test_topology_and_facts(void **state)
 	tree_remove(d);
 }
 
-static struct hal_scan *scan_tree(const char *d)
+static int unlink_in(const char *d, const char *rel)
 {
-	struct hal_scan *scan;
-	char sys[4096], dev[4096], proc[4096];
-	struct hal_roots roots = { sys, dev, proc };
-	static const struct hal_scan_options opts = { .no_names = true };
+	char path[4200];
 
-	snprintf(sys, sizeof(sys), "%s/sys", d);
-	snprintf(dev, sizeof(dev), "%s/dev", d);
-	snprintf(proc, sizeof(proc), "%s/proc", d);
-	assert_int_equal(hal_scan(&roots, &opts, &scan), 0);
-	return scan;
+	snprintf(path, sizeof(path), "%s/%s", d, rel);
+	return unlink(path);
 }
 
 /* Points the link <d>/@rel at @target, replacing it. */
 static void relink(const char *d, const char *rel, const char *target)
 {
-	char path[4200];
-
-	snprintf(path, sizeof(path), "%s/%s", d, rel);
-	unlink(path);
 	assert_int_equal(tree_link(d, rel, target), 0);
 }
 
 /* A simulated node is its own host; links the tree carries are compared. */
 static void test_host_namespaces(void **state)
 {
-	char *d = build_tree();
+	char *d = build_tree(NULL);
 	struct hal_scan *scan;
 	static const char *const nic[] = { "0000:04:00.0", "0000:04:00.1", "0000:04:00.2" };
 
@@ -182,9 +163,10 @@ static void test_host_namespaces(void **state)
 	assert_null(hal_scan_find(scan, "0000:04:00.1")->unsafe_reason);
 	hal_scan_free(scan);
 
-	/* the same namespace as the node's init */
+	/* the same namespace as the node's init; the agent is another process
+	 * than init, so proc/self (a board's link to 1) becomes its own */
+	assert_int_equal(unlink_in(d, "proc/self"), 0);
 	tree_mkdir(d, "proc/self/ns");
-	tree_mkdir(d, "proc/1/ns");
 	relink(d, "proc/self/ns/pid", "pid:[4026531836]");
 	relink(d, "proc/self/ns/net", "net:[4026531840]");
 	relink(d, "proc/1/ns/net", "net:[4026531840]");
@@ -221,35 +203,29 @@ static void test_host_namespaces(void **state)
 static void test_bad_input_is_skipped_with_warnings(void **state)
 {
 	struct hal_scan *scan;
-	char *d = build_tree();
-	char sys[4096], dev[4096], proc[4096];
-	struct hal_roots roots = { sys, dev, proc };
-	static const struct hal_scan_options opts = { .no_names = true };
+	char *d = build_tree("      - {bdf: 00:0a.0, id: \"1234:5678\", class: 0x120000}\n");
 
 	(void)state;
-	snprintf(sys, sizeof(sys), "%s/sys", d);
-	snprintf(dev, sizeof(dev), "%s/dev", d);
-	snprintf(proc, sizeof(proc), "%s/proc", d);
-	/* garbage entry name, dangling link, missing identity file, garbage values */
+	/* What no kernel writes, so no board says: a garbage entry name, a
+	 * dangling link, garbage identity and attribute values, broken links. */
 	tree_link(d, "sys/bus/pci/devices/garbage", "../../../devices/nowhere");
 	tree_link(d, "sys/bus/pci/devices/0000:09:00.0", "../../../devices/" ROOT "/0000:09:00.0");
-	tree_add_pci(d, ROOT, "0000:0a:00.0", 0x1234, 0x5678, 0x120000);
-	tree_write(d, "sys/devices/" ROOT "/0000:0a:00.0/vendor", "zzz");
+	tree_write(d, "sys/devices/" ROOT "/0000:00:0a.0/vendor", "zzz");
 	tree_write(d, "sys/devices/" DSP "/0000:03:00.0/local_cpulist", "\x01garbage");
 	tree_write(d, "sys/devices/" DSP "/0000:03:00.0/current_link_width", "wide");
 	tree_link(d, "sys/devices/" DSP "/0000:03:00.0/iommu_group", "../../../../../../kernel/iommu_groups/x");
 	tree_link(d, "sys/class/net/broken", "../../devices/" ROOT "/missing/net/broken");
 
-	assert_int_equal(hal_scan(&roots, &opts, &scan), 0);
+	scan = scan_tree(d);
 	assert_int_equal(scan->n_funcs, 8);
 	const struct dralet_pci_func *gpu = hal_scan_find(scan, "0000:03:00.0");
 	assert_null(gpu->local_cpulist);
 	assert_int_equal(gpu->link.current_width, 0);
 	assert_int_equal(gpu->iommu_group, -1);
-	assert_null(hal_scan_find(scan, "0000:0a:00.0"));
+	assert_null(hal_scan_find(scan, "0000:00:0a.0"));
 	bool saw_vendor = false, saw_garbage = false;
 	for (size_t i = 0; i < scan->n_warnings; i++) {
-		saw_vendor |= strstr(scan->warnings[i], "0000:0a:00.0/vendor") != NULL;
+		saw_vendor |= strstr(scan->warnings[i], "0000:00:0a.0/vendor") != NULL;
 		saw_garbage |= strstr(scan->warnings[i], "devices/garbage") != NULL;
 	}
 	assert_true(saw_vendor);
@@ -271,7 +247,7 @@ static void test_unreadable_root_fails(void **state)
 static void test_empty_node(void **state)
 {
 	struct hal_scan *scan;
-	char *d = tree_new();
+	char *d = board_tree("board: empty\npci: []\n");
 	char sys[4096], dev[4096], proc[4096];
 	struct hal_roots roots = { sys, dev, proc };
 
@@ -288,17 +264,13 @@ static void test_empty_node(void **state)
 static void test_ten_thousand_entries(void **state)
 {
 	struct hal_scan *scan;
-	char *d = tree_new();
-	char sys[4096], dev[4096], proc[4096], name[64];
-	struct hal_roots roots = { sys, dev, proc };
-	static const struct hal_scan_options opts = { .no_names = true };
+	char *d = board_tree("board: veths\npci:\n  - root: \"0000:00\"\n    devices:\n"
+			     "      - {bdf: 00:02.0, id: \"8086:1572\", class: 0x020000}\n");
+	char name[64];
 
 	(void)state;
-	snprintf(sys, sizeof(sys), "%s/sys", d);
-	snprintf(dev, sizeof(dev), "%s/dev", d);
-	snprintf(proc, sizeof(proc), "%s/proc", d);
-	/* 10,000 class/net entries that lead nowhere useful, plus one real function */
-	tree_add_pci(d, ROOT, "0000:00:02.0", 0x8086, 0x1572, 0x020000);
+	/* one function, and 10,000 class/net entries that lead nowhere useful
+	 * (virtual netdevs, which boards do not describe) */
 	for (int i = 0; i < 10000; i++) {
 		snprintf(name, sizeof(name), "sys/class/net/veth%d", i);
 		char target[96];
@@ -307,7 +279,7 @@ static void test_ten_thousand_entries(void **state)
 		snprintf(name, sizeof(name), "sys/devices/virtual/net/veth%d", i);
 		tree_mkdir(d, name);
 	}
-	assert_int_equal(hal_scan(&roots, &opts, &scan), 0);
+	scan = scan_tree(d);
 	assert_int_equal(scan->n_funcs, 1);
 	assert_int_equal(scan->funcs[0]->n_net, 0);
 	hal_scan_free(scan);

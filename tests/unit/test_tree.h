@@ -4,10 +4,10 @@
  * (board_snippet.h): t_write and t_bind play the kernel or a vendor driver at
  * run time (a link going down, a function rebound, garbage in a file). The
  * other pieces build what the board format does not express; they remain for
- * two users only: test_fpga.c (a DFL port on a VF, XRT and DFL files laid out
- * by hand) and the SR-IOV kernel model (test_sriov_kernel.h), which creates VF
- * functions at sriov_numvfs writes as the kernel does. Everything is laid out
- * like the kernel does (linux-devices.md 1-5), all links relative.
+ * two users only: test_fpga.c (a DFL port on a VF) and the SR-IOV kernel model
+ * (test_sriov_kernel.h), which creates VF functions at sriov_numvfs writes as
+ * the kernel does. Everything is laid out like the kernel does
+ * (linux-devices.md 1-5), all links relative.
  * Header-only (static helpers) so each test program stays one file.
  */
 #ifndef DRALET_TEST_TREE_H
@@ -83,14 +83,6 @@ static inline void t_bind(const char *d, const char *parent, const char *addr,
 	t_syslink(d, rel, drv);
 }
 
-static inline void t_pci(const char *d, const char *parent, const char *addr, unsigned vendor,
-			 unsigned device, unsigned cls, const char *driver)
-{
-	tree_add_pci(d, parent, addr, vendor, device, cls);
-	if (driver)
-		t_bind(d, parent, addr, driver);
-}
-
 static inline void t_group(const char *d, const char *parent, const char *addr, int group)
 {
 	char fn[512], rel[1024], target[256];
@@ -116,17 +108,6 @@ static inline void t_vf(const char *d, const char *parent, const char *pf, const
 	tree_link(d, rel, target);
 }
 
-static inline void t_sriov(const char *d, const char *parent, const char *pf, int total,
-			   int num)
-{
-	char v[16];
-
-	snprintf(v, sizeof(v), "%d", total);
-	t_write(d, parent, pf, "sriov_totalvfs", v);
-	snprintf(v, sizeof(v), "%d", num);
-	t_write(d, parent, pf, "sriov_numvfs", v);
-}
-
 /* A device node placeholder in dev/ plus a "dev" file with its numbers. */
 static inline void t_node(const char *d, const char *dev_path)
 {
@@ -145,23 +126,6 @@ static inline void t_misc(const char *d, const char *name, const char *devnum,
 	tree_write(d, rel, devnum);
 	snprintf(rel, sizeof(rel), "class/misc/%s", name);
 	snprintf(target, sizeof(target), "devices/virtual/misc/%s", name);
-	t_syslink(d, rel, target);
-	t_node(d, dev_path);
-}
-
-/* A character class device below a function: <fn>/<sub>/<name>/dev, the
- * class/<cls>/<name> link and the /dev/<dev_path> placeholder. */
-static inline void t_classdev(const char *d, const char *parent, const char *addr,
-			      const char *cls, const char *sub, const char *name,
-			      const char *devnum, const char *dev_path)
-{
-	char fn[512], rel[1024], target[1024];
-
-	t_fn(parent, addr, fn, sizeof(fn));
-	snprintf(rel, sizeof(rel), "%s/%s/dev", sub, name);
-	t_write(d, parent, addr, rel, devnum);
-	snprintf(rel, sizeof(rel), "class/%s/%s", cls, name);
-	snprintf(target, sizeof(target), "%s/%s/%s", fn, sub, name);
 	t_syslink(d, rel, target);
 	t_node(d, dev_path);
 }
