@@ -424,24 +424,29 @@ static struct board_func *make_vf(struct board_node *bn, struct bn_pf *p, unsign
 
 int bn_add_vfs(struct board_node *bn, struct bn_pf *p, unsigned n, bool autoprobe)
 {
-	const char *vf_driver = p->pf->vf_driver;
-	bool probe = false;
-	char err[256] = "";
+	const char *vf_driver = p->pf->vf_driver, *driver = NULL;
+	char err[256] = "", rel[96];
 	struct bw w;
 	struct bw_dir d;
 	int r;
 
+	/* autoprobe: each VF binds to its driver as it appears */
 	for (size_t i = 0; autoprobe && vf_driver && i < bn->n_modules; i++)
-		probe |= bn->loaded[i] && !strcmp(bn->modules[i], vf_driver);
-	for (unsigned i = 0; i < n; i++)
-		if (!(p->vfs[i] = make_vf(bn, p, i, NULL)))
-			return -ENOMEM;
+		if (bn->loaded[i] && !strcmp(bn->modules[i], vf_driver))
+			driver = vf_driver;
 	if ((r = bw_begin(&w, &bn->b, bn->dir, err, sizeof(err))) < 0)
 		return bw_end(&w, NULL, 0);
-	for (unsigned i = 0; i < n; i++) {
-		struct board_func *vf = p->vfs[i];
-		char rel[64];
+	snprintf(rel, sizeof(rel), "bus/pci/drivers/%s", driver ? driver : "");
+	if (driver && !exists_at(w.sys, rel))
+		bw_driver(&w, driver);
+	for (unsigned i = 0; i < n && !bw_failed(&w); i++) {
+		struct board_func *vf = make_vf(bn, p, i, driver);
 
+		if (!vf) {
+			bw_fail(&w, ENOMEM, "out of memory", "");
+			break;
+		}
+		p->vfs[i] = vf;
 		if (vf->iommu_group == -1 && bn->b.iommu)
 			vf->iommu_group = free_group(w.sys);
 		if (vf->iommu_group >= 0) {
@@ -449,25 +454,23 @@ int bn_add_vfs(struct board_node *bn, struct bn_pf *p, unsigned n, bool autoprob
 			if (!exists_at(w.sys, rel))
 				bw_text(&w, w.sys, rel, "DMA-FQ\n");
 		}
+		if (makes_class_devices(driver))
+			vf_netdev(bn, vf);
 		bw_function(&w, vf);
+		if (driver && !strcmp(driver, "vfio-pci"))
+			vfio_group_up(bn, &w, vf->iommu_group);
+		p->num = i + 1;
 	}
 	bw_open(&w, &d, w.sys, "", p->pf->sysfs_path);
-	for (unsigned i = 0; i < n; i++) {
+	for (unsigned i = 0; i < p->num; i++) {
 		char name[24];
 
 		snprintf(name, sizeof(name), "virtfn%u", i);
 		bw_link(&w, &d, name, p->vfs[i]->sysfs_path);
 	}
-	bw_printf(&w, d.fd, "sriov_numvfs", "%u\n", n);
+	bw_printf(&w, d.fd, "sriov_numvfs", "%u\n", p->num);
 	bw_close(&d);
-	p->num = n;
-	if ((r = bw_end(&w, NULL, 0)) < 0)
-		return r;
-	/* autoprobe: each VF as it appears, like the driver core */
-	for (unsigned i = 0; probe && i < n; i++)
-		if ((r = bn_bind(bn, p->vfs[i], vf_driver)) < 0)
-			return r;
-	return 0;
+	return bw_end(&w, NULL, 0);
 }
 
 int bn_remove_vfs(struct board_node *bn, struct bn_pf *p)
