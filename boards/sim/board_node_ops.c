@@ -228,6 +228,7 @@ static int model_write(void *userdata, const char *relpath, const char *value)
 	struct board_node *bn = userdata;
 	char v[256], a[64], b[64];
 	size_t len = strlen(value);
+	int r;
 
 	/* a sysfs store gets the value with its newline; the rules ignore it */
 	if (len && value[len - 1] == '\n')
@@ -246,9 +247,12 @@ static int model_write(void *userdata, const char *relpath, const char *value)
 			return -ENOENT;
 		return bind_unbind(bn, a, b, v);
 	}
-	if (sscanf(relpath, "bus/pci/devices/%63[^/]/", a) == 1)
-		return attr_store(bn, a, relpath + strlen("bus/pci/devices/") + strlen(a) + 1, v);
-	return -EACCES;
+	if (sscanf(relpath, "bus/pci/devices/%63[^/]/", a) == 1 &&
+	    (r = attr_store(bn, a, relpath + strlen("bus/pci/devices/") + strlen(a) + 1, v)) !=
+		    -EACCES)
+		return r;
+	/* what the model does not know: a read-only attribute, or nothing */
+	return faccessat(bn->sysfd, relpath, F_OK, 0) == 0 ? -EACCES : -ENOENT;
 }
 
 static int model_read(void *userdata, const char *relpath, char *buf, size_t size)

@@ -21,42 +21,10 @@
 #include "hal/pci_binding.h"
 #include "hal/pci_sriov.h"
 #include "node_model.h"
+#include "test_sriov_board.h"
 
-#define PF "0000:3b:00.0"
-
-/* PF as an SR-IOV NIC on its driver, as an NVMe, or as a function on vfio-pci. */
-static const char NIC_BOARD[] =
-	"board: node-ops\n"
-	"pci:\n"
-	"  - root: \"0000:3a\"\n"
-	"    devices:\n"
-	"      - bdf: 3a:00.0\n"
-	"        id: \"8086:347a\"\n"
-	"        devices:\n"
-	"          - bdf: 3b:00.0\n"
-	"            id: \"8086:1593\"\n"
-	"            class: 0x020000\n"
-	"            driver: ice\n"
-	"            net: {name: ens2f0}\n"
-	"            sriov: {total: 16, num: 0, vf_id: \"8086:1889\", vf_driver: iavf}\n";
-
-static const char NVME_BOARD[] =
-	"board: node-ops\n"
-	"pci:\n"
-	"  - root: \"0000:3a\"\n"
-	"    devices:\n"
-	"      - bdf: 3a:00.0\n"
-	"        id: \"8086:347a\"\n"
-	"        devices:\n"
-	"          - {bdf: 3b:00.0, id: \"1b36:0010\", class: 0x010802, driver: %s}\n";
-
-static void nvme_board(struct node_model *k, const char *driver)
-{
-	char yaml[sizeof(NVME_BOARD) + 32];
-
-	snprintf(yaml, sizeof(yaml), NVME_BOARD, driver);
-	node_model_init(k, yaml);
-}
+#define PF "0000:17:00.0"		/* the SR-IOV NIC of test_sriov_board.h */
+#define NVME "0000:18:00.0"
 
 static unsigned numvfs_now(struct node_model *k)
 {
@@ -73,7 +41,7 @@ static void test_numvfs_rules(void **state)
 	char err[256];
 
 	(void)state;
-	node_model_init(&k, NIC_BOARD);
+	node_model_init(&k, SRIOV_BOARD);
 	assert_int_equal(hal_sriov_set_numvfs(io, PF, 4, -1, err, sizeof(err)), 4);
 	assert_int_equal(k.n_log, 1);
 	assert_int_equal(numvfs_now(&k), 4);
@@ -81,19 +49,19 @@ static void test_numvfs_rules(void **state)
 	assert_int_equal(hal_sriov_set_numvfs(io, PF, 4, -1, err, sizeof(err)), 4);
 	assert_int_equal(k.n_log, 1);
 	/* a different non-zero count goes through 0 */
-	assert_int_equal(hal_sriov_set_numvfs(io, PF, 8, -1, err, sizeof(err)), 8);
+	assert_int_equal(hal_sriov_set_numvfs(io, PF, 6, -1, err, sizeof(err)), 6);
 	assert_string_equal(k.log[1], PF "/sriov_numvfs=0");
-	assert_string_equal(k.log[2], PF "/sriov_numvfs=8");
+	assert_string_equal(k.log[2], PF "/sriov_numvfs=6");
 	/* autoprobe off: disable, set autoprobe, re-enable */
-	assert_int_equal(hal_sriov_set_numvfs(io, PF, 8, 0, err, sizeof(err)), 8);
+	assert_int_equal(hal_sriov_set_numvfs(io, PF, 6, 0, err, sizeof(err)), 6);
 	assert_string_equal(k.log[3], PF "/sriov_numvfs=0");
 	assert_string_equal(k.log[4], PF "/sriov_drivers_autoprobe=0");
-	assert_string_equal(k.log[5], PF "/sriov_numvfs=8");
+	assert_string_equal(k.log[5], PF "/sriov_numvfs=6");
 	assert_int_equal(hal_sriov_set_numvfs(io, PF, 0, -1, err, sizeof(err)), 0);
 	assert_int_equal(numvfs_now(&k), 0);
 
-	assert_int_equal(hal_sriov_set_numvfs(io, PF, 17, -1, err, sizeof(err)), -ERANGE);
-	assert_non_null(strstr(err, "supports 16"));
+	assert_int_equal(hal_sriov_set_numvfs(io, PF, 9, -1, err, sizeof(err)), -ERANGE);
+	assert_non_null(strstr(err, "supports 8"));
 	k.faults[0] = (struct node_model_fault){ .pf = PF, .enospc_above = 2 };
 	assert_int_equal(hal_sriov_set_numvfs(io, PF, 3, -1, err, sizeof(err)), -ENOSPC);
 	assert_non_null(strstr(err, PF));
@@ -115,18 +83,20 @@ static void test_numvfs_kernel_answers(void **state)
 	const char *rel = "bus/pci/devices/" PF "/sriov_numvfs";
 
 	(void)state;
-	node_model_init(&k, NIC_BOARD);
+	node_model_init(&k, SRIOV_BOARD);
 	assert_int_equal(k.node.write(k.node.userdata, rel, "2"), 0);
 	assert_int_equal(k.node.write(k.node.userdata, rel, "3"), -EBUSY);
 	assert_int_equal(k.node.write(k.node.userdata, rel, "2"), 0);
-	assert_int_equal(k.node.write(k.node.userdata, rel, "17"), -ERANGE);
+	assert_int_equal(k.node.write(k.node.userdata, rel, "9"), -ERANGE);
 	assert_int_equal(k.node.write(k.node.userdata, rel, "two"), -EINVAL);
 	assert_int_equal(numvfs_now(&k), 2);
-	assert_true(node_model_has(&k, "0000:3b:00.2"));
-	assert_false(node_model_has(&k, "0000:3b:00.3"));
+	assert_true(node_model_has(&k, "0000:17:00.2"));
+	assert_false(node_model_has(&k, "0000:17:00.3"));
 	assert_int_equal(k.node.write(k.node.userdata, rel, "0"), 0);
-	assert_false(node_model_has(&k, "0000:3b:00.1"));
-	/* read-only attributes stay as they are */
+	assert_false(node_model_has(&k, "0000:17:00.1"));
+	/* read-only attributes stay as they are; what is not there is not there */
+	assert_int_equal(k.node.write(k.node.userdata, "bus/pci/devices/" NVME "/sriov_nothing", "1"),
+			 -ENOENT);
 	assert_int_equal(k.node.write(k.node.userdata, "bus/pci/devices/" PF "/sriov_totalvfs", "4"),
 			 -EACCES);
 	node_model_fini(&k);
@@ -139,28 +109,28 @@ static void test_bind_and_restore(void **state)
 	char err[256], drv[32];
 
 	(void)state;
-	nvme_board(&k, "nvme");
-	assert_int_equal(hal_pci_set_driver(io, PF, "vfio-pci", err, sizeof(err)), 0);
-	assert_int_equal(hal_pci_driver(&k.real, PF, drv, sizeof(drv)), 0);
+	node_model_init(&k, SRIOV_BOARD);
+	assert_int_equal(hal_pci_set_driver(io, NVME, "vfio-pci", err, sizeof(err)), 0);
+	assert_int_equal(hal_pci_driver(&k.real, NVME, drv, sizeof(drv)), 0);
 	assert_string_equal(drv, "vfio-pci");
-	assert_string_equal(k.log[0], PF "/driver_override=vfio-pci");
-	assert_string_equal(k.log[1], PF "/driver/unbind=" PF);
-	assert_string_equal(k.log[2], "bus/pci/drivers_probe=" PF);
+	assert_string_equal(k.log[0], NVME "/driver_override=vfio-pci");
+	assert_string_equal(k.log[1], NVME "/driver/unbind=" NVME);
+	assert_string_equal(k.log[2], "bus/pci/drivers_probe=" NVME);
 	/* idempotent */
-	assert_int_equal(hal_pci_set_driver(io, PF, "vfio-pci", err, sizeof(err)), 0);
+	assert_int_equal(hal_pci_set_driver(io, NVME, "vfio-pci", err, sizeof(err)), 0);
 	assert_int_equal(k.n_log, 3);
 	/* back to the kernel's choice */
-	assert_int_equal(hal_pci_set_driver(io, PF, NULL, err, sizeof(err)), 0);
-	assert_int_equal(hal_pci_driver(io, PF, drv, sizeof(drv)), 0);
+	assert_int_equal(hal_pci_set_driver(io, NVME, NULL, err, sizeof(err)), 0);
+	assert_int_equal(hal_pci_driver(io, NVME, drv, sizeof(drv)), 0);
 	assert_string_equal(drv, "nvme");
-	assert_int_equal(hal_pci_driver_override(&k.real, PF, drv, sizeof(drv)), 0);
+	assert_int_equal(hal_pci_driver_override(&k.real, NVME, drv, sizeof(drv)), 0);
 	assert_string_equal(drv, "");
-	assert_int_equal(hal_pci_set_driver(io, PF, NULL, err, sizeof(err)), 0);
+	assert_int_equal(hal_pci_set_driver(io, NVME, NULL, err, sizeof(err)), 0);
 	assert_int_equal(k.n_log, 6);
 
 	/* vfio-pci not loaded: a clear error */
 	board_node_set_loaded(k.bn, "vfio-pci", false);
-	assert_int_equal(hal_pci_set_driver(io, PF, "vfio-pci", err, sizeof(err)), -EIO);
+	assert_int_equal(hal_pci_set_driver(io, NVME, "vfio-pci", err, sizeof(err)), -EIO);
 	assert_non_null(strstr(err, "did not bind to vfio-pci"));
 	assert_non_null(strstr(err, "module loaded"));
 	node_model_fini(&k);
@@ -176,14 +146,15 @@ static void test_sdk_driver_now(void **state)
 	char drv[32], err[256];
 
 	(void)state;
-	nvme_board(&k, "vfio-pci");
+	node_model_init(&k, SRIOV_BOARD);
+	assert_int_equal(hal_pci_set_driver(&k.node, NVME, "vfio-pci", err, sizeof(err)), 0);
 	ctx.node = &k.node;
-	assert_int_equal(dralet_pci_driver(&ctx, PF, drv, sizeof(drv)), 8);
+	assert_int_equal(dralet_pci_driver(&ctx, NVME, drv, sizeof(drv)), 8);
 	assert_string_equal(drv, "vfio-pci");
-	assert_int_equal(hal_pci_unbind(&k.node, PF, err, sizeof(err)), 0);
-	assert_int_equal(dralet_pci_driver(&ctx, PF, drv, sizeof(drv)), 0);
+	assert_int_equal(hal_pci_unbind(&k.node, NVME, err, sizeof(err)), 0);
+	assert_int_equal(dralet_pci_driver(&ctx, NVME, drv, sizeof(drv)), 0);
 	assert_string_equal(drv, "");
-	assert_int_equal(dralet_pci_driver(&ctx, "0000:3c:00.0", drv, sizeof(drv)), -ENODEV);
+	assert_int_equal(dralet_pci_driver(&ctx, "0000:19:00.0", drv, sizeof(drv)), -ENODEV);
 	assert_int_equal(dralet_pci_driver(&ctx, "nonsense", drv, sizeof(drv)), -EINVAL);
 	assert_string_equal(ctx.error, "");
 	node_model_fini(&k);
