@@ -42,10 +42,11 @@ static void unlinkf(int dirfd, const char *fmt, ...)
 /* rm -rf of <sys>/@rel (never following links). */
 static void remove_sys_dir(struct board_node *bn, const char *rel)
 {
-	char *path = NULL;
+	char *path;
 
-	if (asprintf(&path, "%s/%s", bn->sys, rel) >= 0)
-		board_remove_tree(path);
+	if (asprintf(&path, "%s/%s", bn->sys, rel) < 0)
+		return;
+	board_remove_tree(path);
 	free(path);
 }
 
@@ -328,11 +329,12 @@ static void remove_class_devices(struct board_node *bn, const struct board_func 
 		if (sub < 0)
 			continue;
 		if (drop_class_devices(bn, sub, 4)) {
-			char *rel = NULL;
+			char *rel;
 
-			if (asprintf(&rel, "%s/%s", f->sysfs_path, de->d_name) >= 0)
+			if (asprintf(&rel, "%s/%s", f->sysfs_path, de->d_name) >= 0) {
 				remove_sys_dir(bn, rel);
-			free(rel);
+				free(rel);
+			}
 		}
 		close(sub);
 	}

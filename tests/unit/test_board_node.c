@@ -39,7 +39,8 @@ static const char BOARD[] =
 	"            net: {name: ens2f0}\n"
 	"            sriov: {total: 8, num: %u, vf_id: \"8086:1889\", vf_driver: iavf,"
 	" vf_net: \"{pf}v{n}\"}\n"
-	"      - {bdf: 3a:01.0, id: \"1b36:0010\", class: 0x010802, driver: nvme}\n";
+	"      - {bdf: 3a:01.0, id: \"1b36:0010\", class: 0x010802, driver: nvme,\n"
+	"         nvme: {controller: nvme0, namespaces: [{name: nvme0n1, size: 1TB}]}}\n";
 
 static void model_with(struct node_model *m, unsigned num)
 {
@@ -195,10 +196,21 @@ static void test_drivers_bring_class_devices(void **state)
 	assert_string_equal(buf, "iavf");
 	assert_true(m.real.read(m.real.userdata, "class/net/ens2f0v1/ifindex", buf, sizeof(buf)) > 0);
 	assert_int_equal(stat(path, &st), -1);
-	/* unbound, the NVMe's class devices go with its driver */
+	/* unbound, the NVMe's class devices go with its driver; probed, they are back */
+	assert_true(m.real.read(m.real.userdata, "class/nvme/nvme0/dev", buf, sizeof(buf)) > 0);
+	assert_true(m.real.read(m.real.userdata, "class/block/nvme0n1/dev", buf, sizeof(buf)) > 0);
 	assert_int_equal(hal_pci_unbind(&m.node, "0000:3a:01.0", err, sizeof(err)), 0);
 	assert_int_equal(hal_pci_driver(&m.real, "0000:3a:01.0", buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "");
+	assert_int_equal(m.real.read(m.real.userdata, "class/nvme/nvme0/dev", buf, sizeof(buf)),
+			 -ENOENT);
+	assert_int_equal(m.real.read(m.real.userdata, "class/block/nvme0n1/dev", buf, sizeof(buf)),
+			 -ENOENT);
+	snprintf(path, sizeof(path), "%s/dev/nvme0", m.dir);
+	assert_int_equal(stat(path, &st), -1);
+	assert_int_equal(m.node.write(m.node.userdata, "bus/pci/drivers_probe", "0000:3a:01.0"), 0);
+	assert_true(m.real.read(m.real.userdata, "class/nvme/nvme0/dev", buf, sizeof(buf)) > 0);
+	assert_int_equal(stat(path, &st), 0);
 	node_model_fini(&m);
 }
 
