@@ -247,7 +247,8 @@ static int model_write(void *userdata, const char *relpath, const char *value)
 			return -ENOENT;
 		return bind_unbind(bn, a, b, v);
 	}
-	if (sscanf(relpath, "bus/pci/devices/%63[^/]/", a) == 1 &&
+	if (sscanf(relpath, "bus/pci/devices/%63[^/]", a) == 1 &&
+	    relpath[strlen("bus/pci/devices/") + strlen(a)] == '/' &&
 	    (r = attr_store(bn, a, relpath + strlen("bus/pci/devices/") + strlen(a) + 1, v)) !=
 		    -EACCES)
 		return r;
