@@ -5,8 +5,10 @@
  * the reads that check their result, and rtnetlink VF settings
  * (hal/vf_netlink.h). The SR-IOV policy applier, `dralet sriov` and the
  * backends' PCI control calls (include/dralet/pci_ctl.h) all go through one
- * struct node_ops: node_ops_real() is the node below the sysfs root; a model
- * of the kernel (tests/unit/test_sriov_kernel.h) fills the same table.
+ * struct node_ops: node_ops_real() is the node below the sysfs root; the
+ * board simulator's model of the kernel (boards/sim/board_node_ops.h: VFs
+ * appearing at sriov_numvfs writes, drivers binding, VF settings kept per PF,
+ * on a materialized board's tree) fills the same table for the tests.
  *
  * Every op is set (no NULL ops). Errors: -errno as the kernel returned it.
  */

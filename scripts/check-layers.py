@@ -37,7 +37,7 @@ LAYERS = {
     'agent/sriov': ['agent/claims'],      # SR-IOV policy
     'agent/kubelet': ['agent/sriov', 'proto'],  # gRPC core, kubelet services, registration
     'agent/daemon': ['agent/kubelet'],    # the daemon, node watching
-    'boards/sim': ['agent/lib'],          # the board simulator (dralet board, --board, tests)
+    'boards/sim': ['hal'],                # the board simulator and its kernel model (node_ops)
     'agent/cli': ['agent/daemon', 'boards/sim'],  # every command
 }
 

@@ -76,6 +76,46 @@ static int check_bus(struct walk *w, struct board_func **children, size_t n, uns
 	return 0;
 }
 
+struct board_func *board_vf_new(struct arena *a, struct board_func *pf, unsigned n)
+{
+	unsigned rid = routing_id(pf) + pf->vf_offset + n * pf->vf_stride;
+	struct board_func *vf = rid > 0xffff ? NULL : arena_alloc(a, sizeof(*vf));
+	const char *drv;
+
+	if (!vf)
+		return NULL;
+	vf->domain = pf->domain;
+	vf->bus = rid >> 8;
+	vf->dev = (rid >> 3) & 0x1f;
+	vf->fn = rid & 7;
+	snprintf(vf->bdf, sizeof(vf->bdf), "%04x:%02x:%02x.%u", vf->domain, vf->bus, vf->dev,
+		 vf->fn);
+	vf->kind = BOARD_ENDPOINT;
+	vf->vendor = pf->vendor;
+	vf->device = pf->vf_device;
+	vf->sub_vendor = pf->vf_sub_vendor;
+	vf->sub_device = pf->vf_sub_device;
+	vf->class_code = pf->vf_class;
+	vf->revision = pf->revision;
+	drv = pf->vf_settings[n].driver ? pf->vf_settings[n].driver : pf->vf_driver;
+	vf->driver = drv && drv[0] ? drv : NULL;
+	vf->numa = pf->numa;
+	vf->iommu_group = pf->vf_settings[n].iommu_group;
+	vf->irq = 0;	/* VFs have no INTx */
+	vf->acpi_index = -1;
+	vf->drm.card = vf->drm.render = -1;
+	vf->explicit_bus = -1;
+	memcpy(vf->bars, pf->vf_bars, sizeof(vf->bars));
+	vf->bars_set = true;
+	vf->link_set = vf->max_link_set = true;	/* VF link registers are reserved: unknown */
+	vf->root = pf->root;
+	vf->parent = pf->parent;
+	vf->physfn = pf;
+	vf->vf_index = (int)n;
+	vf->at = pf->at;
+	return vf;
+}
+
 static int make_vfs(struct walk *w, struct board_func *pf)
 {
 	struct arena *a = w->b->arena;
@@ -85,44 +125,13 @@ static int make_vfs(struct walk *w, struct board_func *pf)
 		return -ENOMEM;
 	for (unsigned n = 0; n < pf->num_vfs; n++) {
 		unsigned rid = routing_id(pf) + pf->vf_offset + n * pf->vf_stride;
-		struct board_func *vf = arena_alloc(a, sizeof(*vf));
-		const char *drv;
 
-		if (!vf)
-			return -ENOMEM;
 		if (rid > 0xffff)
 			return board_fail(w->d, pf->at, "VF %u of %s would have routing ID %#x, beyond "
 					  "bus ff (reduce num, offset or stride)", n, pf->bdf, rid);
-		vf->domain = pf->domain;
-		vf->bus = rid >> 8;
-		vf->dev = (rid >> 3) & 0x1f;
-		vf->fn = rid & 7;
-		snprintf(vf->bdf, sizeof(vf->bdf), "%04x:%02x:%02x.%u", vf->domain, vf->bus,
-			 vf->dev, vf->fn);
-		vf->kind = BOARD_ENDPOINT;
-		vf->vendor = pf->vendor;
-		vf->device = pf->vf_device;
-		vf->sub_vendor = pf->vf_sub_vendor;
-		vf->sub_device = pf->vf_sub_device;
-		vf->class_code = pf->vf_class;
-		vf->revision = pf->revision;
-		drv = pf->vf_settings[n].driver ? pf->vf_settings[n].driver : pf->vf_driver;
-		vf->driver = drv && drv[0] ? drv : NULL;
-		vf->numa = pf->numa;
-		vf->iommu_group = pf->vf_settings[n].iommu_group;
-		vf->irq = 0;	/* VFs have no INTx */
-		vf->acpi_index = -1;
-		vf->drm.card = vf->drm.render = -1;
-		vf->explicit_bus = -1;
-		memcpy(vf->bars, pf->vf_bars, sizeof(vf->bars));
-		vf->bars_set = true;
-		vf->link_set = vf->max_link_set = true;	/* VF link registers are reserved: unknown */
-		vf->root = pf->root;
-		vf->parent = pf->parent;
-		vf->physfn = pf;
-		vf->vf_index = (int)n;
-		vf->at = pf->at;
-		pf->vfs[n] = vf;
+		pf->vfs[n] = board_vf_new(a, pf, n);
+		if (!pf->vfs[n])
+			return -ENOMEM;
 	}
 	return 0;
 }

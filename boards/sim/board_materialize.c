@@ -132,43 +132,62 @@ static int open_subdir(int top, const char *name)
 	return openat(top, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
 
+int bw_begin(struct bw *w, const struct board *b, const char *dir, char *err, size_t errlen)
+{
+	*w = (struct bw){ .b = b, .sys = -1, .dev = -1, .proc = -1 };
+	pthread_mutex_init(&w->lock, NULL);
+	w->top = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (w->top >= 0) {
+		w->sys = open_subdir(w->top, "sys");
+		w->dev = open_subdir(w->top, "dev");
+		w->proc = open_subdir(w->top, "proc");
+	}
+	if (w->top < 0 || w->sys < 0 || w->dev < 0 || w->proc < 0) {
+		int r = -errno;
+
+		snprintf(err, errlen, "cannot create the tree in %s: %s", dir, strerror(-r));
+		bw_fail(w, -r, "cannot open", dir);
+		return r;
+	}
+	return 0;
+}
+
+int bw_end(struct bw *w, char *err, size_t errlen)
+{
+	int r = w->err;
+
+	if (r < 0 && err && errlen)
+		snprintf(err, errlen, "%s: %s", w->err_what[0] ? w->err_what : "write failed",
+			 strerror(-r));
+	if (w->proc >= 0)
+		close(w->proc);
+	if (w->dev >= 0)
+		close(w->dev);
+	if (w->sys >= 0)
+		close(w->sys);
+	if (w->top >= 0)
+		close(w->top);
+	pthread_mutex_destroy(&w->lock);
+	return r;
+}
+
 static int write_tree(const struct board *b, const char *dir, char *err, size_t errlen)
 {
-	struct bw w = { .b = b, .sys = -1, .dev = -1, .proc = -1 };
-	int r;
+	struct bw w;
+	int r = bw_begin(&w, b, dir, err, errlen);
 
-	pthread_mutex_init(&w.lock, NULL);
-
-	w.top = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (w.top >= 0) {
-		w.sys = open_subdir(w.top, "sys");
-		w.dev = open_subdir(w.top, "dev");
-		w.proc = open_subdir(w.top, "proc");
-	}
-	if (w.top < 0 || w.sys < 0 || w.dev < 0 || w.proc < 0) {
-		r = -errno;
-		snprintf(err, errlen, "cannot create the tree in %s: %s", dir, strerror(errno));
-		goto out;
+	if (r < 0) {
+		bw_end(&w, NULL, 0);
+		return r;
 	}
 	bw_pci(&w);
 	bw_virtual_classes(&w);
 	bw_nvidia(&w);
 	bw_system(&w);
-	r = w.err;
-	if (r < 0)
+	if (w.err < 0)
 		snprintf(err, errlen, "cannot materialize board %s into %s: %s: %s", b->name, dir,
-			 w.err_what[0] ? w.err_what : "write failed", strerror(-r));
-out:
-	if (w.proc >= 0)
-		close(w.proc);
-	if (w.dev >= 0)
-		close(w.dev);
-	if (w.sys >= 0)
-		close(w.sys);
-	if (w.top >= 0)
-		close(w.top);
-	pthread_mutex_destroy(&w.lock);
-	return r;
+			 w.err_what[0] ? w.err_what : "write failed", strerror(-w.err));
+	return bw_end(&w, NULL, 0);
 }
 
 int board_write(const struct board *b, const char *dir, char *err, size_t errlen)

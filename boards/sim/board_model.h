@@ -417,6 +417,17 @@ int board_load(const char *path, struct board *b, char *err, size_t errlen);
 /* Writes a loaded board into @dir (created, or an empty directory). */
 int board_write(const struct board *b, const char *dir, char *err, size_t errlen);
 
+/* VF @n of @pf as the layout makes it (board_layout.c): address, ids, the
+ * driver and IOMMU group `vfs:` gives it (-1: automatic), BAR sizes; no
+ * sysfs path, BAR addresses or class devices yet. NULL when out of memory
+ * or beyond bus ff. */
+struct board_func *board_vf_new(struct arena *a, struct board_func *pf, unsigned n);
+/* The netdev `vf_net` gives @vf (its PF has `vf_net` and a netdev), without
+ * ifindex and MAC (board_number.c); NULL when out of memory. */
+struct board_netdev *board_vf_netdev(struct arena *a, const struct board_func *vf);
+/* The stable default MAC of netdev @ifname on board @board (@type ARPHRD_*). */
+char *board_auto_mac(struct arena *a, const char *board, const char *ifname, int type);
+
 /* MIG profile defaults (board_mig.c). Returns NULL when unknown. */
 struct board_mig_profile {
 	const char *name;

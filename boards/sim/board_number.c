@@ -91,7 +91,7 @@ static int numset_take(struct numset *s, unsigned from)
 	return -1;
 }
 
-static char *auto_mac(struct arena *a, const char *board, const char *ifname, int type)
+char *board_auto_mac(struct arena *a, const char *board, const char *ifname, int type)
 {
 	uint64_t h = board_hash(board, ifname);
 
@@ -151,6 +151,24 @@ static char *expand_vf_name(struct arena *a, const char *tmpl, const char *pf, u
 	return arena_strdup(a, out);
 }
 
+struct board_netdev *board_vf_netdev(struct arena *a, const struct board_func *vf)
+{
+	const struct board_func *pf = vf->physfn;
+	struct board_netdev *n = arena_alloc(a, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	n->name = expand_vf_name(a, pf->vf_net, pf->net[0].name, (unsigned)vf->vf_index);
+	if (!n->name)
+		return NULL;
+	n->operstate = pf->net[0].operstate;
+	n->speed = pf->net[0].speed;
+	n->mtu = pf->net[0].mtu;
+	n->type = pf->net[0].type;
+	n->at = pf->at;
+	return n;
+}
+
 static const char *rate_for_speed(long mbps)
 {
 	if (mbps >= 800000)
@@ -187,25 +205,16 @@ static int vf_class_devices(struct board *b, const struct board_diag *d)
 		const struct board_vf_setting *set = &pf->vf_settings[vf->vf_index];
 
 		if (pf->vf_net && !set->no_net) {
-			struct board_netdev *n = arena_alloc(a, sizeof(*n));
+			struct board_netdev *n;
 
-			if (!n)
-				return -ENOMEM;
 			if (!pf->n_net)
 				return board_fail(d, pf->at, "'vf_net' on %s needs a PF netdev for {pf}",
 						  pf->bdf);
-			n->name = expand_vf_name(a, pf->vf_net, pf->net[0].name,
-						 (unsigned)vf->vf_index);
-			if (!n->name)
+			if (!(n = board_vf_netdev(a, vf)))
 				return -ENOMEM;
 			if (!n->name[0] || strlen(n->name) > 15 || strchr(n->name, '/'))
 				return board_fail(d, pf->at, "VF netdev name '%s' from 'vf_net' is not "
 						  "1 to 15 characters", n->name);
-			n->operstate = pf->net[0].operstate;
-			n->speed = pf->net[0].speed;
-			n->mtu = pf->net[0].mtu;
-			n->type = pf->net[0].type;
-			n->at = pf->at;
 			vf->net = n;
 			vf->n_net = 1;
 		}
@@ -320,7 +329,7 @@ static int number_netdevs(struct board *b, const struct board_diag *d)
 			if (!nd->ifindex)
 				nd->ifindex = numset_take(&used, 2);
 			if (!nd->mac)
-				nd->mac = auto_mac(b->arena, b->name, nd->name, nd->type);
+				nd->mac = board_auto_mac(b->arena, b->name, nd->name, nd->type);
 			if (!nd->mac || nd->ifindex < 0) {
 				r = -ENOMEM;
 				goto out;

@@ -468,10 +468,12 @@ int p_sriov(struct pctx *c, struct board_func *f, struct json_object *obj,
 	if ((r = p_bool(c, v, "autoprobe", &kp, &f->sriov_autoprobe)) < 0)
 		return r;
 
-	f->vf_settings = arena_alloc(c->a, (f->num_vfs + 1) * sizeof(*f->vf_settings));
+	/* for every VF the PF can have: those beyond `num` appear when
+	 * sriov_numvfs is written (the kernel model, board_node_ops.h) */
+	f->vf_settings = arena_alloc(c->a, (f->total_vfs + 1) * sizeof(*f->vf_settings));
 	if (!f->vf_settings)
 		return -ENOMEM;
-	for (unsigned i = 0; i <= f->num_vfs; i++)
+	for (unsigned i = 0; i <= f->total_vfs; i++)
 		f->vf_settings[i] = (struct board_vf_setting){ .iommu_group = -1 };
 	if (json_object_object_get_ex(v, "vfs", &over) && over) {
 		struct jpath op = JP_KEY(&kp, "vfs");
@@ -495,9 +497,9 @@ int p_sriov(struct pctx *c, struct board_func *f, struct json_object *obj,
 			else if (k != 3 || dash != '-')
 				return board_fail(c->d, &rp, "'%s' is not a VF number or range (\"0-7\")",
 						  range);
-			if (lo > hi || hi >= f->num_vfs)
+			if (lo > hi || hi >= f->total_vfs)
 				return board_fail(c->d, &rp, "VF range %s is outside 0..%u", range,
-						  f->num_vfs ? f->num_vfs - 1 : 0);
+						  f->total_vfs - 1);
 			r = p_check_keys(c, settings, &rp, "VF settings", vkeys);
 			if (r < 0)
 				return r;

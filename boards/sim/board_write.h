@@ -50,6 +50,12 @@ struct bw {
 	const struct board *b;
 };
 
+/* Opens the writer on the tree @dir (its sys/, dev/ and proc/ are created
+ * when missing); 0 or -errno with a message in @err. bw_end() closes it in
+ * every case and returns the first failure of the writes (message in @err). */
+int bw_begin(struct bw *w, const struct board *b, const char *dir, char *err, size_t errlen);
+int bw_end(struct bw *w, char *err, size_t errlen);
+
 /* Records a failure: the first one wins (thread-safe). */
 void bw_fail(struct bw *w, int err, const char *what, const char *path);
 
@@ -103,6 +109,15 @@ void bw_class_device(struct bw *w, const struct bw_dir *d, const char *cls, cons
 
 /* Writers, one per concern. */
 void bw_pci(struct bw *w);				/* board_write_pci.c */
+/* One function's directory with its links and class devices, and a PCI
+ * driver's directory (board_write_pci.c; also used by the kernel model,
+ * board_node_ops.h, when VFs appear). */
+void bw_function(struct bw *w, const struct board_func *f);
+void bw_driver(struct bw *w, const char *driver);
+/* The vfio container (misc vfio, /dev/vfio/vfio) and one group's vfio
+ * device with its /dev/vfio/<group> node (board_write_class.c). */
+void bw_vfio_container(struct bw *w);
+void bw_vfio_group(struct bw *w, int group, unsigned minor);
 void bw_function_classes(struct bw *w, const struct board_func *f,
 			 const struct bw_dir *fd);	/* board_write_class.c */
 void bw_virtual_classes(struct bw *w);			/* board_write_class.c */

@@ -496,6 +496,31 @@ void bw_function_classes(struct bw *w, const struct board_func *f, const struct 
 	write_chardevs(w, fn, f);
 }
 
+void bw_vfio_container(struct bw *w)
+{
+	struct bw_dir d;
+
+	bw_open(w, &d, w->sys, "", "devices/virtual/misc/vfio");
+	bw_class_device(w, &d, "misc", "vfio", NULL, MAJOR_MISC, MINOR_VFIO, "vfio/vfio", NULL);
+	bw_devnode(w, "vfio/vfio", MAJOR_MISC, MINOR_VFIO);
+	bw_close(&d);
+	bw_mkdirs(w, w->sys, "class/vfio");
+}
+
+void bw_vfio_group(struct bw *w, int group, unsigned minor)
+{
+	struct bw_dir d;
+	char rel[64], name[16], devname[32];
+
+	snprintf(name, sizeof(name), "%d", group);
+	snprintf(rel, sizeof(rel), "devices/virtual/vfio/%s", name);
+	snprintf(devname, sizeof(devname), "vfio/%s", name);
+	bw_open(w, &d, w->sys, "", rel);
+	bw_class_device(w, &d, "vfio", name, NULL, MAJOR_VFIO, minor, devname, NULL);
+	bw_devnode(w, devname, MAJOR_VFIO, minor);
+	bw_close(&d);
+}
+
 static void write_kfd(struct bw *w)
 {
 	const struct board *b = w->b;
@@ -587,15 +612,9 @@ void bw_virtual_classes(struct bw *w)
 	if (b->any_vfio) {
 		unsigned minor = 0;
 
-		bw_open(w, &d, w->sys, "", "devices/virtual/misc/vfio");
-		bw_class_device(w, &d, "misc", "vfio", NULL, MAJOR_MISC, MINOR_VFIO, "vfio/vfio",
-				NULL);
-		bw_devnode(w, "vfio/vfio", MAJOR_MISC, MINOR_VFIO);
-		bw_close(&d);
-		bw_mkdirs(w, w->sys, "class/vfio");
+		bw_vfio_container(w);
 		for (size_t i = 0; i < b->n_funcs; i++) {
 			const struct board_func *f = b->funcs[i];
-			char rel[64], name[16], devname[32];
 			bool seen = false;
 
 			if (!f->driver || strcmp(f->driver, "vfio-pci") || f->iommu_group < 0)
@@ -603,15 +622,8 @@ void bw_virtual_classes(struct bw *w)
 			for (size_t k = 0; k < i && !seen; k++)
 				seen = b->funcs[k]->driver && !strcmp(b->funcs[k]->driver, "vfio-pci") &&
 				       b->funcs[k]->iommu_group == f->iommu_group;
-			if (seen)
-				continue;
-			snprintf(name, sizeof(name), "%d", f->iommu_group);
-			snprintf(rel, sizeof(rel), "devices/virtual/vfio/%s", name);
-			snprintf(devname, sizeof(devname), "vfio/%s", name);
-			bw_open(w, &d, w->sys, "", rel);
-			bw_class_device(w, &d, "vfio", name, NULL, MAJOR_VFIO, minor, devname, NULL);
-			bw_devnode(w, devname, MAJOR_VFIO, minor++);
-			bw_close(&d);
+			if (!seen)
+				bw_vfio_group(w, f->iommu_group, minor++);
 		}
 	}
 	if (b->any_kfd)

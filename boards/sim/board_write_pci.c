@@ -260,7 +260,7 @@ static void write_pci_bus(struct bw *w, const struct bw_dir *owner, unsigned dom
 	free(mask);
 }
 
-static void write_function(struct bw *w, const struct board_func *f)
+void bw_function(struct bw *w, const struct board_func *f)
 {
 	const struct board *b = w->b;
 	bool bridge = board_kind_is_bridge(f->kind);
@@ -377,7 +377,7 @@ static void *write_share(void *arg)
 	const struct board *b = sh->w->b;
 
 	for (size_t i = sh->first; i < b->n_funcs && !bw_failed(sh->w); i += sh->step)
-		write_function(sh->w, b->tree[i]);
+		bw_function(sh->w, b->tree[i]);
 	return NULL;
 }
 
@@ -407,6 +407,21 @@ static void write_functions(struct bw *w)
 		pthread_join(threads[i], NULL);
 }
 
+void bw_driver(struct bw *w, const char *driver)
+{
+	struct bw_dir d;
+	char rel[PATH_MAX];
+
+	snprintf(rel, sizeof(rel), "bus/pci/drivers/%s", driver);
+	bw_open(w, &d, w->sys, "", rel);
+	bw_writeonly(w, d.fd, "bind");
+	bw_writeonly(w, d.fd, "unbind");
+	bw_writeonly(w, d.fd, "new_id");
+	bw_writeonly(w, d.fd, "remove_id");
+	bw_writeonly(w, d.fd, "uevent");
+	bw_close(&d);
+}
+
 static void write_drivers(struct bw *w)
 {
 	const struct board *b = w->b;
@@ -415,8 +430,6 @@ static void write_drivers(struct bw *w)
 
 	for (size_t i = 0; i < b->n_funcs; i++) {
 		const char *drv = b->funcs[i]->driver;
-		struct bw_dir d;
-		char rel[PATH_MAX];
 		bool seen = false;
 
 		if (!drv)
@@ -427,14 +440,7 @@ static void write_drivers(struct bw *w)
 			continue;
 		if (n_done < sizeof(done) / sizeof(done[0]))
 			done[n_done++] = drv;
-		snprintf(rel, sizeof(rel), "bus/pci/drivers/%s", drv);
-		bw_open(w, &d, w->sys, "", rel);
-		bw_writeonly(w, d.fd, "bind");
-		bw_writeonly(w, d.fd, "unbind");
-		bw_writeonly(w, d.fd, "new_id");
-		bw_writeonly(w, d.fd, "remove_id");
-		bw_writeonly(w, d.fd, "uevent");
-		bw_close(&d);
+		bw_driver(w, drv);
 	}
 }
 

@@ -6,7 +6,7 @@
  *
  * Everything goes through the agent: below its sysfs root, following the
  * kernel's rules (linux-devices.md section 2), and in tests through the
- * agent's model of the kernel. A backend records what it finds in its undo
+ * board simulator's model of the kernel. A backend records what it finds in its undo
  * state (prepare.h) before it changes anything, so unprepare can put it back
  * from the checkpoint alone.
  *

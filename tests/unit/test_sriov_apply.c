@@ -1,16 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * SR-IOV policies carried out against the model of the kernel
- * (test_sriov_kernel.h): VFs created (autoprobe as the VF driver needs),
+ * SR-IOV policies carried out against the board simulator's model of the
+ * kernel (node_model.h, test_sriov_board.h): VFs created (autoprobe as the VF driver needs),
  * counts changed through 0, idempotence (a second run writes nothing), VFs
  * prepared for claims protected (refusals that name the VF and the claim,
  * their drivers and settings untouched), the kernel's ENOSPC on one PF not
  * stopping another, VF settings through the PF, dry runs, one PF at a time;
  * the prepared VFs read from claims checkpoints; `sriov status` JSON.
  */
+#include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "agent/claims/checkpoint_file.h"
@@ -18,17 +24,18 @@
 #include "agent/sriov/apply.h"
 #include "agent/sriov/prepared.h"
 #include "agent/sriov/status.h"
-#include "board_snippet.h"
-#include "test_sriov_kernel.h"
+#include "harness.h"
+#include "hal/pci_binding.h"
+#include "hal/pci_sriov.h"
+#include "node_model.h"
+#include "test_sriov_board.h"
 
 #define RP0 "pci0000:16/0000:16:02.0"
-#define RP1 "pci0000:16/0000:16:03.0"
 #define NIC "0000:17:00.0"
 #define NVME "0000:18:00.0"
 
 struct fixture {
-	char *dir;
-	struct kmodel k;
+	struct node_model k;
 	struct config *cfg;
 	struct hal_scan *scan;
 	struct sriov_prepared prep;
@@ -38,8 +45,8 @@ static void set_policies(struct fixture *f, const char *yaml)
 {
 	char path[PATH_MAX + 32], err[1024] = "";
 
-	snprintf(path, sizeof(path), "%s/config.yaml", f->dir);
-	k_file(path, yaml);
+	assert_int_equal(tree_write(f->k.dir, "config.yaml", yaml), 0);
+	snprintf(path, sizeof(path), "%s/config.yaml", f->k.dir);
 	config_free(f->cfg);
 	f->cfg = NULL;
 	if (config_load(path, &f->cfg, err, sizeof(err)) < 0)
@@ -58,19 +65,10 @@ static void rescan(struct fixture *f)
 static struct fixture *fixture_new(void)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	struct k_pf *pf;
 
-	f->dir = board_tree(K_BOARD);
-	k_init(&f->k, f->dir);
-	k_load(&f->k, "iavf");
-	pf = k_pf(&f->k, RP0, NIC, 0x8086, 0x1593, 0x020000, "ens1f0", 7, 20);
-	pf->vf_device = 0x1889;
-	pf->group_base = 100;
-	snprintf(pf->vf_driver, sizeof(pf->vf_driver), "iavf");
-	pf->vf_netdev = true;
-	pf = k_pf(&f->k, RP1, NVME, 0x1b36, 0x0010, 0x010802, NULL, 0, 30);
-	pf->group_base = 200;
-	snprintf(pf->vf_driver, sizeof(pf->vf_driver), "nvme");
+	node_model_init(&f->k, SRIOV_BOARD);
+	f->k.faults[0].pf = NIC;
+	f->k.faults[1].pf = NVME;
 	rescan(f);
 	return f;
 }
@@ -80,7 +78,7 @@ static void fixture_free(struct fixture *f)
 	hal_scan_free(f->scan);
 	config_free(f->cfg);
 	sriov_prepared_clear(&f->prep);
-	tree_remove(f->dir);
+	node_model_fini(&f->k);
 	free(f);
 }
 
@@ -145,9 +143,9 @@ static void test_create_and_idempotent(void **state)
 	assert_string_equal(driver_of(f, "0000:17:00.1"), "iavf");	/* autoprobe on */
 	assert_string_equal(driver_of(f, "0000:17:00.4"), "iavf");
 	/* vfDriver none: autoprobe off before the VFs exist, so nothing binds */
-	int probe = k_find_log(&f->k, 0, NVME "/sriov_drivers_autoprobe=0");
+	int probe = node_model_find_log(&f->k, 0, NVME "/sriov_drivers_autoprobe=0");
 	assert_true(probe >= 0);
-	assert_true(probe < k_find_log(&f->k, 0, NVME "/sriov_numvfs=2"));
+	assert_true(probe < node_model_find_log(&f->k, 0, NVME "/sriov_numvfs=2"));
 	assert_string_equal(driver_of(f, "0000:18:00.1"), "");
 	sriov_report_free(rep);
 
@@ -168,9 +166,9 @@ static void test_create_and_idempotent(void **state)
 	rep = apply(f, NULL, false);
 	assert_int_equal(rep->n, 1);	/* a PF no policy selects is left alone */
 	assert_int_equal(pf_report(rep, NIC)->after, 2);
-	int zero = k_find_log(&f->k, before, NIC "/sriov_numvfs=0");
+	int zero = node_model_find_log(&f->k, before, NIC "/sriov_numvfs=0");
 	assert_true(zero >= 0);
-	assert_true(zero < k_find_log(&f->k, before, NIC "/sriov_numvfs=2"));
+	assert_true(zero < node_model_find_log(&f->k, before, NIC "/sriov_numvfs=2"));
 	assert_int_equal(numvfs(f, NIC), 2);
 	assert_int_equal(numvfs(f, NVME), 2);
 	sriov_report_free(rep);
@@ -189,7 +187,7 @@ static void test_vfio_policy(void **state)
 	assert_int_equal(pf_report(rep, NIC)->outcome, SRIOV_PF_CHANGED);
 	assert_int_equal(pf_report(rep, NIC)->vfs_rebound, 3);
 	/* never on iavf first: autoprobe was off */
-	assert_int_equal(k_find_log(&f->k, 0, "driver/unbind"), -1);
+	assert_int_equal(node_model_find_log(&f->k, 0, "driver/unbind"), -1);
 	for (int i = 1; i <= 3; i++) {
 		char a[16];
 		snprintf(a, sizeof(a), "0000:17:00.%d", i);
@@ -204,8 +202,8 @@ static void test_vfio_policy(void **state)
 	rep = apply(f, NULL, false);
 	assert_int_equal(pf_report(rep, NIC)->vfs_rebound, 3);
 	assert_false(pf_report(rep, NIC)->vfs_changed);
-	assert_int_equal(k_find_log(&f->k, before, "sriov_numvfs"), -1);
-	assert_true(k_find_log(&f->k, before, NIC "/sriov_drivers_autoprobe=1") >= 0);
+	assert_int_equal(node_model_find_log(&f->k, before, "sriov_numvfs"), -1);
+	assert_true(node_model_find_log(&f->k, before, NIC "/sriov_drivers_autoprobe=1") >= 0);
 	assert_string_equal(driver_of(f, "0000:17:00.2"), "iavf");
 	sriov_report_free(rep);
 	/* converged: nothing more to write */
@@ -246,7 +244,7 @@ static void test_prepared_vfs_are_protected(void **state)
 	assert_non_null(strstr(p->message, "PF " NIC));
 	assert_non_null(strstr(p->message, "VF 1 (0000:17:00.2) is prepared for claim "
 				 "team-a/vf-claim"));
-	assert_int_equal(k_find_log(&f->k, before, "sriov_numvfs"), -1);
+	assert_int_equal(node_model_find_log(&f->k, before, "sriov_numvfs"), -1);
 	assert_int_equal(numvfs(f, NIC), 3);
 	/* the claim's VF keeps the driver the claim gave it */
 	assert_string_equal(driver_of(f, "0000:17:00.2"), "vfio-pci");
@@ -274,7 +272,7 @@ static void test_kernel_errors_stay_with_their_pf(void **state)
 	struct sriov_report *rep;
 
 	(void)state;
-	f->k.pfs[0].enospc_above = 2;	/* the NIC runs out of MSI-X vectors above 2 VFs */
+	f->k.faults[0].enospc_above = 2;	/* the NIC runs out of MSI-X vectors above 2 VFs */
 	set_policies(f, "sriov:\n  policies:\n"
 		     "  - {name: nic, pfSelector: {drivers: [ice]}, numVfs: 4}\n"
 		     "  - {name: nvme, pfSelector: {drivers: [nvme]}, numVfs: 8}\n"
@@ -302,7 +300,7 @@ static void test_kernel_errors_stay_with_their_pf(void **state)
 	sriov_report_free(rep);
 
 	/* VFs in use elsewhere (EBUSY) and a driver refusing a count (EINVAL) */
-	f->k.pfs[1].disable_error = -EBUSY;
+	f->k.faults[1].disable_error = -EBUSY;
 	set_policies(f, "sriov:\n  policies:\n"
 		     "  - {name: nvme, pfSelector: {drivers: [nvme]}, numVfs: 1}\n");
 	rep = apply(f, NVME, false);
@@ -311,8 +309,8 @@ static void test_kernel_errors_stay_with_their_pf(void **state)
 			       "VFs are enabled or in use"));
 	assert_int_equal(numvfs(f, NVME), 3);
 	sriov_report_free(rep);
-	f->k.pfs[1].disable_error = 0;
-	f->k.pfs[1].enable_error = -EINVAL;
+	f->k.faults[1].disable_error = 0;
+	f->k.faults[1].enable_error = -EINVAL;
 	rep = apply(f, NVME, false);
 	assert_int_equal(pf_report(rep, NVME)->outcome, SRIOV_PF_FAILED);
 	assert_non_null(strstr(pf_report(rep, NVME)->message, NVME ": enabling 1 VFs failed: "
@@ -325,7 +323,7 @@ static void test_kernel_errors_stay_with_their_pf(void **state)
 	set_policies(f, "sriov:\n  policies:\n"
 		     "  - {name: nic, pfSelector: {drivers: [ice]}, numVfs: 4}\n");
 	char p[PATH_MAX + 64];
-	snprintf(p, sizeof(p), "%s/sys/devices/" RP0 "/" NIC "/driver", f->dir);
+	snprintf(p, sizeof(p), "%s/sys/devices/" RP0 "/" NIC "/driver", f->k.dir);
 	unlink(p);
 	rep = apply(f, NIC, false);
 	assert_int_equal(rep->n, 1);
@@ -352,14 +350,13 @@ static void test_vf_settings(void **state)
 	assert_int_equal(pf_report(rep, NIC)->outcome, SRIOV_PF_CHANGED);
 	assert_int_equal(pf_report(rep, NIC)->vfs_set, 3);
 	for (unsigned i = 0; i < 3; i++) {
-		struct dralet_vf_settings *s = k_vfset(&f->k, 7, i, false);
-		assert_non_null(s);
+		struct dralet_vf_settings *s = node_model_vf(&f->k, NIC, i);
 		assert_int_equal(s->mac[5], 0xf0 + i);
 		assert_int_equal(s->vlan, 10);
 		assert_int_equal(s->trust, 1);
 	}
 	/* spoof check was on already: not sent */
-	assert_int_equal(k_find_log(&f->k, 0, "spoofchk"), -1);
+	assert_int_equal(node_model_find_log(&f->k, 0, "spoofchk"), -1);
 	/* settings on a PF without an interface: reported, the count still applied */
 	assert_int_equal(pf_report(rep, NVME)->outcome, SRIOV_PF_FAILED);
 	assert_non_null(strstr(pf_report(rep, NVME)->message, "network interface"));
@@ -368,15 +365,15 @@ static void test_vf_settings(void **state)
 
 	/* again: nothing to send; a prepared VF's settings are the claim's */
 	rescan(f);
-	k_vfset(&f->k, 7, 2, false)->vlan = 99;	/* the claim set its own VLAN */
-	k_vfset(&f->k, 7, 0, false)->vlan = 11;	/* someone changed an unclaimed one */
+	node_model_vf(&f->k, NIC, 2)->vlan = 99;	/* the claim set its own VLAN */
+	node_model_vf(&f->k, NIC, 0)->vlan = 11;	/* someone changed an unclaimed one */
 	sriov_prepared_add(&f->prep, &claimed);
 	size_t before = f->k.n_log;
 	rep = apply(f, NIC, false);
 	assert_int_equal(pf_report(rep, NIC)->vfs_set, 1);
-	assert_int_equal(k_vfset(&f->k, 7, 0, false)->vlan, 10);
-	assert_int_equal(k_vfset(&f->k, 7, 2, false)->vlan, 99);
-	assert_true(k_find_log(&f->k, before, "vf_set if7 vf0 vlan") >= 0);
+	assert_int_equal(node_model_vf(&f->k, NIC, 0)->vlan, 10);
+	assert_int_equal(node_model_vf(&f->k, NIC, 2)->vlan, 99);
+	assert_true(node_model_find_log(&f->k, before, "vf_set if7 vf0 vlan") >= 0);
 	sriov_report_free(rep);
 	fixture_free(f);
 }
@@ -427,13 +424,13 @@ static void test_prepared_from_checkpoints(void **state)
 	(void)state;
 	assert_int_equal(add_claim(ck, "u1", "one", "0000:17:00.1", CKPT_PREPARE_COMPLETED), 0);
 	assert_int_equal(add_claim(ck, "u2", "two", "0000:17:00.2", CKPT_PREPARE_STARTED), 0);
-	snprintf(plugins, sizeof(plugins), "%s/plugins", f->dir);
+	snprintf(plugins, sizeof(plugins), "%s/plugins", f->k.dir);
 	snprintf(dir, sizeof(dir), "%s/sriov.dralet.dev", plugins);
 	static const char *const drivers[] = { "sriov.dralet.dev", "gpu.dralet.dev" };
-	tree_mkdir(f->dir, "plugins/sriov.dralet.dev");
-	tree_mkdir(f->dir, "plugins/gpu.dralet.dev");	/* no checkpoint yet */
+	tree_mkdir(f->k.dir, "plugins/sriov.dralet.dev");
+	tree_mkdir(f->k.dir, "plugins/gpu.dralet.dev");	/* no checkpoint yet */
 	/* another vendor's plugin keeps a file of its own name: not read */
-	tree_write(f->dir, "plugins/gpu.example.com/checkpoint.json", "{\"v1\": {}}");
+	tree_write(f->k.dir, "plugins/gpu.example.com/checkpoint.json", "{\"v1\": {}}");
 	assert_int_equal(checkpoint_file_save(dir, ck), 0);
 	assert_int_equal(sriov_prepared_load_drivers(plugins, drivers, 2, &p, err, sizeof(err)), 0);
 	assert_int_equal(p.n, 2);
@@ -446,7 +443,7 @@ static void test_prepared_from_checkpoints(void **state)
 	sriov_prepared_clear(&p);
 	/* a corrupt checkpoint is an error: its claims would go unprotected */
 	snprintf(dir, sizeof(dir), "plugins/sriov.dralet.dev/%s", CHECKPOINT_FILE_NAME);
-	tree_write(f->dir, dir, "{garbage");
+	tree_write(f->k.dir, dir, "{garbage");
 	assert_true(sriov_prepared_load_drivers(plugins, drivers, 2, &p, err, sizeof(err)) < 0);
 	assert_non_null(strstr(err, CHECKPOINT_FILE_NAME));
 	sriov_prepared_clear(&p);

@@ -4,10 +4,8 @@
  * (board_snippet.h): t_write and t_bind play the kernel or a vendor driver at
  * run time (a link going down, a function rebound, garbage in a file). The
  * other pieces build what the board format does not express; they remain for
- * two users only: test_fpga.c (a DFL port on a VF) and the SR-IOV kernel model
- * (test_sriov_kernel.h), which creates VF functions at sriov_numvfs writes as
- * the kernel does. Everything is laid out like the kernel does
- * (linux-devices.md 1-5), all links relative.
+ * one user only: test_fpga.c (a DFL port on a VF). Everything is laid out
+ * like the kernel does (linux-devices.md 1-5), all links relative.
  * Header-only (static helpers) so each test program stays one file.
  */
 #ifndef DRALET_TEST_TREE_H
@@ -114,20 +112,6 @@ static inline void t_node(const char *d, const char *dev_path)
 	char p[512];
 	snprintf(p, sizeof(p), "dev/%s", dev_path);
 	tree_write(d, p, "");
-}
-
-/* A misc device (rdma_cm, vfio) with its node. */
-static inline void t_misc(const char *d, const char *name, const char *devnum,
-			  const char *dev_path)
-{
-	char rel[512], target[512];
-
-	snprintf(rel, sizeof(rel), "sys/devices/virtual/misc/%s/dev", name);
-	tree_write(d, rel, devnum);
-	snprintf(rel, sizeof(rel), "class/misc/%s", name);
-	snprintf(target, sizeof(target), "devices/virtual/misc/%s", name);
-	t_syslink(d, rel, target);
-	t_node(d, dev_path);
 }
 
 #endif
