@@ -73,16 +73,22 @@ static const char *override_of(struct fixture *f, const char *address)
 	return buf;
 }
 
-/* The checkpoint as the claims engine keeps it: dralet_undo_set persists the
- * undo state after every value, before the backend goes on. */
+/* The checkpoint as the claims engine keeps it: dralet_undo_set_all persists
+ * the undo state, before the backend goes on; each call is one write. */
+struct checkpoint {
+	struct dralet_undo saved;
+	int writes;
+};
+
 static int persist_copy(void *userdata, const struct dralet_undo *undo)
 {
-	struct dralet_undo *saved = userdata;
+	struct checkpoint *ck = userdata;
 
 	/* the binding is restored only once everything it needs is on disk */
 	if (dralet_undo_get(undo, "rebound"))
 		assert_non_null(dralet_undo_get(undo, "driverOverride"));
-	assert_int_equal(undo_copy(saved, undo), 0);
+	assert_int_equal(undo_copy(&ck->saved, undo), 0);
+	ck->writes++;
 	return 0;
 }
 
@@ -97,7 +103,8 @@ static void test_kernel_driver_to_vfio_and_back(void **state)
 {
 	struct fixture *f = fixture_new(4, 0);
 	struct dralet_device *v0 = harness_device(&f->h, "vf-0000-17-00-1");
-	struct dralet_undo saved = { 0 };
+	struct checkpoint ck = { 0 };
+	struct dralet_undo *saved = &ck.saved;
 	struct t_req t;
 
 	(void)state;
@@ -105,7 +112,7 @@ static void test_kernel_driver_to_vfio_and_back(void **state)
 	assert_string_equal(driver_of(f, "0000:17:00.1"), "iavf");
 	t_req_init(&t, "{" API ",\"driver\":\"vfio-pci\"}");
 	t.undo.persist = persist_copy;
-	t.undo.persist_userdata = &saved;
+	t.undo.persist_userdata = &ck;
 	assert_int_equal(backend_sriov.prepare(&f->h.ctx, v0, &t.req), 0);
 	assert_string_equal(driver_of(f, "0000:17:00.1"), "vfio-pci");
 	assert_string_equal(override_of(f, "0000:17:00.1"), "vfio-pci");
@@ -121,22 +128,23 @@ static void test_kernel_driver_to_vfio_and_back(void **state)
 	assert_string_equal(t_env(&t, "DRALET_VF_0000_17_00_1_DRIVER"), "vfio-pci");
 	assert_null(t_env(&t, "DRALET_VF_0000_17_00_1_NETDEV"));
 	/* the state before, on disk before the first write */
-	assert_string_equal(dralet_undo_get(&saved, "driver"), "iavf");
-	assert_string_equal(dralet_undo_get(&saved, "driverOverride"), "none");
-	assert_string_equal(dralet_undo_get(&saved, "rebound"), "vfio-pci");
+	assert_string_equal(dralet_undo_get(saved, "driver"), "iavf");
+	assert_string_equal(dralet_undo_get(saved, "driverOverride"), "none");
+	assert_string_equal(dralet_undo_get(saved, "rebound"), "vfio-pci");
+	assert_int_equal(ck.writes, 1);	/* every value in one checkpoint write */
 	assert_string_equal(dralet_undo_get(&t.undo, "pciAddress"), "0000:17:00.1");
 
 	/* unprepare from the state on disk alone (a new process) */
 	size_t before = f->k.n_log;
-	assert_int_equal(backend_sriov.unprepare(&f->h.ctx, v0, &t.req.claim, &saved), 0);
+	assert_int_equal(backend_sriov.unprepare(&f->h.ctx, v0, &t.req.claim, saved), 0);
 	assert_string_equal(driver_of(f, "0000:17:00.1"), "iavf");
 	assert_string_equal(override_of(f, "0000:17:00.1"), "");
 	assert_true(f->k.n_log > before);
 	/* idempotent: nothing written the second time */
 	before = f->k.n_log;
-	assert_int_equal(backend_sriov.unprepare(&f->h.ctx, v0, &t.req.claim, &saved), 0);
+	assert_int_equal(backend_sriov.unprepare(&f->h.ctx, v0, &t.req.claim, saved), 0);
 	assert_int_equal(f->k.n_log, before);
-	undo_clear(&saved);
+	undo_clear(saved);
 	t_req_clear(&t);
 	fixture_free(f);
 }
