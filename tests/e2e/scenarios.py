@@ -802,6 +802,47 @@ def claim_device_status(e):
 
 
 @scenario("hgx-h100")
+def pcie_aer_taints_device(e):
+    """A new uncorrectable PCIe error on an allocated GPU (its AER counter raised in the
+    agent's board tree, as the kernel would): the agent's next health round makes it
+    Unhealthy, its slice entry gets the taint dralet.dev/pcie-aer, and on 1.37 the kubelet
+    shows the pod's device Unhealthy in its status (ResourceHealthStatus, beta and on)."""
+    ns = "aer"
+    w.namespace(e.c, ns)
+    w.create_claim(e.c, ns, "gpu", w.claim_spec([w.request("gpu", GPU)]))
+    w.create_pod(e.c, ns, "app", claims=["gpu"])
+    w.wait_running(e.c, ns, "app")
+    [res] = w.allocation(e.c, ns, "gpu")
+    address = e.devices[res["device"]]["pciAddress"]
+    agent_board_write(e, f"sys/bus/pci/devices/{address}/aer_dev_fatal",
+                      "Undefined 0\nDLP 0\nSDES 0\nTLP 1\nTOTAL_ERR_FATAL 1\n")
+
+    def taint():
+        for sl in e.c.get("resourceslices")["items"]:
+            if sl["spec"].get("driver") != GPU or sl["spec"].get("nodeName") != NODE:
+                continue
+            for d in sl["spec"].get("devices", []):
+                if d["name"] == res["device"]:
+                    return [t for t in d.get("taints", []) if t["key"] == "dralet.dev/pcie-aer"]
+        return None
+    [t] = wait_until(f"the taint dralet.dev/pcie-aer on {res['device']}", taint, timeout=90)
+    if t.get("effect") != "NoSchedule":
+        raise ClusterError(f"taint {t}")
+    if e.c.version != "1.34":
+        def unhealthy():
+            pod = e.c.get("pod", "app", "-n", ns)
+            for cs in pod["status"].get("containerStatuses", []):
+                for ar in cs.get("allocatedResourcesStatus") or []:
+                    for r in ar.get("resources", []):
+                        if r.get("resourceID", "").endswith(res["device"]) and \
+                                r.get("health") == "Unhealthy":
+                            return r
+            return None
+        wait_until("the pod's device Unhealthy in its status", unhealthy, timeout=90)
+    w.delete(e.c, "namespace", "", ns)
+
+
+@scenario("hgx-h100")
 def metrics_and_probes(e):
     """The DaemonSet's probes ask the agent's endpoint and the kubelet finds it ready;
     /readyz is 200, /metrics parses as Prometheus text (python3-prometheus-client) and
@@ -865,16 +906,27 @@ def agent_pid(e, missing_ok=False):
     raise ClusterError("no dralet process on the node")
 
 
-def agent_board_file(e, name):
+def agent_board_path(e, name):
     """A file in the simulated board tree the agent materialized in its
-    container ($TMPDIR or /dev/shm there), read through /proc/<pid>/root."""
+    container ($TMPDIR or /dev/shm there), through /proc/<pid>/root."""
     root = f"/proc/{agent_pid(e)}/root"
     found = glob.glob(f"{root}/dev/shm/dralet-board.*/{name}") + \
         glob.glob(f"{root}/tmp/dralet-board.*/{name}")
     if len(found) != 1:
         raise ClusterError(f"{name} in the agent's board tree: {found}")
-    with open(found[0]) as f:
+    return found[0]
+
+
+def agent_board_file(e, name):
+    with open(agent_board_path(e, name)) as f:
         return f.read()
+
+
+def agent_board_write(e, name, text):
+    """Rewrites a file of the agent's board tree, as the kernel changes a sysfs
+    attribute."""
+    with open(agent_board_path(e, name), "w") as f:
+        f.write(text)
 
 
 # ---- running them ----------------------------------------------------------
