@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/lib/json_put.h"
 #include "agent/claims/device_metadata.h"
 #include "agent/lib/atomic_file.h"
 #include "agent/slices/device_json.h"
@@ -91,18 +92,6 @@ int device_metadata_container_path(const struct device_metadata_claim *c, const 
 	return 0;
 }
 
-static int add(struct json_object *o, const char *key, struct json_object *v)
-{
-	if (!v)
-		return -ENOMEM;
-	return json_object_object_add(o, key, v) < 0 ? -ENOMEM : 0;
-}
-
-static int add_str(struct json_object *o, const char *key, const char *s)
-{
-	return add(o, key, json_object_new_string(s));
-}
-
 struct json_object *device_network_data(const struct dralet_device *dev, int *r)
 {
 	const struct dralet_attr *ifname = dralet_device_find_attr(dev, "ifName");
@@ -118,9 +107,9 @@ struct json_object *device_network_data(const struct dralet_device *dev, int *r)
 		return NULL;
 	}
 	if (ifname && ifname->type == DRALET_ATTR_STRING && *ifname->string_value)
-		*r = add_str(nd, "interfaceName", ifname->string_value);
+		*r = json_put_str(nd, "interfaceName", ifname->string_value);
 	if (!*r && mac && mac->type == DRALET_ATTR_STRING && *mac->string_value)
-		*r = add_str(nd, "hardwareAddress", mac->string_value);
+		*r = json_put_str(nd, "hardwareAddress", mac->string_value);
 	return nd;
 }
 
@@ -131,20 +120,20 @@ static struct json_object *device_json(const struct device_metadata_claim *c,
 	int r = o ? 0 : -ENOMEM;
 
 	if (!r)
-		r = add_str(o, "driver", c->driver);
+		r = json_put_str(o, "driver", c->driver);
 	if (!r)
-		r = add_str(o, "pool", d->pool);
+		r = json_put_str(o, "pool", d->pool);
 	if (!r)
-		r = add_str(o, "name", dralet_device_name(d->dev));
+		r = json_put_str(o, "name", dralet_device_name(d->dev));
 	if (!r && (full = device_to_json(d->dev, false))) {
 		if (json_object_object_get_ex(full, "attributes", &attrs))
-			r = add(o, "attributes", json_object_get(attrs));
+			r = json_put(o, "attributes", json_object_get(attrs));
 		json_object_put(full);
 	} else if (!r) {
 		r = -ENOMEM;
 	}
 	if (!r && (nd = device_network_data(d->dev, &r)))
-		r = r ? (json_object_put(nd), r) : add(o, "networkData", nd);
+		r = r ? (json_object_put(nd), r) : json_put(o, "networkData", nd);
 	if (r < 0) {
 		json_object_put(o);
 		return NULL;
@@ -165,23 +154,23 @@ static struct json_object *metadata_object(const char *version,
 
 	snprintf(api, sizeof(api), GROUP "/%s", version);
 	if (!r)
-		r = add_str(o, "kind", "DeviceMetadata");
+		r = json_put_str(o, "kind", "DeviceMetadata");
 	if (!r)
-		r = add_str(o, "apiVersion", api);
+		r = json_put_str(o, "apiVersion", api);
 	if (!r)
-		r = add_str(meta, "name", c->name);
+		r = json_put_str(meta, "name", c->name);
 	if (!r)
-		r = add_str(meta, "namespace", c->namespace_);
+		r = json_put_str(meta, "namespace", c->namespace_);
 	if (!r)
-		r = add_str(meta, "uid", c->uid);
+		r = json_put_str(meta, "uid", c->uid);
 	if (!r)
-		r = add(meta, "generation", json_object_new_int64(1));
+		r = json_put(meta, "generation", json_object_new_int64(1));
 	if (!r) {
-		r = add(o, "metadata", meta);
+		r = json_put(o, "metadata", meta);
 		meta = NULL;
 	}
 	if (!r && c->pod_claim_name && *c->pod_claim_name)
-		r = add_str(o, "podClaimName", c->pod_claim_name);
+		r = json_put_str(o, "podClaimName", c->pod_claim_name);
 	for (size_t i = 0; !r && i < n; i++) {
 		struct json_object *d = device_json(c, &devices[i]);
 
@@ -189,9 +178,9 @@ static struct json_object *metadata_object(const char *version,
 		      : -ENOMEM;
 	}
 	if (!r)
-		r = add_str(req, "name", request);
+		r = json_put_str(req, "name", request);
 	if (!r) {
-		r = add(req, "devices", devs);
+		r = json_put(req, "devices", devs);
 		devs = NULL;
 	}
 	if (!r) {
@@ -200,7 +189,7 @@ static struct json_object *metadata_object(const char *version,
 			req = NULL;
 	}
 	if (!r) {
-		r = add(o, "requests", reqs);
+		r = json_put(o, "requests", reqs);
 		reqs = NULL;
 	}
 	json_object_put(meta);

@@ -5,19 +5,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "agent/lib/json_put.h"
 #include "agent/claims/device_status.h"
-
-static int add(struct json_object *o, const char *key, struct json_object *v)
-{
-	if (!v)
-		return -ENOMEM;
-	return json_object_object_add(o, key, v) < 0 ? -ENOMEM : 0;
-}
-
-static int add_str(struct json_object *o, const char *key, const char *s)
-{
-	return add(o, key, json_object_new_string(s));
-}
 
 static struct json_object *ready_condition(const char *node, int64_t now_s)
 {
@@ -31,15 +20,15 @@ static struct json_object *ready_condition(const char *node, int64_t now_s)
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	snprintf(message, sizeof(message), "prepared on node %s", node);
 	if (!r)
-		r = add_str(c, "type", DEVICE_STATUS_READY);
+		r = json_put_str(c, "type", DEVICE_STATUS_READY);
 	if (!r)
-		r = add_str(c, "status", "True");
+		r = json_put_str(c, "status", "True");
 	if (!r)
-		r = add_str(c, "reason", DEVICE_STATUS_REASON_PREPARED);
+		r = json_put_str(c, "reason", DEVICE_STATUS_REASON_PREPARED);
 	if (!r)
-		r = add_str(c, "message", message);
+		r = json_put_str(c, "message", message);
 	if (!r)
-		r = add_str(c, "lastTransitionTime", when);
+		r = json_put_str(c, "lastTransitionTime", when);
 	if (r < 0) {
 		json_object_put(c);
 		return NULL;
@@ -52,7 +41,7 @@ static int add_network_data(struct json_object *o, const struct dralet_device *d
 	int r;
 	struct json_object *nd = device_network_data(dev, &r);
 
-	return nd ? add(o, "networkData", nd) : r;
+	return nd ? json_put(o, "networkData", nd) : r;
 }
 
 static struct json_object *entry(const char *driver, const char *node,
@@ -62,17 +51,17 @@ static struct json_object *entry(const char *driver, const char *node,
 	int r = o && conditions ? 0 : -ENOMEM;
 
 	if (!r)
-		r = add_str(o, "driver", driver);
+		r = json_put_str(o, "driver", driver);
 	if (!r)
-		r = add_str(o, "pool", d->pool);
+		r = json_put_str(o, "pool", d->pool);
 	if (!r)
-		r = add_str(o, "device", dralet_device_name(d->dev));
+		r = json_put_str(o, "device", dralet_device_name(d->dev));
 	if (!r) {
 		struct json_object *c = ready_condition(node, now_s);
 		r = c ? json_object_array_add(conditions, c) : -ENOMEM;
 	}
 	if (!r) {
-		r = add(o, "conditions", conditions);
+		r = json_put(o, "conditions", conditions);
 		conditions = NULL;
 	}
 	if (!r)

@@ -11,7 +11,6 @@
  * libmicrohttpd.so.12, opened with dlopen on first use. The process-wide
  * handle is daemon state.
  */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -21,6 +20,7 @@
 #include <microhttpd.h>
 
 #include "agent/daemon/mhd_loader.h"
+#include "agent/lib/dl_table.h"
 #include "agent/lib/err_msg.h"
 
 #define MHD_LIBRARY "libmicrohttpd.so.12"
@@ -42,7 +42,7 @@ static struct {
 
 static void load(void)
 {
-	struct { const char *name; void **slot; } symbols[] = {
+	const struct dl_symbol symbols[] = {
 		{ "MHD_start_daemon_va", (void **)&lib.start_daemon_va },
 		{ "MHD_stop_daemon", (void **)&lib.stop_daemon },
 		{ "MHD_create_response_from_buffer", (void **)&lib.create_response_from_buffer },
@@ -50,24 +50,9 @@ static void load(void)
 		{ "MHD_queue_response", (void **)&lib.queue_response },
 		{ "MHD_destroy_response", (void **)&lib.destroy_response },
 	};
-	void *h = dlopen(MHD_LIBRARY, RTLD_NOW | RTLD_LOCAL);
-
-	if (!h) {
-		snprintf(lib.error, sizeof(lib.error), "cannot load %s (install libmicrohttpd12): %s",
-			 MHD_LIBRARY, dlerror());
-		return;
-	}
-	for (size_t i = 0; i < sizeof(symbols) / sizeof(symbols[0]); i++) {
-		/* RTLD_LOCAL: these resolve inside libmicrohttpd, never to the wrappers below */
-		*symbols[i].slot = dlsym(h, symbols[i].name);
-		if (!*symbols[i].slot) {
-			snprintf(lib.error, sizeof(lib.error), "%s lacks %s", MHD_LIBRARY,
-				 symbols[i].name);
-			dlclose(h);
-			return;
-		}
-	}
-	lib.handle = h;
+	lib.handle = dl_table_open(MHD_LIBRARY, "libmicrohttpd12", symbols,
+				   sizeof(symbols) / sizeof(symbols[0]), lib.error,
+				   sizeof(lib.error));
 }
 
 int mhd_loader_load(char *err, size_t errlen)

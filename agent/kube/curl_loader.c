@@ -12,7 +12,6 @@
  */
 #define CURL_DISABLE_TYPECHECK	/* the type-checking macros would rename our definitions */
 #include <curl/curl.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <pthread.h>
@@ -20,6 +19,7 @@
 #include <stdio.h>
 
 #include "agent/kube/curl_loader.h"
+#include "agent/lib/dl_table.h"
 #include "agent/lib/err_msg.h"
 
 #define CURL_LIBRARY "libcurl.so.4"
@@ -47,7 +47,7 @@ static struct {
 
 static void load(void)
 {
-	struct { const char *name; void **slot; } symbols[] = {
+	const struct dl_symbol symbols[] = {
 		{ "curl_global_init", (void **)&lib.global_init },
 		{ "curl_easy_init", (void **)&lib.easy_init },
 		{ "curl_easy_cleanup", (void **)&lib.easy_cleanup },
@@ -64,24 +64,9 @@ static void load(void)
 		{ "curl_slist_append", (void **)&lib.slist_append },
 		{ "curl_slist_free_all", (void **)&lib.slist_free_all },
 	};
-	void *h = dlopen(CURL_LIBRARY, RTLD_NOW | RTLD_LOCAL);
-
-	if (!h) {
-		snprintf(lib.error, sizeof(lib.error), "cannot load %s (install libcurl4): %s",
-			 CURL_LIBRARY, dlerror());
-		return;
-	}
-	for (size_t i = 0; i < sizeof(symbols) / sizeof(symbols[0]); i++) {
-		/* RTLD_LOCAL: these resolve inside libcurl, never to the wrappers below */
-		*symbols[i].slot = dlsym(h, symbols[i].name);
-		if (!*symbols[i].slot) {
-			snprintf(lib.error, sizeof(lib.error), "%s lacks %s", CURL_LIBRARY,
-				 symbols[i].name);
-			dlclose(h);
-			return;
-		}
-	}
-	lib.handle = h;
+	lib.handle = dl_table_open(CURL_LIBRARY, "libcurl4", symbols,
+				   sizeof(symbols) / sizeof(symbols[0]), lib.error,
+				   sizeof(lib.error));
 }
 
 int curl_loader_load(char *err, size_t errlen)

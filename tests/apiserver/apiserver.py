@@ -432,6 +432,11 @@ class Handler(BaseHTTPRequestHandler):
             self.st.k8s_events.append(obj)
         self.send_json(201, obj)
 
+    def claim_not_found(self, name):
+        return self.send_json(404, status(404, 'NotFound',
+                                          'resourceclaims.resource.k8s.io "%s" not found' % name,
+                                          name=name, kind='resourceclaims'))
+
     def get_claim(self, version, ns, name):
         if version == 'v1' and not self.server.serve_v1_claims:
             self.send_response(404)
@@ -444,9 +449,7 @@ class Handler(BaseHTTPRequestHandler):
         with self.st.lock:
             claim = self.st.claims.get((ns, name))
         if not claim:
-            return self.send_json(404, status(404, 'NotFound',
-                                              'resourceclaims.resource.k8s.io "%s" not found'
-                                              % name, name=name, kind='resourceclaims'))
+            return self.claim_not_found(name)
         claim = clone(claim)
         claim['apiVersion'] = 'resource.k8s.io/' + version
         self.send_json(200, claim)
@@ -485,9 +488,7 @@ class Handler(BaseHTTPRequestHandler):
         with self.st.lock:
             claim = self.st.claims.get((ns, name))
             if not claim:
-                return self.send_json(404, status(404, 'NotFound',
-                                                  'resourceclaims.resource.k8s.io "%s" not found'
-                                                  % name, name=name, kind='resourceclaims'))
+                return self.claim_not_found(name)
             results = claim.get('status', {}).get('allocation', {}).get('devices', {}).get(
                 'results', [])
             allocated = {(r.get('driver'), r.get('pool'), r.get('device'), r.get('shareID'))
