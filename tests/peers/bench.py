@@ -134,14 +134,19 @@ class Probe:
         self.windows = {"start": [], "idle": [], "run": []}
         self.cpu = {"start": 0.0, "idle": 0.0, "run": 0.0}
         self.rss = {}
+        self.cpu_children = {}  # the part of cpu its exited children used
+        self.pid_list = []
         self._t = self._cpu = None
 
     def begin(self):
         self._t, self._cpu = time.time(), m.cpu_seconds(self.d.pids())
+        self._children = m.cpu_seconds(self.d.pids(), children_only=True)
 
     def end(self, phase):
         self.windows[phase].append((self._t, time.time()))
         self.cpu[phase] += m.cpu_seconds(self.d.pids()) - self._cpu
+        self.cpu_children[phase] = self.cpu_children.get(phase, 0.0) + \
+            m.cpu_seconds(self.d.pids(), children_only=True) - self._children
 
 
 def pod_body(name, template):
@@ -259,6 +264,7 @@ def inside(args):
         for p in probes.values():
             p.end("idle")
             p.rss["idle"] = m.rss_kib(p.d.pids())
+            p.pid_list = [m.process_line(pid) for pid in p.d.pids()]
 
         api = m.Api(c, NODE_IP)
         targets = [Target(c, api, "no claim")] + [Target(c, api, d.name, d) for d in drivers]
@@ -309,7 +315,8 @@ def collect(args, counts, drivers, probes, targets, before, after, reqs):
             out["no claim"] = lat
             continue
         d, p = t.driver, probes[t.driver.name]
-        col = {"driver": d.driver, "ready": lat, "rss_kib": p.rss, "cpu_s": p.cpu}
+        col = {"driver": d.driver, "ready": lat, "rss_kib": p.rss, "cpu_s": p.cpu,
+               "cpu_children_s": p.cpu_children, "pids": p.pid_list}
         for op in ("prepare", "unprepare"):
             h = m.histogram_delta(after.get((d.driver, op), {"buckets": {}, "sum": 0, "count": 0}),
                                   before.get((d.driver, op)))
@@ -344,22 +351,22 @@ def table(r):
     once = f"{r['big']} at once"
     rows = []
 
-    def row(label, values, show, lower_better=True):
+    def row(label, values, show, ratio_of=True):
         vals = [show(v) for v in values]
         ratio = "n/a"
         nums = values
-        if all(isinstance(v, (int, float)) and v is not None for v in nums) and len(nums) > 1:
+        if ratio_of and all(isinstance(v, (int, float)) and v is not None for v in nums) and len(nums) > 1:
             best = min(nums[1:])
             ratio = f"{nums[0] / best:.2f}" if best else ("1.00" if nums[0] == 0 else "inf")
         rows.append((label, vals, ratio))
 
     for op in ("prepare", "unprepare"):
         row(f"{op}: calls (kubelet histogram count)", [c[op]["count"] for c in cols],
-            lambda v: str(v))
+            lambda v: str(v), ratio_of=False)
         row(f"{op} p50 (bucket bound)", [c[op]["p50_le"] for c in cols],
-            lambda v: "≤ " + fmt(v, " s", 1))
+            lambda v: "≤ " + fmt(v, " s", 1), ratio_of=False)
         row(f"{op} p99 (bucket bound)", [c[op]["p99_le"] for c in cols],
-            lambda v: "≤ " + fmt(v, " s", 1))
+            lambda v: "≤ " + fmt(v, " s", 1), ratio_of=False)
         row(f"{op} mean (histogram sum/count)",
             [c[op]["mean_s"] * 1000 if c[op]["mean_s"] is not None else None for c in cols],
             lambda v: fmt(v, " ms", 1))

@@ -256,11 +256,18 @@ def rss_kib(pids):
     return total
 
 
-def cpu_seconds(pids):
-    """User + system CPU time of @pids and their waited-for children."""
+def cpu_seconds(pids, children_only=False):
+    """User + system CPU time of @pids and their waited-for children (only
+    the children's with @children_only)."""
     total = 0
     for pid in pids:
         with open(f"/proc/{pid}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()
-        total += sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
+        # utime stime cutime cstime
+        total += sum(int(x) for x in fields[13 if children_only else 11:15])
     return total / CLK_TCK
+
+
+def process_line(pid):
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        return f"{pid}: " + f.read().replace(b"\0", b" ").decode(errors="replace").strip()
