@@ -16,10 +16,10 @@ Prints one table (docs/performance.md, "Side by side with the peers").
 import argparse
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
-import threading
 import time
 import traceback
 
@@ -119,7 +119,8 @@ def outside(args):
         print(f"bench-peers: logs are in {run_dir}/logs")
     elif not args.keep:
         for name in os.listdir(run_dir):
-            if name not in ("results.json", "table.md", "logs"):
+            if name not in ("results.json", "table.md", "logs") and \
+                    not name.startswith("strace-"):
                 subprocess.run(["rm", "-rf", "--one-file-system", os.path.join(run_dir, name)])
     return status
 
@@ -192,10 +193,14 @@ class Target:
         return self.api.request("GET", f"/apis/resource.k8s.io/v1/namespaces/{self.ns}"
                                 "/resourceclaims")["items"]
 
-    def step(self, count, mode, probe, rss_at_full):
+    def step(self, count, mode, probe, rss_at_full, strace_dir=None):
         names = [f"p{count}-{mode[0]}-{i}" for i in range(count)]
         timeout = 120 + 5 * count
         created, deleted = {}, {}
+        tracer = None
+        if probe and strace_dir:
+            tracer = strace(probe.d, os.path.join(
+                strace_dir, f"strace-{self.ns}-{count}-{mode[0]}.txt"))
         if probe:
             probe.begin()
         if mode == "at once":
@@ -219,8 +224,22 @@ class Target:
                                lambda: not self.claims_left(), timeout=timeout, interval=0.5)
         if probe:
             probe.end("run")
+        if tracer:
+            tracer.send_signal(signal.SIGINT)
+            tracer.wait(30)
         self.ready[(count, mode)] = [ready[n] - created[n] for n in names]
         self.gone[(count, mode)] = [gone[n] - deleted[n] for n in names]
+
+
+def strace(driver, out):
+    """strace -c on every thread of the driver's processes (a diagnostic run:
+    tracing slows the driver, its figures are not the table's)."""
+    argv = ["strace", "-f", "-c", "-S", "time", "-o", out]
+    for pid in driver.pids():
+        argv += ["-p", str(pid)]
+    proc = subprocess.Popen(argv, stderr=subprocess.DEVNULL)
+    time.sleep(1)  # attached
+    return proc
 
 
 def requests_in(reqs, user, windows):
@@ -275,7 +294,8 @@ def inside(args):
             for t in targets:
                 t0 = time.monotonic()
                 t.step(count, mode, probes.get(t.driver.name) if t.driver else None,
-                       rss_at_full=count == max(counts))
+                       rss_at_full=count == max(counts),
+                       strace_dir=args.inside if args.strace else None)
                 print(f"bench-peers: {count} {mode}, {t.name}: {time.monotonic() - t0:.1f}s, "
                       f"ready p50 {statistics.median(t.ready[(count, mode)]):.2f}s", flush=True)
         after = m.dra_histograms(api.get_text(10250, "/metrics"))
@@ -407,6 +427,8 @@ def main():
     p.add_argument("--counts", default="1,10,100")
     p.add_argument("--idle", type=int, default=300, help="seconds all drivers idle")
     p.add_argument("--keep", action="store_true", help="keep the whole run directory")
+    p.add_argument("--strace", action="store_true",
+                   help="diagnostics: strace -c each driver during its steps (slows them)")
     p.add_argument("--table", help="print the table of a results.json and exit")
     p.add_argument("--inside", help=argparse.SUPPRESS)
     args = p.parse_args()
