@@ -10,6 +10,7 @@ credentials are a token of its own ServiceAccount bound to the Node, as the
 kubelet's projected token for its pod would carry the node's name.
 """
 
+import functools
 import glob
 import os
 import subprocess
@@ -18,16 +19,11 @@ import yaml
 
 from cluster import NODE, NODE_IP, Process, wait_until
 
-GOMODCACHE = None
-
-
+@functools.cache
 def modcache():
-    global GOMODCACHE
-    if GOMODCACHE is None:
-        GOMODCACHE = subprocess.run(["/usr/local/go/bin/go", "env", "GOMODCACHE"],
-                                    capture_output=True, text=True,
-                                    check=True).stdout.strip()
-    return GOMODCACHE
+    go = os.environ.get("GO", "/usr/local/go/bin/go")
+    return subprocess.run([go, "env", "GOMODCACHE"], capture_output=True, text=True,
+                          check=True).stdout.strip()
 
 
 def pinned(root, module_dir, module):
@@ -63,6 +59,18 @@ contexts:
 current-context: e2e
 """)
     return path
+
+
+def apply_but_daemonset(c, docs):
+    """Applies every manifest of @docs but the DaemonSet; returns the
+    DaemonSet's first container (what the host process is started as)."""
+    daemonset = None
+    for d in docs:
+        if d["kind"] == "DaemonSet":
+            daemonset = d
+        else:
+            c.apply(yaml.safe_dump(d))
+    return daemonset["spec"]["template"]["spec"]["containers"][0]
 
 
 class Peer:
@@ -109,15 +117,8 @@ class ExampleDriver(Peer):
         return [d for d in yaml.safe_load_all(out) if d]
 
     def start(self, devices):
-        docs = self.manifests(devices)
         self.c.kubectl("create", "namespace", self.namespace)
-        daemonset = None
-        for d in docs:
-            if d["kind"] == "DaemonSet":
-                daemonset = d
-            else:
-                self.c.apply(yaml.safe_dump(d))
-        plugin = daemonset["spec"]["template"]["spec"]["containers"][0]
+        plugin = apply_but_daemonset(self.c, self.manifests(devices))
         env = dict(os.environ)
         for e in plugin["env"]:
             if "value" in e:
@@ -151,18 +152,11 @@ class Dranet(Peer):
             subprocess.run(["ip", "link", "set", f"bench{i}", "up"], check=True)
         src = source(self.root, "dranet", "github.com/google/dranet")
         with open(os.path.join(src, "install.yaml")) as f:
-            docs = [d for d in yaml.safe_load_all(f) if d]
-        daemonset = None
-        for d in docs:
-            if d["kind"] == "DaemonSet":
-                daemonset = d
-            else:
-                self.c.apply(yaml.safe_dump(d))
+            plugin = apply_but_daemonset(self.c, [d for d in yaml.safe_load_all(f) if d])
         classes = glob.glob(os.path.join(src, "examples", "demo_nvidia_dranet",
                                          "deviceclass.yaml"))
         with open(classes[0]) as f:
             self.c.apply(f.read())
-        plugin = daemonset["spec"]["template"]["spec"]["containers"][0]
         args = [a.replace("$(NODE_NAME)", NODE) for a in plugin["args"][1:]]
         argv = [os.path.join(self.build, "peers", self.exe), *args,
                 "--kubeconfig", token_kubeconfig(self.c, self.namespace, self.sa,
