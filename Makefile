@@ -5,6 +5,8 @@
 #   make check      every test, then unit + integration tests again under ASan+UBSan
 #   make check-layers  every include points down a layer (docs/architecture.md)
 #   make bench      benchmarks (timing goals live here, never in tests)
+#   make bench-peers  dralet against the example driver and DRANET on one e2e cluster (root;
+#                   PEERS_VERSION=, PEERS_ARGS="--counts 1,10,100 --idle 300"; not in check)
 #   make e2e        dralet under real Kubernetes (each pinned release; root)
 #   make e2e-shell  a test cluster left up with dralet deployed (E2E_VERSION=, E2E_BOARD=)
 #   make image      dralet's OCI image (no container daemon needed)
@@ -81,7 +83,7 @@ TEST_LIBS := $(patsubst tests/lib/%/,$(BUILD)/tests/lib/%.so,$(sort $(dir $(wild
 SIM_PROGS := $(patsubst tests/sim/%.c,$(BUILD)/tests/sim/%,$(sort $(wildcard tests/sim/*.c)))
 
 .PHONY: all run check check-unit check-integration check-vm check-san check-valgrind \
-	check-fuzz bench deps install clean help test-libs sample-backend image \
+	check-fuzz bench bench-peers deps install clean help test-libs sample-backend image \
 	check-c check-layers e2e e2e-build e2e-shell image-rootfs
 .DEFAULT_GOAL := all
 
@@ -240,6 +242,14 @@ e2e-shell: e2e-build image
 
 bench: $(BUILD)/dralet $(TEST_LIBS)
 	$(Q)BUILD=$(BUILD) DRALET=$(CURDIR)/$(BUILD)/dralet tests/bench/run.sh
+
+# Side by side with the peers (tests/peers, issue 15): their node plugins built from
+# their pinned Go modules, then one e2e cluster with all three drivers on its node.
+PEERS_VERSION ?= $(E2E_VERSION)
+PEERS_ARGS ?=
+bench-peers: e2e-build image $(TEST_LIBS)
+	$(Q)BUILD=$(BUILD) GO=$(GO) tests/peers/build.sh
+	$(Q)BUILD=$(BUILD) /usr/bin/python3 tests/peers/bench.py --version $(PEERS_VERSION) $(PEERS_ARGS)
 
 # ---- the container image (no container daemon needed: umoci) ----
 IMAGE_NAME ?= ghcr.io/dralet/dralet
