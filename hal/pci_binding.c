@@ -6,18 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "agent/lib/err_msg.h"
 #include "hal/scan_internal.h"
-
-void hal_say(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 int hal_pci_driver(const struct node_ops *node, const char *address, char *buf, size_t size)
 {
@@ -64,7 +54,7 @@ static int write_override(const struct node_ops *node, const char *address, cons
 	/* an empty line clears it */
 	r = node->write(node->userdata, rel, value && *value ? value : "\n");
 	if (r < 0)
-		hal_say(err, errlen, "%s: cannot set driver_override: %s", address, strerror(-r));
+		err_printf(err, errlen, 0, "%s: cannot set driver_override: %s", address, strerror(-r));
 	return r;
 }
 
@@ -77,7 +67,7 @@ static int unbind(const struct node_ops *node, const char *address, const char *
 	snprintf(rel, sizeof(rel), "bus/pci/devices/%s/driver/unbind", address);
 	r = node->write(node->userdata, rel, address);
 	if (r < 0 && r != -ENODEV) {
-		hal_say(err, errlen, "%s: cannot unbind it from %s: %s", address, current, strerror(-r));
+		err_printf(err, errlen, 0, "%s: cannot unbind it from %s: %s", address, current, strerror(-r));
 		return r;
 	}
 	return 0;
@@ -91,7 +81,7 @@ static int drivers_probe(const struct node_ops *node, const char *address, char 
 	int r = node->write(node->userdata, "bus/pci/drivers_probe", address);
 
 	if (r < 0 && r != -ENODEV && r != -EINVAL) {
-		hal_say(err, errlen, "%s: drivers_probe failed: %s", address, strerror(-r));
+		err_printf(err, errlen, 0, "%s: drivers_probe failed: %s", address, strerror(-r));
 		return r;
 	}
 	return 0;
@@ -105,7 +95,7 @@ int hal_pci_set_driver(const struct node_ops *node, const char *address, const c
 
 	r = hal_pci_driver(node, address, current, sizeof(current));
 	if (r < 0) {
-		hal_say(err, errlen, "%s: cannot read its driver: %s", address, strerror(-r));
+		err_printf(err, errlen, 0, "%s: cannot read its driver: %s", address, strerror(-r));
 		return r;
 	}
 	hal_pci_driver_override(node, address, override, sizeof(override));
@@ -126,7 +116,7 @@ int hal_pci_set_driver(const struct node_ops *node, const char *address, const c
 	if (r < 0)
 		return r;
 	if (driver && strcmp(current, driver)) {
-		hal_say(err, errlen, "%s: did not bind to %s (bound: %s); is the %s module loaded?",
+		err_printf(err, errlen, 0, "%s: did not bind to %s (bound: %s); is the %s module loaded?",
 		    address, driver, current[0] ? current : "none", driver);
 		return -EIO;
 	}
@@ -140,7 +130,7 @@ int hal_pci_unbind(const struct node_ops *node, const char *address, char *err, 
 
 	if ((r = hal_pci_driver(node, address, current, sizeof(current))) < 0 ||
 	    (r = hal_pci_driver_override(node, address, override, sizeof(override))) < 0) {
-		hal_say(err, errlen, "%s: cannot read its driver: %s", address, strerror(-r));
+		err_printf(err, errlen, 0, "%s: cannot read its driver: %s", address, strerror(-r));
 		return r;
 	}
 	if (override[0] && (r = write_override(node, address, NULL, err, errlen)) < 0)
@@ -160,7 +150,7 @@ int hal_pci_restore_binding(const struct node_ops *node, const char *address,
 	override = override ? override : "";
 	if ((r = hal_pci_driver(node, address, current, sizeof(current))) < 0 ||
 	    (r = hal_pci_driver_override(node, address, now_override, sizeof(now_override))) < 0) {
-		hal_say(err, errlen, "%s: cannot read its driver: %s", address, strerror(-r));
+		err_printf(err, errlen, 0, "%s: cannot read its driver: %s", address, strerror(-r));
 		return r;
 	}
 	if (!strcmp(current, driver) && !strcmp(now_override, override))
@@ -177,7 +167,7 @@ int hal_pci_restore_binding(const struct node_ops *node, const char *address,
 			if ((r = hal_pci_driver(node, address, current, sizeof(current))) < 0)
 				return r;
 			if (strcmp(current, driver)) {
-				hal_say(err, errlen, "%s: did not bind to %s again (bound: %s); is the %s "
+				err_printf(err, errlen, 0, "%s: did not bind to %s again (bound: %s); is the %s "
 				    "module loaded?", address, driver, current[0] ? current : "none",
 				    driver);
 				return -EIO;

@@ -20,9 +20,6 @@
 
 #define HAL_DRIVER_NAME_MAX 64
 
-/* printf into @err (@errlen bytes) unless @err is NULL. */
-void hal_say(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
 /* The driver bound to @address now into @buf ("" when none): the basename of
  * its driver link. Returns 0 or -errno. */
 int hal_pci_driver(const struct node_ops *node, const char *address, char *buf, size_t size);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/lib/err_msg.h"
 #include "hal/scan_internal.h"
 
 int hal_pci_read_uint(const struct node_ops *node, const char *address, const char *file,
@@ -99,7 +100,7 @@ int hal_sriov_set_autoprobe(const struct node_ops *node, const char *address, in
 	snprintf(rel, sizeof(rel), "bus/pci/devices/%s/sriov_drivers_autoprobe", address);
 	r = node->write(node->userdata, rel, on ? "1" : "0");
 	if (r < 0)
-		hal_say(err, errlen, "%s: cannot set sriov_drivers_autoprobe: %s", address, strerror(-r));
+		err_printf(err, errlen, 0, "%s: cannot set sriov_drivers_autoprobe: %s", address, strerror(-r));
 	return r;
 }
 
@@ -132,16 +133,16 @@ int hal_sriov_set_numvfs(const struct node_ops *node, const char *address, unsig
 	int r;
 
 	if ((r = hal_pci_read_uint(node, address, "sriov_totalvfs", &total)) < 0) {
-		hal_say(err, errlen, "%s: not an SR-IOV physical function (%s)", address,
+		err_printf(err, errlen, 0, "%s: not an SR-IOV physical function (%s)", address,
 		    r == -ENOENT ? "no sriov_totalvfs" : strerror(-r));
 		return r == -ENOENT ? -ENOTSUP : r;
 	}
 	if (n > total) {
-		hal_say(err, errlen, "%s: %u VFs asked, the PF supports %u", address, n, total);
+		err_printf(err, errlen, 0, "%s: %u VFs asked, the PF supports %u", address, n, total);
 		return -ERANGE;
 	}
 	if ((r = hal_pci_read_uint(node, address, "sriov_numvfs", &current)) < 0) {
-		hal_say(err, errlen, "%s: cannot read sriov_numvfs: %s", address, strerror(-r));
+		err_printf(err, errlen, 0, "%s: cannot read sriov_numvfs: %s", address, strerror(-r));
 		return r;
 	}
 	hal_pci_read_uint(node, address, "sriov_drivers_autoprobe", &probe);
@@ -152,7 +153,7 @@ int hal_sriov_set_numvfs(const struct node_ops *node, const char *address, unsig
 	if (current != 0) {
 		r = write_uint(node, address, "sriov_numvfs", 0);
 		if (r < 0) {
-			hal_say(err, errlen, "%s: cannot disable its %u VFs: %s", address, current,
+			err_printf(err, errlen, 0, "%s: cannot disable its %u VFs: %s", address, current,
 			    numvfs_cause(r));
 			return r;
 		}
@@ -160,7 +161,7 @@ int hal_sriov_set_numvfs(const struct node_ops *node, const char *address, unsig
 	if (probe_changes) {
 		r = write_uint(node, address, "sriov_drivers_autoprobe", (unsigned)autoprobe);
 		if (r < 0) {
-			hal_say(err, errlen, "%s: cannot set sriov_drivers_autoprobe: %s", address,
+			err_printf(err, errlen, 0, "%s: cannot set sriov_drivers_autoprobe: %s", address,
 			    strerror(-r));
 			return r;
 		}
@@ -169,12 +170,12 @@ int hal_sriov_set_numvfs(const struct node_ops *node, const char *address, unsig
 		return 0;
 	r = write_uint(node, address, "sriov_numvfs", n);
 	if (r < 0) {
-		hal_say(err, errlen, "%s: enabling %u VFs failed: %s", address, n, numvfs_cause(r));
+		err_printf(err, errlen, 0, "%s: enabling %u VFs failed: %s", address, n, numvfs_cause(r));
 		return r;
 	}
 	if ((r = hal_pci_read_uint(node, address, "sriov_numvfs", &current)) < 0)
 		return r;
 	if (current < n)
-		hal_say(err, errlen, "%s: %u VFs asked, the driver enabled %u", address, n, current);
+		err_printf(err, errlen, 0, "%s: %u VFs asked, the driver enabled %u", address, n, current);
 	return (int)current;
 }

@@ -145,9 +145,9 @@ int bw_begin(struct bw *w, const struct board *b, const char *dir, char *err, si
 	if (w->top < 0 || w->sys < 0 || w->dev < 0 || w->proc < 0) {
 		int r = -errno;
 
-		snprintf(err, errlen, "cannot create the tree in %s: %s", dir, strerror(-r));
 		bw_fail(w, -r, "cannot open", dir);
-		return r;
+		return err_printf(err, errlen, r, "cannot create the tree in %s: %s", dir,
+				  strerror(-r));
 	}
 	return 0;
 }
@@ -156,9 +156,9 @@ int bw_end(struct bw *w, char *err, size_t errlen)
 {
 	int r = w->err;
 
-	if (r < 0 && err && errlen)
-		snprintf(err, errlen, "%s: %s", w->err_what[0] ? w->err_what : "write failed",
-			 strerror(-r));
+	if (r < 0)
+		err_printf(err, errlen, r, "%s: %s", w->err_what[0] ? w->err_what : "write failed",
+			   strerror(-r));
 	if (w->proc >= 0)
 		close(w->proc);
 	if (w->dev >= 0)
@@ -185,8 +185,9 @@ static int write_tree(const struct board *b, const char *dir, char *err, size_t 
 	bw_nvidia(&w);
 	bw_system(&w);
 	if (w.err < 0)
-		snprintf(err, errlen, "cannot materialize board %s into %s: %s: %s", b->name, dir,
-			 w.err_what[0] ? w.err_what : "write failed", strerror(-w.err));
+		err_printf(err, errlen, w.err, "cannot materialize board %s into %s: %s: %s",
+			   b->name, dir, w.err_what[0] ? w.err_what : "write failed",
+			   strerror(-w.err));
 	return bw_end(&w, NULL, 0);
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent/lib/err_msg.h"
 #include "boards/sim/board_node.h"
 #include "hal/pci_binding.h"
 
@@ -401,12 +402,11 @@ int board_node_open(const char *board_path, const char *dir, struct board_node *
 	bn->devfd = open(bn->dev, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (bn->sysfd < 0 || bn->devfd < 0 ||
 	    bn->real.read(bn->real.userdata, "bus/pci/drivers_autoprobe", probe, sizeof(probe)) < 0) {
-		snprintf(err, errlen, "%s holds no materialized board", dir);
-		r = -ENOENT;
+		r = err_printf(err, errlen, -ENOENT, "%s holds no materialized board", dir);
 		goto fail;
 	}
 	if ((r = add_pfs(bn)) < 0) {
-		snprintf(err, errlen, "%s: out of memory", board_path);
+		err_printf(err, errlen, r, "%s: out of memory", board_path);
 		goto fail;
 	}
 	for (size_t i = 0; i < bn->b.n_funcs; i++) {
