@@ -23,6 +23,7 @@ int health_table_set_devices(struct health_table *t, struct dralet_device *const
 			if (!strcmp(dralet_device_name(t->entries[k].dev),
 				    dralet_device_name(devices[i]))) {
 				fresh[i].aer = t->entries[k].aer;
+				fresh[i].link = t->entries[k].link;
 				break;
 			}
 	}

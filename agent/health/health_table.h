@@ -19,6 +19,7 @@
 #include <dralet/device.h>
 
 #include "agent/health/pcie_aer.h"
+#include "agent/health/pcie_link.h"
 
 /* Room for a health message (the kubelet keeps at most 1024 characters; ours
  * are one sentence). */
@@ -35,9 +36,10 @@ struct health_entry {
 	/* the taint key of the cause the agent found (PCIE_AER_TAINT_KEY), NULL
 	 * for the backend's verdict: the device model gets it with the health */
 	const char *taint;
-	/* the monitor worker's memory of the AER counters (kept over a
-	 * rediscovery for a device of the same name) */
+	/* the monitor worker's memory of the AER counters and the link width
+	 * (kept over a rediscovery for a device of the same name) */
 	struct pcie_aer_state aer;
+	struct pcie_link_state link;
 };
 
 struct health_table {
@@ -56,7 +58,7 @@ struct health_change {
 /*
  * Fills @t with @devices (borrowed; they must outlive the table or the next
  * call), each with the health its probe set and @now as the time (and the AER
- * memory of the entry of the same name @t held). Replaces what @t held. Returns 0 or -ENOMEM (then @t is unchanged); never fails
+ * and link memory of the entry of the same name @t held). Replaces what @t held. Returns 0 or -ENOMEM (then @t is unchanged); never fails
  * for no devices.
  */
 int health_table_set_devices(struct health_table *t, struct dralet_device *const *devices,

@@ -9,6 +9,7 @@
 
 #include "agent/core/device_set.h"
 #include "agent/health/pcie_aer.h"
+#include "agent/health/pcie_link.h"
 #include "agent/lib/log.h"
 
 struct health_monitor {
@@ -46,20 +47,26 @@ static void free_if_done(struct health_monitor *m)
 
 /* The agent's own sources after the backend's verdict @result: a device the
  * backend finds healthy is Unhealthy while its PCI function logs uncorrectable
- * AER errors (pcie_aer.h). The counters are followed whatever the verdict.
- * Worker thread: only the worker touches entry->aer. */
+ * AER errors (pcie_aer.h), else while its link runs narrower than before
+ * (pcie_link.h). Both are followed whatever the verdict. Worker thread: only
+ * the worker touches entry->aer and entry->link. */
 static int agent_sources(struct health_monitor *m, size_t i, int result)
 {
 	struct health_entry *e = &m->table.entries[i];
+	const struct dralet_pci_func *f = dralet_device_pci(e->dev);
 	struct pcie_aer_counts counts;
-	char why[HEALTH_REASON_MAX];
+	char aer_why[HEALTH_REASON_MAX], link_why[HEALTH_REASON_MAX];
+	unsigned lanes;
+	bool aer = pcie_aer_read(e->dev, &counts) == 0 &&
+		   pcie_aer_verdict(&e->aer, &counts, m->cfg.now(), aer_why, sizeof(aer_why));
+	bool narrow = pcie_link_width(e->dev, &lanes) == 0 &&
+		      pcie_link_verdict(&e->link, f ? f->link.current_width : 0, lanes, link_why,
+					sizeof(link_why));
 
-	if (pcie_aer_read(e->dev, &counts) < 0 ||
-	    !pcie_aer_verdict(&e->aer, &counts, m->cfg.now(), why, sizeof(why)) ||
-	    result != DRALET_HEALTH_HEALTHY)
+	if (result != DRALET_HEALTH_HEALTHY || (!aer && !narrow))
 		return result;
-	memcpy(m->reasons[i], why, sizeof(why));
-	m->taints[i] = PCIE_AER_TAINT_KEY;
+	memcpy(m->reasons[i], aer ? aer_why : link_why, HEALTH_REASON_MAX);
+	m->taints[i] = aer ? PCIE_AER_TAINT_KEY : PCIE_LINK_TAINT_KEY;
 	return DRALET_HEALTH_UNHEALTHY;
 }
 

@@ -17,6 +17,7 @@
 #include "agent/core/backend_ctx.h"
 #include "agent/core/device_set.h"
 #include "agent/health/pcie_aer.h"
+#include "agent/health/pcie_link.h"
 #include "board_snippet.h"
 #include "agent/health/health_message.h"
 #include "agent/health/health_table.h"
@@ -361,6 +362,24 @@ static void test_aer_verdict(void **state)
 	assert_non_null(strstr(why, "1 fatal and 0 non-fatal"));
 }
 
+/* Narrower than the widest seen is Unhealthy; max_link_width is never asked,
+ * and a wider link is the new widest. */
+static void test_link_verdict(void **state)
+{
+	struct pcie_link_state st = { 0 };
+	char why[256] = "";
+
+	(void)state;
+	assert_false(pcie_link_verdict(&st, 8, 8, why, sizeof(why)));	/* x16 card, x8 slot */
+	assert_true(pcie_link_verdict(&st, 8, 4, why, sizeof(why)));
+	assert_string_equal(why, "PCIe link degraded: it runs x4, narrower than the x8 it ran "
+				 "before (a lane or connector fault; the link retrained)");
+	assert_false(pcie_link_verdict(&st, 8, 8, why, sizeof(why)));
+	assert_false(pcie_link_verdict(&st, 8, 16, why, sizeof(why)));
+	assert_true(pcie_link_verdict(&st, 8, 8, why, sizeof(why)));	/* x16 seen since */
+	assert_false(pcie_link_verdict(&st, 0, 16, why, sizeof(why)));
+}
+
 static int64_t aer_clock;
 
 static int64_t aer_now(void)
@@ -396,7 +415,8 @@ static void run_one_round(uv_loop_t *loop, struct health_monitor *m, int *rounds
 
 /* A round over a board's function: healthy by its backend, Unhealthy with the
  * AER taint once the kernel's counter rises (the board's file rewritten, as
- * the kernel would), healthy again when the hold is over. */
+ * the kernel would), with the link taint once the hold is over while the link
+ * still runs narrower, healthy when it has retrained. */
 static void test_aer_round_on_a_board(void **state)
 {
 	char *t = board_tree("board: aer\n"
@@ -404,7 +424,7 @@ static void test_aer_round_on_a_board(void **state)
 			     "  - root: \"0000:00\"\n"
 			     "    devices:\n"
 			     "      - {bdf: 00:0b.0, id: \"8086:7d1d\", class: 0x120000, driver: intel_vpu,\n"
-			     "         aer: {nonfatal: {CmpltTO: 1}}}\n");
+			     "         link: 16GT/s x16, aer: {nonfatal: {CmpltTO: 1}}}\n");
 	struct health_monitor_config cfg = {
 		.driver = "accel.dralet.dev", .interval_ms = 3600 * 1000, .check = healthy_check,
 		.on_round = on_aer_round, .now = aer_now,
@@ -422,6 +442,7 @@ static void test_aer_round_on_a_board(void **state)
 	(void)state;
 	assert_int_equal(harness_init(&h, &harness_plain_backend, t, NULL), 0);
 	assert_non_null(f = hal_scan_find(h.scan, "0000:00:0b.0"));
+	assert_int_equal(f->link.current_width, 16);
 	h.ctx.sink = &h.sink;
 	assert_int_equal(dralet_device_new(&h.ctx, f, "accel", NULL, &dev), 0);
 	assert_int_equal(uv_loop_init(&loop), 0);
@@ -446,9 +467,25 @@ static void test_aer_round_on_a_board(void **state)
 	assert_non_null(strstr(health_monitor_table(m)->entries[0].reason,
 			       "0 fatal and 1 non-fatal uncorrectable error(s)"));
 
+	/* a link that retrains narrower: the AER cause still wins while it holds */
+	snprintf(path, sizeof(path), "%s/sys/bus/pci/devices/0000:00:0b.0/current_link_width", t);
+	assert_non_null(file = fopen(path, "w"));
+	fputs("4\n", file);
+	fclose(file);
+	aer_clock = 1020;
+	run_one_round(&loop, m, &rounds);
+	assert_string_equal(device_health_taint(dev), PCIE_AER_TAINT_KEY);
+
 	/* a rediscovery keeps what the counters were */
 	assert_int_equal(health_monitor_set_devices(m, set), 0);
-	aer_clock = 1010 + PCIE_AER_HOLD_S;
+	aer_clock = 1020 + PCIE_AER_HOLD_S;
+	run_one_round(&loop, m, &rounds);
+	assert_int_equal(dralet_device_health(dev), DRALET_HEALTH_UNHEALTHY);
+	assert_string_equal(device_health_taint(dev), PCIE_LINK_TAINT_KEY);
+	assert_non_null(strstr(health_monitor_table(m)->entries[0].reason, "it runs x4, narrower"));
+	assert_non_null(file = fopen(path, "w"));	/* it retrains to its width */
+	fprintf(file, "%u\n", f->link.current_width);
+	fclose(file);
 	run_one_round(&loop, m, &rounds);
 	assert_int_equal(dralet_device_health(dev), DRALET_HEALTH_HEALTHY);
 	assert_null(device_health_taint(dev));
@@ -474,6 +511,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_close_with_a_round_in_flight, setup, teardown),
 		cmocka_unit_test(test_aer_parse),
 		cmocka_unit_test(test_aer_verdict),
+		cmocka_unit_test(test_link_verdict),
 		cmocka_unit_test(test_aer_round_on_a_board),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
