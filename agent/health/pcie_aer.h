@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * PCIe AER as a health source for every PCI device (docs/health.md, "PCIe
- * errors"): the uncorrectable error counters the kernel keeps per function,
+ * PCIe AER as a health source for every PCI device (docs/health.md,
+ * "While the agent runs"): the uncorrectable error counters the kernel keeps per function,
  * <function>/aer_dev_fatal and aer_dev_nonfatal (one "<name> <count>" line per
  * error kind and a TOTAL_ERR_FATAL / TOTAL_ERR_NONFATAL line; Linux
  * drivers/pci/pcie/aer.c, aer_stats_attrs, since 5.1). Correctable errors are

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * PCIe link width as a health source for every PCI device (docs/health.md,
- * "PCIe link"): <function>/current_link_width, the lanes the link trained to.
+ * "While the agent runs"): <function>/current_link_width, the lanes the link
+ * trained to.
  * A link that retrains narrower than it ran before (a failing lane, a loose
  * riser or connector) keeps working at a fraction of its bandwidth, which is
  * worse than failing for a job that was scheduled for the bandwidth.
