@@ -16,8 +16,17 @@ at_exit() { [ -z "$demo" ] || kill "$demo" 2>/dev/null || true; }
 cd "$root"
 
 # 1. section references
-git ls-files | grep -v '^tests/e2e/' | xargs grep -ohE 'docs/[a-z0-9-]+\.md, "[^"]+"' 2>/dev/null |
-    sort -u >"$tmp/refs"
+# (a reference may wrap: a line break and a comment leader count as one space)
+git ls-files -z | grep -zv '^tests/e2e/' | /usr/bin/python3 -c '
+import re, sys
+for name in sys.stdin.buffer.read().split(b"\0"):
+    try:
+        text = open(name, encoding="utf-8").read()
+    except (OSError, UnicodeDecodeError):
+        continue
+    text = re.sub(r"\s*\n\s*(?:\*|#|//)?\s*", " ", text)
+    for m in re.findall(r"docs/[a-z0-9-]+\.md, \"[^\"]+\"", text):
+        print(m)' | sort -u >"$tmp/refs"
 [ -s "$tmp/refs" ] || fail "no section references found"
 while IFS= read -r ref; do
     file=${ref%%,*}
