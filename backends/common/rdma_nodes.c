@@ -2,6 +2,7 @@
 #include "rdma_nodes.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,4 +112,41 @@ int rdma_ports_health(struct dralet_backend_ctx *ctx, const struct dralet_ibdev 
 		}
 	}
 	return health;
+}
+
+int rdma_link_flaps(struct dralet_backend_ctx *ctx, const struct dralet_ibdev *ib,
+		    struct rdma_flaps *st, int64_t now)
+{
+	size_t n = ib->n_ports < RDMA_FLAP_PORTS_MAX ? ib->n_ports : RDMA_FLAP_PORTS_MAX;
+	unsigned flapped = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		char rel[192], text[32], *end;
+		unsigned long long v;
+
+		snprintf(rel, sizeof(rel), "class/infiniband/%s/ports/%u/counters/link_downed",
+			 ib->name, ib->ports[i].number);
+		if (dralet_read_file(ctx, DRALET_ROOT_SYS, rel, text, sizeof(text)) <= 0)
+			continue;
+		v = strtoull(text, &end, 10);
+		if (*end)
+			continue;
+		if (st->known[i] && v > st->link_downed[i]) {
+			st->last = now;
+			flapped = ib->ports[i].number;
+		}
+		st->link_downed[i] = v;
+		st->known[i] = true;
+	}
+	if (!st->last || now - st->last >= RDMA_LINK_FLAP_HOLD_S)
+		return DRALET_HEALTH_HEALTHY;
+	if (flapped)
+		dralet_ctx_error(ctx, "RDMA device %s port %u: the link went down and came back "
+				 "(link_downed rose); Unhealthy until %d s pass without that",
+				 ib->name, flapped, RDMA_LINK_FLAP_HOLD_S);
+	else
+		dralet_ctx_error(ctx, "RDMA device %s: a link went down and came back %" PRId64
+				 " s ago (link_downed rose); Unhealthy until %d s pass without that",
+				 ib->name, now - st->last, RDMA_LINK_FLAP_HOLD_S);
+	return DRALET_HEALTH_UNHEALTHY;
 }

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <dralet/backend.h>
 
@@ -44,5 +45,26 @@ int rdma_port_state_now(struct dralet_backend_ctx *ctx, const struct dralet_ibde
 /* DRALET_HEALTH_UNHEALTHY when a port is not ACTIVE (DOWN, INIT, ARMED ...),
  * HEALTHY when every port is ACTIVE, UNKNOWN without ports or states. */
 int rdma_ports_health(struct dralet_backend_ctx *ctx, const struct dralet_ibdev *ib);
+
+/* A link that went down and came back between two health rounds leaves the
+ * port ACTIVE; its counter ports/<n>/counters/link_downed (the IB PortCounters
+ * LinkDownedCounter, Linux drivers/infiniband/core/sysfs.c) says it did. */
+#define RDMA_LINK_FLAP_HOLD_S 300
+#define RDMA_FLAP_PORTS_MAX 8
+
+/* What rdma_link_flaps() remembers of one device (zeroed: nothing read yet). */
+struct rdma_flaps {
+	bool known[RDMA_FLAP_PORTS_MAX];	/* link_downed[i] holds a count read */
+	uint64_t link_downed[RDMA_FLAP_PORTS_MAX];
+	int64_t last;		/* Unix seconds of the last round that saw a rise */
+};
+
+/* HEALTHY, or UNHEALTHY (with the reason as the ctx error) from a round that
+ * saw a port's link_downed rise (the first counts read are history) until
+ * RDMA_LINK_FLAP_HOLD_S seconds pass without another: a flapping link is not
+ * handed to a job between two flaps. Ports without the counter are skipped;
+ * a counter that goes down (a reset) is a new baseline. @now: Unix seconds. */
+int rdma_link_flaps(struct dralet_backend_ctx *ctx, const struct dralet_ibdev *ib,
+		    struct rdma_flaps *st, int64_t now);
 
 #endif

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <dralet/pci_ctl.h>
 
@@ -118,6 +119,10 @@ static int rdma_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_fu
 	r = dralet_device_new(ctx, func, "rdma", NULL, &dev);
 	if (r < 0)
 		return r;
+	struct rdma_flaps *flaps = calloc(1, sizeof(*flaps));
+	if (!flaps)
+		return -ENOMEM;
+	dralet_device_set_private(dev, flaps, free);
 	add_attributes(dev, func, ib);
 	r = rdma_device_add_nodes(ctx, dev, ib);
 	dralet_device_set_health(dev, health_now(ctx, func, ib));
@@ -129,7 +134,12 @@ static int rdma_health(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 	const struct dralet_pci_func *func = dralet_device_pci(dev);
 	const struct dralet_ibdev *ib = rdma_primary_ibdev(func);
 
-	return ib ? health_now(ctx, func, ib) : DRALET_HEALTH_UNHEALTHY;
+	int h = ib ? health_now(ctx, func, ib) : DRALET_HEALTH_UNHEALTHY;
+
+	/* under the device lock: the flap memory is this device's alone */
+	if (h == DRALET_HEALTH_HEALTHY)
+		h = rdma_link_flaps(ctx, ib, dralet_device_private(dev), (int64_t)time(NULL));
+	return h;
 }
 
 static int rdma_validate_config(struct dralet_backend_ctx *ctx, const char *config)

@@ -15,6 +15,9 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <dralet/pci_ctl.h>
+
+#include "backends/common/rdma_nodes.h"
 #include "backends/net/net.h"
 #include "backends/sriov/sriov.h"
 #include "test_backend.h"
@@ -206,6 +209,27 @@ static void test_rdma_health_follows_port_state(void **state)
 	assert_int_equal(backend_rdma.health(&h.ctx, pf), DRALET_HEALTH_UNHEALTHY);
 	t_write(d, DSP1, PF, "infiniband/mlx5_0/ports/1/state", "4: ACTIVE");
 	assert_int_equal(backend_rdma.health(&h.ctx, pf), DRALET_HEALTH_HEALTHY);
+	/* a flap between two rounds: the port is ACTIVE again, link_downed rose */
+	t_write(d, DSP1, PF, "infiniband/mlx5_0/ports/1/counters/link_downed", "3");
+	assert_int_equal(backend_rdma.health(&h.ctx, pf), DRALET_HEALTH_HEALTHY);	/* history */
+	t_write(d, DSP1, PF, "infiniband/mlx5_0/ports/1/counters/link_downed", "4");
+	assert_int_equal(backend_rdma.health(&h.ctx, pf), DRALET_HEALTH_UNHEALTHY);
+	assert_string_equal(dralet_ctx_error_message(&h.ctx),
+			    "RDMA device mlx5_0 port 1: the link went down and came back "
+			    "(link_downed rose); Unhealthy until 300 s pass without that");
+	assert_int_equal(backend_rdma.health(&h.ctx, pf), DRALET_HEALTH_UNHEALTHY);	/* held */
+	/* the hold, on the device's own memory with a clock of the test's */
+	const struct dralet_ibdev *ib = &dralet_device_pci(pf)->ib[0];
+	struct rdma_flaps *flaps = dralet_device_private(pf);
+	int64_t last = flaps->last;
+	assert_int_equal(rdma_link_flaps(&h.ctx, ib, flaps, last + RDMA_LINK_FLAP_HOLD_S - 1),
+			 DRALET_HEALTH_UNHEALTHY);
+	assert_non_null(strstr(dralet_ctx_error_message(&h.ctx), "a link went down and came back"));
+	assert_int_equal(rdma_link_flaps(&h.ctx, ib, flaps, last + RDMA_LINK_FLAP_HOLD_S),
+			 DRALET_HEALTH_HEALTHY);
+	t_write(d, DSP1, PF, "infiniband/mlx5_0/ports/1/counters/link_downed", "0");	/* reset */
+	assert_int_equal(rdma_link_flaps(&h.ctx, ib, flaps, last + 2 * RDMA_LINK_FLAP_HOLD_S),
+			 DRALET_HEALTH_HEALTHY);
 	/* the function disappears (hot-unplug) */
 	char p[512];
 	snprintf(p, sizeof(p), "%s/sys/devices/" DSP1 "/" PF "/vendor", d);
