@@ -17,6 +17,7 @@ const struct dralet_backend *const registry_builtin[] = {
 	&gpu_nvidia_backend,
 	&gpu_amdgpu_backend,
 	&gpu_intel_backend,
+	&gpu_vfio_backend,
 	&gpu_drm_backend,
 	/* fpga, net, sriov, accel families (vendor-specific first, accel last) */
 	&backend_xrt,

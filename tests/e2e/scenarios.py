@@ -598,6 +598,28 @@ def amd_gpu(e):
     w.delete(e.c, "namespace", "", ns)
 
 
+@scenario("vm-like")
+def vfio_gpu_for_vm(e):
+    """A GPU bound to vfio-pci (the board's L40S) from vfio.gpu.dralet.dev, as a
+    KubeVirt virt-launcher pod would ask for it: the container gets the IOMMU group
+    node and /dev/vfio/vfio (tests/integration/test_deploy.py shows on every golden
+    board that the plain GPU class never selects it)."""
+    ns = "vfio"
+    w.namespace(e.c, ns)
+    w.create_claim(e.c, ns, "gpu", w.claim_spec([w.request("gpu", "vfio." + GPU)]))
+    w.create_pod(e.c, ns, "virt-launcher", claims=["gpu"])
+    w.wait_running(e.c, ns, "virt-launcher")
+    [res] = w.allocation(e.c, ns, "gpu")
+    attrs = e.devices[res["device"]]["attributes"]
+    if attrs["type"]["string"] != "vfio" or attrs["driver"]["string"] != "vfio-pci":
+        raise ClusterError(f"the vfio class gave {res['device']}: {attrs}")
+    view = e.expect_container(ns, "virt-launcher", [res["device"]])
+    group = "/dev/vfio/%d" % attrs["iommuGroup"]["int"]
+    if group not in view["devices"] or "/dev/vfio/vfio" not in view["devices"]:
+        raise ClusterError(f"no {group} and /dev/vfio/vfio in {view['devices']}")
+    w.delete(e.c, "namespace", "", ns)
+
+
 @scenario("e810")
 def e810_vf(e):
     """An E810 virtual function on the NIC board (every slice accepted)."""

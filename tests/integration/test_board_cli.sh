@@ -29,7 +29,7 @@ grep -q "unknown-key.yaml: line 10 column 13: unknown key 'vendr' in pci functio
     fail "board check message: $(cat "$tmp/err")"
 
 "$dralet" board materialize "$root/boards/vm-like.yaml" "$tmp/vm" >"$tmp/out"
-grep -q "^materialized vm-like (10 PCI functions) into $tmp/vm in " "$tmp/out" ||
+grep -q "^materialized vm-like (12 PCI functions) into $tmp/vm in " "$tmp/out" ||
     fail "materialize said: $(cat "$tmp/out")"
 [ -f "$tmp/vm/nvml.json" ] && [ -d "$tmp/vm/sys/bus/pci/devices" ] && [ -d "$tmp/vm/dev" ] &&
     [ -f "$tmp/vm/proc/devices" ] || fail "materialize left an incomplete tree"

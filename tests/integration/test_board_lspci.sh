@@ -20,7 +20,7 @@ expected_functions() {
     case $1 in
         hgx-h100) echo 198 ;; mi300x) echo 63 ;; intel-max) echo 16 ;;
         fpga-server) echo 11 ;; e810) echo 72 ;; edge-box) echo 8 ;;
-        synthetic-1k) echo 1009 ;; vm-like) echo 10 ;; *) echo "" ;;
+        synthetic-1k) echo 1009 ;; vm-like) echo 12 ;; *) echo "" ;;
     esac
 }
 

@@ -149,11 +149,11 @@ def cel_matches(expr, device):
 def check_classes_on_boards(classes):
     """On every golden board: each device falls in its driver's class and in exactly one
     finer class of its driver (where the driver has finer classes); the GPU class holds
-    only whole GPUs, never a display-only card or a MIG device."""
+    only whole GPUs, never a display-only card, a MIG device or a GPU on vfio-pci."""
     by_name = {c['metadata']['name']: c['spec']['selectors'][0]['cel']['expression']
                for c in classes}
     finer = {d: [n for n in by_name if n.endswith('.' + d)] for d in DRIVERS}
-    seen_display = seen_mig = 0
+    seen_display = seen_mig = seen_vfio = 0
     for path in sorted(glob.glob(os.path.join(TOP, 'tests', 'golden', '*.json'))):
         with open(path) as f:
             devices = json.load(f)['devices']
@@ -166,6 +166,8 @@ def check_classes_on_boards(classes):
                 assert ('gpu.dralet.dev' in match) == whole, (where, kind, match)
                 seen_display += kind == 'display'
                 seen_mig += kind == 'mig'
+                seen_vfio += kind == 'vfio'
+                assert ('vfio.gpu.dralet.dev' in match) == (kind == 'vfio'), (where, match)
                 assert whole or len([n for n in match if n in finer['gpu.dralet.dev']]) == 1, \
                     (where, kind, match)
             else:
@@ -174,7 +176,8 @@ def check_classes_on_boards(classes):
                 assert ('rdma.net.dralet.dev' in match) == (kind == 'rdma'), (where, match)
                 is_vf = dev['attributes']['isVF']['bool']
                 assert ('vf.net.dralet.dev' in match) == is_vf, (where, match)
-    assert seen_display and seen_mig, 'the goldens hold no display card or MIG device'
+    assert seen_display and seen_mig and seen_vfio, \
+        'the goldens hold no display card, MIG device or GPU on vfio-pci'
 
 
 def check_rest(docs):
