@@ -2,14 +2,20 @@
 #include "hal/uevent.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <libudev.h>
+#include <linux/magic.h>
+#include <sys/vfs.h>
 
-/* Subsystems whose events change the inventory. */
+#include "hal/hal.h"
+
+/* Subsystems whose events change the inventory ("module": a driver loaded
+ * after the agent started). */
 static const char *const watched[] = {
 	"pci", "net", "infiniband", "infiniband_verbs", "drm", "accel", "fpga_manager",
-	"fpga_region", "vfio", NULL,
+	"fpga_region", "vfio", "module", NULL,
 };
 
 /* A burst (enabling 64 VFs) must not overflow the socket buffer. */
@@ -19,6 +25,39 @@ struct hal_uevent_monitor {
 	struct udev *udev;
 	struct udev_monitor *mon;
 };
+
+void hal_uevent_pci_address(const char *devpath, char *buf, size_t size)
+{
+	const char *found = NULL, *p = devpath;
+	size_t found_len = 0;
+
+	buf[0] = '\0';
+	while (p && *p) {
+		const char *end = strchr(p, '/');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char part[HAL_UEVENT_ADDRESS_SIZE];
+		unsigned domain, bus, dev, fn;
+		if (len < sizeof(part)) {
+			memcpy(part, p, len);
+			part[len] = '\0';
+			if (hal_parse_address(part, &domain, &bus, &dev, &fn))
+				found = p, found_len = len;
+		}
+		p = end ? end + 1 : NULL;
+	}
+	if (found)
+		snprintf(buf, size, "%.*s", (int)found_len, found);
+}
+
+bool hal_uevent_describes(const struct hal_roots *roots)
+{
+	struct statfs st;
+
+	/* a simulated board's tree is a plain directory: the host's uevents are
+	 * not about it; the host's sysfs mounted anywhere (a container's
+	 * /host/sys) is */
+	return statfs(roots->sys, &st) == 0 && st.f_type == SYSFS_MAGIC;
+}
 
 int hal_uevent_open(struct hal_uevent_monitor **ret_mon)
 {
@@ -82,10 +121,14 @@ int hal_uevent_drain(struct hal_uevent_monitor *m,
 			continue;
 		}
 		empty = 0;
+		const char *devpath = udev_device_get_devpath(d);
+		char address[HAL_UEVENT_ADDRESS_SIZE];
+		hal_uevent_pci_address(devpath ? devpath : "", address, sizeof(address));
 		struct hal_uevent ev = {
 			.action = udev_device_get_action(d),
 			.subsystem = udev_device_get_subsystem(d),
 			.sysname = udev_device_get_sysname(d),
+			.pci_address = address,
 		};
 		if (ev.action && ev.subsystem) {
 			n++;

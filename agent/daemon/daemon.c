@@ -422,6 +422,22 @@ static bool enforce_policies(struct daemon *d)
 	return changed;
 }
 
+/* node_watch's question, while idle: are all of @addresses held by claims
+ * the checkpoints know (in any state), so that their driver and class-device
+ * changes are the claims' own? When the checkpoints cannot be read, no. */
+static bool functions_claimed(void *userdata, const char *const *addresses, size_t n)
+{
+	struct daemon *d = userdata;
+	struct sriov_prepared prep = { 0 };
+	char err[640] = "";
+	bool all = prepared_vfs(d, &prep, err, sizeof(err)) >= 0;
+
+	for (size_t i = 0; all && i < n; i++)
+		all = sriov_prepared_find(&prep, addresses[i]) != NULL;
+	sriov_prepared_clear(&prep);
+	return all;
+}
+
 /* What node watching saw (node_watch.h), while idle: the SR-IOV policies
  * applied when they or the PCI functions changed, then one rediscovery when
  * VFs or functions came or went. */
@@ -447,14 +463,16 @@ static void start_node_watch(struct daemon *d)
 	struct node_watch_config wc = {
 		.loop = &d->loop,
 		.config_path = d->o->config_path,
-		/* the host's uevents describe a simulated tree's node no more than /sys */
-		.hotplug = !strcmp(d->o->roots->sys, "/sys"),
+		.hotplug = hal_uevent_describes(d->o->roots),
 		.idle = drivers_idle,
+		.claimed = functions_claimed,
 		.changed = on_node_changed,
 		.userdata = d,
 	};
 	int r = 0;
 
+	if (wc.hotplug)
+		wc.dev_root = d->o->roots->dev;
 	d->policies = d->o->cfg->sriov;
 	if (d->o->config_path)
 		r = config_reload_new(d->o->config_path, &d->reload);

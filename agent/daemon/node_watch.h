@@ -7,10 +7,18 @@
  *
  * Triggers: SIGHUP (at once); the configuration file (its directory is
  * watched, so an editor's rename or a ConfigMap's ..data symlink swap
- * count; debounced 200 ms); PCI uevents add and remove (hal/uevent.h,
- * debounced 500 ms, so a burst is one change); and node_watch_again (the
- * daemon's own "look again", e.g. a refused SR-IOV count). Changes that
- * arrive while the daemon is busy add up and are handed over together.
+ * count; debounced 200 ms); uevents (hal/uevent.h, debounced 500 ms, so a
+ * burst is one change, node_watch_event says which count); NVIDIA device
+ * nodes appearing in the dev root (nvidia-modprobe makes them without a
+ * uevent); and node_watch_again (the daemon's own "look again", e.g. a
+ * refused SR-IOV count). Changes that arrive while the daemon is busy add
+ * up and are handed over together.
+ *
+ * A driver bound or unbound, or a class device added or removed, on a PCI
+ * function that a prepared claim holds is the claim's own doing (a VF
+ * rebound to vfio-pci at prepare): it is dropped at hand-over when the
+ * daemon says so (node_watch_config.claimed), so a prepare does not make
+ * the devices be discovered and published again.
  *
  * The watcher does not read the configuration or the node itself: the
  * handler does (agent/daemon/config_reload.h, agent/sriov/enforce.h,
@@ -22,7 +30,10 @@
 #define DRALET_DAEMON_NODE_WATCH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <uv.h>
+
+#include "hal/uevent.h"
 
 struct node_watch;
 
@@ -31,8 +42,19 @@ struct node_change {
 	bool sighup;		/* SIGHUP: read the file again even if it looks unchanged */
 	bool pci_added;		/* a PCI function appeared */
 	bool pci_removed;	/* a PCI function went */
+	/* a driver bound or unbound, a class device (netdev, RDMA, DRM, accel,
+	 * FPGA) or a module came or went, an NVIDIA device node appeared */
+	bool devices_changed;
 	bool again;		/* node_watch_again's time came */
 };
+
+/* Pure: what the uevent @ev (action, subsystem, pci_address) changes, added
+ * to @c; a change on a PCI function is also returned in @ret_address (the
+ * address, "" when the change is not a function's) so that the hand-over can
+ * drop the claims' own. False when the event changes nothing dralet
+ * publishes: another action, a virtual netdev (a pod's veth). */
+bool node_watch_event(const struct hal_uevent *ev, struct node_change *c,
+		      const char **ret_address);
 
 /* What the daemon does about a change (node_watch_plan). */
 struct node_response {
@@ -49,9 +71,14 @@ struct node_response node_watch_plan(const struct node_change *c, bool have_file
 struct node_watch_config {
 	uv_loop_t *loop;
 	const char *config_path;	/* watched (copied); NULL: SIGHUP only */
-	bool hotplug;			/* watch PCI uevents (off in sandboxes without netlink) */
+	bool hotplug;			/* watch uevents (off for a simulated node) */
+	const char *dev_root;		/* watched for NVIDIA nodes with hotplug; may be NULL */
 	/* No claims call and no health round in flight: changes are handed over only then. */
 	bool (*idle)(void *userdata);
+	/* Whether every one of the @n PCI functions whose driver or class devices
+	 * changed is held by a prepared claim (the change is the claim's own);
+	 * called while idle. NULL: none is. */
+	bool (*claimed)(void *userdata, const char *const *addresses, size_t n);
 	/* What changed since the last call (never all false). */
 	void (*changed)(void *userdata, const struct node_change *c);
 	void *userdata;

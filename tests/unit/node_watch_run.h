@@ -3,6 +3,8 @@
 #ifndef DRALET_TEST_NODE_WATCH_RUN_H
 #define DRALET_TEST_NODE_WATCH_RUN_H
 
+#include <stdbool.h>
+#include <stdio.h>
 #include <uv.h>
 
 #include "agent/daemon/node_watch.h"
@@ -16,7 +18,21 @@ struct watch_run {
 	struct node_change seen[8];
 	int n;
 	int timed_out;
+	bool claim_all;			/* the answer to claimed() */
+	char claimed_asked[256];	/* the addresses of the last claimed() call */
 };
+
+static inline bool run_claimed(void *userdata, const char *const *addresses, size_t n)
+{
+	struct watch_run *run = userdata;
+	size_t used = 0;
+
+	run->claimed_asked[0] = '\0';
+	for (size_t i = 0; i < n && used < sizeof(run->claimed_asked); i++)
+		used += (size_t)snprintf(run->claimed_asked + used, sizeof(run->claimed_asked) - used,
+					 "%s%s", i ? "," : "", addresses[i]);
+	return run->claim_all;
+}
 
 static inline bool run_idle(void *userdata)
 {
@@ -55,6 +71,7 @@ static inline void watch_run_start(struct watch_run *run, struct node_watch_conf
 	cfg->loop = &run->loop;
 	cfg->idle = run_idle;
 	cfg->changed = run_changed;
+	cfg->claimed = run_claimed;
 	cfg->userdata = run;
 	assert_int_equal(node_watch_start(cfg, &run->w), 0);
 }

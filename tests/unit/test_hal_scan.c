@@ -12,6 +12,7 @@
 
 #include "board_snippet.h"
 #include "harness.h"
+#include "hal/uevent.h"
 
 #define ROOT "pci0000:00"
 #define DSP ROOT "/0000:00:01.0/0000:01:00.0/0000:02:00.0"
@@ -286,6 +287,20 @@ static void test_ten_thousand_entries(void **state)
 	tree_remove(d);
 }
 
+/* The kernel's uevents are about the host's sysfs wherever it is mounted,
+ * never about a simulated board's tree. */
+static void test_uevents_describe_sysfs_only(void **state)
+{
+	char *d = board_tree("board: empty\npci: []\n"), sys[4096];
+
+	(void)state;
+	snprintf(sys, sizeof(sys), "%s/sys", d);
+	assert_false(hal_uevent_describes(&(struct hal_roots){ sys, "/dev", "/proc" }));
+	assert_true(hal_uevent_describes(&(struct hal_roots){ "/sys", "/dev", "/proc" }));
+	assert_false(hal_uevent_describes(&(struct hal_roots){ "/nonexistent", "/dev", "/proc" }));
+	tree_remove(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -295,6 +310,7 @@ int main(void)
 		cmocka_unit_test(test_unreadable_root_fails),
 		cmocka_unit_test(test_empty_node),
 		cmocka_unit_test(test_ten_thousand_entries),
+		cmocka_unit_test(test_uevents_describe_sysfs_only),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
