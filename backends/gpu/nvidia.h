@@ -141,7 +141,8 @@ void nvidia_watch_remove(struct nvidia_state *st, const struct dralet_device *de
 void nvidia_watch_clear(struct nvidia_state *st);
 /* The health operation: PCI (gpu_health_pci), then NVML: the GPU lost, the
  * recovery action, the events drained without waiting, retired pages and row
- * remapping; the verdict's reason goes to dralet_ctx_error. */
+ * remapping; the verdict's reason goes to dralet_ctx_error, its cause's
+ * taint key to dralet_ctx_health_cause. */
 int nvidia_health(struct dralet_backend_ctx *ctx, struct dralet_device *dev);
 
 #endif

@@ -168,7 +168,9 @@ int nvidia_health(struct dralet_backend_ctx *ctx, struct dralet_device *dev)
 	if (w && w->set)
 		drain(st->nvml, w, now, &facts);
 	r = nvidia_health_verdict(w ? &w->events : NULL, &facts, now, why, sizeof(why), &taint);
-	if (r != DRALET_HEALTH_HEALTHY)
+	if (r != DRALET_HEALTH_HEALTHY) {
 		dralet_ctx_error(ctx, "%s", why);
+		dralet_ctx_health_cause(ctx, taint);	/* NULL keeps the generic taint */
+	}
 	return r;
 }

@@ -459,10 +459,12 @@ static void inject(const char *d, const char *line)
 	fclose(f);
 }
 
-/* One health round of @dev; what it said is in h->ctx.error. */
+/* One health round of @dev; what it said is in h->ctx.error, the cause it
+ * named (dralet_ctx_health_cause) in h->ctx.health_cause. */
 static int health(struct harness *h, struct dralet_device *dev)
 {
 	h->ctx.error[0] = '\0';
+	h->ctx.health_cause = NULL;
 	return gpu_nvidia_backend.health(&h->ctx, dev);
 }
 
@@ -503,6 +505,7 @@ static void test_health_from_nvml(void **state)
 	assert_non_null(g);
 	assert_int_equal(health(&h, g), DRALET_HEALTH_UNHEALTHY);
 	assert_non_null(strstr(h.ctx.error, "retired memory pages are pending"));
+	assert_null(h.ctx.health_cause);	/* the generic taint */
 	harness_fini(&h);
 	tree_remove(d);
 
@@ -516,6 +519,7 @@ static void test_health_from_nvml(void **state)
 	assert_non_null(g);	/* procfs still knows it */
 	assert_int_equal(health(&h, g), DRALET_HEALTH_UNHEALTHY);
 	assert_non_null(strstr(h.ctx.error, "the GPU is lost"));
+	assert_string_equal(h.ctx.health_cause, "dralet.dev/gpu-lost");
 	harness_fini(&h);
 	free(opts);
 	tree_remove(d);
@@ -546,6 +550,7 @@ static void test_health_nvml_xid_events(void **state)
 	inject(d, GPU0 " xid 79");
 	assert_int_equal(health(&h, g), DRALET_HEALTH_UNHEALTHY);
 	assert_non_null(strstr(h.ctx.error, "NVML: XID 79 (GPU has fallen off the bus)"));
+	assert_string_equal(h.ctx.health_cause, "dralet.dev/xid");
 	assert_int_equal(health(&h, g), DRALET_HEALTH_UNHEALTHY);
 	assert_non_null(strstr(h.ctx.error, "1 fault event(s)"));
 	/* GPU1's MIG devices saw nothing of GPU0's */
@@ -582,12 +587,15 @@ static void test_health_nvml_ecc_and_recovery(void **state)
 	inject(d, GPU0 " dbe");
 	assert_int_equal(health(&h, g), DRALET_HEALTH_UNHEALTHY);
 	assert_non_null(strstr(h.ctx.error, "NVML: double-bit ECC error"));
+	assert_string_equal(h.ctx.health_cause, "dralet.dev/ecc-double-bit");
 	/* the recovery action counts while NVML says so, for every device of the GPU */
 	inject(d, GPU1 " recovery 2");
 	assert_int_equal(health(&h, m9), DRALET_HEALTH_UNHEALTHY);
 	assert_string_equal(h.ctx.error, "NVML: node reboot required (GPU recovery action 2)");
+	assert_string_equal(h.ctx.health_cause, "dralet.dev/gpu-recovery");
 	inject(d, GPU1 " recovery 0");
 	assert_int_equal(health(&h, m9), DRALET_HEALTH_HEALTHY);
+	assert_null(h.ctx.health_cause);
 	harness_fini(&h);
 	free(opts);
 	tree_remove(d);
