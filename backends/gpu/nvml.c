@@ -4,9 +4,17 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The layouts NVML fills (nvml.h; docs/health.md, "NVIDIA GPUs: NVML events") */
+_Static_assert(sizeof(void *) != 8 || sizeof(struct nvml_event_data) == 32, "nvmlEventData_t");
+_Static_assert(offsetof(struct nvml_event_data, data) == 2 * sizeof(unsigned long long) ||
+	       sizeof(void *) != 8, "nvmlEventData_t.eventData");
+_Static_assert(sizeof(struct nvml_field_value) == 40 &&
+	       offsetof(struct nvml_field_value, value) == 32, "nvmlFieldValue_t");
 
 /* Looks up @versioned first (may be NULL), then @plain. */
 static void *sym(void *lib, const char *versioned, const char *plain)
