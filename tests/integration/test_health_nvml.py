@@ -128,6 +128,12 @@ def main():
         inject("recovery 0")
         wait_for(lambda: taints(store) == {IN_GI1: ["dralet.dev/xid"], IN_GI2: []} or
                  taints(store), "the XID hold alone", proc)
+        # a clean exit (under ASan: no leak of the event sets)
+        proc.terminate()
+        assert proc.wait(timeout=WAIT) == 0, "the daemon exited %d" % proc.returncode
+        with open(log_path) as log:
+            text = log.read()
+        assert "device %s: health Healthy -> Unhealthy: NVML: XID 79" % IN_GI1 in text, text[-3000:]
         print("ok: XID 13 ignored, XID 79 on its MIG instance, recovery action on the GPU")
     except AssertionError as e:
         with open(log_path) as log:
