@@ -108,6 +108,7 @@ static struct dralet_backend_ctx copy_of(const struct dralet_device *dev)
 	struct dralet_backend_ctx ctx = *dralet_device_ctx(dev);
 
 	ctx.error[0] = '\0';
+	ctx.health_cause = NULL;
 	return ctx;
 }
 
@@ -164,6 +165,7 @@ int backend_call_health(struct dralet_device *dev, pthread_mutex_t *m, char *why
 
 	lock(m);
 	r = ctx.backend->health(&ctx, dev);
+	device_set_backend_health_cause(dev, r == DRALET_HEALTH_UNHEALTHY ? ctx.health_cause : NULL);
 	unlock(m);
 	return err_printf(why, why_size, r, "%s", r == DRALET_HEALTH_HEALTHY ? ""
 						 : ctx.error[0] ? ctx.error

@@ -29,6 +29,7 @@ struct dralet_backend_ctx {
 	const struct node_ops *node;	/* borrowed; NULL: the real node below roots */
 	struct device_sink *sink;	/* set while probe runs */
 	char error[512];		/* message of the last failed operation */
+	const char *health_cause;	/* dralet_ctx_health_cause of the health call */
 	unsigned warnings;		/* warnings recorded so far */
 };
 
@@ -48,5 +49,11 @@ struct dralet_backend_ctx *dralet_device_ctx(const struct dralet_device *dev);
  * health; read by the slice builder. */
 void device_set_health_taint(struct dralet_device *dev, const char *key);
 const char *device_health_taint(const struct dralet_device *dev);
+
+/* The cause the backend named for its last Unhealthy health answer
+ * (dralet_ctx_health_cause), NULL for none or another answer. Set by
+ * backend_call_health, read by the health monitor's worker right after. */
+void device_set_backend_health_cause(struct dralet_device *dev, const char *key);
+const char *device_backend_health_cause(const struct dralet_device *dev);
 
 #endif

@@ -8,6 +8,7 @@
 
 #include "agent/lib/log.h"
 #include "agent/core/backend_ctx.h"
+#include "agent/core/k8s_names.h"
 #include "hal/hal.h"
 
 /* A backend may warn about the same thing on every rediscovery; the agent
@@ -113,6 +114,12 @@ void dralet_ctx_warn(struct dralet_backend_ctx *ctx, const char *fmt, ...)
 	log_warn("backend %s: %s%s", ctx->backend->name, msg,
 		 ctx->warnings == WARNINGS_LOGGED_PER_BACKEND ? " (further warnings not logged)"
 							      : "");
+}
+
+void dralet_ctx_health_cause(struct dralet_backend_ctx *ctx, const char *taint_key)
+{
+	if (ctx && k8s_valid_label_key(taint_key))
+		ctx->health_cause = taint_key;
 }
 
 void dralet_ctx_error(struct dralet_backend_ctx *ctx, const char *fmt, ...)

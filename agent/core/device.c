@@ -23,6 +23,7 @@ struct dralet_device {
 	size_t n_nodes;
 	enum dralet_health health;
 	const char *health_taint;	/* backend_ctx.h: a static string or NULL */
+	const char *backend_cause;	/* backend_ctx.h: the backend's string or NULL */
 	void *priv;
 	void (*priv_free)(void *);
 };
@@ -441,6 +442,16 @@ void device_set_health_taint(struct dralet_device *dev, const char *key)
 const char *device_health_taint(const struct dralet_device *dev)
 {
 	return __atomic_load_n(&dev->health_taint, __ATOMIC_RELAXED);
+}
+
+void device_set_backend_health_cause(struct dralet_device *dev, const char *key)
+{
+	__atomic_store_n(&dev->backend_cause, key, __ATOMIC_RELAXED);
+}
+
+const char *device_backend_health_cause(const struct dralet_device *dev)
+{
+	return __atomic_load_n(&dev->backend_cause, __ATOMIC_RELAXED);
 }
 size_t dralet_device_n_attrs(const struct dralet_device *dev) { return dev->n_attrs; }
 size_t dralet_device_n_capacities(const struct dralet_device *dev) { return dev->n_caps; }

@@ -77,6 +77,32 @@ bool k8s_valid_qualified_name(const char *s)
 	return k8s_valid_driver_name(domain) && valid_c_identifier(slash + 1, strlen(slash + 1));
 }
 
+bool k8s_valid_label_key(const char *s)
+{
+	const char *slash = s ? strchr(s, '/') : NULL, *name = slash ? slash + 1 : s;
+	char prefix[254];
+	size_t len;
+
+	if (!s)
+		return false;
+	if (slash) {
+		if ((size_t)(slash - s) >= sizeof(prefix))
+			return false;
+		memcpy(prefix, s, (size_t)(slash - s));
+		prefix[slash - s] = '\0';
+		if (!k8s_valid_dns_subdomain(prefix, 253))
+			return false;
+	}
+	len = strlen(name);
+	if (len == 0 || len > 63 || !isalnum((unsigned char)name[0]) ||
+	    !isalnum((unsigned char)name[len - 1]))
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!isalnum((unsigned char)name[i]) && !strchr("-_.", name[i]))
+			return false;
+	return true;
+}
+
 /* numeric identifier: "0" or [1-9][0-9]* */
 static bool semver_numeric(const char *s, size_t len)
 {

@@ -19,6 +19,9 @@ bool k8s_valid_dns_subdomain(const char *s, size_t max);
 bool k8s_valid_driver_name(const char *s);
 /* QualifiedName: C identifier (<= 32) or "<domain>/<C identifier>". */
 bool k8s_valid_qualified_name(const char *s);
+/* Label key (a device taint's key): [<DNS subdomain, <= 253>/]<name>, the
+ * name 1-63 of [-A-Za-z0-9_.], starting and ending alphanumeric. */
+bool k8s_valid_label_key(const char *s);
 /* Semantic Versioning 2.0.0, at most 64 characters. */
 bool k8s_valid_semver(const char *s);
 /* Kubernetes resource.Quantity syntax. */

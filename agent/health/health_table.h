@@ -33,8 +33,9 @@ struct health_entry {
 	/* why it is not healthy (the backend's words, or the check's error); ""
 	 * when healthy. The kubelet shows it in the pod's status (1.36+). */
 	char reason[HEALTH_REASON_MAX];
-	/* the taint key of the cause the agent found (PCIE_AER_TAINT_KEY), NULL
-	 * for the backend's verdict: the device model gets it with the health */
+	/* the taint key of the cause the agent found (PCIE_AER_TAINT_KEY) or the
+	 * backend named (dralet_ctx_health_cause), NULL for the generic one: the
+	 * device model gets it with the health */
 	const char *taint;
 	/* the monitor worker's memory of the AER counters and the link width
 	 * (kept over a rediscovery for a device of the same name) */

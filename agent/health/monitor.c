@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "agent/core/backend_ctx.h"
 #include "agent/core/device_set.h"
 #include "agent/health/pcie_aer.h"
 #include "agent/health/pcie_link.h"
@@ -63,6 +64,8 @@ static int agent_sources(struct health_monitor *m, size_t i, int result)
 		      pcie_link_verdict(&e->link, f ? f->link.current_width : 0, lanes, link_why,
 					sizeof(link_why));
 
+	if (result == DRALET_HEALTH_UNHEALTHY)
+		m->taints[i] = device_backend_health_cause(e->dev);	/* NULL: generic */
 	if (result != DRALET_HEALTH_HEALTHY || (!aer && !narrow))
 		return result;
 	memcpy(m->reasons[i], aer ? aer_why : link_why, HEALTH_REASON_MAX);

@@ -75,6 +75,7 @@ static void nvidia_fini(void *state)
 
 	if (!st)
 		return;
+	nvidia_watch_clear(st);	/* remove ran for every device; this is the rest */
 	nvml_close(st->nvml);
 	free(st->caps);
 	free(st);
@@ -274,7 +275,12 @@ static int nvidia_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_
 	gpu_set_defaults(dev);
 	nvidia_add_nodes(ctx, st, dev, g.minor);
 	dralet_device_set_health(dev, DRALET_HEALTH_HEALTHY);
-	return 0;
+	return nvidia_watch_add(st, dev, h, &(struct nvidia_place){ .mig = false });
+}
+
+static void nvidia_remove(struct dralet_backend_ctx *ctx, struct dralet_device *dev)
+{
+	nvidia_watch_remove(dralet_ctx_state(ctx), dev);
 }
 
 static const struct dralet_pci_id nvidia_ids[] = {
@@ -294,6 +300,7 @@ const struct dralet_backend gpu_nvidia_backend = {
 	.init = nvidia_init,
 	.fini = nvidia_fini,
 	.probe = nvidia_probe,
+	.remove = nvidia_remove,
 	.validate_config = nvidia_validate_config,
 	.prepare = nvidia_prepare,
 	.unprepare = nvidia_unprepare,

@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "gpu.h"
+#include "nvidia_events.h"
 #include "nvml.h"
 
 #define NVIDIA_DEFAULT_MAJOR 195	/* nvidia-frontend, fixed by the driver */
@@ -41,6 +42,10 @@ struct nvidia_state {
 	char driver_root[4096];		/* where dralet reads driver files */
 	char host_driver_root[4096];	/* the same tree as the runtime sees it */
 	bool warned_ctl, warned_uvm;	/* say a missing shared node once */
+	/* one per published device (nvidia_health.c): added by probe, removed
+	 * by remove; health reads only its own device's */
+	struct nvidia_watch **watches;
+	size_t n_watches;
 };
 
 /* Facts of /proc/driver/nvidia/gpus/<address>/information. */
@@ -114,6 +119,30 @@ int nvidia_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 		   struct dralet_prepare_req *req);
 int nvidia_unprepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 		     const struct dralet_claim_ref *claim, const struct dralet_undo *undo);
+
+/* ---- nvidia_health.c ---- */
+/* What the health operation keeps of one device: its place on the GPU and
+ * its NVML event set (NULL: NVML has no events for it) with the verdict's
+ * memory (nvidia_events.h). */
+struct nvidia_watch {
+	const struct dralet_device *dev;
+	struct nvidia_place place;
+	nvml_event_set set;
+	struct nvidia_event_state events;
+};
+/* Probe: watches @dev, on GPU @gpu (NULL: NVML does not know it) at @place,
+ * registering an event set for the XID and double-bit ECC events the GPU
+ * supports. 0 or -ENOMEM. */
+int nvidia_watch_add(struct nvidia_state *st, const struct dralet_device *dev, nvml_device gpu,
+		     const struct nvidia_place *place);
+/* Remove: frees @dev's watch and event set (nothing when it has none). */
+void nvidia_watch_remove(struct nvidia_state *st, const struct dralet_device *dev);
+/* Fini: frees every watch left. */
+void nvidia_watch_clear(struct nvidia_state *st);
+/* The health operation: PCI (gpu_health_pci), then NVML: the GPU lost, the
+ * recovery action, the events drained without waiting, retired pages and row
+ * remapping; the verdict's reason goes to dralet_ctx_error, its cause's
+ * taint key to dralet_ctx_health_cause. */
 int nvidia_health(struct dralet_backend_ctx *ctx, struct dralet_device *dev);
 
 #endif

@@ -137,8 +137,8 @@ static int add_caps_node(struct dralet_backend_ctx *ctx, const struct nvidia_sta
 }
 
 static int publish_mig(struct dralet_backend_ctx *ctx, struct nvidia_state *st,
-		       const struct dralet_pci_func *func, const struct nvidia_gpu_facts *gpu,
-		       const struct mig_facts *m)
+		       const struct dralet_pci_func *func, nvml_device parent,
+		       const struct nvidia_gpu_facts *gpu, const struct mig_facts *m)
 {
 	struct dralet_device *dev;
 	struct gpu_info *info;
@@ -204,7 +204,9 @@ static int publish_mig(struct dralet_backend_ctx *ctx, struct nvidia_state *st,
 	if (add_caps_node(ctx, st, dev, gi_minor) < 0 || add_caps_node(ctx, st, dev, ci_minor) < 0)
 		info->caps_known = false;	/* prepare refuses it with a clear error */
 	dralet_device_set_health(dev, DRALET_HEALTH_HEALTHY);
-	return 1;
+	r = nvidia_watch_add(st, dev, parent,
+			     &(struct nvidia_place){ .mig = true, .gi = m->gi, .ci = m->ci });
+	return r < 0 ? r : 1;
 }
 
 int nvidia_probe_mig(struct dralet_backend_ctx *ctx, struct nvidia_state *st,
@@ -236,7 +238,7 @@ int nvidia_probe_mig(struct dralet_backend_ctx *ctx, struct nvidia_state *st,
 		}
 		if (read_mig(ctx, n, handle, mig, gpu, &m, func->address) < 0)
 			continue;
-		r = publish_mig(ctx, st, func, gpu, &m);
+		r = publish_mig(ctx, st, func, handle, gpu, &m);
 		if (r < 0)
 			return r;
 		published += r;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Prepare, unprepare, config validation and health of NVIDIA devices.
+ * Prepare, unprepare and config validation of NVIDIA devices (health:
+ * nvidia_health.c).
  *
  * Prepare gives the container the device nodes, the env vars of
  * gpu_prepare_common plus NVIDIA_VISIBLE_DEVICES=void (so a legacy
@@ -133,32 +134,4 @@ int nvidia_unprepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 		return -ENOENT;
 	}
 	return set_timeslice(ctx, tool, uuid, GPU_TIMESLICE_DEFAULT, name);
-}
-
-int nvidia_health(struct dralet_backend_ctx *ctx, struct dralet_device *dev)
-{
-	const struct nvidia_state *st = dralet_ctx_state(ctx);
-	const struct dralet_pci_func *f = dralet_device_pci(dev);
-	unsigned pending = 0, corrected, uncorrected, remap_pending = 0, failure = 0;
-	nvml_device h;
-	int r = gpu_health_pci(ctx, dev);
-
-	if (r != DRALET_HEALTH_HEALTHY || !st || !st->nvml || !f)
-		return r;
-	r = st->nvml->by_pci_bus_id(f->address, &h);
-	if (r == NVML_ERR_GPU_IS_LOST)
-		return DRALET_HEALTH_UNHEALTHY;
-	if (r != NVML_OK)
-		return DRALET_HEALTH_HEALTHY;	/* PCI says fine, NVML says nothing */
-	if (st->nvml->retired_pages_pending) {
-		r = st->nvml->retired_pages_pending(h, &pending);
-		if (r == NVML_ERR_GPU_IS_LOST || (r == NVML_OK && pending))
-			return DRALET_HEALTH_UNHEALTHY;
-	}
-	if (st->nvml->remapped_rows) {
-		r = st->nvml->remapped_rows(h, &corrected, &uncorrected, &remap_pending, &failure);
-		if (r == NVML_ERR_GPU_IS_LOST || (r == NVML_OK && (failure || remap_pending)))
-			return DRALET_HEALTH_UNHEALTHY;
-	}
-	return DRALET_HEALTH_HEALTHY;
 }

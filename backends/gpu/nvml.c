@@ -4,9 +4,17 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The layouts NVML fills (nvml.h; docs/health.md, "NVIDIA GPUs: NVML events") */
+_Static_assert(sizeof(void *) != 8 || sizeof(struct nvml_event_data) == 32, "nvmlEventData_t");
+_Static_assert(offsetof(struct nvml_event_data, data) == 2 * sizeof(unsigned long long) ||
+	       sizeof(void *) != 8, "nvmlEventData_t.eventData");
+_Static_assert(sizeof(struct nvml_field_value) == 40 &&
+	       offsetof(struct nvml_field_value, value) == 32, "nvmlFieldValue_t");
 
 /* Looks up @versioned first (may be NULL), then @plain. */
 static void *sym(void *lib, const char *versioned, const char *plain)
@@ -64,6 +72,13 @@ int nvml_open(const char *path, struct nvml **ret, char *err, size_t errlen)
 	LOAD(gi_profile_v1, NULL, "nvmlDeviceGetGpuInstanceProfileInfo");
 	LOAD(retired_pages_pending, NULL, "nvmlDeviceGetRetiredPagesPendingStatus");
 	LOAD(remapped_rows, NULL, "nvmlDeviceGetRemappedRows");
+	LOAD(event_set_create, NULL, "nvmlEventSetCreate");
+	LOAD(supported_event_types, NULL, "nvmlDeviceGetSupportedEventTypes");
+	LOAD(register_events, NULL, "nvmlDeviceRegisterEvents");
+	/* only _v2 fills the instance ids; an NVML without it has no event source */
+	LOAD(event_set_wait_v2, NULL, "nvmlEventSetWait_v2");
+	LOAD(event_set_free, NULL, "nvmlEventSetFree");
+	LOAD(field_values, NULL, "nvmlDeviceGetFieldValues");
 	if (!n->init || !n->shutdown || !n->by_pci_bus_id) {
 		snprintf(err, errlen, "%s lacks nvmlInit, nvmlShutdown or "
 				      "nvmlDeviceGetHandleByPciBusId", path);
@@ -96,6 +111,7 @@ const char *nvml_error(const struct nvml *n, int ret)
 	static const char *const fixed[] = {
 		[NVML_ERR_NOT_SUPPORTED] = "Not Supported",
 		[NVML_ERR_NOT_FOUND] = "Not Found",
+		[NVML_ERR_TIMEOUT] = "Timeout",
 		[NVML_ERR_GPU_IS_LOST] = "GPU is lost",
 	};
 	const char *s = n && n->error_string ? n->error_string(ret) : NULL;

@@ -17,6 +17,7 @@
 #define NVML_OK 0
 #define NVML_ERR_NOT_SUPPORTED 3
 #define NVML_ERR_NOT_FOUND 6
+#define NVML_ERR_TIMEOUT 10		/* an event wait that found none */
 #define NVML_ERR_GPU_IS_LOST 15
 
 #define NVML_BUFFER 96		/* NVML_DEVICE_UUID_V2_BUFFER_SIZE, _NAME_V2_ */
@@ -24,6 +25,41 @@
 
 typedef struct nvml_device_opaque *nvml_device;
 typedef struct nvml_gpu_instance_opaque *nvml_gpu_instance;
+typedef struct nvml_event_set_opaque *nvml_event_set;
+
+/* nvmlEventType bits (nvmlEventTypeSingleBitEccError, ...DoubleBitEccError,
+ * ...XidCriticalError) */
+#define NVML_EVENT_SINGLE_BIT_ECC 0x1ull
+#define NVML_EVENT_DOUBLE_BIT_ECC 0x2ull
+#define NVML_EVENT_XID 0x8ull
+/* gpuInstanceId / computeInstanceId of an event that is not a MIG instance's */
+#define NVML_NO_INSTANCE 0xffffffffu
+
+/* nvmlEventData_t as nvmlEventSetWait_v2 fills it (v1 lacks the instance ids) */
+struct nvml_event_data {
+	nvml_device device;
+	unsigned long long type;	/* one nvmlEventType bit */
+	unsigned long long data;	/* the XID of an XID event, 0 for others */
+	unsigned gpu_instance, compute_instance;	/* NVML_NO_INSTANCE: the whole GPU */
+};
+
+/* nvmlFieldValue_t, and the one field the backend asks for */
+#define NVML_FI_DEV_GET_GPU_RECOVERY_ACTION 230
+struct nvml_field_value {
+	unsigned field_id, scope_id;
+	long long timestamp, latency_usec;
+	int value_type;
+	int ret;			/* nvmlReturn_t of this field */
+	union {
+		double d;
+		unsigned ui;
+		unsigned long ul;
+		unsigned long long ull;
+		long long sll;
+		int si;
+		unsigned short us;
+	} value;
+};
 
 /* nvmlMemory_t */
 struct nvml_memory {
@@ -92,6 +128,14 @@ struct nvml {
 	int (*retired_pages_pending)(nvml_device dev, unsigned *pending);
 	int (*remapped_rows)(nvml_device dev, unsigned *corrected, unsigned *uncorrected,
 			     unsigned *pending, unsigned *failure);
+	/* events (nvidia_events.h): all five or none are used */
+	int (*event_set_create)(nvml_event_set *set);
+	int (*supported_event_types)(nvml_device dev, unsigned long long *types);
+	int (*register_events)(nvml_device dev, unsigned long long types, nvml_event_set set);
+	int (*event_set_wait_v2)(nvml_event_set set, struct nvml_event_data *data,
+				 unsigned timeout_ms);
+	int (*event_set_free)(nvml_event_set set);
+	int (*field_values)(nvml_device dev, int count, struct nvml_field_value *values);
 };
 
 /*

@@ -267,6 +267,12 @@ void dralet_ctx_warn(struct dralet_backend_ctx *ctx, const char *fmt, ...)
 /* Sets the error message of the current operation (prepare, validate ...). */
 void dralet_ctx_error(struct dralet_backend_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* Names the cause of the Unhealthy answer the health operation gives: a taint
+ * key (a label key, "dralet.dev/xid"; the string must live as long as the
+ * backend is loaded) the device's slices then carry instead of the generic
+ * dralet.dev/unhealthy (docs/health.md). Ignored outside health, for any
+ * other answer, and for a key that is no label key. */
+void dralet_ctx_health_cause(struct dralet_backend_ctx *ctx, const char *taint_key);
 
 #ifdef __cplusplus
 }

@@ -2,7 +2,9 @@
 /*
  * nvidia backend discovery on board snippets: NVML facts through the fake
  * NVML library, MIG devices, procfs-only facts, NVML absent or failing,
- * excluded GPUs, garbage vendor files, ownership and health.
+ * excluded GPUs, garbage vendor files, ownership and health (with NVML
+ * events injected through the fake's events file; the verdict itself is
+ * tested in test_gpu_nvidia_events.c).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -117,6 +119,7 @@ static char *nvml_options(const char *d, const char *lib)
 
 	snprintf(data, sizeof(data), "%s/nvml.json", d);
 	setenv("FAKE_NVML_DATA", data, 1);
+	unsetenv("FAKE_NVML_EVENTS");	/* the fake reads <d>/nvml-events */
 	if (asprintf(&opts, "{\"nvmlLibrary\":\"%s\"}", lib ? lib : so) < 0)
 		opts = NULL;
 	free(so);
@@ -443,6 +446,28 @@ static void test_match(void **state)
 	tree_remove(d);
 }
 
+/* Appends @line to the fake NVML's events file (<d>/nvml-events): what the
+ * driver reports while the agent runs. */
+static void inject(const char *d, const char *line)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/nvml-events", d);
+	assert_non_null(f = fopen(path, "a"));
+	fprintf(f, "%s\n", line);
+	fclose(f);
+}
+
+/* One health round of @dev; what it said is in h->ctx.error, the cause it
+ * named (dralet_ctx_health_cause) in h->ctx.health_cause. */
+static int health(struct harness *h, struct dralet_device *dev)
+{
+	h->ctx.error[0] = '\0';
+	h->ctx.health_cause = NULL;
+	return gpu_nvidia_backend.health(&h->ctx, dev);
+}
+
 static void test_health(void **state)
 {
 	struct harness h;
@@ -478,7 +503,9 @@ static void test_health_from_nvml(void **state)
 	init_probe(&h, d, opts);
 	struct dralet_device *g = harness_device(&h, "gpu-0000-03-00-0");
 	assert_non_null(g);
-	assert_int_equal(gpu_nvidia_backend.health(&h.ctx, g), DRALET_HEALTH_UNHEALTHY);
+	assert_int_equal(health(&h, g), DRALET_HEALTH_UNHEALTHY);
+	assert_non_null(strstr(h.ctx.error, "retired memory pages are pending"));
+	assert_null(h.ctx.health_cause);	/* the generic taint */
 	harness_fini(&h);
 	tree_remove(d);
 
@@ -490,9 +517,129 @@ static void test_health_from_nvml(void **state)
 	init_probe(&h, d, opts);
 	g = harness_device(&h, "gpu-0000-03-00-0");
 	assert_non_null(g);	/* procfs still knows it */
-	assert_int_equal(gpu_nvidia_backend.health(&h.ctx, g), DRALET_HEALTH_UNHEALTHY);
+	assert_int_equal(health(&h, g), DRALET_HEALTH_UNHEALTHY);
+	assert_non_null(strstr(h.ctx.error, "the GPU is lost"));
+	assert_string_equal(h.ctx.health_cause, "dralet.dev/gpu-lost");
 	harness_fini(&h);
 	free(opts);
+	tree_remove(d);
+}
+
+static void test_health_nvml_xid_events(void **state)
+{
+	struct harness h;
+	char *d = build_tree(""), *opts = nvml_options(d, NULL);
+
+	(void)state;
+	inject(d, GPU0 " xid 79");	/* before the agent watched: history */
+	init_probe(&h, d, opts);
+	struct dralet_device *g = harness_device(&h, "gpu-0000-03-00-0");
+	struct dralet_device *m9 = harness_device(&h, "mig-0000-2a-00-0-1g-10gb-0");
+	struct dralet_device *c0 = harness_device(&h, "mig-0000-2a-00-0-1c-2g-20gb-2-ci0");
+	struct dralet_device *c1 = harness_device(&h, "mig-0000-2a-00-0-1c-2g-20gb-2-ci1");
+	assert_non_null(g);
+	assert_non_null(m9);
+	assert_non_null(c0);
+	assert_non_null(c1);
+	assert_int_equal(health(&h, g), DRALET_HEALTH_HEALTHY);
+	/* an application error: the GPU stays healthy */
+	inject(d, GPU0 " xid 13");
+	assert_int_equal(health(&h, g), DRALET_HEALTH_HEALTHY);
+	assert_string_equal(h.ctx.error, "");
+	/* the GPU fell off the bus: Unhealthy, and it stays so (the hold) */
+	inject(d, GPU0 " xid 79");
+	assert_int_equal(health(&h, g), DRALET_HEALTH_UNHEALTHY);
+	assert_non_null(strstr(h.ctx.error, "NVML: XID 79 (GPU has fallen off the bus)"));
+	assert_string_equal(h.ctx.health_cause, "dralet.dev/xid");
+	assert_int_equal(health(&h, g), DRALET_HEALTH_UNHEALTHY);
+	assert_non_null(strstr(h.ctx.error, "1 fault event(s)"));
+	/* GPU1's MIG devices saw nothing of GPU0's */
+	assert_int_equal(health(&h, m9), DRALET_HEALTH_HEALTHY);
+	/* an XID in GPU instance 9: that MIG device only */
+	inject(d, GPU1 " xid 94 9 0");
+	assert_int_equal(health(&h, m9), DRALET_HEALTH_UNHEALTHY);
+	assert_non_null(strstr(h.ctx.error, "XID 94 (contained ECC error)"));
+	assert_int_equal(health(&h, c0), DRALET_HEALTH_HEALTHY);
+	assert_int_equal(health(&h, c1), DRALET_HEALTH_HEALTHY);
+	/* one of the whole GPU: every MIG device on it */
+	inject(d, GPU1 " xid 74");
+	assert_int_equal(health(&h, c0), DRALET_HEALTH_UNHEALTHY);
+	assert_int_equal(health(&h, c1), DRALET_HEALTH_UNHEALTHY);
+	assert_non_null(strstr(h.ctx.error, "XID 74 (NVLink error)"));
+	harness_fini(&h);
+	free(opts);
+	tree_remove(d);
+}
+
+static void test_health_nvml_ecc_and_recovery(void **state)
+{
+	struct harness h;
+	char *d = build_tree(""), *opts = nvml_options(d, NULL);
+
+	(void)state;
+	init_probe(&h, d, opts);
+	struct dralet_device *g = harness_device(&h, "gpu-0000-03-00-0");
+	struct dralet_device *m9 = harness_device(&h, "mig-0000-2a-00-0-1g-10gb-0");
+	assert_non_null(g);
+	/* a corrected error is no fault; an uncorrected one is */
+	inject(d, GPU0 " sbe");
+	assert_int_equal(health(&h, g), DRALET_HEALTH_HEALTHY);
+	inject(d, GPU0 " dbe");
+	assert_int_equal(health(&h, g), DRALET_HEALTH_UNHEALTHY);
+	assert_non_null(strstr(h.ctx.error, "NVML: double-bit ECC error"));
+	assert_string_equal(h.ctx.health_cause, "dralet.dev/ecc-double-bit");
+	/* the recovery action counts while NVML says so, for every device of the GPU */
+	inject(d, GPU1 " recovery 2");
+	assert_int_equal(health(&h, m9), DRALET_HEALTH_UNHEALTHY);
+	assert_string_equal(h.ctx.error, "NVML: node reboot required (GPU recovery action 2)");
+	assert_string_equal(h.ctx.health_cause, "dralet.dev/gpu-recovery");
+	inject(d, GPU1 " recovery 0");
+	assert_int_equal(health(&h, m9), DRALET_HEALTH_HEALTHY);
+	assert_null(h.ctx.health_cause);
+	harness_fini(&h);
+	free(opts);
+	tree_remove(d);
+}
+
+static void test_health_gpu_without_events(void **state)
+{
+	struct harness h;
+	char *d = build_tree(""), *opts = nvml_options(d, NULL);
+
+	(void)state;
+	nvml_gpu0_add(d, "\"eventTypes\":0,");	/* a GPU too old for events */
+	init_probe(&h, d, opts);
+	struct dralet_device *g = harness_device(&h, "gpu-0000-03-00-0");
+	assert_non_null(g);
+	inject(d, GPU0 " xid 79");
+	assert_int_equal(health(&h, g), DRALET_HEALTH_HEALTHY);	/* no event source */
+	inject(d, GPU0 " recovery 1");	/* the polled field still counts */
+	assert_int_equal(health(&h, g), DRALET_HEALTH_UNHEALTHY);
+	assert_non_null(strstr(h.ctx.error, "GPU reset required"));
+	harness_fini(&h);
+	free(opts);
+	tree_remove(d);
+}
+
+static void test_health_nvml_without_event_calls(void **state)
+{
+	struct harness h;
+	char *d = build_tree(""), *so = build_path("tests/lib/fake-nvml-no-events.so");
+	char *opts = nvml_options(d, so);
+
+	(void)state;
+	init_probe(&h, d, opts);
+	struct dralet_device *g = harness_device(&h, "gpu-0000-03-00-0");
+	struct dralet_device *m9 = harness_device(&h, "mig-0000-2a-00-0-1g-10gb-0");
+	assert_non_null(g);
+	assert_non_null(m9);	/* NVML still describes the MIG devices */
+	inject(d, GPU0 " xid 79");
+	inject(d, GPU0 " recovery 2");
+	assert_int_equal(health(&h, g), DRALET_HEALTH_HEALTHY);
+	assert_int_equal(health(&h, m9), DRALET_HEALTH_HEALTHY);
+	harness_fini(&h);
+	free(opts);
+	free(so);
 	tree_remove(d);
 }
 
@@ -511,6 +658,10 @@ int main(void)
 		cmocka_unit_test(test_match),
 		cmocka_unit_test(test_health),
 		cmocka_unit_test(test_health_from_nvml),
+		cmocka_unit_test(test_health_nvml_xid_events),
+		cmocka_unit_test(test_health_nvml_ecc_and_recovery),
+		cmocka_unit_test(test_health_gpu_without_events),
+		cmocka_unit_test(test_health_nvml_without_event_calls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "agent/core/backend_call.h"
 #include "agent/core/backend_ctx.h"
 #include "agent/core/device_set.h"
 #include "agent/health/pcie_aer.h"
@@ -498,6 +499,85 @@ static void test_aer_round_on_a_board(void **state)
 	tree_remove(t);
 }
 
+/* A backend's health op naming causes: device 1 Unhealthy with a valid key,
+ * device 2 Unhealthy with a key that is no qualified name, device 3 Healthy
+ * (a cause named then is ignored). */
+static int naming_health(struct dralet_backend_ctx *ctx, struct dralet_device *dev)
+{
+	const char *name = dralet_device_name(dev);
+
+	if (strstr(name, "01-00-0")) {
+		dralet_ctx_error(ctx, "fan stopped");
+		dralet_ctx_health_cause(ctx, "example.com/fan");
+		return DRALET_HEALTH_UNHEALTHY;
+	}
+	dralet_ctx_health_cause(ctx, strstr(name, "02-00-0") ? "not a key!" : "example.com/fan");
+	return strstr(name, "02-00-0") ? DRALET_HEALTH_UNHEALTHY : DRALET_HEALTH_HEALTHY;
+}
+
+static int no_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *f,
+		    const struct dralet_pci_id *id)
+{
+	(void)ctx;
+	(void)f;
+	(void)id;
+	return 0;
+}
+
+static const struct dralet_backend naming_backend = {
+	.abi = DRALET_BACKEND_ABI, .name = "naming", .family = "accel",
+	.default_driver = "accel.dralet.dev", .ids = (const struct dralet_pci_id[]){ { 0, 0, 0, 0 } },
+	.probe = no_probe, .health = naming_health,
+};
+
+/* The daemon's check: the backend through backend_call_health. */
+static int backend_check(void *userdata, struct dralet_device *dev, char *why, size_t why_size)
+{
+	(void)userdata;
+	return backend_call_health(dev, NULL, why, why_size);
+}
+
+/* The cause a backend names (dralet_ctx_health_cause) becomes the device's
+ * taint; an invalid key and a Healthy answer keep the generic one. */
+static void test_backend_names_the_cause(void **state)
+{
+	struct health_monitor_config cfg = {
+		.driver = "accel.dralet.dev", .interval_ms = 3600 * 1000, .check = backend_check,
+		.on_round = on_aer_round, .now = aer_now,
+	};
+	struct dralet_pci_func funcs[3];
+	struct dralet_device *devs[3];
+	struct health_monitor *m;
+	struct device_set *set;
+	struct harness h;
+	uv_loop_t loop;
+	int rounds = 0;
+
+	(void)state;
+	assert_int_equal(harness_init(&h, &naming_backend, NULL, NULL), 0);
+	assert_int_equal(harness_add_devices(&h, funcs, 3, devs), 0);
+	assert_int_equal(uv_loop_init(&loop), 0);
+	cfg.loop = &loop;
+	cfg.userdata = &rounds;
+	aer_clock = 1000;
+	assert_int_equal(device_set_new("accel.dralet.dev", devs, 3, &set), 0);
+	assert_int_equal(health_monitor_new(&cfg, set, &m), 0);
+	run_one_round(&loop, m, &rounds);
+	assert_int_equal(dralet_device_health(devs[0]), DRALET_HEALTH_UNHEALTHY);
+	assert_string_equal(device_health_taint(devs[0]), "example.com/fan");
+	assert_string_equal(health_monitor_table(m)->entries[0].reason, "fan stopped");
+	assert_int_equal(dralet_device_health(devs[1]), DRALET_HEALTH_UNHEALTHY);
+	assert_null(device_health_taint(devs[1]));	/* generic: dralet.dev/unhealthy */
+	assert_int_equal(dralet_device_health(devs[2]), DRALET_HEALTH_HEALTHY);
+	assert_null(device_health_taint(devs[2]));
+
+	health_monitor_close(m);
+	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+	assert_int_equal(uv_loop_close(&loop), 0);
+	device_set_unref(set);
+	harness_fini(&h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -513,6 +593,7 @@ int main(void)
 		cmocka_unit_test(test_aer_verdict),
 		cmocka_unit_test(test_link_verdict),
 		cmocka_unit_test(test_aer_round_on_a_board),
+		cmocka_unit_test(test_backend_names_the_cause),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

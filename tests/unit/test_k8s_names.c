@@ -41,6 +41,26 @@ static void test_driver_and_qualified_names(void **state)
 	assert_true(k8s_valid_qualified_name("x2345678901234567890123456789012"));	/* 32 */
 }
 
+static void test_label_keys(void **state)
+{
+	(void)state;
+	assert_true(k8s_valid_label_key("dralet.dev/pcie-aer"));
+	assert_true(k8s_valid_label_key("dralet.dev/ecc-double-bit"));
+	assert_true(k8s_valid_label_key("unhealthy"));
+	assert_true(k8s_valid_label_key("example.com/Fan_1.x"));
+	assert_false(k8s_valid_label_key(NULL));
+	assert_false(k8s_valid_label_key(""));
+	assert_false(k8s_valid_label_key("dralet.dev/"));
+	assert_false(k8s_valid_label_key("/xid"));
+	assert_false(k8s_valid_label_key("dralet.dev/-xid"));
+	assert_false(k8s_valid_label_key("dralet.dev/xid-"));
+	assert_false(k8s_valid_label_key("not a key!"));
+	assert_false(k8s_valid_label_key("a/b/c"));
+	assert_false(k8s_valid_label_key("Dralet.dev/xid"));	/* the prefix is lower case */
+	assert_true(k8s_valid_label_key("x23456789012345678901234567890123456789012345678901234567890123"));
+	assert_false(k8s_valid_label_key("x234567890123456789012345678901234567890123456789012345678901234"));
+}
+
 static void test_semver(void **state)
 {
 	char out[80];
@@ -102,6 +122,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dns_labels),
 		cmocka_unit_test(test_driver_and_qualified_names),
+		cmocka_unit_test(test_label_keys),
 		cmocka_unit_test(test_semver),
 		cmocka_unit_test(test_quantities),
 	};

@@ -18,8 +18,26 @@
  *
  * Test-only extras: top-level "initError" (nvmlInit returns it); per device
  * "lost" (every call returns GPU_IS_LOST), "retiredPagesPending",
- * "remappedRowsFailure" (bools). A device without "migMode" is not MIG
+ * "remappedRowsFailure" (bools), "eventTypes" (the nvmlEventType bits the
+ * GPU supports; default XID, double- and single-bit ECC; 0: no events) and
+ * "recoveryAction" (NVML_FI_DEV_GET_GPU_RECOVERY_ACTION's value, default 0;
+ * -1: the field is not supported). A device without "migMode" is not MIG
  * capable. Without FAKE_NVML_DATA, nvmlInit fails with DRIVER_NOT_LOADED.
+ *
+ * Events, injected while the library runs, come from the events file:
+ * FAKE_NVML_EVENTS, else "nvml-events" beside the FAKE_NVML_DATA file (a
+ * board's tree holds both). Tests append one line per event:
+ *
+ *   <pciBusId> xid <N> [<gpuInstanceId> <computeInstanceId>]
+ *   <pciBusId> dbe            a double-bit ECC error (sbe: single-bit)
+ *   <pciBusId> recovery <N>   the GPU's recovery action from then on
+ *
+ * An event set delivers, once and in order, the event lines of its GPUs
+ * written after its first registration; nvmlEventSetWait_v2 never sleeps
+ * (NVML_ERROR_TIMEOUT when none is left), so tests are deterministic. Built
+ * with FAKE_NVML_NO_EVENTS (tests/lib/fake-nvml-no-events) the library
+ * exports neither the event calls nor nvmlDeviceGetFieldValues, as an NVML
+ * older than the events.
  *
  * Library state is process-global, as NVML's own is.
  */
@@ -34,11 +52,11 @@
 
 enum {
 	OK = 0, ERR_UNINITIALIZED = 1, ERR_INVALID_ARGUMENT = 2, ERR_NOT_SUPPORTED = 3,
-	ERR_NOT_FOUND = 6, ERR_INSUFFICIENT_SIZE = 7, ERR_DRIVER_NOT_LOADED = 9,
+	ERR_NOT_FOUND = 6, ERR_INSUFFICIENT_SIZE = 7, ERR_DRIVER_NOT_LOADED = 9, ERR_TIMEOUT = 10,
 	ERR_GPU_IS_LOST = 15, ERR_ARGUMENT_VERSION_MISMATCH = 25, ERR_UNKNOWN = 999,
 };
 
-enum tag { TAG_GPU = 0x67707521, TAG_MIG = 0x6d696721, TAG_GI = 0x67692121 };
+enum tag { TAG_GPU = 0x67707521, TAG_MIG = 0x6d696721, TAG_GI = 0x67692121, TAG_SET = 0x73657421 };
 
 struct fake_gpu;
 
@@ -68,6 +86,8 @@ struct fake_gpu {
 	unsigned long long memory;
 	int mig_current, mig_pending;	/* -1: not MIG capable */
 	int lost, retired_pending, remap_failure;
+	unsigned long long event_types;
+	int recovery_action;		/* -1: not supported */
 	struct fake_mig *migs;
 	size_t n_migs;
 };
@@ -96,6 +116,7 @@ static struct fake_gpu *gpus;
 static size_t n_gpus;
 static int initialized;
 static char driver_version[80];
+static char events_path[4096];
 static int cuda_version;
 
 static const char *const brands[] = {
@@ -191,6 +212,13 @@ static int load(void)
 		return e;
 	}
 	snprintf(driver_version, sizeof(driver_version), "%s", str(data, "driverVersion", ""));
+	if (getenv("FAKE_NVML_EVENTS")) {
+		snprintf(events_path, sizeof(events_path), "%s", getenv("FAKE_NVML_EVENTS"));
+	} else {
+		const char *slash = strrchr(path, '/');
+		snprintf(events_path, sizeof(events_path), "%.*snvml-events",
+			 slash ? (int)(slash - path + 1) : 0, path);
+	}
 	cuda_version = (int)num(data, "cudaDriverVersion", 0);
 	devs = get(data, "devices");
 	n_gpus = devs && json_object_is_type(devs, json_type_array) ? json_object_array_length(devs)
@@ -220,6 +248,8 @@ static int load(void)
 		g->lost = flag(o, "lost");
 		g->retired_pending = flag(o, "retiredPagesPending");
 		g->remap_failure = flag(o, "remappedRowsFailure");
+		g->event_types = (unsigned long long)num(o, "eventTypes", 0xb);
+		g->recovery_action = (int)num(o, "recoveryAction", 0);
 		migs = get(o, "migDevices");
 		g->n_migs = migs && json_object_is_type(migs, json_type_array)
 				    ? json_object_array_length(migs) : 0;
@@ -664,3 +694,225 @@ EXPORT int nvmlDeviceGetRemappedRows(void *h, unsigned *corr, unsigned *unc, uns
 	*failure = (unsigned)g->remap_failure;
 	return OK;
 }
+
+#ifndef FAKE_NVML_NO_EVENTS
+
+#define EVENT_SBE 0x1ull
+#define EVENT_DBE 0x2ull
+#define EVENT_XID 0x8ull
+#define NO_INSTANCE 0xffffffffu
+
+struct event_data {
+	void *device;
+	unsigned long long type, data;
+	unsigned gi, ci;
+};
+
+struct fake_set {
+	enum tag tag;
+	long offset;			/* of the next line to deliver; -1: nothing registered */
+	struct fake_gpu *gpus[16];
+	unsigned long long types[16];
+	size_t n;
+};
+
+union field_value {
+	double d;
+	unsigned ui;
+	unsigned long ul;
+	unsigned long long ull;
+	long long sll;
+	int si;
+	unsigned short us;
+};
+
+struct field {
+	unsigned field_id, scope_id;
+	long long timestamp, latency_usec;
+	int value_type, ret;
+	union field_value value;
+};
+
+/* One line of the events file: its GPU, its kind ("xid", "dbe", "sbe",
+ * "recovery") and numbers. 0 when the line is garbage. */
+static int parse_line(const char *line, struct fake_gpu **ret_gpu, char *kind,
+		      unsigned long long *num1, unsigned *gi, unsigned *ci)
+{
+	unsigned d, b, s, f;
+	int n;
+
+	*num1 = 0;
+	*gi = *ci = NO_INSTANCE;
+	n = sscanf(line, "%x:%x:%x.%x %15s %llu %u %u", &d, &b, &s, &f, kind, num1, gi, ci);
+	if (n < 5)
+		return 0;
+	for (size_t k = 0; k < n_gpus; k++)
+		if (gpus[k].domain == d && gpus[k].bus == b && gpus[k].dev == s && gpus[k].fn == f) {
+			*ret_gpu = &gpus[k];
+			return 1;
+		}
+	return 0;
+}
+
+static long file_size(void)
+{
+	FILE *f = fopen(events_path, "r");
+	long size = 0;
+
+	if (f && fseek(f, 0, SEEK_END) == 0)
+		size = ftell(f);
+	if (f)
+		fclose(f);
+	return size < 0 ? 0 : size;
+}
+
+EXPORT int nvmlEventSetCreate(void **set);
+EXPORT int nvmlEventSetCreate(void **set)
+{
+	struct fake_set *s;
+
+	if (!initialized)
+		return ERR_UNINITIALIZED;
+	if (!set || !(s = calloc(1, sizeof(*s))))
+		return ERR_INVALID_ARGUMENT;
+	s->tag = TAG_SET;
+	s->offset = -1;
+	*set = s;
+	return OK;
+}
+
+EXPORT int nvmlEventSetFree(void *set);
+EXPORT int nvmlEventSetFree(void *set)
+{
+	struct fake_set *s = set;
+
+	if (!initialized)
+		return ERR_UNINITIALIZED;
+	if (!s || s->tag != TAG_SET)
+		return ERR_INVALID_ARGUMENT;
+	s->tag = 0;
+	free(s);
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetSupportedEventTypes(void *h, unsigned long long *types);
+EXPORT int nvmlDeviceGetSupportedEventTypes(void *h, unsigned long long *types)
+{
+	DEVICE(h);
+	if (mig)
+		return ERR_NOT_SUPPORTED;	/* events are registered on the GPU */
+	*types = g->event_types;
+	return OK;
+}
+
+EXPORT int nvmlDeviceRegisterEvents(void *h, unsigned long long types, void *set);
+EXPORT int nvmlDeviceRegisterEvents(void *h, unsigned long long types, void *set)
+{
+	struct fake_set *s = set;
+
+	DEVICE(h);
+	if (!s || s->tag != TAG_SET || s->n == sizeof(s->gpus) / sizeof(*s->gpus))
+		return ERR_INVALID_ARGUMENT;
+	if (mig || !types || (types & ~g->event_types))
+		return ERR_NOT_SUPPORTED;
+	if (s->offset < 0)
+		s->offset = file_size();
+	s->gpus[s->n] = g;
+	s->types[s->n++] = types;
+	return OK;
+}
+
+/* The kind of an event line as an event type bit, or 0. */
+static unsigned long long event_type(const char *kind)
+{
+	if (!strcmp(kind, "xid"))
+		return EVENT_XID;
+	if (!strcmp(kind, "dbe"))
+		return EVENT_DBE;
+	if (!strcmp(kind, "sbe"))
+		return EVENT_SBE;
+	return 0;
+}
+
+EXPORT int nvmlEventSetWait_v2(void *set, struct event_data *out, unsigned timeout_ms);
+EXPORT int nvmlEventSetWait_v2(void *set, struct event_data *out, unsigned timeout_ms)
+{
+	struct fake_set *s = set;
+	char line[256];
+	FILE *f;
+	int r = ERR_TIMEOUT;
+
+	(void)timeout_ms;	/* never sleeps: tests write the events first */
+	if (!initialized)
+		return ERR_UNINITIALIZED;
+	if (!s || s->tag != TAG_SET || !out)
+		return ERR_INVALID_ARGUMENT;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->gpus[i]->lost)
+			return ERR_GPU_IS_LOST;
+	if (s->offset < 0 || !(f = fopen(events_path, "r")))
+		return ERR_TIMEOUT;
+	if (fseek(f, s->offset, SEEK_SET) != 0) {
+		fclose(f);
+		return ERR_TIMEOUT;
+	}
+	while (r == ERR_TIMEOUT && fgets(line, sizeof(line), f) && strchr(line, '\n')) {
+		struct fake_gpu *g;
+		char kind[16];
+		unsigned long long n, type;
+		unsigned gi, ci;
+
+		s->offset = ftell(f);
+		if (!parse_line(line, &g, kind, &n, &gi, &ci) || !(type = event_type(kind)))
+			continue;
+		for (size_t i = 0; i < s->n; i++)
+			if (s->gpus[i] == g && (s->types[i] & type)) {
+				*out = (struct event_data){ g, type, type == EVENT_XID ? n : 0, gi, ci };
+				r = OK;
+				break;
+			}
+	}
+	fclose(f);
+	return r;
+}
+
+/* The recovery action of @g: the last "recovery" line of the events file,
+ * else the data file's. */
+static int recovery_action(const struct fake_gpu *g)
+{
+	int action = g->recovery_action;
+	char line[256];
+	FILE *f = fopen(events_path, "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		struct fake_gpu *at;
+		char kind[16];
+		unsigned long long n;
+		unsigned gi, ci;
+
+		if (parse_line(line, &at, kind, &n, &gi, &ci) && at == g && !strcmp(kind, "recovery"))
+			action = (int)n;
+	}
+	if (f)
+		fclose(f);
+	return action;
+}
+
+EXPORT int nvmlDeviceGetFieldValues(void *h, int count, struct field *values);
+EXPORT int nvmlDeviceGetFieldValues(void *h, int count, struct field *values)
+{
+	DEVICE(h);
+	if (count < 0 || (count && !values))
+		return ERR_INVALID_ARGUMENT;
+	for (int i = 0; i < count; i++) {
+		struct field *v = &values[i];
+		int action = v->field_id == 230 ? recovery_action(g) : -1;
+
+		v->ret = action < 0 ? ERR_NOT_SUPPORTED : OK;
+		v->value_type = 1;	/* NVML_VALUE_TYPE_UNSIGNED_INT */
+		v->value.ui = action < 0 ? 0 : (unsigned)action;
+	}
+	return OK;
+}
+
+#endif /* FAKE_NVML_NO_EVENTS */

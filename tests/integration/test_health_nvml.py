@@ -1,0 +1,153 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""NVML events as a health source, end to end (docs/health.md, "NVIDIA GPUs: NVML
+events"): the daemon on boards/vm-like.yaml with the fake NVML (its H100 in MIG mode:
+MIG devices in GPU instances 1 and 2), a 1 s health interval and DRADeviceTaints on.
+Events are appended to the tree's nvml-events file, as the driver would report them:
+
+- an application XID (13) of the whole GPU changes nothing;
+- XID 79 in GPU instance 1 makes that MIG device alone Unhealthy, its slice entry
+  tainted dralet.dev/xid, the kubelet's list saying "XID 79 (GPU has fallen off the bus)";
+- a recovery action (node reboot) makes both Unhealthy with dralet.dev/gpu-recovery;
+- the action back to none: the XID's hold remains on the first, the second is healthy.
+
+The order proves the first point: had XID 13 counted, the second device would be tainted
+when XID 79 shows. Deadlines are generous; nothing here measures latency."""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BOARD = os.path.join(REPO, "boards", "vm-like.yaml")
+DRIVER = "gpu.dralet.dev"
+NODE = "nvml-node"
+GPU = "0000:02:00.0"
+IN_GI1 = "mig-0000-02-00-0-3g-40gb-0"   # GPU instance 1
+IN_GI2 = "mig-0000-02-00-0-1g-10gb-4"   # GPU instance 2
+WAIT = 60
+
+
+def fail(why):
+    print(why)
+    sys.exit(1)
+
+
+def taints(store):
+    """{device: [taint keys]} of the driver's published slices."""
+    out = {}
+    for f in glob.glob(os.path.join(store, "resourceslices", "*.json")):
+        with open(f) as fh:
+            s = json.load(fh)
+        if s["spec"]["driver"] != DRIVER:
+            continue
+        for d in s["spec"].get("devices", []):
+            out[d["name"]] = sorted(t["key"] for t in d.get("taints", []))
+    return out
+
+
+def wait_for(cond, what, proc):
+    deadline = time.time() + WAIT
+    last = None
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError("the daemon exited while waiting for " + what)
+        last = cond()
+        if last is True:
+            return
+        time.sleep(0.1)
+    raise AssertionError("timed out waiting for %s (last: %s)" % (what, last))
+
+
+def main():
+    dralet = os.environ.get("DRALET")
+    if not dralet:
+        fail("DRALET is not set")
+    build = os.path.abspath(os.environ.get("BUILD", os.path.join(REPO, "build")))
+    fake = os.path.join(build, "tests", "lib", "fake-nvml.so")
+    if not os.path.exists(fake):
+        fail("%s is not built (make test-libs)" % fake)
+    tmp = tempfile.mkdtemp(prefix="dralet-nvml-")
+    proc = None
+    log_path = os.path.join(tmp, "dralet.log")
+    try:
+        tree = os.path.join(tmp, "node")
+        r = subprocess.run([dralet, "board", "materialize", "--quiet", BOARD, tree],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr[-500:]
+        events = os.path.join(tree, "nvml-events")
+
+        def inject(line):
+            with open(events, "a") as f:
+                f.write("%s %s\n" % (GPU, line))
+
+        config = os.path.join(tmp, "config.yaml")
+        with open(config, "w") as f:
+            f.write("healthCheckIntervalSeconds: 1\nfeatureGates:\n  DRADeviceTaints: true\n"
+                    "backends:\n  nvidia:\n    options:\n      nvmlLibrary: \"%s\"\n" % fake)
+        store = os.path.join(tmp, "store")
+        plugins = os.path.join(tmp, "plugins")
+        env = dict(os.environ, FAKE_NVML_DATA=os.path.join(tree, "nvml.json"))
+        env.pop("FAKE_NVML_EVENTS", None)
+        with open(log_path, "w") as log:
+            proc = subprocess.Popen([dralet, "run", "--sysfs-root", tree + "/sys", "--dev-root",
+                                     tree + "/dev", "--proc-root", tree + "/proc", "--config",
+                                     config, "--store", store, "--registry-dir",
+                                     os.path.join(tmp, "registry"), "--plugins-dir", plugins,
+                                     "--cdi-dir", os.path.join(tmp, "cdi"), "--node-name", NODE],
+                                    stdout=log, stderr=subprocess.STDOUT, env=env)
+        both = {IN_GI1: [], IN_GI2: []}
+        wait_for(lambda: taints(store) == both or taints(store), "both MIG devices published, "
+                 "untainted", proc)
+        assert taints(store) == both, taints(store)
+
+        inject("xid 13")
+        inject("xid 79 1 0")
+        wait_for(lambda: taints(store)[IN_GI1] == ["dralet.dev/xid"] or taints(store),
+                 IN_GI1 + " tainted dralet.dev/xid", proc)
+        assert taints(store) == {IN_GI1: ["dralet.dev/xid"], IN_GI2: []}, taints(store)
+
+        # what the kubelet sees: the message of the NodeWatchResources list
+        sock = os.path.join(plugins, DRIVER, "dra.sock")
+        out = subprocess.run([dralet, "ctl", "watch-health", "--socket", sock, "--count", "1",
+                              "--timeout", "%ds" % WAIT], capture_output=True, text=True,
+                             timeout=WAIT + 5)
+        assert out.returncode == 0, out.stderr
+        listed = {d["device"]: d for d in json.loads(out.stdout.splitlines()[0])["devices"]}
+        assert listed[IN_GI1]["health"] == "UNHEALTHY", listed
+        assert "NVML: XID 79 (GPU has fallen off the bus)" in listed[IN_GI1]["message"], listed
+        assert listed[IN_GI2]["health"] == "HEALTHY", listed
+
+        inject("recovery 2")
+        recovery = {IN_GI1: ["dralet.dev/gpu-recovery"], IN_GI2: ["dralet.dev/gpu-recovery"]}
+        wait_for(lambda: taints(store) == recovery or taints(store), "the recovery taint", proc)
+        inject("recovery 0")
+        wait_for(lambda: taints(store) == {IN_GI1: ["dralet.dev/xid"], IN_GI2: []} or
+                 taints(store), "the XID hold alone", proc)
+        # a clean exit (under ASan: no leak of the event sets)
+        proc.terminate()
+        assert proc.wait(timeout=WAIT) == 0, "the daemon exited %d" % proc.returncode
+        with open(log_path) as log:
+            text = log.read()
+        assert "device %s: health Healthy -> Unhealthy: NVML: XID 79" % IN_GI1 in text, text[-3000:]
+        print("ok: XID 13 ignored, XID 79 on its MIG instance, recovery action on the GPU")
+    except AssertionError as e:
+        with open(log_path) as log:
+            print(log.read()[-3000:])
+        fail("assertion failed: %s" % e)
+    finally:
+        if proc and proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
