@@ -6,15 +6,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "agent/claims/checkpoint_file.h"
 #include "agent/claims/engine.h"
+#include "agent/claims/stale_check.h"
 #include "agent/core/config.h"
 #include "agent/core/device_set.h"
 #include "agent/core/inventory.h"
 #include "agent/daemon/config_reload.h"
 #include "agent/daemon/node_watch.h"
+#include "agent/daemon/stale_timer.h"
 #include "agent/health/monitor.h"
 #include "agent/kube/store_open.h"
 #include "agent/kubelet/dra_service.h"
@@ -39,6 +43,7 @@ struct daemon_driver {
 	struct device_set *devices;
 	char *state_dir;
 	struct claims_engine *engine;
+	struct stale_check *stale;	/* stale-claim collection; NULL when off */
 	struct kubelet_endpoint *ep;
 	struct health_monitor *monitor;	/* closed (and freed by itself) at stop */
 	struct health_watch *watch;	/* NodeWatchResources; freed after the loop */
@@ -57,6 +62,7 @@ struct daemon {
 	struct config_reload *reload;	/* NULL: no configuration file */
 	const struct sriov_policies *policies;	/* in force (the start's or a reload's) */
 	struct metrics_server *metrics;	/* NULL when off */
+	struct stale_timer *stale_timer;	/* NULL when off */
 	size_t drivers_open;	/* endpoints not yet closed + engines not yet idle */
 	bool stopping;
 	char boot_id[128];
@@ -123,6 +129,8 @@ static void stop(struct daemon *d)
 	d->stopping = true;
 	metrics_server_stop(d->metrics, NULL, NULL);
 	d->metrics = NULL;
+	stale_timer_close(d->stale_timer);
+	d->stale_timer = NULL;
 	node_watch_close(d->watch);
 	d->watch = NULL;
 	uv_close((uv_handle_t *)&d->sigterm, NULL);
@@ -258,6 +266,17 @@ static int start_driver(struct daemon *d, struct daemon_driver *dd)
 	}
 	if ((r = start_health(d, dd)) < 0)
 		return r;
+	if (o->stale_claims_interval_s) {
+		struct stale_check_config scfg = {
+			.engine = dd->engine,
+			.store = d->store,
+			.driver = dd->name,
+			.pool = o->node_name,
+			.unreserved_grace_ms = STALE_CHECK_UNRESERVED_GRACE_MS,
+		};
+		if ((r = stale_check_new(&scfg, &dd->stale)) < 0)
+			return r;
+	}
 	log_info("driver %s: %zu device(s), checkpoint %s/%s, CDI specs in %s", dd->name,
 		 device_set_n(dd->devices), dd->state_dir, CHECKPOINT_FILE_NAME, o->cdi_dir);
 	publish_driver(d, dd);
@@ -442,6 +461,34 @@ static void on_node_changed(void *userdata, const struct node_change *c)
 	}
 }
 
+/* ---- stale claims (stale_check.h, stale_timer.h) ---- */
+
+static void stale_round(void *userdata)
+{
+	struct daemon *d = userdata;
+
+	for (size_t i = 0; !d->stopping && i < d->n_drivers; i++)
+		if (d->drivers[i].stale)
+			stale_check_run(d->drivers[i].stale, NULL, NULL);	/* -EBUSY: running */
+}
+
+static void start_stale_timer(struct daemon *d)
+{
+	struct stale_timer_config tc = {
+		.loop = &d->loop,
+		.interval_s = d->o->stale_claims_interval_s,
+		.round = stale_round,
+		.userdata = d,
+		.seed = (unsigned)time(NULL) ^ ((unsigned)getpid() << 16),
+	};
+	int r;
+
+	if (!tc.interval_s || !d->n_drivers)
+		return;
+	if ((r = stale_timer_start(&tc, &d->stale_timer)) < 0)
+		log_error("cannot start the stale-claim checks: %s", strerror(-r));
+}
+
 static void start_node_watch(struct daemon *d)
 {
 	struct node_watch_config wc = {
@@ -488,6 +535,7 @@ static int alloc_device_sets(struct daemon *d)
 static void free_drivers(struct daemon *d)
 {
 	for (size_t i = 0; i < d->n_drivers; i++) {
+		stale_check_free(d->drivers[i].stale);
 		claims_engine_free(d->drivers[i].engine);
 		health_watch_free(d->drivers[i].watch);
 		device_set_unref(d->drivers[i].devices);
@@ -514,6 +562,8 @@ static void update_readiness(struct daemon *d)
 		}
 	metrics_server_set_ready(d->metrics, true, NULL);
 }
+
+static void collect_stale_metrics(struct daemon *d, struct prom_buf *b);
 
 static void collect_metrics(void *userdata, struct prom_buf *b)
 {
@@ -580,6 +630,30 @@ static void collect_metrics(void *userdata, struct prom_buf *b)
 		const char *u[] = { "driver", d->drivers[i].name, "operation", "unprepare", NULL };
 		prom_sample(b, "dralet_claim_failures_total", p, (double)m->prepares_failed);
 		prom_sample(b, "dralet_claim_failures_total", u, (double)m->unprepares_failed);
+	}
+	collect_stale_metrics(d, b);
+}
+
+/* dralet_stale_claims_collected_total{driver, reason} (stale_check.h) */
+static void collect_stale_metrics(struct daemon *d, struct prom_buf *b)
+{
+	static const char *const name = "dralet_stale_claims_collected_total";
+
+	prom_family(b, name, "counter",
+		    "Prepared claims unprepared because their ResourceClaim is gone, replaced, "
+		    "no longer allocated here or reserved for nobody, by reason.");
+	for (size_t i = 0; i < d->n_drivers; i++) {
+		const struct stale_check_metrics *m;
+
+		if (!d->drivers[i].stale)
+			continue;
+		m = stale_check_metrics(d->drivers[i].stale);
+		for (int v = 0; v <= STALE_UNRESERVED; v++) {
+			const char *l[] = { "driver", d->drivers[i].name, "reason",
+					    stale_verdict_name((enum stale_verdict)v), NULL };
+			if (stale_verdict_collects((enum stale_verdict)v))
+				prom_sample(b, name, l, (double)m->collected[v]);
+		}
 	}
 }
 
@@ -704,6 +778,7 @@ int daemon_run(const struct daemon_options *o)
 	}
 	if (!status) {
 		start_node_watch(&d);
+		start_stale_timer(&d);
 		update_readiness(&d);
 	}
 	if (status)

@@ -133,6 +133,12 @@ static int read_claim(struct store_file *s, const char *ns, const char *name,
 		free(path);
 		return r;
 	}
+	/* not found is a definite answer (the stale-claim check unprepares on it)
+	 * only when the claims directory is there to say so */
+	struct stat st;
+	if (stat(s->claims_dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return err_printf(msg, msglen, -EIO, "cannot read resourceclaims %s/%s: %s is not "
+				  "a directory", ns, name, s->claims_dir);
 	return err_printf(msg, msglen, -ENOENT, "resourceclaims %s/%s not found in %s", ns, name,
 			  s->claims_dir);
 }
