@@ -583,6 +583,11 @@ uint64_t claims_engine_checkpoint_writes(struct claims_engine *e)
 	return claims_state_writes(e->state);
 }
 
+void claims_engine_checkpoint_write_seconds(struct claims_engine *e, struct prom_histogram *ret)
+{
+	claims_state_write_seconds(e->state, ret);
+}
+
 /* ---- rediscovery ---- */
 
 bool claims_engine_idle(const struct claims_engine *e)

@@ -195,5 +195,7 @@ struct claims_engine_metrics {
 };
 const struct claims_engine_metrics *claims_engine_metrics(const struct claims_engine *e);
 uint64_t claims_engine_checkpoint_writes(struct claims_engine *e);
+/* The checkpoint writes' durations (a copy; any thread). */
+void claims_engine_checkpoint_write_seconds(struct claims_engine *e, struct prom_histogram *ret);
 
 #endif

@@ -20,8 +20,11 @@
 #include "agent/daemon/node_watch.h"
 #include "agent/daemon/stale_timer.h"
 #include "agent/health/monitor.h"
+#include "agent/kube/client.h"
 #include "agent/kube/store_open.h"
 #include "agent/kubelet/dra_service.h"
+#include "agent/kubelet/grpc_frame.h"
+#include "agent/kubelet/grpc_metrics.h"
 #include "agent/kubelet/health_service.h"
 #include "agent/kubelet/registration.h"
 #include "agent/lib/log.h"
@@ -45,6 +48,7 @@ struct daemon_driver {
 	struct claims_engine *engine;
 	struct stale_check *stale;	/* stale-claim collection; NULL when off */
 	struct kubelet_endpoint *ep;
+	struct grpc_metrics grpc_metrics;	/* both servers' calls (metrics) */
 	struct health_monitor *monitor;	/* closed (and freed by itself) at stop */
 	struct health_watch *watch;	/* NodeWatchResources; freed after the loop */
 	bool registered;		/* with the kubelet (readiness) */
@@ -63,6 +67,7 @@ struct daemon {
 	const struct sriov_policies *policies;	/* in force (the start's or a reload's) */
 	struct metrics_server *metrics;	/* NULL when off */
 	struct stale_timer *stale_timer;	/* NULL when off */
+	struct sriov_apply_counts sriov_counts;	/* applies by PF and outcome (metrics) */
 	size_t drivers_open;	/* endpoints not yet closed + engines not yet idle */
 	bool stopping;
 	char boot_id[128];
@@ -234,6 +239,7 @@ static int start_driver(struct daemon *d, struct daemon_driver *dd)
 		.health_service = true,
 		.on_registration = on_registration,
 		.health_note = health_note,
+		.metrics = &dd->grpc_metrics,
 		.userdata = dd,
 	};
 	struct claims_engine_config ccfg = {
@@ -409,7 +415,8 @@ static int apply_sriov_at_start(struct daemon *d)
 		log_error("sriov: not applying the policies at start: cannot tell which VFs are "
 			  "prepared for claims: %s", err[0] ? err : strerror(-r));
 	else
-		r = sriov_enforce(d->o->roots, pol, inventory_scan(d->inv), &prep, &changed, NULL);
+		r = sriov_enforce(d->o->roots, pol, inventory_scan(d->inv), &prep, &d->sriov_counts,
+				  &changed, NULL);
 	sriov_prepared_clear(&prep);
 	if (r < 0 || !changed)
 		return 0;
@@ -433,7 +440,8 @@ static bool enforce_policies(struct daemon *d)
 		log_error("sriov: not changing anything: cannot tell which VFs are prepared for "
 			  "claims: %s", err[0] ? err : strerror(-r));
 	else
-		sriov_enforce_node(d->o->roots, d->policies, &prep, &changed, &refused);
+		sriov_enforce_node(d->o->roots, d->policies, &prep, &d->sriov_counts, &changed,
+				   &refused);
 	sriov_prepared_clear(&prep);
 	/* takes effect once the claims holding the VFs are unprepared */
 	if (refused)
@@ -536,6 +544,7 @@ static void free_drivers(struct daemon *d)
 {
 	for (size_t i = 0; i < d->n_drivers; i++) {
 		stale_check_free(d->drivers[i].stale);
+		grpc_metrics_clear(&d->drivers[i].grpc_metrics);
 		claims_engine_free(d->drivers[i].engine);
 		health_watch_free(d->drivers[i].watch);
 		device_set_unref(d->drivers[i].devices);
@@ -564,6 +573,7 @@ static void update_readiness(struct daemon *d)
 }
 
 static void collect_stale_metrics(struct daemon *d, struct prom_buf *b);
+static void collect_io_metrics(struct daemon *d, struct prom_buf *b);
 
 static void collect_metrics(void *userdata, struct prom_buf *b)
 {
@@ -632,6 +642,7 @@ static void collect_metrics(void *userdata, struct prom_buf *b)
 		prom_sample(b, "dralet_claim_failures_total", u, (double)m->unprepares_failed);
 	}
 	collect_stale_metrics(d, b);
+	collect_io_metrics(d, b);
 }
 
 /* dralet_stale_claims_collected_total{driver, reason} (stale_check.h) */
@@ -655,6 +666,75 @@ static void collect_stale_metrics(struct daemon *d, struct prom_buf *b)
 				prom_sample(b, name, l, (double)m->collected[v]);
 		}
 	}
+}
+
+/* The calls, writes and requests made (counted where they happen, on the loop
+ * thread, except the checkpoint writes: a copy taken under the state's lock). */
+static void collect_io_metrics(struct daemon *d, struct prom_buf *b)
+{
+	static const char *const slice_ops[] = { "delete", "update", "create" };
+	struct store_stats st;
+	char code[8];
+
+	prom_family(b, "dralet_grpc_calls_total", "counter",
+		    "gRPC calls served on the driver's sockets (registration and DRA), by method "
+		    "and status code.");
+	for (size_t i = 0; i < d->n_drivers; i++) {
+		const struct grpc_metrics *m = &d->drivers[i].grpc_metrics;
+
+		for (size_t k = 0; k < m->n; k++)
+			for (int c = 0; c < GRPC_METRICS_N_CODES; c++) {
+				const char *l[] = { "driver", d->drivers[i].name, "method",
+						    m->methods[k].method, "code",
+						    grpc_status_name(c), NULL };
+				if (m->methods[k].by_code[c])
+					prom_sample(b, "dralet_grpc_calls_total", l,
+						    (double)m->methods[k].by_code[c]);
+			}
+	}
+	prom_family(b, "dralet_checkpoint_write_seconds", "histogram",
+		    "Time to write a driver's checkpoint durably (temporary file to renamed and "
+		    "synced).");
+	for (size_t i = 0; i < d->n_drivers; i++) {
+		const char *l[] = { "driver", d->drivers[i].name, NULL };
+		struct prom_histogram h;
+
+		if (!d->drivers[i].engine)
+			continue;
+		claims_engine_checkpoint_write_seconds(d->drivers[i].engine, &h);
+		prom_histogram_write(b, "dralet_checkpoint_write_seconds", l, &h);
+	}
+	store_get_stats(d->store, &st);
+	prom_family(b, "dralet_slice_writes_total", "counter",
+		    "ResourceSlice writes by operation and result.");
+	for (int op = 0; op < 3; op++)
+		for (int r = 0; r < STORE_N_WRITE_RESULTS; r++) {
+			const char *l[] = { "operation", slice_ops[op], "result",
+					    store_write_result_name(r), NULL };
+			prom_sample(b, "dralet_slice_writes_total", l, (double)st.slice_writes[op][r]);
+		}
+	prom_family(b, "dralet_apiserver_requests_total", "counter",
+		    "Requests to the kube-apiserver (every try), by verb and HTTP status (0: no "
+		    "answer).");
+	for (int v = 0; st.requests_by && v < KUBE_N_VERBS; v++)
+		for (int s = 0; s < KUBE_MAX_STATUS; s++) {
+			const char *l[] = { "verb", kube_verb_name(v), "code", code, NULL };
+
+			if (!st.requests_by->by_verb_status[v][s])
+				continue;
+			snprintf(code, sizeof(code), "%d", s);
+			prom_sample(b, "dralet_apiserver_requests_total", l,
+				    (double)st.requests_by->by_verb_status[v][s]);
+		}
+	prom_family(b, "dralet_sriov_applies_total", "counter",
+		    "SR-IOV policy applies by PF and result.");
+	for (size_t i = 0; i < d->sriov_counts.n; i++)
+		for (int o = 0; o <= SRIOV_PF_FAILED; o++) {
+			const char *l[] = { "pf", d->sriov_counts.pfs[i].pf, "result",
+					    sriov_pf_outcome_name(o), NULL };
+			prom_sample(b, "dralet_sriov_applies_total", l,
+				    (double)d->sriov_counts.pfs[i].by_outcome[o]);
+		}
 }
 
 static void on_metrics_listening(void *userdata, unsigned port)
@@ -798,6 +878,7 @@ out:
 	if (uv_loop_close(&d.loop) == UV_EBUSY)
 		log_warn("event loop handles left open at exit");
 	free_drivers(&d);
+	sriov_apply_counts_clear(&d.sriov_counts);
 	inventory_free(d.inv);
 	config_reload_free(d.reload);
 	return status;

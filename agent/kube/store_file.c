@@ -450,9 +450,12 @@ static int file_publish(struct store *st, const char *driver, struct slice_list 
 		goto out;
 	uid = plan->n_create ? node_uid(s) : NULL;
 	s->stats.syncs += plan->n_ops > 0;
-	for (size_t i = 0; i < plan->n_ops; i++)
-		if ((r = apply_op(s, plan, i, uid, &rv)) < 0)
+	for (size_t i = 0; i < plan->n_ops; i++) {
+		r = apply_op(s, plan, i, uid, &rv);
+		s->stats.slice_writes[plan->ops[i].type][r < 0 ? STORE_WRITE_ERROR : STORE_WRITE_OK]++;
+		if (r < 0)
 			goto out;
+	}
 	if (plan->n_ops)
 		log_info("file store: slices of %s in %s: generation %lld, %zu slice(s) (%zu created, "
 			 "%zu updated, %zu deleted)", driver, s->slices_dir, (long long)plan->generation,
