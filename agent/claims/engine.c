@@ -30,6 +30,7 @@
 struct call {
 	struct claims_engine *e;
 	bool unprepare;
+	bool collect;		/* a stale-claim collection (claims_collect), not the kubelet */
 	struct op *ops;
 	size_t n, pending;
 	claims_done_cb cb;
@@ -225,11 +226,15 @@ static void op_done(struct op *op)
 	struct uid_queue **pq, *q;
 	double ms = (double)(now_ns() - op->started_ns) / 1e6;
 
-	prom_histogram_observe(call->unprepare ? &e->metrics.unprepare_seconds
-					       : &e->metrics.prepare_seconds, ms / 1000.0);
-	if (op->error)
-		++*(call->unprepare ? &e->metrics.unprepares_failed : &e->metrics.prepares_failed);
-	engine_report_status(e, op);
+	if (!call->collect) {
+		prom_histogram_observe(call->unprepare ? &e->metrics.unprepare_seconds
+						       : &e->metrics.prepare_seconds, ms / 1000.0);
+		if (op->error)
+			++*(call->unprepare ? &e->metrics.unprepares_failed
+					    : &e->metrics.prepares_failed);
+		/* a collected claim is gone or another's: its status is not ours to touch */
+		engine_report_status(e, op);
+	}
 	if (op->error)
 		log_warn("%s %s", call->unprepare ? "unprepare:" : "prepare:", op->error);
 	else
@@ -436,8 +441,8 @@ static void op_enqueue(struct claims_engine *e, struct op *op)
 	op_start(op);
 }
 
-static int start_call(struct claims_engine *e, bool unprepare, const struct claims_ref *claims,
-		      size_t n, claims_done_cb cb, void *userdata)
+static int start_call(struct claims_engine *e, bool unprepare, bool collect,
+		      const struct claims_ref *claims, size_t n, claims_done_cb cb, void *userdata)
 {
 	struct call *call = calloc(1, sizeof(*call));
 	struct err_msg cause;
@@ -448,6 +453,7 @@ static int start_call(struct claims_engine *e, bool unprepare, const struct clai
 	}
 	call->e = e;
 	call->unprepare = unprepare;
+	call->collect = collect;
 	call->n = n;
 	call->cb = cb;
 	call->userdata = userdata;
@@ -494,13 +500,19 @@ static int start_call(struct claims_engine *e, bool unprepare, const struct clai
 int claims_prepare(struct claims_engine *e, const struct claims_ref *claims, size_t n,
 		   claims_done_cb cb, void *userdata)
 {
-	return start_call(e, false, claims, n, cb, userdata);
+	return start_call(e, false, false, claims, n, cb, userdata);
 }
 
 int claims_unprepare(struct claims_engine *e, const struct claims_ref *claims, size_t n,
 		     claims_done_cb cb, void *userdata)
 {
-	return start_call(e, true, claims, n, cb, userdata);
+	return start_call(e, true, false, claims, n, cb, userdata);
+}
+
+int claims_collect(struct claims_engine *e, const struct claims_ref *claims, size_t n,
+		   claims_done_cb cb, void *userdata)
+{
+	return start_call(e, true, true, claims, n, cb, userdata);
 }
 
 void claims_engine_shutdown(struct claims_engine *e, void (*cb)(void *userdata), void *userdata)
@@ -525,9 +537,55 @@ size_t claims_engine_n_claims(struct claims_engine *e)
 	return n;
 }
 
+int claims_engine_entries(struct claims_engine *e, struct claims_entry **ret_entries,
+			  size_t *ret_n)
+{
+	struct claims_entry *out;
+	struct checkpoint *ck;
+	size_t n;
+	int r = 0;
+
+	claims_state_lock(e->state);
+	ck = claims_state_checkpoint(e->state);
+	n = ck->n_claims;
+	out = calloc(n + 1, sizeof(*out));
+	for (size_t i = 0; out && i < n; i++) {
+		const struct ckpt_claim *c = ck->claims[i];
+
+		out[i].uid = strdup(c->uid);
+		out[i].namespace_ = strdup(c->namespace_ ? c->namespace_ : "");
+		out[i].name = strdup(c->name ? c->name : "");
+		if (!out[i].uid || !out[i].namespace_ || !out[i].name)
+			r = -ENOMEM;
+	}
+	claims_state_unlock(e->state);
+	if (!out || r < 0) {
+		claims_entries_free(out, out ? n : 0);
+		return -ENOMEM;
+	}
+	*ret_entries = out;
+	*ret_n = n;
+	return 0;
+}
+
+void claims_entries_free(struct claims_entry *entries, size_t n)
+{
+	for (size_t i = 0; entries && i < n; i++) {
+		free(entries[i].uid);
+		free(entries[i].namespace_);
+		free(entries[i].name);
+	}
+	free(entries);
+}
+
 uint64_t claims_engine_checkpoint_writes(struct claims_engine *e)
 {
 	return claims_state_writes(e->state);
+}
+
+void claims_engine_checkpoint_write_seconds(struct claims_engine *e, struct prom_histogram *ret)
+{
+	claims_state_write_seconds(e->state, ret);
 }
 
 /* ---- rediscovery ---- */

@@ -123,6 +123,28 @@ int claims_unprepare(struct claims_engine *e, const struct claims_ref *claims, s
 		     claims_done_cb cb, void *userdata);
 
 /*
+ * Unprepares @n claims found stale (stale_check.h) the way claims_unprepare
+ * does: the same per-UID queue, undo, CDI spec and metadata removal and
+ * checkpoint write. Unlike the kubelet's unprepare it writes no claim device
+ * status (the ResourceClaim is gone or another's) and leaves the kubelet
+ * call metrics alone. A later NodeUnprepareResources of these claims
+ * succeeds with nothing to do. Returns as claims_unprepare.
+ */
+int claims_collect(struct claims_engine *e, const struct claims_ref *claims, size_t n,
+		   claims_done_cb cb, void *userdata);
+
+/* A checkpointed claim (owned strings; "" for an unknown namespace/name). */
+struct claims_entry {
+	char *uid, *namespace_, *name;
+};
+
+/* The claims in the checkpoint now, in its order: *ret_entries
+ * (claims_entries_free) and *ret_n. 0 or -ENOMEM. Loop thread. */
+int claims_engine_entries(struct claims_engine *e, struct claims_entry **ret_entries,
+			  size_t *ret_n);
+void claims_entries_free(struct claims_entry *entries, size_t n);
+
+/*
  * Refuses new calls (their claims get an error) and runs @cb once no call is
  * in flight any more (maybe before returning). Then free the engine.
  */
@@ -173,5 +195,7 @@ struct claims_engine_metrics {
 };
 const struct claims_engine_metrics *claims_engine_metrics(const struct claims_engine *e);
 uint64_t claims_engine_checkpoint_writes(struct claims_engine *e);
+/* The checkpoint writes' durations (a copy; any thread). */
+void claims_engine_checkpoint_write_seconds(struct claims_engine *e, struct prom_histogram *ret);
 
 #endif

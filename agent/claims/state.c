@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "agent/lib/atomic_file.h"
 #include "agent/claims/checkpoint_file.h"
@@ -22,7 +23,16 @@ struct claims_state {
 	bool writing;
 	struct atomic_file file;	/* the write in progress (one at a time: writing) */
 	uint64_t writes;
+	struct prom_histogram write_seconds;	/* every write, failed ones too */
 };
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 int claims_state_new(const char *dir, struct checkpoint *ck, struct claims_state **ret_state)
 {
@@ -35,6 +45,8 @@ int claims_state_new(const char *dir, struct checkpoint *ck, struct claims_state
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->written, NULL);
 	s->ck = ck;
+	s->write_seconds.bounds = prom_latency_bounds;
+	s->write_seconds.n_bounds = prom_latency_n_bounds;
 	*ret_state = s;
 	return 0;
 }
@@ -65,6 +77,13 @@ uint64_t claims_state_writes(struct claims_state *s)
 	return n;
 }
 
+void claims_state_write_seconds(struct claims_state *s, struct prom_histogram *ret)
+{
+	pthread_mutex_lock(&s->lock);
+	*ret = s->write_seconds;
+	pthread_mutex_unlock(&s->lock);
+}
+
 int claims_state_sync(struct claims_state *s)
 {
 	uint64_t want;
@@ -85,6 +104,7 @@ int claims_state_sync(struct claims_state *s)
 		 * file: no copy of a large checkpoint in memory), made durable
 		 * without it */
 		uint64_t v = s->version;
+		double started = now_seconds();
 
 		r = atomic_file_begin(&s->file, s->dir, CHECKPOINT_FILE_NAME, 0600);
 		if (!r && (r = checkpoint_write(s->ck, s->file.out)) < 0)
@@ -97,6 +117,7 @@ int claims_state_sync(struct claims_state *s)
 		pthread_mutex_lock(&s->lock);
 		s->writing = false;
 		s->writes++;
+		prom_histogram_observe(&s->write_seconds, now_seconds() - started);
 		if (r < 0) {
 			s->failed = v;
 			s->failed_err = r;

@@ -15,6 +15,7 @@
 #include "agent/cli/commands.h"
 #include "agent/core/config.h"
 #include "agent/daemon/daemon.h"
+#include "agent/daemon/stale_timer.h"
 #include "agent/kubelet/registration.h"
 #include "agent/lib/log.h"
 #include "agent/core/k8s_names.h"
@@ -49,6 +50,7 @@ enum {
 	OPT_CDI_DIR,
 	OPT_POD_UID,
 	OPT_METRICS_ADDRESS,
+	OPT_STALE_CLAIMS_INTERVAL,
 	OPT_HELP,
 };
 
@@ -72,8 +74,27 @@ static void usage(FILE *out)
 		"  --cdi-dir D           CDI spec directory (default %s)\n"
 		"  --pod-uid UID         rolling-update socket names (dra-<UID>.sock)\n"
 		"  --metrics-address A   serve /metrics, /healthz and /readyz on A (HOST:PORT,\n"
-		"                        :PORT for every address; default: off)\n",
-		KUBELET_DEFAULT_REGISTRY_DIR, KUBELET_DEFAULT_PLUGINS_DIR, DEFAULT_CDI_DIR);
+		"                        :PORT for every address; default: off)\n"
+		"  --stale-claims-interval S  check the prepared claims against the store every S\n"
+		"                        seconds (plus jitter) and unprepare those whose\n"
+		"                        ResourceClaim is gone, replaced or no longer allocated\n"
+		"                        here (default %u; 0: off)\n",
+		KUBELET_DEFAULT_REGISTRY_DIR, KUBELET_DEFAULT_PLUGINS_DIR, DEFAULT_CDI_DIR,
+		STALE_TIMER_DEFAULT_INTERVAL_S);
+}
+
+/* A whole number of seconds, at most a year. */
+static int parse_seconds(const char *text, unsigned *ret)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(text, &end, 10);
+	if (!*text || *end || errno || text[0] == '-' || v > 31536000ul)
+		return -EINVAL;
+	*ret = (unsigned)v;
+	return 0;
 }
 
 /* A directory the agent writes to: missing (created later) or a directory. */
@@ -117,6 +138,7 @@ int cmd_run(int argc, char **argv)
 		{ "cdi-dir", required_argument, NULL, OPT_CDI_DIR },
 		{ "pod-uid", required_argument, NULL, OPT_POD_UID },
 		{ "metrics-address", required_argument, NULL, OPT_METRICS_ADDRESS },
+		{ "stale-claims-interval", required_argument, NULL, OPT_STALE_CLAIMS_INTERVAL },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -125,6 +147,7 @@ int cmd_run(int argc, char **argv)
 		.registry_dir = KUBELET_DEFAULT_REGISTRY_DIR,
 		.plugins_dir = KUBELET_DEFAULT_PLUGINS_DIR,
 		.cdi_dir = DEFAULT_CDI_DIR,
+		.stale_claims_interval_s = STALE_TIMER_DEFAULT_INTERVAL_S,
 	};
 	struct setup s;
 	char host[256];
@@ -146,6 +169,13 @@ int cmd_run(int argc, char **argv)
 		case OPT_CDI_DIR: o.cdi_dir = optarg; break;
 		case OPT_POD_UID: o.pod_uid = optarg; break;
 		case OPT_METRICS_ADDRESS: o.metrics_address = optarg; break;
+		case OPT_STALE_CLAIMS_INTERVAL:
+			if (parse_seconds(optarg, &o.stale_claims_interval_s) < 0) {
+				fprintf(stderr, "dralet: --stale-claims-interval %s: want seconds "
+					"(0 to 31536000)\n", optarg);
+				return 2;
+			}
+			break;
 		case 'h':
 		case OPT_HELP: usage(stdout); return 0;
 		default: usage(stderr); return 2;

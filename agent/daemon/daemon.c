@@ -6,18 +6,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "agent/claims/checkpoint_file.h"
 #include "agent/claims/engine.h"
+#include "agent/claims/stale_check.h"
 #include "agent/core/config.h"
 #include "agent/core/device_set.h"
 #include "agent/core/inventory.h"
 #include "agent/daemon/config_reload.h"
 #include "agent/daemon/node_watch.h"
+#include "agent/daemon/stale_timer.h"
 #include "agent/health/monitor.h"
+#include "agent/kube/client.h"
 #include "agent/kube/store_open.h"
 #include "agent/kubelet/dra_service.h"
+#include "agent/kubelet/grpc_frame.h"
+#include "agent/kubelet/grpc_metrics.h"
 #include "agent/kubelet/health_service.h"
 #include "agent/kubelet/registration.h"
 #include "agent/lib/log.h"
@@ -39,7 +46,9 @@ struct daemon_driver {
 	struct device_set *devices;
 	char *state_dir;
 	struct claims_engine *engine;
+	struct stale_check *stale;	/* stale-claim collection; NULL when off */
 	struct kubelet_endpoint *ep;
+	struct grpc_metrics grpc_metrics;	/* both servers' calls (metrics) */
 	struct health_monitor *monitor;	/* closed (and freed by itself) at stop */
 	struct health_watch *watch;	/* NodeWatchResources; freed after the loop */
 	bool registered;		/* with the kubelet (readiness) */
@@ -57,6 +66,8 @@ struct daemon {
 	struct config_reload *reload;	/* NULL: no configuration file */
 	const struct sriov_policies *policies;	/* in force (the start's or a reload's) */
 	struct metrics_server *metrics;	/* NULL when off */
+	struct stale_timer *stale_timer;	/* NULL when off */
+	struct sriov_apply_counts sriov_counts;	/* applies by PF and outcome (metrics) */
 	size_t drivers_open;	/* endpoints not yet closed + engines not yet idle */
 	bool stopping;
 	char boot_id[128];
@@ -123,6 +134,8 @@ static void stop(struct daemon *d)
 	d->stopping = true;
 	metrics_server_stop(d->metrics, NULL, NULL);
 	d->metrics = NULL;
+	stale_timer_close(d->stale_timer);
+	d->stale_timer = NULL;
 	node_watch_close(d->watch);
 	d->watch = NULL;
 	uv_close((uv_handle_t *)&d->sigterm, NULL);
@@ -226,6 +239,7 @@ static int start_driver(struct daemon *d, struct daemon_driver *dd)
 		.health_service = true,
 		.on_registration = on_registration,
 		.health_note = health_note,
+		.metrics = &dd->grpc_metrics,
 		.userdata = dd,
 	};
 	struct claims_engine_config ccfg = {
@@ -258,6 +272,17 @@ static int start_driver(struct daemon *d, struct daemon_driver *dd)
 	}
 	if ((r = start_health(d, dd)) < 0)
 		return r;
+	if (o->stale_claims_interval_s) {
+		struct stale_check_config scfg = {
+			.engine = dd->engine,
+			.store = d->store,
+			.driver = dd->name,
+			.pool = o->node_name,
+			.unreserved_grace_ms = STALE_CHECK_UNRESERVED_GRACE_MS,
+		};
+		if ((r = stale_check_new(&scfg, &dd->stale)) < 0)
+			return r;
+	}
 	log_info("driver %s: %zu device(s), checkpoint %s/%s, CDI specs in %s", dd->name,
 		 device_set_n(dd->devices), dd->state_dir, CHECKPOINT_FILE_NAME, o->cdi_dir);
 	publish_driver(d, dd);
@@ -390,7 +415,8 @@ static int apply_sriov_at_start(struct daemon *d)
 		log_error("sriov: not applying the policies at start: cannot tell which VFs are "
 			  "prepared for claims: %s", err[0] ? err : strerror(-r));
 	else
-		r = sriov_enforce(d->o->roots, pol, inventory_scan(d->inv), &prep, &changed, NULL);
+		r = sriov_enforce(d->o->roots, pol, inventory_scan(d->inv), &prep, &d->sriov_counts,
+				  &changed, NULL);
 	sriov_prepared_clear(&prep);
 	if (r < 0 || !changed)
 		return 0;
@@ -414,7 +440,8 @@ static bool enforce_policies(struct daemon *d)
 		log_error("sriov: not changing anything: cannot tell which VFs are prepared for "
 			  "claims: %s", err[0] ? err : strerror(-r));
 	else
-		sriov_enforce_node(d->o->roots, d->policies, &prep, &changed, &refused);
+		sriov_enforce_node(d->o->roots, d->policies, &prep, &d->sriov_counts, &changed,
+				   &refused);
 	sriov_prepared_clear(&prep);
 	/* takes effect once the claims holding the VFs are unprepared */
 	if (refused)
@@ -456,6 +483,34 @@ static void on_node_changed(void *userdata, const struct node_change *c)
 		if (changed)	/* the events our own writes caused */
 			node_watch_drop_uevents(d->watch);
 	}
+}
+
+/* ---- stale claims (stale_check.h, stale_timer.h) ---- */
+
+static void stale_round(void *userdata)
+{
+	struct daemon *d = userdata;
+
+	for (size_t i = 0; !d->stopping && i < d->n_drivers; i++)
+		if (d->drivers[i].stale)
+			stale_check_run(d->drivers[i].stale, NULL, NULL);	/* -EBUSY: running */
+}
+
+static void start_stale_timer(struct daemon *d)
+{
+	struct stale_timer_config tc = {
+		.loop = &d->loop,
+		.interval_s = d->o->stale_claims_interval_s,
+		.round = stale_round,
+		.userdata = d,
+		.seed = (unsigned)time(NULL) ^ ((unsigned)getpid() << 16),
+	};
+	int r;
+
+	if (!tc.interval_s || !d->n_drivers)
+		return;
+	if ((r = stale_timer_start(&tc, &d->stale_timer)) < 0)
+		log_error("cannot start the stale-claim checks: %s", strerror(-r));
 }
 
 static void start_node_watch(struct daemon *d)
@@ -506,6 +561,8 @@ static int alloc_device_sets(struct daemon *d)
 static void free_drivers(struct daemon *d)
 {
 	for (size_t i = 0; i < d->n_drivers; i++) {
+		stale_check_free(d->drivers[i].stale);
+		grpc_metrics_clear(&d->drivers[i].grpc_metrics);
 		claims_engine_free(d->drivers[i].engine);
 		health_watch_free(d->drivers[i].watch);
 		device_set_unref(d->drivers[i].devices);
@@ -532,6 +589,9 @@ static void update_readiness(struct daemon *d)
 		}
 	metrics_server_set_ready(d->metrics, true, NULL);
 }
+
+static void collect_stale_metrics(struct daemon *d, struct prom_buf *b);
+static void collect_io_metrics(struct daemon *d, struct prom_buf *b);
 
 static void collect_metrics(void *userdata, struct prom_buf *b)
 {
@@ -599,6 +659,100 @@ static void collect_metrics(void *userdata, struct prom_buf *b)
 		prom_sample(b, "dralet_claim_failures_total", p, (double)m->prepares_failed);
 		prom_sample(b, "dralet_claim_failures_total", u, (double)m->unprepares_failed);
 	}
+	collect_stale_metrics(d, b);
+	collect_io_metrics(d, b);
+}
+
+/* dralet_stale_claims_collected_total{driver, reason} (stale_check.h) */
+static void collect_stale_metrics(struct daemon *d, struct prom_buf *b)
+{
+	static const char *const name = "dralet_stale_claims_collected_total";
+
+	prom_family(b, name, "counter",
+		    "Prepared claims unprepared because their ResourceClaim is gone, replaced, "
+		    "no longer allocated here or reserved for nobody, by reason.");
+	for (size_t i = 0; i < d->n_drivers; i++) {
+		const struct stale_check_metrics *m;
+
+		if (!d->drivers[i].stale)
+			continue;
+		m = stale_check_metrics(d->drivers[i].stale);
+		for (int v = 0; v <= STALE_UNRESERVED; v++) {
+			const char *l[] = { "driver", d->drivers[i].name, "reason",
+					    stale_verdict_name((enum stale_verdict)v), NULL };
+			if (stale_verdict_collects((enum stale_verdict)v))
+				prom_sample(b, name, l, (double)m->collected[v]);
+		}
+	}
+}
+
+/* The calls, writes and requests made (counted where they happen, on the loop
+ * thread, except the checkpoint writes: a copy taken under the state's lock). */
+static void collect_io_metrics(struct daemon *d, struct prom_buf *b)
+{
+	static const char *const slice_ops[] = { "delete", "update", "create" };
+	struct store_stats st;
+	char code[8];
+
+	prom_family(b, "dralet_grpc_calls_total", "counter",
+		    "gRPC calls served on the driver's sockets (registration and DRA), by method "
+		    "and status code.");
+	for (size_t i = 0; i < d->n_drivers; i++) {
+		const struct grpc_metrics *m = &d->drivers[i].grpc_metrics;
+
+		for (size_t k = 0; k < m->n; k++)
+			for (int c = 0; c < GRPC_METRICS_N_CODES; c++) {
+				const char *l[] = { "driver", d->drivers[i].name, "method",
+						    m->methods[k].method, "code",
+						    grpc_status_name(c), NULL };
+				if (m->methods[k].by_code[c])
+					prom_sample(b, "dralet_grpc_calls_total", l,
+						    (double)m->methods[k].by_code[c]);
+			}
+	}
+	prom_family(b, "dralet_checkpoint_write_seconds", "histogram",
+		    "Time to write a driver's checkpoint durably (temporary file to renamed and "
+		    "synced).");
+	for (size_t i = 0; i < d->n_drivers; i++) {
+		const char *l[] = { "driver", d->drivers[i].name, NULL };
+		struct prom_histogram h;
+
+		if (!d->drivers[i].engine)
+			continue;
+		claims_engine_checkpoint_write_seconds(d->drivers[i].engine, &h);
+		prom_histogram_write(b, "dralet_checkpoint_write_seconds", l, &h);
+	}
+	store_get_stats(d->store, &st);
+	prom_family(b, "dralet_slice_writes_total", "counter",
+		    "ResourceSlice writes by operation and result.");
+	for (int op = 0; op < 3; op++)
+		for (int r = 0; r < STORE_N_WRITE_RESULTS; r++) {
+			const char *l[] = { "operation", slice_ops[op], "result",
+					    store_write_result_name(r), NULL };
+			prom_sample(b, "dralet_slice_writes_total", l, (double)st.slice_writes[op][r]);
+		}
+	prom_family(b, "dralet_apiserver_requests_total", "counter",
+		    "Requests to the kube-apiserver (every try), by verb and HTTP status (0: no "
+		    "answer).");
+	for (int v = 0; st.requests_by && v < KUBE_N_VERBS; v++)
+		for (int s = 0; s < KUBE_MAX_STATUS; s++) {
+			const char *l[] = { "verb", kube_verb_name(v), "code", code, NULL };
+
+			if (!st.requests_by->by_verb_status[v][s])
+				continue;
+			snprintf(code, sizeof(code), "%d", s);
+			prom_sample(b, "dralet_apiserver_requests_total", l,
+				    (double)st.requests_by->by_verb_status[v][s]);
+		}
+	prom_family(b, "dralet_sriov_applies_total", "counter",
+		    "SR-IOV policy applies by PF and result.");
+	for (size_t i = 0; i < d->sriov_counts.n; i++)
+		for (int o = 0; o <= SRIOV_PF_FAILED; o++) {
+			const char *l[] = { "pf", d->sriov_counts.pfs[i].pf, "result",
+					    sriov_pf_outcome_name(o), NULL };
+			prom_sample(b, "dralet_sriov_applies_total", l,
+				    (double)d->sriov_counts.pfs[i].by_outcome[o]);
+		}
 }
 
 static void on_metrics_listening(void *userdata, unsigned port)
@@ -722,6 +876,7 @@ int daemon_run(const struct daemon_options *o)
 	}
 	if (!status) {
 		start_node_watch(&d);
+		start_stale_timer(&d);
 		update_readiness(&d);
 	}
 	if (status)
@@ -741,6 +896,7 @@ out:
 	if (uv_loop_close(&d.loop) == UV_EBUSY)
 		log_warn("event loop handles left open at exit");
 	free_drivers(&d);
+	sriov_apply_counts_clear(&d.sriov_counts);
 	inventory_free(d.inv);
 	config_reload_free(d.reload);
 	return status;

@@ -18,7 +18,9 @@
  * slices are published again.
  * With a metrics address it serves /metrics, /healthz and /readyz
  * (agent/daemon/metrics_server.h); it is ready once every driver is registered
- * with the kubelet.
+ * with the kubelet. Every driver's prepared claims are checked against the
+ * store now and then and the stale ones unprepared (agent/claims/stale_check.h,
+ * agent/daemon/stale_timer.h).
  */
 #ifndef DRALET_DAEMON_H
 #define DRALET_DAEMON_H
@@ -42,6 +44,7 @@ struct daemon_options {
 	const char *cdi_dir;
 	const char *pod_uid;		/* rolling update socket names; NULL: off */
 	const char *metrics_address;	/* /metrics, /healthz, /readyz; NULL: off */
+	unsigned stale_claims_interval_s;	/* stale-claim checks (stale_timer.h); 0: off */
 	struct slice_options slice_opts;
 };
 

@@ -74,6 +74,7 @@ struct kube_client {
 	bool freeing;
 	uint32_t rng;
 	struct kube_client_stats stats;
+	struct kube_request_counts counts;
 };
 
 static const char *const method_names[] = { "GET", "POST", "PUT", "DELETE", "PATCH" };
@@ -469,6 +470,10 @@ static void request_finished(struct kube_request *r, CURLcode res)
 		error = map_curl_error(res);
 	if (error)
 		c->stats.transport_errors++;
+	/* method_names and the first verbs share their order */
+	c->counts.by_verb_status[r->on_data && r->method == KUBE_VERB_GET ? KUBE_VERB_WATCH
+									  : r->method]
+				[status > 0 && status < KUBE_MAX_STATUS ? status : 0]++;
 	if (status >= 200 && status < 300)
 		c->stats.status_2xx++;
 	else if (status >= 400 && status < 500)
@@ -774,6 +779,16 @@ void kube_client_free(struct kube_client *c)
 	uv_timer_stop(&c->timer);
 	c->pending_closes++;
 	uv_close((uv_handle_t *)&c->timer, on_client_timer_closed);
+}
+
+const char *kube_verb_name(enum kube_verb v)
+{
+	return v < KUBE_VERB_WATCH ? method_names[v] : v == KUBE_VERB_WATCH ? "WATCH" : "?";
+}
+
+const struct kube_request_counts *kube_client_request_counts(const struct kube_client *c)
+{
+	return &c->counts;
 }
 
 void kube_client_get_stats(const struct kube_client *c, struct kube_client_stats *ret_stats)

@@ -81,6 +81,19 @@ int kube_request_start(struct kube_client *c, const struct kube_request_opts *op
 void kube_request_cancel(struct kube_request *req);
 
 void kube_client_get_stats(const struct kube_client *c, struct kube_client_stats *ret_stats);
+
+/* Requests by verb and answer, every try (retries included) counted when it
+ * ends: the verb is the HTTP method, or WATCH for a streamed GET; the code
+ * is the HTTP status, 0 when none arrived (a transport failure). Loop thread
+ * only (read them there too: no locks). */
+enum kube_verb { KUBE_VERB_GET, KUBE_VERB_POST, KUBE_VERB_PUT, KUBE_VERB_DELETE, KUBE_VERB_PATCH,
+		 KUBE_VERB_WATCH, KUBE_N_VERBS };
+#define KUBE_MAX_STATUS 600
+struct kube_request_counts {
+	uint64_t by_verb_status[KUBE_N_VERBS][KUBE_MAX_STATUS];
+};
+const char *kube_verb_name(enum kube_verb v);
+const struct kube_request_counts *kube_client_request_counts(const struct kube_client *c);
 /* Percent-escapes everything but [A-Za-z0-9._~-] for a path segment or query
  * value ("spec.nodeName=a,b" -> "spec.nodeName%3Da%2Cb"). malloc'd; NULL on ENOMEM. */
 char *kube_escape(const char *s);

@@ -19,7 +19,9 @@ struct slice_list;
 /*
  * Result of get_claim: err 0 and @claim (a resource.k8s.io/v1 ResourceClaim;
  * borrowed, valid during the callback — take a reference to keep it), or
- * -ENOENT (not found) / another -errno with @message saying why.
+ * -ENOENT (definitely not found: an apiserver's NotFound about the object,
+ * or no claim file in an existing claims directory; the stale-claim check
+ * unprepares on it) / another -errno with @message saying why.
  */
 typedef void (*store_claim_cb)(void *userdata, int err, struct json_object *claim,
 			       const char *message);

@@ -295,5 +295,6 @@ void store_apiserver_get_stats(struct store *st, struct store_stats *ret_stats)
 		kube_client_get_stats(s->client, &cs);
 	ret_stats->requests = cs.requests;
 	ret_stats->token_reloads = cs.token_reloads;
+	ret_stats->requests_by = s->client ? kube_client_request_counts(s->client) : NULL;
 }
 

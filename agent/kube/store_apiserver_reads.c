@@ -130,7 +130,11 @@ static void claim_done(void *ud, const struct kube_response *resp)
 	struct err_msg why, msg;
 	api_describe_failure(resp, &why);
 	err_msg_set(&msg, 0, "get resourceclaims %s/%s: %s", c->ns, c->name, why.text);
-	int err = resp->status == 404 ? -ENOENT
+	/* -ENOENT only for a definite answer about the object (the stale-claim
+	 * check unprepares on it); a 404 of a path not served is no such answer */
+	int err = resp->status == 404 && kube_status_is_object_not_found(resp->body,
+									  resp->body_len, c->name)
+		  ? -ENOENT
 		  : resp->status == 401 || resp->status == 403 ? -EACCES
 		  : resp->status == 0 ? (resp->error ? resp->error : -EIO)
 		  : -EIO;

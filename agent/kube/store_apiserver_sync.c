@@ -255,7 +255,7 @@ static void op_done(void *ud, const struct kube_response *resp)
 	const char *name = sop->name;
 	static const char *const verbs[] = { "deleting", "updating", "creating" };
 	op->req = NULL;
-	bool ok = false;
+	bool ok = false, gone = false;
 	switch (sop->type) {
 	case SLICE_OP_DELETE:
 		if ((resp->status >= 200 && resp->status < 300) || resp->status == 404) {
@@ -303,12 +303,16 @@ static void op_done(void *ud, const struct kube_response *resp)
 		} else if (resp->status == 404 && sop->type == SLICE_OP_UPDATE && name) {
 			cache_del(d, name);	/* gone meanwhile: read again */
 			d->conflict = true;
-			ok = true;
+			ok = gone = true;
 		}
 		break;
 	}
 	free(op->body);
 	op->body = NULL;
+	s->stats.slice_writes[sop->type][ok && !gone ? STORE_WRITE_OK
+					 : ok || resp->status == 409 ? STORE_WRITE_CONFLICT
+					 : resp->status == 422 || resp->status == 400 ? STORE_WRITE_INVALID
+					 : STORE_WRITE_ERROR]++;
 	if (ok)
 		d->progress = true;
 	if (!ok) {

@@ -133,6 +133,12 @@ static int read_claim(struct store_file *s, const char *ns, const char *name,
 		free(path);
 		return r;
 	}
+	/* not found is a definite answer (the stale-claim check unprepares on it)
+	 * only when the claims directory is there to say so */
+	struct stat st;
+	if (stat(s->claims_dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return err_printf(msg, msglen, -EIO, "cannot read resourceclaims %s/%s: %s is not "
+				  "a directory", ns, name, s->claims_dir);
 	return err_printf(msg, msglen, -ENOENT, "resourceclaims %s/%s not found in %s", ns, name,
 			  s->claims_dir);
 }
@@ -444,9 +450,12 @@ static int file_publish(struct store *st, const char *driver, struct slice_list 
 		goto out;
 	uid = plan->n_create ? node_uid(s) : NULL;
 	s->stats.syncs += plan->n_ops > 0;
-	for (size_t i = 0; i < plan->n_ops; i++)
-		if ((r = apply_op(s, plan, i, uid, &rv)) < 0)
+	for (size_t i = 0; i < plan->n_ops; i++) {
+		r = apply_op(s, plan, i, uid, &rv);
+		s->stats.slice_writes[plan->ops[i].type][r < 0 ? STORE_WRITE_ERROR : STORE_WRITE_OK]++;
+		if (r < 0)
 			goto out;
+	}
 	if (plan->n_ops)
 		log_info("file store: slices of %s in %s: generation %lld, %zu slice(s) (%zu created, "
 			 "%zu updated, %zu deleted)", driver, s->slices_dir, (long long)plan->generation,

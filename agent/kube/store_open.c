@@ -17,6 +17,13 @@ void store_release_memory(void)
 #endif
 }
 
+const char *store_write_result_name(enum store_write_result r)
+{
+	static const char *const names[] = { "ok", "conflict", "invalid", "error" };
+
+	return r < STORE_N_WRITE_RESULTS ? names[r] : "error";
+}
+
 void store_get_stats(struct store *s, struct store_stats *ret_stats)
 {
 	struct store_stats zero = { 0 };

@@ -62,7 +62,18 @@ int store_apiserver_new(uv_loop_t *loop, const struct store_options *opts,
  */
 void store_release_memory(void);
 
-/* Counters for tests and benchmarks (both stores; zero where meaningless). */
+/* How a slice write ended: written (a delete of one already gone counts),
+ * conflict (409, or an update of a slice gone meanwhile: read again),
+ * invalid (400, 422: the server refused the object), error (anything else). */
+enum store_write_result {
+	STORE_WRITE_OK, STORE_WRITE_CONFLICT, STORE_WRITE_INVALID, STORE_WRITE_ERROR,
+	STORE_N_WRITE_RESULTS
+};
+const char *store_write_result_name(enum store_write_result r);
+
+struct kube_request_counts;
+
+/* Counters for tests, benchmarks and metrics (both stores; zero where meaningless). */
 struct store_stats {
 	uint64_t requests;	/* HTTP requests sent, retries included */
 	uint64_t creates, updates, deletes;	/* slice writes that succeeded */
@@ -70,6 +81,10 @@ struct store_stats {
 	uint64_t syncs;		/* sync rounds that ran a plan */
 	uint64_t failures;	/* failed requests (any reason) */
 	uint64_t token_reloads;
+	/* slice writes by enum slice_op_type and result (the daemon's metrics) */
+	uint64_t slice_writes[3][STORE_N_WRITE_RESULTS];
+	/* the apiserver client's requests (kube/client.h); NULL for the file store */
+	const struct kube_request_counts *requests_by;
 };
 void store_get_stats(struct store *s, struct store_stats *ret_stats);
 /* What store_get_stats dispatches to. */

@@ -213,6 +213,14 @@ static int call_finish(struct grpc_call *call, enum grpc_status status, const vo
 	return call_push(call);
 }
 
+void grpc_call_count(struct grpc_call *call, int status)
+{
+	if (call->counted)
+		return;
+	call->counted = true;
+	grpc_metrics_count(call->metrics, call->known_method ? call->path : NULL, status);
+}
+
 int grpc_call_reply(struct grpc_call *call, enum grpc_status status, const void *msg, size_t len,
 		    const char *message)
 {
@@ -224,8 +232,10 @@ int grpc_call_reply(struct grpc_call *call, enum grpc_status status, const void 
 	call->replied = true;
 	conn = call->conn;
 	if (call_gone(call)) {
+		grpc_call_count(call, (int)grpc_call_cancel_reason(call));
 		r = -ECANCELED;
 	} else {
+		grpc_call_count(call, (int)status);
 		r = call_finish(call, status, msg, len, message);
 		if (r < 0)
 			nghttp2_submit_rst_stream(grpc_conn_session(conn), NGHTTP2_FLAG_NONE,

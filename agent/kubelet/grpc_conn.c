@@ -150,6 +150,7 @@ void grpc_conn_reject(struct grpc_conn *conn, struct grpc_call *call, enum grpc_
 	if (call->rejected)
 		return;
 	call->rejected = true;
+	grpc_call_count(call, (int)status);
 	grpc_deframer_reset(&call->deframer);
 	free(call->request);
 	call->request = NULL;
@@ -219,6 +220,7 @@ static int on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame
 	call->refs = 1;
 	call->conn = conn;
 	call->loop = conn->srv->loop;
+	call->metrics = conn->srv->metrics;
 	call->max_output = conn->srv->limits.max_stream_output;
 	call->stream_id = frame->hd.stream_id;
 	grpc_deframer_init(&call->deframer, conn->srv->limits.max_message);

@@ -14,6 +14,7 @@
 #include <uv.h>
 
 #include "agent/kubelet/grpc_frame.h"
+#include "agent/kubelet/grpc_metrics.h"
 #include "agent/kubelet/grpc_server.h"
 
 struct grpc_conn;
@@ -45,7 +46,11 @@ struct grpc_server {
 	unsigned handles_open;	/* listener + grace timer still to be closed */
 	grpc_server_close_cb close_cb;
 	void *close_userdata;
+	struct grpc_metrics *metrics;	/* borrowed; NULL: not counted */
 };
+
+/* Counts the call's status into the server's metrics, once per call. */
+void grpc_call_count(struct grpc_call *call, int status);
 
 const struct grpc_method *grpc_server_find_method(const struct grpc_server *srv,
 						  const char *path, size_t len);
@@ -64,6 +69,9 @@ struct grpc_call {
 	uv_loop_t *loop;
 	int32_t stream_id;
 	struct grpc_call *prev, *next;	/* the connection's calls */
+
+	struct grpc_metrics *metrics;	/* the server's, copied at creation */
+	bool counted;			/* its status is in the metrics */
 
 	/* request */
 	char *path;

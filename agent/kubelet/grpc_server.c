@@ -126,6 +126,11 @@ bool grpc_server_serves(const struct grpc_server *srv, const char *service)
 	return false;
 }
 
+void grpc_server_set_metrics(struct grpc_server *srv, struct grpc_metrics *m)
+{
+	srv->metrics = m;
+}
+
 const char *grpc_server_path(const struct grpc_server *srv)
 {
 	return srv->path;

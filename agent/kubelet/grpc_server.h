@@ -58,6 +58,7 @@
 
 struct grpc_server;
 struct grpc_call;
+struct grpc_metrics;
 
 enum grpc_method_kind {
 	GRPC_UNARY,		/* one request, one response */
@@ -124,6 +125,10 @@ int grpc_server_add_method(struct grpc_server *srv, const char *path, enum grpc_
  * -EBUSY (already listening), -EADDRINUSE, -EEXIST, or another -errno.
  */
 int grpc_server_listen(struct grpc_server *srv, const char *path);
+
+/* Counts every call from now on into @m (grpc_metrics.h; borrowed: it must
+ * outlive the server; NULL stops counting). */
+void grpc_server_set_metrics(struct grpc_server *srv, struct grpc_metrics *m);
 
 /* The socket path given to grpc_server_listen, or NULL. */
 const char *grpc_server_path(const struct grpc_server *srv);

@@ -285,6 +285,7 @@ static int new_server(struct kubelet_endpoint *ep, uv_loop_t *loop,
 	if (r < 0)
 		return r;
 	ep->servers_open++;
+	grpc_server_set_metrics(*slot, cfg->metrics);
 	return grpc_server_add_method(*slot, KUBELET_PATH_HEALTH_CHECK, GRPC_UNARY,
 				      slot == &ep->reg_srv ? handle_reg_health_check
 							   : handle_dra_health_check, ep);

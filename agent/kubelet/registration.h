@@ -54,6 +54,9 @@ struct kubelet_endpoint_config {
 	 * NodeWatchResources on the DRA server). */
 	bool health_service;
 	const struct grpc_server_limits *limits;	/* NULL: defaults */
+	/* both servers' calls by method and code (grpc_metrics.h); borrowed, must
+	 * outlive the endpoint; NULL: not counted */
+	struct grpc_metrics *metrics;
 	kubelet_registration_cb on_registration;	/* optional */
 	kubelet_health_note_fn health_note;		/* optional */
 	void *userdata;					/* of both */

@@ -2,11 +2,46 @@
 #include "agent/sriov/enforce.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "agent/lib/log.h"
 #include "hal/hal.h"
 #include "hal/node_ops.h"
+
+void sriov_apply_counts_clear(struct sriov_apply_counts *c)
+{
+	if (!c)
+		return;
+	free(c->pfs);
+	c->pfs = NULL;
+	c->n = 0;
+}
+
+static void count_report(struct sriov_apply_counts *c, const struct sriov_report *rep)
+{
+	for (size_t i = 0; c && i < rep->n; i++) {
+		const struct sriov_pf_report *p = &rep->pfs[i];
+		size_t k;
+
+		for (k = 0; k < c->n; k++)
+			if (!strcmp(c->pfs[k].pf, p->pf))
+				break;
+		if (k == c->n) {
+			struct sriov_pf_counts *more = realloc(c->pfs, (c->n + 1) * sizeof(*more));
+
+			if (!more)
+				continue;	/* not counted; the apply itself is logged */
+			c->pfs = more;
+			memset(&c->pfs[k], 0, sizeof(c->pfs[k]));
+			snprintf(c->pfs[k].pf, sizeof(c->pfs[k].pf), "%s", p->pf);
+			c->n++;
+		}
+		if (p->outcome <= SRIOV_PF_FAILED)
+			c->pfs[k].by_outcome[p->outcome]++;
+	}
+}
 
 static void log_report(const struct sriov_report *rep, bool *ret_refused)
 {
@@ -42,7 +77,7 @@ static void log_report(const struct sriov_report *rep, bool *ret_refused)
 
 int sriov_enforce(const struct hal_roots *roots, const struct sriov_policies *pol,
 		  const struct hal_scan *scan, const struct sriov_prepared *prep,
-		  bool *ret_changed, bool *ret_refused)
+		  struct sriov_apply_counts *counts, bool *ret_changed, bool *ret_refused)
 {
 	struct node_ops node = node_ops_real(roots);
 	struct sriov_report *rep;
@@ -57,13 +92,15 @@ int sriov_enforce(const struct hal_roots *roots, const struct sriov_policies *po
 	if (r < 0)
 		return r;
 	log_report(rep, ret_refused);
+	count_report(counts, rep);
 	*ret_changed = rep->changed;
 	sriov_report_free(rep);
 	return 0;
 }
 
 void sriov_enforce_node(const struct hal_roots *roots, const struct sriov_policies *pol,
-			const struct sriov_prepared *prep, bool *ret_changed, bool *ret_refused)
+			const struct sriov_prepared *prep, struct sriov_apply_counts *counts,
+			bool *ret_changed, bool *ret_refused)
 {
 	struct hal_scan_options so = { .no_names = true };
 	struct hal_scan *scan = NULL;
@@ -75,7 +112,7 @@ void sriov_enforce_node(const struct hal_roots *roots, const struct sriov_polici
 	r = hal_scan(roots, &so, &scan);
 	if (r < 0)
 		log_error("sriov: cannot scan the node: %s", strerror(-r));
-	else if (sriov_enforce(roots, pol, scan, prep, ret_changed, ret_refused) < 0)
+	else if (sriov_enforce(roots, pol, scan, prep, counts, ret_changed, ret_refused) < 0)
 		log_error("sriov: out of memory applying the policies");
 	hal_scan_free(scan);
 }

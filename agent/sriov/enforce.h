@@ -15,6 +15,8 @@
 #define DRALET_SRIOV_ENFORCE_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "agent/sriov/apply.h"
 #include "agent/sriov/policy.h"
@@ -22,19 +24,33 @@
 struct hal_roots;
 struct hal_scan;
 
+/* Applies by PF and outcome (enum sriov_pf_outcome), for the daemon's
+ * metrics: zero-initialize, free with sriov_apply_counts_clear. */
+struct sriov_pf_counts {
+	char pf[24];
+	uint64_t by_outcome[SRIOV_PF_FAILED + 1];
+};
+struct sriov_apply_counts {
+	struct sriov_pf_counts *pfs;	/* in order of first apply */
+	size_t n;
+};
+void sriov_apply_counts_clear(struct sriov_apply_counts *c);
+
 /*
  * Applies @pol once to the node of @scan, leaving the VFs in @prep alone,
- * and logs the outcome. *ret_changed tells whether to discover again,
- * *ret_refused (may be NULL) whether a count was refused for a prepared VF
- * (try again later). Returns 0, or -ENOMEM (nothing logged then).
+ * and logs the outcome and counts it per PF in @counts (may be NULL).
+ * *ret_changed tells whether to discover again, *ret_refused (may be NULL)
+ * whether a count was refused for a prepared VF (try again later). Returns
+ * 0, or -ENOMEM (nothing logged then).
  */
 int sriov_enforce(const struct hal_roots *roots, const struct sriov_policies *pol,
 		  const struct hal_scan *scan, const struct sriov_prepared *prep,
-		  bool *ret_changed, bool *ret_refused);
+		  struct sriov_apply_counts *counts, bool *ret_changed, bool *ret_refused);
 
 /* The same over a fresh scan of @roots; a scan or memory failure is
  * logged and changes nothing (both flags false). */
 void sriov_enforce_node(const struct hal_roots *roots, const struct sriov_policies *pol,
-			const struct sriov_prepared *prep, bool *ret_changed, bool *ret_refused);
+			const struct sriov_prepared *prep, struct sriov_apply_counts *counts,
+			bool *ret_changed, bool *ret_refused);
 
 #endif

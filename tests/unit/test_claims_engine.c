@@ -26,6 +26,7 @@
 #include "agent/claims/cdi_files.h"
 #include "agent/claims/checkpoint_file.h"
 #include "agent/claims/engine.h"
+#include "agent/claims/stale_check.h"
 #include "agent/lib/atomic_file.h"
 #include "agent/core/device_set.h"
 #include "agent/kube/store.h"
@@ -224,6 +225,7 @@ struct test_store {
 	char warn_reason[64], warn_message[2048];
 	struct json_object *statuses;	/* "ns/name/driver" -> the last devices array */
 	int status_writes;
+	const char *fail_key;		/* "ns/name" whose get fails (-EIO, a 5xx) */
 };
 
 struct pending_get {
@@ -244,7 +246,9 @@ static void on_get_timer(uv_timer_t *t)
 	struct pending_get *g = t->data;
 	struct json_object *c = NULL;
 
-	if (json_object_object_get_ex(g->s->claims, g->key, &c))
+	if (g->s->fail_key && !strcmp(g->s->fail_key, g->key))
+		g->cb(g->userdata, -EIO, NULL, "HTTP 500: injected");
+	else if (json_object_object_get_ex(g->s->claims, g->key, &c))
 		g->cb(g->userdata, 0, c, NULL);
 	else
 		g->cb(g->userdata, -ENOENT, NULL, "resourceclaims not found");
@@ -1543,6 +1547,106 @@ static void test_stale_checkpoint_temps_removed(void **state)
 	assert_int_equal(faccessat(AT_FDCWD, link, F_OK, AT_SYMLINK_NOFOLLOW), 0);
 }
 
+/* Marks ns/@name reserved for a pod (the claim is in use). */
+static void reserve_claim(struct env *x, const char *name)
+{
+	char key[128];
+	struct json_object *c, *status;
+
+	snprintf(key, sizeof(key), "ns/%s", name);
+	assert_true(json_object_object_get_ex(x->store.claims, key, &c));
+	assert_true(json_object_object_get_ex(c, "status", &status));
+	json_object_object_add(status, "reservedFor",
+			       json_tokener_parse("[{\"resource\":\"pods\",\"name\":\"p\","
+						  "\"uid\":\"1\"}]"));
+}
+
+static void on_check_done(void *userdata)
+{
+	*(bool *)userdata = true;
+}
+
+static void check_once(struct env *x, struct stale_check *sc)
+{
+	bool done = false;
+
+	assert_int_equal(stale_check_run(sc, on_check_done, &done), 0);
+	assert_int_equal(stale_check_run(sc, NULL, NULL), -EBUSY);	/* one at a time */
+	while (!done)
+		uv_run(&x->loop, UV_RUN_ONCE);
+}
+
+/* The stale-claim check's I/O shell (stale_check.h) over the engine: a claim
+ * the store says is gone is unprepared (devices, spec, entry), without a
+ * status write; one reserved for nobody only at the second check (the grace
+ * period, 0 here, counts from the first sight); one the store cannot answer
+ * about and one in use stay; the kubelet's later unprepare succeeds. */
+static void test_stale_check(void **state)
+{
+	struct env *x = *state;
+	struct claims_ref refs[] = { { "ns", "a", UID_A }, { "ns", "b", UID_B },
+				     { "ns", "c", UID_C }, { "ns", "d", UID_D } };
+	struct stale_check_config cfg = { x->e, &x->store.base, DRV, POOL, 0 };
+	const struct stale_check_metrics *m;
+	struct stale_check *sc;
+	struct outcome o;
+	int status_writes, unprepares;
+
+	put_simple(x, "a", UID_A, 0, false);
+	put_simple(x, "b", UID_B, 1, false);
+	put_simple(x, "c", UID_C, 2, false);
+	put_simple(x, "d", UID_D, 3, false);
+	reserve_claim(x, "a");
+	reserve_claim(x, "c");
+	reserve_claim(x, "d");
+	run(x, false, refs, 4, &o);
+	for (int i = 0; i < 4; i++)
+		assert_null(o.error[i]);
+	outcome_free(&o);
+	assert_int_equal(stale_check_new(&cfg, &sc), 0);
+	m = stale_check_metrics(sc);
+	status_writes = x->store.status_writes;
+
+	/* d is deleted; c cannot be read */
+	json_object_object_del(x->store.claims, "ns/d");
+	x->store.fail_key = "ns/c";
+	check_once(x, sc);
+	assert_int_equal(m->runs, 1);
+	assert_int_equal(m->collected[STALE_GONE], 1);
+	assert_int_equal(m->collected[STALE_UNRESERVED], 0);
+	assert_false(spec_exists(x, UID_D));
+	assert_true(spec_exists(x, UID_B) && spec_exists(x, UID_C) && spec_exists(x, UID_A));
+	assert_int_equal(claims_engine_n_claims(x->e), 3);
+	assert_int_equal(x->store.status_writes, status_writes);	/* none for d */
+
+	/* b has been reserved for nobody since the first check */
+	check_once(x, sc);
+	assert_int_equal(m->collected[STALE_UNRESERVED], 1);
+	assert_false(spec_exists(x, UID_B));
+	assert_true(spec_exists(x, UID_C));	/* still no answer: kept */
+	assert_int_equal(claims_engine_n_claims(x->e), 2);
+	assert_int_equal(m->collect_failed, 0);
+	assert_false(atomic_load(&fake.bad_undo));	/* undone with their own undo state */
+
+	/* the kubelet unprepares them later: nothing to do, success */
+	unprepares = atomic_load(&fake.unprepares);
+	run(x, true, (struct claims_ref[]){ refs[1], refs[3] }, 2, &o);
+	assert_null(o.error[0]);
+	assert_null(o.error[1]);
+	outcome_free(&o);
+	assert_int_equal(atomic_load(&fake.unprepares), unprepares);
+
+	/* answered again: c is in use, a too */
+	x->store.fail_key = NULL;
+	check_once(x, sc);
+	assert_int_equal(m->runs, 3);
+	assert_int_equal(claims_engine_n_claims(x->e), 2);
+	assert_int_equal(m->collected[STALE_GONE] + m->collected[STALE_UNRESERVED], 2);
+	stale_check_free(sc);
+	run(x, true, refs, 3, &o);
+	outcome_free(&o);
+}
+
 static void test_one_agent_per_checkpoint(void **state)
 {
 	struct env *x = *state;
@@ -1577,6 +1681,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_recovery, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt_checkpoint, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_agent_per_checkpoint, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stale_check, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unprepare_logs_its_devices, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_checkpoint_temps_removed, setup,
 						teardown),

@@ -24,6 +24,7 @@
 #include <uv.h>
 
 #include "agent/kubelet/grpc_client.h"
+#include "agent/kubelet/grpc_metrics.h"
 #include "agent/kubelet/grpc_server.h"
 #include "stuck_client.h"
 
@@ -37,7 +38,20 @@ struct fixture {
 	enum grpc_status cancel_reason;
 	bool close_in_handler;
 	struct grpc_call *hung;
+	struct grpc_metrics metrics;	/* the server counts its calls here */
 };
+
+/* Calls of @method counted with @code (-1: with any code). */
+static uint64_t counted(const struct fixture *f, const char *method, int code)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < f->metrics.n; i++)
+		for (int c = 0; c < GRPC_METRICS_N_CODES; c++)
+			if (!strcmp(f->metrics.methods[i].method, method) && (code < 0 || c == code))
+				n += f->metrics.methods[i].by_code[c];
+	return n;
+}
 
 /* ---- running a client on another thread ---- */
 
@@ -183,6 +197,7 @@ static int setup_with(void **state, const struct grpc_server_limits *limits)
 	assert_non_null(mkdtemp(f->dir));
 	snprintf(f->path, sizeof(f->path), "%s/a/b/test.sock", f->dir);
 	assert_int_equal(grpc_server_new(&f->loop, limits, &f->srv), 0);
+	grpc_server_set_metrics(f->srv, &f->metrics);
 	grpc_server_add_method(f->srv, "/t.T/Echo", GRPC_UNARY, h_echo, f);
 	grpc_server_add_method(f->srv, "/t.T/Slow", GRPC_UNARY, h_slow, f);
 	grpc_server_add_method(f->srv, "/t.T/Hang", GRPC_UNARY, h_hang, f);
@@ -210,6 +225,7 @@ static int teardown(void **state)
 	assert_int_equal(uv_loop_close(&f->loop), 0);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
 	assert_int_equal(system(cmd), 0);
+	grpc_metrics_clear(&f->metrics);
 	free(f);
 	return 0;
 }
@@ -343,6 +359,8 @@ static void test_unary_calls(void **state)
 		assert_int_equal(c.status[i], GRPC_STATUS_OK);
 		assert_int_equal(c.lens[i], 5);
 	}
+	assert_int_equal(counted(f, "/t.T/Echo", GRPC_STATUS_OK), c.n);
+	assert_int_equal(counted(f, "/t.T/Echo", -1), c.n);
 	print_message("echo over the socket: first %lld ms, last %lld ms\n",
 		      (long long)c.ms[0], (long long)c.ms[c.n - 1]);
 }
@@ -355,6 +373,9 @@ static void test_unknown_method(void **state)
 	run_client(f, do_calls, &c);
 	assert_int_equal(c.errs[0], 0);
 	assert_int_equal(c.status[0], GRPC_STATUS_UNIMPLEMENTED);
+	/* counted under "unknown": the table holds only methods the server serves */
+	assert_int_equal(counted(f, GRPC_METRICS_UNKNOWN_METHOD, GRPC_STATUS_UNIMPLEMENTED), 1);
+	assert_int_equal(counted(f, "/t.T/Nope", -1), 0);
 }
 
 static void test_deadline(void **state)
@@ -370,6 +391,33 @@ static void test_deadline(void **state)
 		uv_run(&f->loop, UV_RUN_ONCE);
 	assert_true(f->cancel_reason == GRPC_STATUS_DEADLINE_EXCEEDED ||
 		    f->cancel_reason == GRPC_STATUS_CANCELLED);
+	/* once, with the status that ended it, although the handler replied later */
+	while (!counted(f, "/t.T/Hang", -1))
+		uv_run(&f->loop, UV_RUN_ONCE);
+	assert_int_equal(counted(f, "/t.T/Hang", -1), 1);
+	assert_int_equal(counted(f, "/t.T/Hang", GRPC_STATUS_DEADLINE_EXCEEDED) +
+			 counted(f, "/t.T/Hang", GRPC_STATUS_CANCELLED), 1);
+}
+
+static void test_metrics_table(void **state)
+{
+	struct grpc_metrics m = { 0 };
+
+	(void)state;
+	grpc_metrics_count(&m, "/a.A/X", GRPC_STATUS_OK);
+	grpc_metrics_count(&m, "/a.A/X", GRPC_STATUS_OK);
+	grpc_metrics_count(&m, "/a.A/Y", GRPC_STATUS_INTERNAL);
+	grpc_metrics_count(&m, NULL, 99);	/* no method, no such code */
+	grpc_metrics_count(NULL, "/a.A/X", 0);	/* no table: nothing */
+	assert_int_equal(m.n, 3);
+	assert_string_equal(m.methods[0].method, "/a.A/X");
+	assert_int_equal(m.methods[0].by_code[GRPC_STATUS_OK], 2);
+	assert_int_equal(m.methods[1].by_code[GRPC_STATUS_INTERNAL], 1);
+	assert_string_equal(m.methods[2].method, GRPC_METRICS_UNKNOWN_METHOD);
+	assert_int_equal(m.methods[2].by_code[GRPC_STATUS_UNKNOWN], 1);
+	grpc_metrics_clear(&m);
+	assert_int_equal(m.n, 0);
+	grpc_metrics_clear(&m);
 }
 
 static void test_close_waits_for_calls(void **state)
@@ -661,6 +709,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_listen_refuses_live_socket, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_method, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deadline, setup, teardown),
+		cmocka_unit_test(test_metrics_table),
 		cmocka_unit_test_setup_teardown(test_close_waits_for_calls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_close_grace_expires, setup_short_grace,
 						teardown),

@@ -21,7 +21,9 @@
 #include <cmocka.h>
 
 #include "agent/slices/build.h"
+#include "agent/kube/client.h"
 #include "agent/kube/store_open.h"
+#include "agent/slices/sync.h"
 
 struct server {
 	pid_t pid;
@@ -222,6 +224,12 @@ static void test_publish_and_destroy_in_flight(void **state)
 	assert_int_equal(stats.creates, 2);
 	assert_int_equal(stats.lists, 1);
 	assert_int_equal(stats.watches, 1);
+	/* the metrics' counts: writes by result, requests by verb and status */
+	assert_int_equal(stats.slice_writes[SLICE_OP_CREATE][STORE_WRITE_OK], 2);
+	assert_int_equal(stats.slice_writes[SLICE_OP_CREATE][STORE_WRITE_ERROR], 0);
+	assert_non_null(stats.requests_by);
+	assert_int_equal(stats.requests_by->by_verb_status[KUBE_VERB_POST][201], 2);
+	assert_true(stats.requests_by->by_verb_status[KUBE_VERB_GET][200] >= 2);	/* node, list */
 	/* a device appears: one bump */
 	d = desired(201);
 	assert_int_equal(st->ops->publish(st, "gpu.dralet.dev", d), 0);
@@ -230,6 +238,8 @@ static void test_publish_and_destroy_in_flight(void **state)
 	assert_int_equal(sy.generation, 2);
 	store_get_stats(st, &stats);
 	assert_int_equal(stats.updates, 2);
+	assert_int_equal(stats.slice_writes[SLICE_OP_UPDATE][STORE_WRITE_OK], 2);
+	assert_int_equal(stats.requests_by->by_verb_status[KUBE_VERB_PUT][200], 2);
 	/* destroy with a publish and a claim in flight: no callbacks afterwards */
 	struct claim_result late = { 0 };
 	d = desired(5);

@@ -14,6 +14,7 @@
 
 #include "agent/slices/build.h"
 #include "agent/kube/store_open.h"
+#include "agent/slices/sync.h"
 
 static char dir[64];
 
@@ -137,6 +138,8 @@ static void test_publish_semantics(void **state)
 	struct store_stats stats;
 	store_get_stats(st, &stats);
 	assert_int_equal(stats.creates, 2);
+	assert_int_equal(stats.slice_writes[SLICE_OP_CREATE][STORE_WRITE_OK], 2);
+	assert_null(stats.requests_by);	/* no apiserver */
 	/* unchanged content: no write */
 	assert_int_equal(st->ops->publish(st, "net.dralet.dev", d), 0);
 	store_get_stats(st, &stats);
