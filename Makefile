@@ -148,7 +148,9 @@ $(BUILD)/tests/%_umockdev: tests/unit/%_umockdev.c $(BUILD)/libdralet.a $(TEST_S
 $(BUILD)/tests/lib/%.so: $$(wildcard tests/lib/%/*.c) $$(wildcard tests/lib/%/*.h) $(wildcard include/dralet/*.h)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(filter-out $(SANFLAGS),$(BACKEND_CFLAGS)) -shared \
-		-o $@ $(filter %.c,$^) $(shell pkg-config --libs json-c)
+		-o $@ $(filter tests/lib/$*/%.c,$^) $(shell pkg-config --libs json-c)
+# built from the fake NVML's source (#include), with the event calls left out
+$(BUILD)/tests/lib/fake-nvml-no-events.so: tests/lib/fake-nvml/fake_nvml.c
 
 $(BUILD)/tests/sim/%: tests/sim/%.c
 	@mkdir -p $(dir $@)
