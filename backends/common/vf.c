@@ -79,12 +79,14 @@ static bool link_down(const char *operstate)
 	return operstate && (!strcmp(operstate, "down") || !strcmp(operstate, "lowerlayerdown"));
 }
 
-/* Health from the discovery's facts, read a moment ago: for probe. */
+/* Health from the discovery's facts, read a moment ago: for probe. It
+ * judges as health_now does, so the first health round changes nothing (a
+ * flip would be one more slice write for every rediscovery). */
 static int health_at_probe(const struct dralet_pci_func *vf)
 {
 	const struct dralet_netdev *pf_net = first_netdev(vf->physfn);
 
-	if (!vf->driver || !vf->physfn)
+	if (!vf->physfn)
 		return DRALET_HEALTH_UNHEALTHY;
 	return pf_net && link_down(pf_net->operstate) ? DRALET_HEALTH_UNHEALTHY
 						       : DRALET_HEALTH_HEALTHY;
