@@ -20,11 +20,13 @@ struct claims_state {
 	uint64_t failed;	/* the version whose write failed last */
 	int failed_err;
 	bool writing;
+	enum atomic_file_sync sync;
 	struct atomic_file file;	/* the write in progress (one at a time: writing) */
 	uint64_t writes;
 };
 
-int claims_state_new(const char *dir, struct checkpoint *ck, struct claims_state **ret_state)
+int claims_state_new(const char *dir, struct checkpoint *ck, enum atomic_file_sync sync,
+		     struct claims_state **ret_state)
 {
 	struct claims_state *s = calloc(1, sizeof(*s));
 
@@ -35,6 +37,7 @@ int claims_state_new(const char *dir, struct checkpoint *ck, struct claims_state
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->written, NULL);
 	s->ck = ck;
+	s->sync = sync;
 	*ret_state = s;
 	return 0;
 }
@@ -87,6 +90,8 @@ int claims_state_sync(struct claims_state *s)
 		uint64_t v = s->version;
 
 		r = atomic_file_begin(&s->file, s->dir, CHECKPOINT_FILE_NAME, 0600);
+		if (!r)
+			s->file.sync = s->sync;
 		if (!r && (r = checkpoint_write(s->ck, s->file.out)) < 0)
 			r = atomic_file_fail(&s->file, r);	/* ENOSPC, not EIO */
 		if (r < 0)

@@ -82,6 +82,7 @@ int atomic_file_begin(struct atomic_file *af, const char *dir, const char *name,
 	}
 	setvbuf(af->out, NULL, _IOFBF, ATOMIC_FILE_BUFFER);
 	af->mode = mode;
+	af->sync = ATOMIC_FILE_SYNC_DIR;
 	return 0;
 }
 
@@ -114,7 +115,7 @@ int atomic_file_commit(struct atomic_file *af)
 		r = af->write_errno ? -af->write_errno : -EIO;
 	if (!r && fchmod(af->fd, af->mode) < 0)
 		r = -errno;
-	if (!r && fsync(af->fd) < 0)
+	if (!r && af->sync != ATOMIC_FILE_SYNC_NONE && fsync(af->fd) < 0)
 		r = -errno;
 	if (fclose(af->out) != 0 && !r)
 		r = -errno;
@@ -125,23 +126,31 @@ int atomic_file_commit(struct atomic_file *af)
 		unlink(af->tmp);
 		return r;
 	}
-	return fsync_dir(af->dir);
+	return af->sync == ATOMIC_FILE_SYNC_DIR ? fsync_dir(af->dir) : 0;
 }
 
-int atomic_file_produce(const char *dir, const char *name, mode_t mode, atomic_file_writer write,
-			void *userdata)
+static int produce(const char *dir, const char *name, mode_t mode, enum atomic_file_sync sync,
+		   atomic_file_writer write, void *userdata)
 {
 	struct atomic_file *af = malloc(sizeof(*af));	/* 12 KiB of paths: not on the stack */
 	int r = af ? atomic_file_begin(af, dir, name, mode) : -ENOMEM;
 
-	if (!r)
+	if (!r) {
+		af->sync = sync;
 		r = write(userdata, af->out);
+	}
 	if (!r)
 		r = atomic_file_commit(af);
 	else if (af && af->out)
 		r = atomic_file_fail(af, r);
 	free(af);
 	return r;
+}
+
+int atomic_file_produce(const char *dir, const char *name, mode_t mode, atomic_file_writer write,
+			void *userdata)
+{
+	return produce(dir, name, mode, ATOMIC_FILE_SYNC_DIR, write, userdata);
 }
 
 struct bytes {
@@ -155,11 +164,17 @@ static int write_bytes(void *userdata, FILE *out)
 	return !b->len || fwrite(b->data, 1, b->len, out) == b->len ? 0 : -EIO;
 }
 
+int atomic_file_write_sync(const char *dir, const char *name, const void *data, size_t len,
+			   mode_t mode, enum atomic_file_sync sync)
+{
+	struct bytes b = { data, len };
+	return produce(dir, name, mode, sync, write_bytes, &b);
+}
+
 int atomic_file_write(const char *dir, const char *name, const void *data, size_t len,
 		      mode_t mode)
 {
-	struct bytes b = { data, len };
-	return atomic_file_produce(dir, name, mode, write_bytes, &b);
+	return atomic_file_write_sync(dir, name, data, len, mode, ATOMIC_FILE_SYNC_DIR);
 }
 
 int atomic_file_remove(const char *dir, const char *name)
@@ -255,6 +270,31 @@ int atomic_file_remove_stale(const char *dir, atomic_file_name_filter ours, void
 	return removed;
 }
 
+/* mkdir of @buf (modified in place, restored), its missing parents first. */
+static int mkdirs_up(char *buf, mode_t mode)
+{
+	char *slash;
+	int r;
+
+	if (mkdir(buf, mode) == 0 || errno == EEXIST)
+		return 0;
+	if (errno != ENOENT)
+		return -errno;
+	slash = strrchr(buf, '/');
+	while (slash && slash > buf && slash[-1] == '/')
+		slash--;
+	if (!slash || slash == buf)
+		return -ENOENT;	/* a missing root or current directory */
+	*slash = '\0';
+	r = mkdirs_up(buf, mode);
+	*slash = '/';
+	if (r < 0)
+		return r;
+	if (mkdir(buf, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
 int atomic_file_mkdirs(const char *path, mode_t mode)
 {
 	char buf[4096];
@@ -263,15 +303,7 @@ int atomic_file_mkdirs(const char *path, mode_t mode)
 	if (len == 0 || len >= sizeof(buf))
 		return -EINVAL;
 	memcpy(buf, path, len + 1);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, mode) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(buf, mode) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
+	while (len > 1 && buf[len - 1] == '/')
+		buf[--len] = '\0';
+	return mkdirs_up(buf, mode);
 }
