@@ -52,9 +52,11 @@ int dralet_pci_driver(struct dralet_backend_ctx *ctx, const char *address, char 
 		buf[0] = '\0';
 	if (!valid_address(address))
 		return -EINVAL;
-	if (!present(node, address))
-		return -ENODEV;
+	/* a driver link that reads is a function that is there: the presence check
+	 * (the vendor file) only tells "gone" from "no driver" */
 	r = hal_pci_driver(node, address, buf, size);
+	if (r >= 0 && !buf[0] && !present(node, address))
+		return -ENODEV;
 	return r < 0 ? r : (int)strlen(buf);
 }
 
@@ -67,11 +69,12 @@ int dralet_pci_binding(struct dralet_backend_ctx *ctx, const char *address, char
 
 	if (bad_address(ctx, address))
 		return -EINVAL;
-	if (!present(node, address)) {
+	/* as dralet_pci_driver: the link first, the presence only without one */
+	r = hal_pci_driver(node, address, driver, driver_size);
+	if (r >= 0 && !driver[0] && !present(node, address)) {
 		dralet_ctx_error(ctx, "%s is gone", address);
 		return -ENODEV;
 	}
-	r = hal_pci_driver(node, address, driver, driver_size);
 	if (r >= 0)
 		r = hal_pci_driver_override(node, address, override, override_size);
 	if (r < 0)

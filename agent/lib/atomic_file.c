@@ -25,8 +25,11 @@ static int fsync_dir(const char *dir)
 	return r;
 }
 
-/* stdio's 4 KiB would mean hundreds of writes for a large checkpoint */
-#define ATOMIC_FILE_BUFFER (64u << 10)
+/* stdio's own buffer (8 KiB for a cookie stream: setvbuf ignores the size
+ * without a buffer) would mean hundreds of writes for a large checkpoint;
+ * under `dralet run`'s mmap threshold (64 KiB, cmd_run.c) so that it comes
+ * from the heap, not from an mmap and munmap per file */
+#define ATOMIC_FILE_BUFFER (56u << 10)
 
 /* stdio keeps only an error flag; the cookie keeps the errno behind it */
 static ssize_t cookie_write(void *cookie, const char *buf, size_t size)
@@ -61,6 +64,7 @@ int atomic_file_begin(struct atomic_file *af, const char *dir, const char *name,
 	int fd;
 
 	af->out = NULL;
+	af->buf = NULL;
 	af->fd = -1;
 	af->write_errno = 0;
 	if (!dir || !name || strchr(name, '/'))
@@ -73,14 +77,17 @@ int atomic_file_begin(struct atomic_file *af, const char *dir, const char *name,
 	if (fd < 0)
 		return -errno;
 	af->fd = fd;
-	af->out = fopencookie(af, "w", io);
+	af->buf = malloc(ATOMIC_FILE_BUFFER);
+	af->out = af->buf ? fopencookie(af, "w", io) : NULL;
 	if (!af->out) {
-		int r = -errno;
+		int r = af->buf ? -errno : -ENOMEM;
+		free(af->buf);
+		af->buf = NULL;
 		close(fd);
 		unlink(af->tmp);
 		return r;
 	}
-	setvbuf(af->out, NULL, _IOFBF, ATOMIC_FILE_BUFFER);
+	setvbuf(af->out, af->buf, _IOFBF, ATOMIC_FILE_BUFFER);
 	af->mode = mode;
 	af->sync = ATOMIC_FILE_SYNC_DIR;
 	return 0;
@@ -92,6 +99,8 @@ void atomic_file_abort(struct atomic_file *af)
 		return;
 	fclose(af->out);
 	af->out = NULL;
+	free(af->buf);
+	af->buf = NULL;
 	unlink(af->tmp);
 }
 
@@ -120,6 +129,8 @@ int atomic_file_commit(struct atomic_file *af)
 	if (fclose(af->out) != 0 && !r)
 		r = -errno;
 	af->out = NULL;
+	free(af->buf);
+	af->buf = NULL;
 	if (!r && rename(af->tmp, af->target) < 0)
 		r = -errno;
 	if (r) {

@@ -34,6 +34,7 @@ enum atomic_file_sync {
  */
 struct atomic_file {
 	FILE *out;		/* the temporary file; buffered */
+	char *buf;		/* its buffer (owned; freed when it is closed) */
 	int fd;			/* under ->out */
 	int write_errno;	/* of the first failed write(2) to ->out, 0 when none */
 	mode_t mode;

@@ -26,6 +26,15 @@ int fsync(int fd)
 	return (int)syscall(SYS_fsync, fd);
 }
 
+/* write(2) to one file descriptor, counted (the same way) */
+static int count_fd = -1, n_writes;
+ssize_t write(int fd, const void *buf, size_t n)
+{
+	if (fd == count_fd)
+		n_writes++;
+	return syscall(SYS_write, fd, buf, n);
+}
+
 static char *read_text(const char *dir, const char *name)
 {
 	char path[4096], *text = NULL;
@@ -310,6 +319,29 @@ static void test_mkdirs(void **state)
 	assert_int_equal(atomic_file_mkdirs("", 0755), -EINVAL);
 }
 
+/* A streamed file goes out in large writes, not stdio's 8 KiB: 48 KiB in
+ * small pieces is one write(2). */
+static void test_streamed_in_large_writes(void **state)
+{
+	const char *dir = *state;
+	struct atomic_file af;
+	char piece[100];
+	char *text;
+
+	memset(piece, 'x', sizeof(piece));
+	assert_int_equal(atomic_file_begin(&af, dir, "big", 0600), 0);
+	count_fd = af.fd;
+	n_writes = 0;
+	for (int i = 0; i < 480; i++)
+		assert_int_equal(fwrite(piece, 1, sizeof(piece), af.out), sizeof(piece));
+	assert_int_equal(atomic_file_commit(&af), 0);
+	count_fd = -1;
+	assert_int_equal(n_writes, 1);
+	assert_non_null(text = read_text(dir, "big"));
+	assert_int_equal(strlen(text), 48000);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -321,6 +353,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_full_disk_is_enospc, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sync_levels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mkdirs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_streamed_in_large_writes, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
