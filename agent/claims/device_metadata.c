@@ -236,11 +236,16 @@ char *device_metadata_render(const struct device_metadata_claim *c, const char *
 int device_metadata_write(const char *state_dir, const struct device_metadata_claim *c,
 			  const char *request, const char *text, enum atomic_file_sync sync)
 {
-	char dir[4096];
+	char dir[4096], parent[4096];
 	int r = request_dir(state_dir, c, request, dir, sizeof(dir));
 
-	if (r < 0 || (r = atomic_file_mkdirs(dir, 0755)) < 0)
+	/* the claim's directory, then the request's: two mkdirs for a new claim */
+	if (r < 0 || (r = claim_dir(state_dir, c->namespace_, c->name, parent,
+				    sizeof(parent))) < 0 ||
+	    (r = atomic_file_mkdirs(parent, 0755)) < 0)
 		return r;
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
 	return atomic_file_write_sync(dir, FILE_NAME, text, strlen(text), 0644, sync);
 }
 
