@@ -52,11 +52,9 @@ int dralet_pci_driver(struct dralet_backend_ctx *ctx, const char *address, char 
 		buf[0] = '\0';
 	if (!valid_address(address))
 		return -EINVAL;
-	/* a driver link that reads is a function that is there: the presence check
-	 * (the vendor file) only tells "gone" from "no driver" */
-	r = hal_pci_driver(node, address, buf, size);
-	if (r >= 0 && !buf[0] && !present(node, address))
+	if (!present(node, address))
 		return -ENODEV;
+	r = hal_pci_driver(node, address, buf, size);
 	return r < 0 ? r : (int)strlen(buf);
 }
 
@@ -69,7 +67,9 @@ int dralet_pci_binding(struct dralet_backend_ctx *ctx, const char *address, char
 
 	if (bad_address(ctx, address))
 		return -EINVAL;
-	/* as dralet_pci_driver: the link first, the presence only without one */
+	/* a driver link that reads is a function that is there (the kernel removes
+	 * the link when it unbinds, before the function goes): the presence check
+	 * (the vendor file) only tells "gone" from "no driver" */
 	r = hal_pci_driver(node, address, driver, driver_size);
 	if (r >= 0 && !driver[0] && !present(node, address)) {
 		dralet_ctx_error(ctx, "%s is gone", address);
