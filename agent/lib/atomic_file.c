@@ -188,17 +188,6 @@ int atomic_file_write(const char *dir, const char *name, const void *data, size_
 	return atomic_file_write_sync(dir, name, data, len, mode, ATOMIC_FILE_SYNC_DIR);
 }
 
-int atomic_file_remove(const char *dir, const char *name)
-{
-	char target[4096];
-
-	if (snprintf(target, sizeof(target), "%s/%s", dir, name) >= (int)sizeof(target))
-		return -ENAMETOOLONG;
-	if (unlink(target) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	return fsync_dir(dir);
-}
-
 int atomic_file_read(const char *path, size_t max, char **ret_data, size_t *ret_len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -69,8 +69,6 @@ int atomic_file_write(const char *dir, const char *name, const void *data, size_
 int atomic_file_write_sync(const char *dir, const char *name, const void *data, size_t len,
 			   mode_t mode, enum atomic_file_sync sync);
 
-/* Removes <dir>/<name> and fsyncs the directory; a missing file is fine. */
-int atomic_file_remove(const char *dir, const char *name);
 
 /* Reads a whole file (at most @max bytes) into a NUL-terminated malloc'd
  * buffer; *ret_len excludes the NUL. -ENOENT when missing, -EFBIG when larger. */
