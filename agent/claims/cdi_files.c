@@ -22,14 +22,18 @@ int cdi_files_write(const char *dir, const char *file, struct json_object *spec)
 
 	if (!text)
 		return -ENOMEM;
-	r = atomic_file_write(dir, file, text, strlen(text), 0644);
+	r = atomic_file_write_sync(dir, file, text, strlen(text), 0644, ATOMIC_FILE_SYNC_FILE);
 	free(text);
 	return r;
 }
 
 int cdi_files_remove(const char *dir, const char *file)
 {
-	return atomic_file_remove(dir, file);
+	char path[4096];
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
 }
 
 bool cdi_files_exists(const char *dir, const char *file)

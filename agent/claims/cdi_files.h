@@ -11,9 +11,17 @@
 #include <stddef.h>
 #include <json-c/json.h>
 
-/* Writes @spec as <dir>/<file> (temp file, fsync, rename). 0 or -errno. */
+/*
+ * Writes @spec as <dir>/<file> (temp file, fsync, rename; the directory is
+ * not fsynced). A runtime never reads a torn spec, and after a power loss
+ * the spec is whole or missing: missing, the start writes it again from the
+ * checkpoint (or the claim died with the boot); whole, the start removes it
+ * when no claim owns it. 0 or -errno.
+ */
 int cdi_files_write(const char *dir, const char *file, struct json_object *spec);
-/* Removes <dir>/<file>; a missing file is fine. */
+/* Removes <dir>/<file>; a missing file is fine. Not fsynced: a spec that
+ * comes back after a power loss is one no claim owns, which the start
+ * removes. */
 int cdi_files_remove(const char *dir, const char *file);
 bool cdi_files_exists(const char *dir, const char *file);
 

@@ -234,14 +234,19 @@ char *device_metadata_render(const struct device_metadata_claim *c, const char *
 }
 
 int device_metadata_write(const char *state_dir, const struct device_metadata_claim *c,
-			  const char *request, const char *text)
+			  const char *request, const char *text, enum atomic_file_sync sync)
 {
-	char dir[4096];
+	char dir[4096], parent[4096];
 	int r = request_dir(state_dir, c, request, dir, sizeof(dir));
 
-	if (r < 0 || (r = atomic_file_mkdirs(dir, 0755)) < 0)
+	/* the claim's directory, then the request's: two mkdirs for a new claim */
+	if (r < 0 || (r = claim_dir(state_dir, c->namespace_, c->name, parent,
+				    sizeof(parent))) < 0 ||
+	    (r = atomic_file_mkdirs(parent, 0755)) < 0)
 		return r;
-	return atomic_file_write(dir, FILE_NAME, text, strlen(text), 0644);
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return atomic_file_write_sync(dir, FILE_NAME, text, strlen(text), 0644, sync);
 }
 
 /* Removes the files and directories below @dir (one level of request directories,
@@ -290,6 +295,33 @@ int device_metadata_remove(const char *state_dir, const char *namespace_, const 
 	int r = claim_dir(state_dir, namespace_, name, dir, sizeof(dir));
 
 	return r < 0 ? r : remove_claim_dir(dir);
+}
+
+int device_metadata_remove_requests(const char *state_dir, const char *namespace_,
+				    const char *name, const char *const *requests, size_t n)
+{
+	struct device_metadata_claim c = { .namespace_ = namespace_, .name = name };
+	char dir[4096], path[4200];
+	int r = claim_dir(state_dir, namespace_, name, dir, sizeof(dir));
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		char req[4096];
+
+		/* a request seen before (two devices, or "r/a" and "r/b") is gone already */
+		if (request_dir(state_dir, &c, requests[i], req, sizeof(req)) < 0 ||
+		    snprintf(path, sizeof(path), "%s/" FILE_NAME, req) >= (int)sizeof(path))
+			continue;
+		if (unlink(path) < 0 && errno != ENOENT)
+			break;
+		if (rmdir(req) < 0 && errno != ENOENT)
+			break;
+	}
+	if (rmdir(dir) == 0 || errno == ENOENT)
+		return 0;
+	/* something else is in it (a request not named, a crash's temporary file) */
+	return remove_claim_dir(dir);
 }
 
 int device_metadata_remove_others(const char *state_dir,

@@ -29,6 +29,8 @@
 #include <json-c/json.h>
 #include <dralet/device.h>
 
+#include "agent/lib/atomic_file.h"
+
 #define DEVICE_METADATA_CONTAINER_DIR "/var/run/kubernetes.io/dra-device-attributes"
 #define DEVICE_METADATA_HOST_SUBDIR "dra-device-metadata"
 
@@ -65,13 +67,18 @@ int device_metadata_container_path(const struct device_metadata_claim *c, const 
 char *device_metadata_render(const struct device_metadata_claim *c, const char *request,
 			     const struct device_metadata_device *devices, size_t n_devices);
 
-/* Writes @text as the file of @request, durably (atomic_file), creating the
- * directories. */
+/* Writes @text as the file of @request atomically, as durable as @sync says
+ * (atomic_file.h), creating the directories. */
 int device_metadata_write(const char *state_dir, const struct device_metadata_claim *c,
-			  const char *request, const char *text);
+			  const char *request, const char *text, enum atomic_file_sync sync);
 
 /* Removes every metadata file of the claim and its directories; none is fine. */
 int device_metadata_remove(const char *state_dir, const char *namespace_, const char *name);
+/* The same, cheaper when the claim's requests are known (@requests, full or base
+ * names, repeats allowed): their files and directories by name, no listing; what
+ * else is left in the claim's directory is then removed as above. */
+int device_metadata_remove_requests(const char *state_dir, const char *namespace_,
+				    const char *name, const char *const *requests, size_t n);
 
 /* Removes the directories of claims @keep does not know (after a restart: claims
  * unprepared or dropped while the agent was down). @keep gets "<namespace>_<claim>".

@@ -730,6 +730,33 @@ static int take_lock(struct claims_engine *e, bool wait)
 	return 0;
 }
 
+/*
+ * How durable the engine's files need to be. A process crash loses nothing
+ * that was renamed into place: the page cache outlives the process, so the
+ * write order alone makes every crash point recoverable (docs/claims.md,
+ * "Checkpoint"). fsync only matters across a power loss or a kernel crash,
+ * and that is a new boot: with the boot ID known, the start drops every claim
+ * of the old boot without touching hardware (recovery.h) and removes their
+ * spec and metadata files. So, with the boot ID known:
+ *   - the checkpoint is fsynced before its rename (one fsync per write) so
+ *     that after a power loss it is the old or the new version, whole, and
+ *     its boot ID readable; its directory is not: either version names the
+ *     old boot. A torn one would be "unreadable", whose recovery keeps
+ *     every spec file instead of removing them.
+ *   - device metadata files are not fsynced at all: bind-mounted into the
+ *     containers of this boot only.
+ *   - CDI specs: cdi_files.h (fsynced, whole or missing after a power loss).
+ * Without a boot ID a power loss looks like a restart, and the claims it
+ * finds are kept: then everything is fsynced, directories too.
+ */
+static void durable_enough(struct claims_engine *e)
+{
+	bool boot_known = e->boot_id[0] != '\0';
+
+	e->ckpt_sync = boot_known ? ATOMIC_FILE_SYNC_FILE : ATOMIC_FILE_SYNC_DIR;
+	e->metadata_sync = boot_known ? ATOMIC_FILE_SYNC_NONE : ATOMIC_FILE_SYNC_DIR;
+}
+
 int claims_engine_new(const struct claims_engine_config *cfg, struct claims_engine **ret_engine,
 		      struct claims_recovery_stats *ret_stats)
 {
@@ -769,6 +796,7 @@ int claims_engine_new(const struct claims_engine_config *cfg, struct claims_engi
 		claims_engine_free(e);
 		return -ENOMEM;
 	}
+	durable_enough(e);
 	if ((r = atomic_file_mkdirs(e->state_dir, 0750)) < 0 ||
 	    (r = atomic_file_mkdirs(e->cdi_dir, 0755)) < 0) {
 		log_error("driver %s: cannot create %s or %s: %s", e->driver, e->state_dir,

@@ -17,6 +17,7 @@
 #include "agent/claims/claim_plan.h"
 #include "agent/claims/engine.h"
 #include "agent/claims/state.h"
+#include "agent/lib/atomic_file.h"
 #include "agent/lib/err_msg.h"
 
 struct engine_device {
@@ -37,6 +38,9 @@ struct claims_engine {
 	uv_loop_t *loop;
 	struct store *store;
 	char *driver, *pool, *vendor, *state_dir, *cdi_dir, *boot_id;
+	/* What of a checkpoint and a device metadata write must survive a power
+	 * loss (engine.c, durable_enough) */
+	enum atomic_file_sync ckpt_sync, metadata_sync;
 	struct device_set *set;		/* a reference: what devices[] points into */
 	struct engine_device *devices;	/* one per device of the set, in its order (by name) */
 	size_t n_devices;

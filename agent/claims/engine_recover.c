@@ -288,7 +288,7 @@ int engine_recover(struct claims_engine *e, struct claims_recovery_stats *st)
 			ck->driver = d;
 		}
 	}
-	r = claims_state_new(e->state_dir, ck, &e->state);
+	r = claims_state_new(e->state_dir, ck, e->ckpt_sync, &e->state);
 	if (r < 0)
 		goto out;
 	ck = NULL;

@@ -154,7 +154,24 @@ int engine_remove_claim_files(struct claims_engine *e, const struct ckpt_claim *
 	/* metadata files hold no device: one left behind is only logged, and the
 	 * next start removes it (engine_recover.c) */
 	if (c->namespace_ && *c->namespace_ && c->name && *c->name) {
-		int r = device_metadata_remove(e->state_dir, c->namespace_, c->name);
+		const char **requests = NULL;
+		size_t n = 0;
+		int r;
+
+		for (size_t i = 0; i < c->n_devices; i++)
+			n += c->devices[i].n_requests;
+		/* by name when the requests are known (no listing); else the whole directory */
+		if (n && (requests = calloc(n, sizeof(*requests)))) {
+			n = 0;
+			for (size_t i = 0; i < c->n_devices; i++)
+				for (size_t j = 0; j < c->devices[i].n_requests; j++)
+					requests[n++] = c->devices[i].requests[j];
+			r = device_metadata_remove_requests(e->state_dir, c->namespace_, c->name,
+							    requests, n);
+			free(requests);
+		} else {
+			r = device_metadata_remove(e->state_dir, c->namespace_, c->name);
+		}
 
 		if (r < 0)
 			log_error("driver %s: cannot remove the device metadata of claim %s/%s: %s",
@@ -225,7 +242,7 @@ static int write_metadata(struct claims_engine *e, struct op *op, const struct c
 				r = -ENOMEM;
 				break;
 			}
-			r = device_metadata_write(e->state_dir, &mc, request, text);
+			r = device_metadata_write(e->state_dir, &mc, request, text, e->metadata_sync);
 			free(text);
 			if (r < 0)
 				err_printf(err, errlen, r, "cannot write the device metadata of "

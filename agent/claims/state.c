@@ -21,6 +21,7 @@ struct claims_state {
 	uint64_t failed;	/* the version whose write failed last */
 	int failed_err;
 	bool writing;
+	enum atomic_file_sync sync;
 	struct atomic_file file;	/* the write in progress (one at a time: writing) */
 	uint64_t writes;
 	struct prom_histogram write_seconds;	/* every write, failed ones too */
@@ -34,7 +35,8 @@ static double now_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int claims_state_new(const char *dir, struct checkpoint *ck, struct claims_state **ret_state)
+int claims_state_new(const char *dir, struct checkpoint *ck, enum atomic_file_sync sync,
+		     struct claims_state **ret_state)
 {
 	struct claims_state *s = calloc(1, sizeof(*s));
 
@@ -47,6 +49,7 @@ int claims_state_new(const char *dir, struct checkpoint *ck, struct claims_state
 	s->ck = ck;
 	s->write_seconds.bounds = prom_latency_bounds;
 	s->write_seconds.n_bounds = prom_latency_n_bounds;
+	s->sync = sync;
 	*ret_state = s;
 	return 0;
 }
@@ -107,6 +110,8 @@ int claims_state_sync(struct claims_state *s)
 		double started = now_seconds();
 
 		r = atomic_file_begin(&s->file, s->dir, CHECKPOINT_FILE_NAME, 0600);
+		if (!r)
+			s->file.sync = s->sync;
 		if (!r && (r = checkpoint_write(s->ck, s->file.out)) < 0)
 			r = atomic_file_fail(&s->file, r);	/* ENOSPC, not EIO */
 		if (r < 0)

@@ -19,11 +19,14 @@
 
 #include "agent/claims/checkpoint.h"
 #include "agent/lib/prom_text.h"
+#include "agent/lib/atomic_file.h"
 
 struct claims_state;
 
-/* Takes ownership of @ck; @dir is where checkpoint.json lives (copied). */
-int claims_state_new(const char *dir, struct checkpoint *ck, struct claims_state **ret_state);
+/* Takes ownership of @ck; @dir is where checkpoint.json lives (copied);
+ * @sync: what of each write must survive a power loss (engine.c says which). */
+int claims_state_new(const char *dir, struct checkpoint *ck, enum atomic_file_sync sync,
+		     struct claims_state **ret_state);
 void claims_state_free(struct claims_state *s);
 
 void claims_state_lock(struct claims_state *s);
@@ -33,7 +36,8 @@ struct checkpoint *claims_state_checkpoint(struct claims_state *s);
 /* Marks a change (lock held). */
 void claims_state_changed(struct claims_state *s);
 
-/* Blocks until every change made so far is on disk (lock NOT held).
+/* Blocks until every change made so far is in the file, written as the
+ * @sync given to claims_state_new says (lock NOT held).
  * 0, or the -errno of the write that should have carried them. */
 int claims_state_sync(struct claims_state *s);
 

@@ -67,11 +67,14 @@ int dralet_pci_binding(struct dralet_backend_ctx *ctx, const char *address, char
 
 	if (bad_address(ctx, address))
 		return -EINVAL;
-	if (!present(node, address)) {
+	/* a driver link that reads is a function that is there (the kernel removes
+	 * the link when it unbinds, before the function goes): the presence check
+	 * (the vendor file) only tells "gone" from "no driver" */
+	r = hal_pci_driver(node, address, driver, driver_size);
+	if (r >= 0 && !driver[0] && !present(node, address)) {
 		dralet_ctx_error(ctx, "%s is gone", address);
 		return -ENODEV;
 	}
-	r = hal_pci_driver(node, address, driver, driver_size);
 	if (r >= 0)
 		r = hal_pci_driver_override(node, address, override, override_size);
 	if (r < 0)

@@ -25,8 +25,11 @@ static int fsync_dir(const char *dir)
 	return r;
 }
 
-/* stdio's 4 KiB would mean hundreds of writes for a large checkpoint */
-#define ATOMIC_FILE_BUFFER (64u << 10)
+/* stdio's own buffer (8 KiB for a cookie stream: setvbuf ignores the size
+ * without a buffer) would mean hundreds of writes for a large checkpoint;
+ * under `dralet run`'s mmap threshold (64 KiB, cmd_run.c) so that it comes
+ * from the heap, not from an mmap and munmap per file */
+#define ATOMIC_FILE_BUFFER (56u << 10)
 
 /* stdio keeps only an error flag; the cookie keeps the errno behind it */
 static ssize_t cookie_write(void *cookie, const char *buf, size_t size)
@@ -61,6 +64,7 @@ int atomic_file_begin(struct atomic_file *af, const char *dir, const char *name,
 	int fd;
 
 	af->out = NULL;
+	af->buf = NULL;
 	af->fd = -1;
 	af->write_errno = 0;
 	if (!dir || !name || strchr(name, '/'))
@@ -73,15 +77,19 @@ int atomic_file_begin(struct atomic_file *af, const char *dir, const char *name,
 	if (fd < 0)
 		return -errno;
 	af->fd = fd;
-	af->out = fopencookie(af, "w", io);
+	af->buf = malloc(ATOMIC_FILE_BUFFER);
+	af->out = af->buf ? fopencookie(af, "w", io) : NULL;
 	if (!af->out) {
-		int r = -errno;
+		int r = af->buf ? -errno : -ENOMEM;
+		free(af->buf);
+		af->buf = NULL;
 		close(fd);
 		unlink(af->tmp);
 		return r;
 	}
-	setvbuf(af->out, NULL, _IOFBF, ATOMIC_FILE_BUFFER);
+	setvbuf(af->out, af->buf, _IOFBF, ATOMIC_FILE_BUFFER);
 	af->mode = mode;
+	af->sync = ATOMIC_FILE_SYNC_DIR;
 	return 0;
 }
 
@@ -91,6 +99,8 @@ void atomic_file_abort(struct atomic_file *af)
 		return;
 	fclose(af->out);
 	af->out = NULL;
+	free(af->buf);
+	af->buf = NULL;
 	unlink(af->tmp);
 }
 
@@ -114,34 +124,44 @@ int atomic_file_commit(struct atomic_file *af)
 		r = af->write_errno ? -af->write_errno : -EIO;
 	if (!r && fchmod(af->fd, af->mode) < 0)
 		r = -errno;
-	if (!r && fsync(af->fd) < 0)
+	if (!r && af->sync != ATOMIC_FILE_SYNC_NONE && fsync(af->fd) < 0)
 		r = -errno;
 	if (fclose(af->out) != 0 && !r)
 		r = -errno;
 	af->out = NULL;
+	free(af->buf);
+	af->buf = NULL;
 	if (!r && rename(af->tmp, af->target) < 0)
 		r = -errno;
 	if (r) {
 		unlink(af->tmp);
 		return r;
 	}
-	return fsync_dir(af->dir);
+	return af->sync == ATOMIC_FILE_SYNC_DIR ? fsync_dir(af->dir) : 0;
 }
 
-int atomic_file_produce(const char *dir, const char *name, mode_t mode, atomic_file_writer write,
-			void *userdata)
+static int produce(const char *dir, const char *name, mode_t mode, enum atomic_file_sync sync,
+		   atomic_file_writer write, void *userdata)
 {
 	struct atomic_file *af = malloc(sizeof(*af));	/* 12 KiB of paths: not on the stack */
 	int r = af ? atomic_file_begin(af, dir, name, mode) : -ENOMEM;
 
-	if (!r)
+	if (!r) {
+		af->sync = sync;
 		r = write(userdata, af->out);
+	}
 	if (!r)
 		r = atomic_file_commit(af);
 	else if (af && af->out)
 		r = atomic_file_fail(af, r);
 	free(af);
 	return r;
+}
+
+int atomic_file_produce(const char *dir, const char *name, mode_t mode, atomic_file_writer write,
+			void *userdata)
+{
+	return produce(dir, name, mode, ATOMIC_FILE_SYNC_DIR, write, userdata);
 }
 
 struct bytes {
@@ -155,22 +175,17 @@ static int write_bytes(void *userdata, FILE *out)
 	return !b->len || fwrite(b->data, 1, b->len, out) == b->len ? 0 : -EIO;
 }
 
+int atomic_file_write_sync(const char *dir, const char *name, const void *data, size_t len,
+			   mode_t mode, enum atomic_file_sync sync)
+{
+	struct bytes b = { data, len };
+	return produce(dir, name, mode, sync, write_bytes, &b);
+}
+
 int atomic_file_write(const char *dir, const char *name, const void *data, size_t len,
 		      mode_t mode)
 {
-	struct bytes b = { data, len };
-	return atomic_file_produce(dir, name, mode, write_bytes, &b);
-}
-
-int atomic_file_remove(const char *dir, const char *name)
-{
-	char target[4096];
-
-	if (snprintf(target, sizeof(target), "%s/%s", dir, name) >= (int)sizeof(target))
-		return -ENAMETOOLONG;
-	if (unlink(target) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	return fsync_dir(dir);
+	return atomic_file_write_sync(dir, name, data, len, mode, ATOMIC_FILE_SYNC_DIR);
 }
 
 int atomic_file_read(const char *path, size_t max, char **ret_data, size_t *ret_len)
@@ -255,6 +270,31 @@ int atomic_file_remove_stale(const char *dir, atomic_file_name_filter ours, void
 	return removed;
 }
 
+/* mkdir of @buf (modified in place, restored), its missing parents first. */
+static int mkdirs_up(char *buf, mode_t mode)
+{
+	char *slash;
+	int r;
+
+	if (mkdir(buf, mode) == 0 || errno == EEXIST)
+		return 0;
+	if (errno != ENOENT)
+		return -errno;
+	slash = strrchr(buf, '/');
+	while (slash && slash > buf && slash[-1] == '/')
+		slash--;
+	if (!slash || slash == buf)
+		return -ENOENT;	/* a missing root or current directory */
+	*slash = '\0';
+	r = mkdirs_up(buf, mode);
+	*slash = '/';
+	if (r < 0)
+		return r;
+	if (mkdir(buf, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
 int atomic_file_mkdirs(const char *path, mode_t mode)
 {
 	char buf[4096];
@@ -263,15 +303,7 @@ int atomic_file_mkdirs(const char *path, mode_t mode)
 	if (len == 0 || len >= sizeof(buf))
 		return -EINVAL;
 	memcpy(buf, path, len + 1);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, mode) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(buf, mode) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
+	while (len > 1 && buf[len - 1] == '/')
+		buf[--len] = '\0';
+	return mkdirs_up(buf, mode);
 }

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Durable file replacement: write a temporary file in the same directory
+ * Atomic file replacement: write a temporary file in the same directory
  * ("."<name>".XXXXXX", a name neither CDI runtimes nor we read as data),
- * fsync it, rename it over <dir>/<name>, fsync the directory. A crash at
- * any point leaves either the old or the new content, never a mix.
+ * rename it over <dir>/<name>. A process that crashes at any point leaves
+ * either the old or the new content, never a mix (the rename is atomic and
+ * the page cache outlives the process). What survives a power loss or a
+ * kernel crash is the caller's choice (enum atomic_file_sync): by default
+ * the file is fsynced before the rename and the directory after it.
  */
 #ifndef DRALET_ATOMIC_FILE_H
 #define DRALET_ATOMIC_FILE_H
@@ -13,6 +16,17 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+/* What of a replacement survives a power loss (a process crash never sees a
+ * torn file, whichever is chosen). */
+enum atomic_file_sync {
+	ATOMIC_FILE_SYNC_DIR,	/* the file before the rename, the directory after it:
+				 * the new content survives (the default) */
+	ATOMIC_FILE_SYNC_FILE,	/* the file only: after a power loss, the old or the new
+				 * content, whole (the rename may be lost, never torn) */
+	ATOMIC_FILE_SYNC_NONE,	/* nothing: for content that dies with the boot anyway;
+				 * after a power loss it may be missing, empty or torn */
+};
+
 /*
  * A replacement in progress, for content written as it is produced:
  * atomic_file_begin(), write to ->out, then atomic_file_commit() (or
@@ -20,9 +34,11 @@
  */
 struct atomic_file {
 	FILE *out;		/* the temporary file; buffered */
+	char *buf;		/* its buffer (owned; freed when it is closed) */
 	int fd;			/* under ->out */
 	int write_errno;	/* of the first failed write(2) to ->out, 0 when none */
 	mode_t mode;
+	enum atomic_file_sync sync;	/* ATOMIC_FILE_SYNC_DIR after begin; set before commit */
 	char dir[4096], tmp[4096], target[4096];
 };
 
@@ -34,8 +50,9 @@ int atomic_file_produce(const char *dir, const char *name, mode_t mode, atomic_f
 
 /* Creates the temporary file for <dir>/<name>. 0 or -errno. */
 int atomic_file_begin(struct atomic_file *af, const char *dir, const char *name, mode_t mode);
-/* Flushes, sets the mode, fsyncs, renames over the target and fsyncs the
- * directory; the temporary file is gone either way. 0 or -errno (that of
+/* Flushes, sets the mode, fsyncs (as ->sync says), renames over the target
+ * and fsyncs the directory (ATOMIC_FILE_SYNC_DIR only); the temporary file is
+ * gone either way. 0 or -errno (that of
  * the write to ->out that failed, -ENOSPC on a full disk). */
 int atomic_file_commit(struct atomic_file *af);
 /* Closes and removes the temporary file. */
@@ -48,9 +65,10 @@ int atomic_file_fail(struct atomic_file *af, int r);
 /* Writes @len bytes of @data as <dir>/<name> with @mode. 0 or -errno. */
 int atomic_file_write(const char *dir, const char *name, const void *data, size_t len,
 		      mode_t mode);
+/* atomic_file_write() with @sync instead of ATOMIC_FILE_SYNC_DIR. */
+int atomic_file_write_sync(const char *dir, const char *name, const void *data, size_t len,
+			   mode_t mode, enum atomic_file_sync sync);
 
-/* Removes <dir>/<name> and fsyncs the directory; a missing file is fine. */
-int atomic_file_remove(const char *dir, const char *name);
 
 /* Reads a whole file (at most @max bytes) into a NUL-terminated malloc'd
  * buffer; *ret_len excludes the NUL. -ENOENT when missing, -EFBIG when larger. */
@@ -66,7 +84,8 @@ int atomic_file_read(const char *path, size_t max, char **ret_data, size_t *ret_
 typedef bool (*atomic_file_name_filter)(const char *name, void *userdata);
 int atomic_file_remove_stale(const char *dir, atomic_file_name_filter ours, void *userdata);
 
-/* mkdir -p with @mode. */
+/* mkdir -p with @mode. From the leaf up: where the parent exists (the usual
+ * case) it costs one mkdir, not one per component. */
 int atomic_file_mkdirs(const char *path, mode_t mode);
 
 #endif

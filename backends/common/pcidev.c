@@ -215,8 +215,13 @@ int pcidev_edit_vfio(struct dralet_backend_ctx *ctx, struct dralet_edits *edits,
 				 func->address, func->iommu_group);
 		return r < 0 ? r : -ENODEV;
 	}
-	r = pcidev_misc_node(ctx, "vfio", "vfio/vfio", VFIO_CONTAINER_MAJOR, VFIO_CONTAINER_MINOR,
-			     container_path, &container);
+	/* the container node cannot have changed since the scan found it (a fixed
+	 * path and misc minor); the group node above can (a rebind since) */
+	if (func->vfio_container)
+		container = *func->vfio_container;
+	else
+		r = pcidev_misc_node(ctx, "vfio", "vfio/vfio", VFIO_CONTAINER_MAJOR,
+				     VFIO_CONTAINER_MINOR, container_path, &container);
 	if (r >= 0 && !container.path) {
 		dralet_ctx_error(ctx, "%s: the vfio container node /dev/vfio/vfio does not exist",
 				 func->address);

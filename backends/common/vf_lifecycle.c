@@ -37,6 +37,11 @@ int vf_iommu_check(struct dralet_backend_ctx *ctx, const struct dralet_pci_func 
 				 "turn the IOMMU on (intel_iommu=on or amd_iommu=on)", vf->address);
 		return -EPERM;
 	}
+	/* alone in its group at discovery: the group's members change only when a
+	 * PCI function comes or goes, and the daemon rediscovers then; a shared
+	 * group's neighbours can change drivers at any time, so they are read */
+	if (vf->iommu_group_size == 1)
+		return 0;
 	snprintf(rel, sizeof(rel), "kernel/iommu_groups/%d/devices", vf->iommu_group);
 	if (dralet_root_path(ctx, DRALET_ROOT_SYS, rel, path, sizeof(path)) < 0 ||
 	    !(dir = opendir(path))) {

@@ -11,11 +11,29 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "agent/lib/atomic_file.h"
 #include "agent/claims/checkpoint.h"
+
+/* fsync, counted: this definition is the one libdralet.a's atomic_file.o links to */
+static int n_fsync;
+int fsync(int fd)
+{
+	n_fsync++;
+	return (int)syscall(SYS_fsync, fd);
+}
+
+/* write(2) to one file descriptor, counted (the same way) */
+static int count_fd = -1, n_writes;
+ssize_t write(int fd, const void *buf, size_t n)
+{
+	if (fd == count_fd)
+		n_writes++;
+	return syscall(SYS_write, fd, buf, n);
+}
 
 static char *read_text(const char *dir, const char *name)
 {
@@ -229,6 +247,101 @@ static void test_full_disk_is_enospc(void **state)
 	assert_int_equal(n_entries(dir), 0);
 }
 
+/* What each sync level fsyncs: the file and the directory, the file, nothing;
+ * the content is replaced whole in every case. */
+static void test_sync_levels(void **state)
+{
+	const char *dir = *state;
+	static const struct { enum atomic_file_sync sync; int fsyncs; } levels[] = {
+		{ ATOMIC_FILE_SYNC_DIR, 2 }, { ATOMIC_FILE_SYNC_FILE, 1 }, { ATOMIC_FILE_SYNC_NONE, 0 },
+	};
+	struct atomic_file af;
+	char *text;
+
+	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++) {
+		char content[32];
+
+		snprintf(content, sizeof(content), "level %zu", i);
+		n_fsync = 0;
+		assert_int_equal(atomic_file_write_sync(dir, "f", content, strlen(content), 0644,
+							levels[i].sync), 0);
+		assert_int_equal(n_fsync, levels[i].fsyncs);
+		assert_non_null(text = read_text(dir, "f"));
+		assert_string_equal(text, content);
+		free(text);
+	}
+	n_fsync = 0;
+	assert_int_equal(atomic_file_write(dir, "f", "x", 1, 0644), 0);
+	assert_int_equal(n_fsync, 2);	/* the default: everything */
+
+	assert_int_equal(atomic_file_begin(&af, dir, "g", 0600), 0);
+	assert_int_equal(af.sync, ATOMIC_FILE_SYNC_DIR);
+	af.sync = ATOMIC_FILE_SYNC_FILE;
+	fputs("streamed", af.out);
+	n_fsync = 0;
+	assert_int_equal(atomic_file_commit(&af), 0);
+	assert_int_equal(n_fsync, 1);
+	assert_non_null(text = read_text(dir, "g"));
+	assert_string_equal(text, "streamed");
+	free(text);
+	assert_int_equal(n_entries(dir), 2);	/* no temporary file left */
+}
+
+/* mkdir -p from the leaf up: missing parents are made, existing ones are fine,
+ * a file in the way is an error. */
+static void test_mkdirs(void **state)
+{
+	const char *dir = *state;
+	char path[256], file[256];
+	mode_t old_umask = umask(022);
+	struct stat st;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/a/b/c/", dir);
+	assert_int_equal(atomic_file_mkdirs(path, 0750), 0);
+	umask(old_umask);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0750);
+	snprintf(path, sizeof(path), "%s/a", dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0750);	/* the parents too */
+	snprintf(path, sizeof(path), "%s/a/b/c/", dir);
+	assert_int_equal(atomic_file_mkdirs(path, 0750), 0);	/* there already */
+	snprintf(path, sizeof(path), "%s/a/b/d", dir);
+	assert_int_equal(atomic_file_mkdirs(path, 0755), 0);	/* one new, under a parent */
+	assert_int_equal(stat(path, &st), 0);
+	snprintf(file, sizeof(file), "%s/a/file", dir);
+	assert_non_null(f = fopen(file, "w"));
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/a/file/x/y", dir);
+	assert_int_equal(atomic_file_mkdirs(path, 0755), -ENOTDIR);
+	assert_int_equal(atomic_file_mkdirs("", 0755), -EINVAL);
+}
+
+/* A streamed file goes out in large writes, not stdio's 8 KiB: 48 KiB in
+ * small pieces is one write(2). */
+static void test_streamed_in_large_writes(void **state)
+{
+	const char *dir = *state;
+	struct atomic_file af;
+	char piece[100];
+	char *text;
+
+	memset(piece, 'x', sizeof(piece));
+	assert_int_equal(atomic_file_begin(&af, dir, "big", 0600), 0);
+	count_fd = af.fd;
+	n_writes = 0;
+	for (int i = 0; i < 480; i++)
+		assert_int_equal(fwrite(piece, 1, sizeof(piece), af.out), sizeof(piece));
+	assert_int_equal(atomic_file_commit(&af), 0);
+	count_fd = -1;
+	assert_int_equal(n_writes, 1);
+	assert_non_null(text = read_text(dir, "big"));
+	assert_int_equal(strlen(text), 48000);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +351,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_begin_abort_leaves_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_remove_stale_only_ours, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_full_disk_is_enospc, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sync_levels, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mkdirs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_streamed_in_large_writes, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -50,7 +51,16 @@ static struct {
 	atomic_bool bad_undo;		/* unprepare without prepare's undo state */
 	atomic_bool bad_health;		/* a health check that did not say Healthy */
 	atomic_int max_parallel, parallel;
+	bool no_undo;			/* prepare records no undo state (changes nothing) */
 } fake;
+
+/* fsync, counted: this definition is the one libdralet.a links to */
+static atomic_int n_fsync;
+int fsync(int fd)
+{
+	atomic_fetch_add(&n_fsync, 1);
+	return (int)syscall(SYS_fsync, fd);
+}
 
 static int dev_index(struct dralet_device *dev)
 {
@@ -119,7 +129,8 @@ static int fake_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *de
 	node.path = path;
 	dralet_edits_add_node(req->edits, &node, "rw");
 	dralet_edits_add_env(req->edits, "FAKE_MODE", req->config ? req->config : "none");
-	dralet_undo_set(req->undo, "token", req->claim.uid);
+	if (!fake.no_undo)
+		dralet_undo_set(req->undo, "token", req->claim.uid);
 	leave(dev);
 	return 0;
 }
@@ -134,7 +145,7 @@ static int fake_unprepare(struct dralet_backend_ctx *ctx, struct dralet_device *
 	atomic_fetch_add(&fake.unprepares, 1);
 	if (fake.on_unprepare)
 		fake.on_unprepare();
-	if (!token || strcmp(token, claim->uid))
+	if (!fake.no_undo && (!token || strcmp(token, claim->uid)))
 		atomic_store(&fake.bad_undo, true);
 	leave(dev);
 	return 0;
@@ -554,6 +565,53 @@ static void test_prepare_idempotent_unprepare(void **state)
 	assert_null(o.error[1]);
 	assert_int_equal(fake.unprepares, 1);
 	outcome_free(&o);
+}
+
+/* fsyncs of one prepare and one unprepare, and the checkpoint writes: a claim
+ * whose backend changes nothing costs one checkpoint write each way; with
+ * the boot ID known only the checkpoint and the CDI spec are fsynced, once
+ * each, and no directory (engine.c, durable_enough); without it everything is,
+ * directories too. One that changes the node writes ahead both ways. */
+static void test_fsyncs_per_operation(void **state)
+{
+	struct env *x = *state;
+	static const struct { const char *boot; bool undo; int writes, prepare, unprepare; } cases[] = {
+		/* prepare: CDI spec + checkpoint; unprepare: checkpoint */
+		{ BOOT, false, 1, 2, 1 },
+		/* + the metadata file; the directories of the three, of the checkpoint */
+		{ "", false, 1, 2 + 3, 2 },
+		/* write-ahead both ways: one more checkpoint write each */
+		{ BOOT, true, 2, 3, 2 },
+	};
+	struct claims_ref ref = { "ns", "a", UID_A };
+	struct outcome o;
+
+	put_simple(x, "a", UID_A, 0, false);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t writes;
+		int before;
+
+		close_engine(x);
+		assert_int_equal(open_engine(x, cases[i].boot), 0);
+		fake.no_undo = !cases[i].undo;
+		writes = claims_engine_checkpoint_writes(x->e);
+		before = atomic_load(&n_fsync);
+		run(x, false, &ref, 1, &o);
+		assert_null(o.error[0]);
+		outcome_free(&o);
+		assert_int_equal(atomic_load(&n_fsync) - before, cases[i].prepare);
+		assert_int_equal(claims_engine_checkpoint_writes(x->e) - writes, cases[i].writes);
+		writes = claims_engine_checkpoint_writes(x->e);
+		before = atomic_load(&n_fsync);
+		run(x, true, &ref, 1, &o);
+		assert_null(o.error[0]);
+		outcome_free(&o);
+		assert_int_equal(atomic_load(&n_fsync) - before, cases[i].unprepare);
+		assert_int_equal(claims_engine_checkpoint_writes(x->e) - writes, cases[i].writes);
+		assert_false(spec_exists(x, UID_A));
+		assert_int_equal(claims_engine_n_claims(x->e), 0);
+	}
+	assert_false(fake.bad_undo);
 }
 
 /* The first JSON object of a file (a metadata file is a stream). */
@@ -1689,6 +1747,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rollback_keeps_entry_until_durable, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_failed_rewrite_is_not_counted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fsyncs_per_operation, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -79,9 +79,9 @@ static void test_write_and_remove(void **state)
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
-	assert_int_equal(device_metadata_write(dir, &kept, "r1", "{}\n"), 0);
-	assert_int_equal(device_metadata_write(dir, &kept, "r2/sub", "{}\n"), 0);
-	assert_int_equal(device_metadata_write(dir, &gone, "r1", "{}\n"), 0);
+	assert_int_equal(device_metadata_write(dir, &kept, "r1", "{}\n", ATOMIC_FILE_SYNC_NONE), 0);
+	assert_int_equal(device_metadata_write(dir, &kept, "r2/sub", "{}\n", ATOMIC_FILE_SYNC_NONE), 0);
+	assert_int_equal(device_metadata_write(dir, &gone, "r1", "{}\n", ATOMIC_FILE_SYNC_NONE), 0);
 	assert_int_equal(device_metadata_remove_others(dir, keep_ns_kept, NULL), 1);
 	snprintf(path, sizeof(path), "%s/dra-device-metadata/ns_gone", dir);
 	assert_int_equal(stat(path, &st), -1);
@@ -92,6 +92,40 @@ static void test_write_and_remove(void **state)
 	snprintf(path, sizeof(path), "%s/dra-device-metadata", dir);
 	assert_int_equal(rmdir(path), 0);	/* nothing left below it */
 	assert_int_equal(device_metadata_remove_others(dir, keep_ns_kept, NULL), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/* Removal by request names: every file and directory of the named requests, then
+ * the claim's directory; what is not named (another request, a crash's temporary
+ * file) is removed too, by listing. */
+static void test_remove_requests(void **state)
+{
+	char dir[] = "/tmp/dralet-test-metadata.XXXXXX", path[4096];
+	struct device_metadata_claim c = { DRV, "ns", "c", "u1", NULL };
+	const char *both[] = { "r1", "r2/sub", "r2/other" }, *one[] = { "r1" };
+	struct stat st;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(device_metadata_write(dir, &c, "r1", "{}\n", ATOMIC_FILE_SYNC_DIR), 0);
+	assert_int_equal(device_metadata_write(dir, &c, "r2/sub", "{}\n", ATOMIC_FILE_SYNC_FILE), 0);
+	assert_int_equal(device_metadata_remove_requests(dir, "ns", "c", both, 3), 0);
+	snprintf(path, sizeof(path), "%s/dra-device-metadata/ns_c", dir);
+	assert_int_equal(stat(path, &st), -1);
+	assert_int_equal(device_metadata_remove_requests(dir, "ns", "c", both, 3), 0); /* none */
+
+	assert_int_equal(device_metadata_write(dir, &c, "r1", "{}\n", ATOMIC_FILE_SYNC_NONE), 0);
+	assert_int_equal(device_metadata_write(dir, &c, "r2", "{}\n", ATOMIC_FILE_SYNC_NONE), 0);
+	snprintf(path, sizeof(path), "%s/dra-device-metadata/ns_c/r1/.metadata.json.AbC123", dir);
+	assert_non_null(f = fopen(path, "w"));
+	fclose(f);
+	assert_int_equal(device_metadata_remove_requests(dir, "ns", "c", one, 1), 0);
+	snprintf(path, sizeof(path), "%s/dra-device-metadata/ns_c", dir);
+	assert_int_equal(stat(path, &st), -1);
+	assert_int_equal(device_metadata_remove_requests(dir, "", "c", one, 1), -EINVAL);
+	snprintf(path, sizeof(path), "%s/dra-device-metadata", dir);
+	assert_int_equal(rmdir(path), 0);
 	assert_int_equal(rmdir(dir), 0);
 }
 
@@ -151,6 +185,7 @@ int main(void)
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_refused_names),
 		cmocka_unit_test(test_write_and_remove),
+		cmocka_unit_test(test_remove_requests),
 		cmocka_unit_test(test_status_entries),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -157,6 +157,21 @@ static void test_sdk_driver_now(void **state)
 	assert_int_equal(dralet_pci_driver(&ctx, "0000:19:00.0", drv, sizeof(drv)), -ENODEV);
 	assert_int_equal(dralet_pci_driver(&ctx, "nonsense", drv, sizeof(drv)), -EINVAL);
 	assert_string_equal(ctx.error, "");
+
+	/* the binding (driver and override) the same way; gone is an error that says so */
+	char override[32];
+	assert_int_equal(dralet_pci_binding(&ctx, NVME, drv, sizeof(drv), override,
+					    sizeof(override)), 0);
+	assert_string_equal(drv, "");
+	assert_int_equal(hal_pci_set_driver(&k.node, NVME, "vfio-pci", err, sizeof(err)), 0);
+	assert_int_equal(dralet_pci_binding(&ctx, NVME, drv, sizeof(drv), override,
+					    sizeof(override)), 0);
+	assert_string_equal(drv, "vfio-pci");
+	assert_string_equal(override, "vfio-pci");
+	assert_string_equal(ctx.error, "");
+	assert_int_equal(dralet_pci_binding(&ctx, "0000:19:00.0", drv, sizeof(drv), override,
+					    sizeof(override)), -ENODEV);
+	assert_non_null(strstr(ctx.error, "is gone"));
 	node_model_fini(&k);
 }
 
