@@ -314,6 +314,7 @@ const struct dralet_backend backend_dfl = {
 	.probe = dfl_probe,
 	.validate_config = fpga_validate_config,
 	.admin_config_keys = fpga_config_admin_keys,
+	.options = fpga_options,
 	.prepare = dfl_prepare,
 	.health = dfl_health,
 };

@@ -62,6 +62,12 @@ int fpga_managers_health(struct dralet_backend_ctx *ctx, const struct dralet_pci
 /* The worse of two enum dralet_health values (UNHEALTHY > UNKNOWN > HEALTHY). */
 int fpga_health_worst(int a, int b);
 
+/* The backends' options (backends.<name>.options): bitstreamDir, the node's
+ * bitstream store (bitstream.h; default FPGA_STORE_DEFAULT_DIR). */
+extern const struct dralet_option fpga_options[];
+/* The store directory of @ctx's backend. */
+const char *fpga_store_dir(const struct dralet_backend_ctx *ctx);
+
 /* ---- FpgaConfig (fpga_config.c) ---- */
 
 struct fpga_config {

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bitstream.h"
 #include "fpga.h"
 
 bool fpga_id_normalize(const char *id, char *out, size_t size)
@@ -100,3 +101,15 @@ int fpga_managers_health(struct dralet_backend_ctx *ctx, const struct dralet_pci
 	return health;
 }
 
+
+const struct dralet_option fpga_options[] = {
+	{ "bitstreamDir", DRALET_OPTION_TRUSTED_FILE },
+	{ NULL, 0 },
+};
+
+const char *fpga_store_dir(const struct dralet_backend_ctx *ctx)
+{
+	const char *dir = dralet_ctx_option(ctx, "bitstreamDir");
+
+	return dir && *dir ? dir : FPGA_STORE_DEFAULT_DIR;
+}

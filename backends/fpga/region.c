@@ -179,6 +179,7 @@ const struct dralet_backend backend_fpga_region = {
 	.probe = region_probe,
 	.validate_config = fpga_validate_config,
 	.admin_config_keys = fpga_config_admin_keys,
+	.options = fpga_options,
 	.prepare = region_prepare,
 	.health = region_health,
 };

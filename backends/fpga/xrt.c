@@ -357,6 +357,7 @@ const struct dralet_backend backend_xrt = {
 	.probe = xrt_probe,
 	.validate_config = fpga_validate_config,
 	.admin_config_keys = fpga_config_admin_keys,
+	.options = fpga_options,
 	.prepare = xrt_prepare,
 	.health = xrt_health,
 };
