@@ -14,6 +14,7 @@
 
 #include <dralet/pci_ctl.h>
 
+#include "bitstream.h"
 #include "fpga.h"
 #include "../common/pcidev.h"
 
@@ -244,6 +245,26 @@ static int fme_node(struct dralet_backend_ctx *ctx, const struct dralet_dfl_fme 
 	return dralet_devnode(ctx, fme->node.path, fme->node.major, fme->node.minor, path, ret);
 }
 
+/*
+ * The claim's bitstream, when it names one (fpga_claim_bitstream); when the
+ * port has another AFU loaded, programmed.
+ */
+static int dfl_bitstream(struct dralet_backend_ctx *ctx, const struct dfl_port_ref *ref,
+			 const struct dralet_prepare_req *req, struct fpga_identity *id,
+			 struct fpga_config *cfg, struct fpga_loaded *img)
+{
+	bool loaded;
+	int r = fpga_claim_bitstream(ctx, req, id, cfg, FPGA_IMAGE_GBS, img, &loaded);
+
+	(void)ref;
+	if (r < 0 || !cfg->has_bitstream || loaded)
+		return r;
+	dralet_ctx_error(ctx, "%s has AFU %s loaded; programming bitstream %s (AFU %s) at "
+			 "prepare is not supported yet", id->what, id->afu_id ? id->afu_id : "(none)",
+			 img->sha256, img->image.accelerator_id);
+	return -EOPNOTSUPP;
+}
+
 static int dfl_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 		       struct dralet_prepare_req *req)
 {
@@ -254,6 +275,7 @@ static int dfl_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 	struct dralet_edits *e = req->edits;
 	struct dralet_devnode fnode = { 0 };
 	struct fpga_config cfg;
+	struct fpga_loaded img = { 0 };
 	char driver[64], what[96], afu[80], norm[40], fme_path[DRALET_DEVNODE_PATH_MAX];
 	const char *afu_now = afu_id_now(ctx, port, afu, sizeof(afu));
 	const char *iface = interface_id(func, ref->fme_func);
@@ -277,6 +299,9 @@ static int dfl_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 		.afu_id = afu_now,
 		.has_management = have_fme,
 	};
+	r = dfl_bitstream(ctx, ref, req, &id, &cfg, &img);
+	if (r < 0)
+		goto out;
 	r = fpga_config_check(ctx, req->config, &id, &cfg);
 	if (r < 0)
 		goto out;
@@ -295,12 +320,15 @@ static int dfl_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 		r = pcidev_env(e, dev, "INTERFACE_ID", norm);
 	if (r >= 0 && cfg.management_access)
 		r = pcidev_env(e, dev, "FME_NODE", fnode.path);
+	if (r >= 0 && img.data)
+		r = pcidev_env(e, dev, "BITSTREAM_SHA256", img.sha256);
 	if (r >= 0)
 		r = pcidev_undo_record(req->undo, func, driver);
 	if (r < 0)
 		dralet_ctx_error(ctx, "%s: preparing the container edits failed: %s", what,
 				 strerror(-r));
 out:
+	fpga_store_unload(&img);
 	return r < 0 ? r : 0;
 }
 

@@ -26,6 +26,14 @@ bool fpga_id_normalize(const char *id, char *out, size_t size)
 	return o > 0;
 }
 
+bool fpga_id_equal(const char *a, const char *b)
+{
+	char na[40], nb[40];
+
+	return fpga_id_normalize(a, na, sizeof(na)) && fpga_id_normalize(b, nb, sizeof(nb)) &&
+	       !strcmp(na, nb);
+}
+
 static bool all_of(const char *id, char c)
 {
 	char norm[40];

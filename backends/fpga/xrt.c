@@ -15,6 +15,7 @@
 
 #include <dralet/pci_ctl.h>
 
+#include "bitstream.h"
 #include "fpga.h"
 #include "../common/pcidev.h"
 
@@ -291,6 +292,8 @@ static int xrt_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 	struct dralet_edits *e = req->edits;
 	struct dralet_devnode mnode = { 0 };
 	struct fpga_config cfg;
+	struct fpga_loaded img = { 0 };
+	bool loaded;
 	char driver[64], what[64], norm_iface[40] = "", norm_xclbin[40] = "", ibuf[80];
 	char mgmt_path[DRALET_DEVNODE_PATH_MAX];
 	const char *iface = interface_uuid(ctx, user, mgmt, ibuf, sizeof(ibuf));
@@ -317,6 +320,15 @@ static int xrt_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 		.afu_id = xclbin && !fpga_id_all_zero(xclbin) ? xclbin : NULL,
 		.has_management = have_mgmt,
 	};
+	r = fpga_claim_bitstream(ctx, req, &id, &cfg, FPGA_IMAGE_XCLBIN, &img, &loaded);
+	if (r >= 0 && cfg.has_bitstream && !loaded) {
+		dralet_ctx_error(ctx, "%s has xclbin %s loaded; loading xclbin %s (%s) at prepare "
+				 "is not supported yet", what, id.afu_id ? id.afu_id : "(none)",
+				 img.image.accelerator_id, img.sha256);
+		r = -EOPNOTSUPP;
+	}
+	if (r < 0)
+		goto out;
 	r = fpga_config_check(ctx, req->config, &id, &cfg);
 	if (r < 0)
 		goto out;
@@ -338,12 +350,15 @@ static int xrt_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 		r = pcidev_env(e, dev, "XCLBIN_UUID", norm_xclbin);
 	if (r >= 0 && cfg.management_access)
 		r = pcidev_env(e, dev, "MGMT_NODE", mnode.path);
+	if (r >= 0 && img.data)
+		r = pcidev_env(e, dev, "BITSTREAM_SHA256", img.sha256);
 	if (r >= 0)
 		r = pcidev_undo_record(req->undo, user, driver);
 	if (r < 0 && r != -ENODEV)
 		dralet_ctx_error(ctx, "%s: preparing the container edits failed: %s", what,
 				 strerror(-r));
 out:
+	fpga_store_unload(&img);
 	return r < 0 ? r : 0;
 }
 

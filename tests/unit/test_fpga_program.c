@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Claims that name a bitstream (FpgaConfig.bitstream), on a DFL card (an
+ * N3000: FME and one port) and an Alveo (xrt) whose kernel is the board
+ * simulator's model: prepare refuses a bitstream that is missing, fails its
+ * checksum, is of another kind or built for another interface, with the
+ * reason, and writes nothing; a bitstream already loaded is not written
+ * again.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "backends/fpga/fpga.h"
+#include "fpga_images.h"
+#include "node_model.h"
+#include "test_backend.h"
+
+#define IFACE "9926ab6d6c925a68aabca7d84c545738"
+#define OTHER_IFACE "0123456789abcdef0123456789abcdef"
+#define AFU "d8424dc4a4a3c413f89e433683f9040b"
+#define NEW_AFU "f7df405cbd7acf7222f144b0b93acd18"
+#define XIFACE "5a4ab2ef5c8b4d62a1e7f3d8b2c09e61"
+#define XCLBIN "2b0d3e6f9a1c4875b3e2d1f0a9c8b7e6"
+#define VBNV "xilinx_u55c_gen3x16_xdma_base_3"
+#define PORT "fpga-0000-3b-00-0-port0"
+#define ALVEO "fpga-0000-65-00-1"
+#define CFG "{\"apiVersion\":\"fpga.dralet.dev/v1alpha1\",\"kind\":\"FpgaConfig\","
+
+static const char board[] =
+	"board: fpga-program\n"
+	"pci:\n"
+	"  - root: \"0000:3a\"\n"
+	"    devices:\n"
+	"      - bdf: 3a:00.0\n"
+	"        id: \"8086:352a\"\n"
+	"        devices:\n"
+	"          - bdf: 3b:00.0\n"
+	"            id: \"8086:0b30\"\n"
+	"            class: 0x120000\n"
+	"            driver: dfl-pci\n"
+	"            dfl:\n"
+	"              fme: {bitstream_id: \"0x23000410010309\", compat_id: " IFACE ", socket_id: 0}\n"
+	"              ports: [{afu_id: " AFU "}]\n"
+	"  - root: \"0000:60\"\n"
+	"    devices:\n"
+	"      - bdf: 60:01.0\n"
+	"        id: \"8086:352a\"\n"
+	"        devices:\n"
+	"          - bdf: 65:00.0\n"
+	"            id: \"10ee:505c\"\n"
+	"            class: 0x120000\n"
+	"            driver: xclmgmt\n"
+	"            chardevs: [{name: xclmgmt256, class: xrt, dev: \"240:7\"}]\n"
+	"            files:\n"
+	"              mgmt_pf: null\n"
+	"              instance: \"256\"\n"
+	"              interface_uuids: \"" XIFACE "\"\n"
+	"              logic_uuids: \"" XIFACE "\"\n"
+	"          - bdf: 65:00.1\n"
+	"            id: \"10ee:505d\"\n"
+	"            class: 0x120000\n"
+	"            driver: xocl\n"
+	"            drm: {card: 0, render: 128}\n"
+	"            files:\n"
+	"              user_pf: null\n"
+	"              rom.u.0/VBNV: " VBNV "\n"
+	"              xclbinuuid: " XCLBIN "\n";
+
+struct fixture {
+	struct node_model m;
+	struct harness h;		/* dfl */
+	struct harness x;		/* xrt */
+	char *store;
+	char index[2048];
+	char sha_new[FPGA_SHA256_HEX], sha_same[FPGA_SHA256_HEX], sha_other_iface[FPGA_SHA256_HEX],
+	     sha_xclbin[FPGA_SHA256_HEX], sha_xclbin_other[FPGA_SHA256_HEX],
+	     sha_xclbin_loaded[FPGA_SHA256_HEX];
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct t_image img;
+	char options[512];
+
+	assert_non_null(f);
+	node_model_init(&f->m, board);
+	f->store = t_store_new();
+	assert_non_null(f->store);
+	strcpy(f->index, "{}");
+	t_gbs(&img, IFACE, NEW_AFU, NULL, NULL, 256);
+	assert_int_equal(t_store_add(f->store, &img, "nlb3", f->index, sizeof(f->index), f->sha_new), 0);
+	t_gbs(&img, IFACE, AFU, NULL, NULL, 128);
+	assert_int_equal(t_store_add(f->store, &img, "nlb0", f->index, sizeof(f->index), f->sha_same), 0);
+	t_gbs(&img, OTHER_IFACE, NEW_AFU, NULL, NULL, 64);
+	assert_int_equal(t_store_add(f->store, &img, "other-shell", f->index, sizeof(f->index),
+				     f->sha_other_iface), 0);
+	t_xclbin(&img, XIFACE, VBNV, "11112222333344445555666677778888", 1);
+	assert_int_equal(t_store_add(f->store, &img, "vadd", f->index, sizeof(f->index),
+				     f->sha_xclbin), 0);
+	t_xclbin(&img, OTHER_IFACE, VBNV, "11112222333344445555666677778888", 1);
+	assert_int_equal(t_store_add(f->store, &img, "vadd-u250", f->index, sizeof(f->index),
+				     f->sha_xclbin_other), 0);
+	t_xclbin(&img, XIFACE, VBNV, XCLBIN, 2);
+	assert_int_equal(t_store_add(f->store, &img, "loaded", f->index, sizeof(f->index),
+				     f->sha_xclbin_loaded), 0);
+	snprintf(options, sizeof(options), "{\"bitstreamDir\": \"%s\"}", f->store);
+	assert_int_equal(harness_init(&f->h, &backend_dfl, f->m.dir, options), 0);
+	f->h.ctx.node = &f->m.node;
+	assert_int_equal(harness_probe_all(&f->h), 0);
+	assert_int_equal(harness_init(&f->x, &backend_xrt, f->m.dir, options), 0);
+	f->x.ctx.node = &f->m.node;
+	assert_int_equal(harness_probe_all(&f->x), 0);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	harness_fini(&f->h);
+	harness_fini(&f->x);
+	node_model_fini(&f->m);
+	t_store_remove(f->store);
+	free(f);
+	return 0;
+}
+
+/* Prepares @dev with @config; returns the result, the error in @err. */
+static int prepare(struct harness *h, const char *dev_name, const char *config, bool admin,
+		   struct t_req *t)
+{
+	struct dralet_device *dev = harness_device(h, dev_name);
+
+	assert_non_null(dev);
+	t_req_init(t, config);
+	t->req.admin_access = admin;
+	h->ctx.error[0] = '\0';
+	return h->ctx.backend->prepare(&h->ctx, dev, &t->req);
+}
+
+static void expect_refused(struct fixture *f, struct harness *h, const char *dev,
+			   const char *config, bool admin, int want, const char *msg)
+{
+	struct t_req t;
+	size_t before = f->m.n_log;
+	int r = prepare(h, dev, config, admin, &t);
+
+	if (r != want || !strstr(h->ctx.error, msg))
+		fail_msg("%s: got %d \"%s\", want %d \"%s\"", config, r, h->ctx.error, want, msg);
+	assert_int_equal(f->m.n_log, before);	/* nothing written */
+	t_req_clear(&t);
+}
+
+static void test_refusals(void **state)
+{
+	struct fixture *f = *state;
+	char cfg[512], path[4200];
+
+	expect_refused(f, &f->h, PORT, CFG "\"bitstream\":{\"name\":\"nope\"}}", false, -ENOENT,
+		       "bitstream \"nope\" is not in the store");
+	snprintf(cfg, sizeof(cfg), CFG "\"bitstream\":{\"sha256\":\"%064d\"}}", 0);
+	expect_refused(f, &f->h, PORT, cfg, false, -ENOENT, "no such file");
+	expect_refused(f, &f->h, PORT, CFG "\"bitstream\":{\"name\":\"other-shell\"}}", false,
+		       -EINVAL, "was built for interface " OTHER_IFACE ", the region's is " IFACE);
+	expect_refused(f, &f->h, PORT, CFG "\"bitstream\":{\"name\":\"vadd\"}}", false, -EINVAL,
+		       "is an xclbin (XRT), this region takes a GBS");
+	expect_refused(f, &f->h, PORT, CFG "\"bitstream\":{\"name\":\"nlb3\"},\"requireAfuID\":\""
+		       AFU "\"}", false, -EINVAL, "brings accelerator " NEW_AFU);
+	expect_refused(f, &f->h, PORT, CFG "\"bitstream\":{\"name\":\"nlb3\"}}", true, -EPERM,
+		       "adminAccess");
+	snprintf(cfg, sizeof(cfg), CFG "\"bitstream\":{\"name\":\"nlb3\",\"sha256\":\"%s\"}}",
+		 f->sha_same);
+	expect_refused(f, &f->h, PORT, cfg, false, -EINVAL, "the claim names");
+	/* a store file whose content changed */
+	snprintf(path, sizeof(path), "%s/%s", f->store, f->sha_new);
+	FILE *fp = fopen(path, "r+b");
+	assert_non_null(fp);
+	fseek(fp, -1, SEEK_END);
+	fputc(0x99, fp);
+	fclose(fp);
+	expect_refused(f, &f->h, PORT, CFG "\"bitstream\":{\"name\":\"nlb3\"}}", false, -EBADMSG,
+		       "fails its checksum");
+
+	/* xrt: the interface of the shell's last interface_uuids line */
+	expect_refused(f, &f->x, ALVEO, CFG "\"bitstream\":{\"name\":\"vadd-u250\"}}", false,
+		       -EINVAL, "was built for interface " OTHER_IFACE ", the region's is " XIFACE);
+	expect_refused(f, &f->x, ALVEO, CFG "\"bitstream\":{\"name\":\"nlb0\"}}", false, -EINVAL,
+		       "is a GBS (DFL partial reconfiguration), this region takes an xclbin");
+	expect_refused(f, &f->x, ALVEO, CFG "\"bitstream\":{\"name\":\"vadd\"}}", false,
+		       -EOPNOTSUPP, "not supported yet");
+}
+
+static void test_already_loaded(void **state)
+{
+	struct fixture *f = *state;
+	struct t_req t;
+
+	/* the port has nlb0's AFU: nothing to write */
+	assert_int_equal(prepare(&f->h, PORT, CFG "\"bitstream\":{\"name\":\"nlb0\"}}", false, &t), 0);
+	assert_string_equal(t_env(&t, "DRALET_FPGA_0000_3B_00_0_PORT0_BITSTREAM_SHA256"), f->sha_same);
+	assert_string_equal(t_env(&t, "DRALET_FPGA_0000_3B_00_0_PORT0_AFU_ID"), AFU);
+	assert_non_null(t_edit_node(&t, "/dev/dfl-port.0"));
+	assert_int_equal(f->m.n_log, 0);
+	t_req_clear(&t);
+	/* the Alveo has that xclbin */
+	assert_int_equal(prepare(&f->x, ALVEO, CFG "\"bitstream\":{\"name\":\"loaded\"}}", false, &t), 0);
+	assert_string_equal(t_env(&t, "DRALET_FPGA_0000_65_00_1_BITSTREAM_SHA256"), f->sha_xclbin_loaded);
+	assert_int_equal(f->m.n_log, 0);
+	t_req_clear(&t);
+}
+
+static void test_config(void **state)
+{
+	struct fixture *f = *state;
+	static const struct {
+		const char *json;
+		int want;
+		const char *msg;
+	} cases[] = {
+		{ CFG "\"bitstream\":{\"name\":\"nlb0\"},\"onUnprepare\":\"golden\"}", 0, NULL },
+		{ CFG "\"bitstream\":{}}", -EINVAL, "needs \"name\" or \"sha256\"" },
+		{ CFG "\"bitstream\":{\"name\":\"a/b\"}}", -EINVAL, "not a bitstream name" },
+		{ CFG "\"bitstream\":{\"sha256\":\"ABC\"}}", -EINVAL, "not a sha256" },
+		{ CFG "\"bitstream\":{\"url\":\"https://example.com/a.gbs\"}}", -EINVAL,
+		  "unknown field \"url\"" },
+		{ CFG "\"bitstream\":\"nlb0\"}", -EINVAL, "FpgaConfig.bitstream" },
+		{ CFG "\"onUnprepare\":\"reset\"}", -EINVAL, "applies to a claim that loads" },
+		{ CFG "\"bitstream\":{\"name\":\"x\"},\"onUnprepare\":\"wipe\"}", -EINVAL,
+		  "onUnprepare" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		f->h.ctx.error[0] = '\0';
+		int r = backend_dfl.validate_config(&f->h.ctx, cases[i].json);
+		if (r != cases[i].want || (cases[i].msg && !strstr(f->h.ctx.error, cases[i].msg)))
+			fail_msg("case %zu %s: got %d \"%s\", want %d \"%s\"", i, cases[i].json, r,
+				 f->h.ctx.error, cases[i].want, cases[i].msg ? cases[i].msg : "");
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_already_loaded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_config, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
