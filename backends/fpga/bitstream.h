@@ -114,6 +114,18 @@ int fpga_store_load(const char *dir, const char *name, const char *sha256,
 		    struct fpga_loaded *ret, char *err, size_t errlen);
 void fpga_store_unload(struct fpga_loaded *l);
 
+/*
+ * The image of kind @kind bringing accelerator @accelerator_id (normalised)
+ * built for @interface_id ("" : any) in the store @dir, loaded as
+ * fpga_store_load does (checksum verified); the first by sha256 when
+ * several. -ENOENT with the reason in @err when there is none.
+ */
+int fpga_store_find(const char *dir, enum fpga_image_kind kind, const char *accelerator_id,
+		    const char *interface_id, struct fpga_loaded *ret, char *err, size_t errlen);
+
+/* The first name of @sha256 in the index of @dir into @name ("" when it has none). */
+void fpga_store_name_of(const char *dir, const char *sha256, char name[FPGA_NAME_MAX]);
+
 /* Facts of one file of the store for listing: its kind and IDs without the
  * checksum (kind UNKNOWN when it parses neither way; @err then says why). */
 int fpga_store_describe(const char *dir, const char *sha256, struct fpga_image *ret,

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* bitstream.h: the store over a directory, and sha256 (OpenSSL's libcrypto). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -230,4 +231,54 @@ void fpga_store_unload(struct fpga_loaded *l)
 		munmap((void *)l->data, l->len);
 		l->data = NULL;
 	}
+}
+
+int fpga_store_find(const char *dir, enum fpga_image_kind kind, const char *accelerator_id,
+		    const char *interface_id, struct fpga_loaded *ret, char *err, size_t errlen)
+{
+	char best[FPGA_SHA256_HEX] = "", why[256];
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d) {
+		snprintf(err, errlen, "bitstream store %s: %s", dir, strerror(errno));
+		return -ENOENT;
+	}
+	while ((e = readdir(d))) {
+		struct fpga_image img;
+
+		if (!fpga_sha256_valid(e->d_name) ||
+		    fpga_store_describe(dir, e->d_name, &img, why, sizeof(why)) < 0)
+			continue;
+		if (img.kind != kind || strcmp(img.accelerator_id, accelerator_id) ||
+		    (interface_id && *interface_id && strcmp(img.interface_id, interface_id)))
+			continue;
+		if (!best[0] || strcmp(e->d_name, best) < 0)
+			memcpy(best, e->d_name, FPGA_SHA256_HEX);
+	}
+	closedir(d);
+	if (!best[0]) {
+		snprintf(err, errlen, "the store %s has no %s image bringing accelerator %s%s%s", dir,
+			 fpga_image_kind_name(kind), accelerator_id,
+			 interface_id && *interface_id ? " for interface " : "",
+			 interface_id && *interface_id ? interface_id : "");
+		return -ENOENT;
+	}
+	return fpga_store_load(dir, NULL, best, ret, err, errlen);
+}
+
+void fpga_store_name_of(const char *dir, const char *sha256, char name[FPGA_NAME_MAX])
+{
+	struct fpga_index idx;
+	char err[256];
+
+	name[0] = '\0';
+	if (fpga_store_index(dir, &idx, err, sizeof(err)) < 0)
+		return;
+	for (size_t i = 0; i < idx.n; i++)
+		if (!strcmp(idx.entries[i].sha256, sha256)) {
+			memcpy(name, idx.entries[i].name, FPGA_NAME_MAX);
+			break;
+		}
+	fpga_index_free(&idx);
 }

@@ -5,7 +5,10 @@
  * simulator's model: prepare refuses a bitstream that is missing, fails its
  * checksum, is of another kind or built for another interface, with the
  * reason, and writes nothing; a bitstream already loaded is not written
- * again.
+ * again; a DFL port is programmed (DFL_FPGA_FME_PORT_PR through the model)
+ * and verified by its afu_id, a port in use is not; unprepare keeps the
+ * image or loads the previous one (golden), and puts back a port caught
+ * mid-programming from the undo state alone, as recovery after a crash does.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -29,6 +32,8 @@
 #define XIFACE "5a4ab2ef5c8b4d62a1e7f3d8b2c09e61"
 #define XCLBIN "2b0d3e6f9a1c4875b3e2d1f0a9c8b7e6"
 #define VBNV "xilinx_u55c_gen3x16_xdma_base_3"
+#define LIAR_AFU "00000000111111112222222233333333"
+#define AFU_FILE "bus/platform/devices/dfl-port.0/afu_id"
 #define PORT "fpga-0000-3b-00-0-port0"
 #define ALVEO "fpga-0000-65-00-1"
 #define CFG "{\"apiVersion\":\"fpga.dralet.dev/v1alpha1\",\"kind\":\"FpgaConfig\","
@@ -80,6 +85,7 @@ struct fixture {
 	char *store;
 	char index[2048];
 	char sha_new[FPGA_SHA256_HEX], sha_same[FPGA_SHA256_HEX], sha_other_iface[FPGA_SHA256_HEX],
+	     sha_liar[FPGA_SHA256_HEX],
 	     sha_xclbin[FPGA_SHA256_HEX], sha_xclbin_other[FPGA_SHA256_HEX],
 	     sha_xclbin_loaded[FPGA_SHA256_HEX];
 };
@@ -102,6 +108,9 @@ static int setup(void **state)
 	t_gbs(&img, OTHER_IFACE, NEW_AFU, NULL, NULL, 64);
 	assert_int_equal(t_store_add(f->store, &img, "other-shell", f->index, sizeof(f->index),
 				     f->sha_other_iface), 0);
+	/* metadata says NEW_AFU, the design loads as another AFU */
+	t_gbs(&img, IFACE, NEW_AFU, NULL, LIAR_AFU, 200);
+	assert_int_equal(t_store_add(f->store, &img, "liar", f->index, sizeof(f->index), f->sha_liar), 0);
 	t_xclbin(&img, XIFACE, VBNV, "11112222333344445555666677778888", 1);
 	assert_int_equal(t_store_add(f->store, &img, "vadd", f->index, sizeof(f->index),
 				     f->sha_xclbin), 0);
@@ -197,6 +206,9 @@ static void test_refusals(void **state)
 		       "is a GBS (DFL partial reconfiguration), this region takes an xclbin");
 	expect_refused(f, &f->x, ALVEO, CFG "\"bitstream\":{\"name\":\"vadd\"}}", false,
 		       -EOPNOTSUPP, "not supported yet");
+	/* a requirement that fails stops it before anything is written */
+	expect_refused(f, &f->h, PORT, CFG "\"bitstream\":{\"name\":\"liar\"},\"requireShell\":"
+		       "\"x\"}", false, -EINVAL, "requires \"x\"");
 }
 
 static void test_already_loaded(void **state)
@@ -216,6 +228,161 @@ static void test_already_loaded(void **state)
 	assert_string_equal(t_env(&t, "DRALET_FPGA_0000_65_00_1_BITSTREAM_SHA256"), f->sha_xclbin_loaded);
 	assert_int_equal(f->m.n_log, 0);
 	t_req_clear(&t);
+}
+
+/* The port's afu_id in the tree now. */
+static const char *afu_now(struct fixture *f, char *buf, size_t size)
+{
+	assert_true(f->m.real.read(f->m.real.userdata, AFU_FILE, buf, size) > 0);
+	return buf;
+}
+
+static int unprepare(struct fixture *f, struct t_req *t)
+{
+	struct dralet_device *dev = harness_device(&f->h, PORT);
+
+	f->h.ctx.error[0] = '\0';
+	return backend_dfl.unprepare(&f->h.ctx, dev, &t->req.claim, &t->undo);
+}
+
+static void test_program(void **state)
+{
+	struct fixture *f = *state;
+	struct t_req t;
+	char buf[80];
+	size_t size = 0;
+
+	assert_int_equal(prepare(&f->h, PORT, CFG "\"bitstream\":{\"name\":\"nlb3\"}}", false, &t), 0);
+	assert_int_equal(f->m.n_log, 1);
+	assert_string_equal(f->m.log[0], "fpga_pr dfl-fme.0 port 0 (dfl-port.0) 256 bytes");
+	assert_int_equal(board_node_fpga_programs(f->m.bn, &size), 1);
+	assert_int_equal(size, 256);	/* the PR data, without the GBS header */
+	assert_string_equal(afu_now(f, buf, sizeof(buf)), NEW_AFU);
+	assert_string_equal(t_env(&t, "DRALET_FPGA_0000_3B_00_0_PORT0_AFU_ID"), NEW_AFU);
+	assert_string_equal(t_env(&t, "DRALET_FPGA_0000_3B_00_0_PORT0_BITSTREAM_SHA256"), f->sha_new);
+	/* the undo state says what was there */
+	assert_string_equal(dralet_undo_get(&t.undo, "fpgaPreviousAfu"), AFU);
+	assert_string_equal(dralet_undo_get(&t.undo, "fpgaAfu"), NEW_AFU);
+	assert_string_equal(dralet_undo_get(&t.undo, "fpgaBitstream"), f->sha_new);
+	assert_string_equal(dralet_undo_get(&t.undo, "fpgaOnUnprepare"), "keep");
+	/* keep: unprepare leaves it */
+	assert_int_equal(unprepare(f, &t), 0);
+	assert_int_equal(board_node_fpga_programs(f->m.bn, NULL), 1);
+	assert_string_equal(afu_now(f, buf, sizeof(buf)), NEW_AFU);
+	t_req_clear(&t);
+
+	/* the next claim for the same image: nothing written */
+	char cfg[256];
+	snprintf(cfg, sizeof(cfg), CFG "\"bitstream\":{\"sha256\":\"%s\"}}", f->sha_new);
+	assert_int_equal(prepare(&f->h, PORT, cfg, false, &t), 0);
+	assert_int_equal(board_node_fpga_programs(f->m.bn, NULL), 1);
+	assert_int_equal(f->m.n_log, 1);
+	t_req_clear(&t);
+}
+
+static void test_program_verified(void **state)
+{
+	struct fixture *f = *state;
+	struct t_req t;
+
+	/* the port shows another AFU than the image promised */
+	assert_int_equal(prepare(&f->h, PORT, CFG "\"bitstream\":{\"name\":\"liar\"}}", false, &t),
+			 -EIO);
+	assert_non_null(strstr(f->h.ctx.error, "the port shows AFU " LIAR_AFU ", the image brings "
+			       NEW_AFU));
+	t_req_clear(&t);
+	/* a port in use: the kernel's O_EXCL answer */
+	f->m.fpga_pr_error = -EBUSY;
+	assert_int_equal(prepare(&f->h, PORT, CFG "\"bitstream\":{\"name\":\"nlb3\"}}", false, &t),
+			 -EBUSY);
+	assert_non_null(strstr(f->h.ctx.error, "/dev/dfl-port.0 is open (in use): not reprogramming"));
+	t_req_clear(&t);
+	f->m.fpga_pr_error = -EIO;
+	assert_int_equal(prepare(&f->h, PORT, CFG "\"bitstream\":{\"name\":\"nlb3\"}}", false, &t),
+			 -EIO);
+	assert_non_null(strstr(f->h.ctx.error, "the FPGA refused the image"));
+	t_req_clear(&t);
+	/* reset is not a DFL notion */
+	expect_refused(f, &f->h, PORT, CFG "\"bitstream\":{\"name\":\"nlb3\"},\"onUnprepare\":"
+		       "\"reset\"}", false, -EINVAL, "cannot be cleared");
+}
+
+static void test_unprepare_golden(void **state)
+{
+	struct fixture *f = *state;
+	struct t_req t;
+	char buf[80];
+
+	assert_int_equal(prepare(&f->h, PORT, CFG "\"bitstream\":{\"name\":\"nlb3\"},"
+				 "\"onUnprepare\":\"golden\"}", false, &t), 0);
+	assert_string_equal(afu_now(f, buf, sizeof(buf)), NEW_AFU);
+	/* golden: the image with the previous AFU (nlb0) comes back */
+	assert_int_equal(unprepare(f, &t), 0);
+	assert_int_equal(board_node_fpga_programs(f->m.bn, NULL), 2);
+	assert_string_equal(afu_now(f, buf, sizeof(buf)), AFU);
+	assert_non_null(strstr(f->m.log[1], "fpga_pr dfl-fme.0 port 0 (dfl-port.0) 128 bytes"));
+	/* idempotent */
+	assert_int_equal(unprepare(f, &t), 0);
+	assert_int_equal(board_node_fpga_programs(f->m.bn, NULL), 2);
+	t_req_clear(&t);
+}
+
+static void test_recover_mid_programming(void **state)
+{
+	struct fixture *f = *state;
+	struct t_req t;
+	char buf[80], path[4200];
+
+	/* the load fails half-way: the port shows garbage; the undo state was
+	 * recorded before the first byte */
+	f->m.fpga_pr_error = -EIO;
+	assert_int_equal(prepare(&f->h, PORT, CFG "\"bitstream\":{\"name\":\"nlb3\"}}", false, &t),
+			 -EIO);
+	assert_int_equal(f->m.real.write(f->m.real.userdata, AFU_FILE,
+					 "ffffffffffffffffffffffffffffffff\n"), 0);
+	assert_string_equal(dralet_undo_get(&t.undo, "fpgaPreviousAfu"), AFU);
+	f->m.fpga_pr_error = 0;
+	/* what the claims engine's recovery does with the checkpointed undo state */
+	assert_int_equal(unprepare(f, &t), 0);
+	assert_string_equal(afu_now(f, buf, sizeof(buf)), AFU);
+	assert_int_equal(board_node_fpga_programs(f->m.bn, NULL), 1);
+
+	/* without the previous image in the store it cannot be put back: an error
+	 * (kept for another try), nothing written */
+	assert_int_equal(f->m.real.write(f->m.real.userdata, AFU_FILE,
+					 "ffffffffffffffffffffffffffffffff\n"), 0);
+	snprintf(path, sizeof(path), "%s/%s", f->store, f->sha_same);
+	assert_int_equal(unlink(path), 0);
+	size_t before = f->m.n_log;
+	assert_int_equal(unprepare(f, &t), -ENOENT);
+	assert_non_null(strstr(f->h.ctx.error, "cannot restore its previous AFU " AFU));
+	assert_int_equal(f->m.n_log, before);
+	t_req_clear(&t);
+}
+
+/* The real seam on a tree of plain files: it opens the port exclusively and
+ * the FME, and the ioctl is what a plain file refuses. */
+static void test_real_seam(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t image[32] = { 0 };
+
+	assert_int_equal(f->m.real.fpga_pr(f->m.real.userdata, "dfl-fme.0", "dfl-port.0", 0, image,
+					   sizeof(image)), -ENOTTY);
+	assert_int_equal(f->m.real.fpga_pr(f->m.real.userdata, "../dfl-fme.0", "dfl-port.0", 0,
+					   image, sizeof(image)), -EINVAL);
+	assert_int_equal(f->m.real.fpga_pr(f->m.real.userdata, "dfl-fme.0", "dfl-port.9", 0, image,
+					   sizeof(image)), -ENOENT);
+	assert_int_equal(f->m.real.fpga_pr(f->m.real.userdata, "dfl-fme.0", "dfl-port.0", 0, image,
+					   0), -EINVAL);
+	/* the model: a port that is not the FME's */
+	assert_int_equal(f->m.node.fpga_pr(f->m.node.userdata, "dfl-fme.0", "dfl-port.0", 3, image,
+					   sizeof(image)), -EINVAL);
+	assert_int_equal(f->m.node.fpga_pr(f->m.node.userdata, "dfl-fme.7", "dfl-port.0", 0, image,
+					   sizeof(image)), -ENOENT);
+	assert_int_equal(f->m.node.fpga_pr(f->m.node.userdata, "dfl-fme.0", "dfl-port.0", 0, image,
+					   8), -EIO);
+	assert_int_equal(board_node_fpga_programs(f->m.bn, NULL), 0);
 }
 
 static void test_config(void **state)
@@ -253,6 +420,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_already_loaded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_config, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_program, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_real_seam, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_program_verified, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unprepare_golden, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recover_mid_programming, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
