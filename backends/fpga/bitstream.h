@@ -123,6 +123,11 @@ void fpga_store_unload(struct fpga_loaded *l);
 int fpga_store_find(const char *dir, enum fpga_image_kind kind, const char *accelerator_id,
 		    const char *interface_id, struct fpga_loaded *ret, char *err, size_t errlen);
 
+/* Same, without loading or verifying: the sha256 of the match into @ret
+ * (headers only, for discovery). 0 or -ENOENT. */
+int fpga_store_match(const char *dir, enum fpga_image_kind kind, const char *accelerator_id,
+		     const char *interface_id, char ret[FPGA_SHA256_HEX]);
+
 /* The first name of @sha256 in the index of @dir into @name ("" when it has none). */
 void fpga_store_name_of(const char *dir, const char *sha256, char name[FPGA_NAME_MAX]);
 

@@ -233,17 +233,15 @@ void fpga_store_unload(struct fpga_loaded *l)
 	}
 }
 
-int fpga_store_find(const char *dir, enum fpga_image_kind kind, const char *accelerator_id,
-		    const char *interface_id, struct fpga_loaded *ret, char *err, size_t errlen)
+int fpga_store_match(const char *dir, enum fpga_image_kind kind, const char *accelerator_id,
+		     const char *interface_id, char ret[FPGA_SHA256_HEX])
 {
 	char best[FPGA_SHA256_HEX] = "", why[256];
 	DIR *d = opendir(dir);
 	struct dirent *e;
 
-	if (!d) {
-		snprintf(err, errlen, "bitstream store %s: %s", dir, strerror(errno));
+	if (!d)
 		return -ENOENT;
-	}
 	while ((e = readdir(d))) {
 		struct fpga_image img;
 
@@ -257,14 +255,25 @@ int fpga_store_find(const char *dir, enum fpga_image_kind kind, const char *acce
 			memcpy(best, e->d_name, FPGA_SHA256_HEX);
 	}
 	closedir(d);
-	if (!best[0]) {
+	if (!best[0])
+		return -ENOENT;
+	memcpy(ret, best, FPGA_SHA256_HEX);
+	return 0;
+}
+
+int fpga_store_find(const char *dir, enum fpga_image_kind kind, const char *accelerator_id,
+		    const char *interface_id, struct fpga_loaded *ret, char *err, size_t errlen)
+{
+	char sha[FPGA_SHA256_HEX];
+
+	if (fpga_store_match(dir, kind, accelerator_id, interface_id, sha) < 0) {
 		snprintf(err, errlen, "the store %s has no %s image bringing accelerator %s%s%s", dir,
 			 fpga_image_kind_name(kind), accelerator_id,
 			 interface_id && *interface_id ? " for interface " : "",
 			 interface_id && *interface_id ? interface_id : "");
 		return -ENOENT;
 	}
-	return fpga_store_load(dir, NULL, best, ret, err, errlen);
+	return fpga_store_load(dir, NULL, sha, ret, err, errlen);
 }
 
 void fpga_store_name_of(const char *dir, const char *sha256, char name[FPGA_NAME_MAX])

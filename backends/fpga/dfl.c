@@ -159,8 +159,11 @@ static void add_attributes(struct dralet_backend_ctx *ctx, struct dralet_device 
 	dralet_device_set_string(dev, "portDevice", port->name);
 	if (port->id >= 0)
 		dralet_device_set_int(dev, "portID", port->id);
-	if (port->afu_id && !fpga_id_all_zero(port->afu_id))
+	if (port->afu_id && !fpga_id_all_zero(port->afu_id)) {
 		fpga_set_id_attr(ctx, dev, "afuID", port->afu_id);
+		fpga_set_loaded_attr(ctx, dev, FPGA_IMAGE_GBS, port->afu_id,
+				     interface_id(func, ref->fme_func));
+	}
 	fpga_set_id_attr(ctx, dev, "interfaceID", interface_id(func, ref->fme_func));
 	fpga_set_id_attr(ctx, dev, "regionCompatID", region_compat_id(func));
 	if (fme) {

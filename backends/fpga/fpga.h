@@ -140,4 +140,11 @@ int fpga_claim_bitstream(struct dralet_backend_ctx *ctx, const struct dralet_pre
 			 struct fpga_identity *id, struct fpga_config *cfg, int want,
 			 struct fpga_loaded *img, bool *ret_loaded);
 
+/* Sets attribute loadedBitstream (the image's first name in the index) or,
+ * for an unnamed image, loadedBitstreamSHA256, when the store holds a @kind
+ * image bringing @accelerator_id for @interface_id (headers only: no
+ * checksum at discovery). Nothing when the store has none. */
+void fpga_set_loaded_attr(struct dralet_backend_ctx *ctx, struct dralet_device *dev, int kind,
+			  const char *accelerator_id, const char *interface_id);
+
 #endif

@@ -99,3 +99,23 @@ int fpga_claim_bitstream(struct dralet_backend_ctx *ctx, const struct dralet_pre
 		id->afu_id = img->image.accelerator_id;
 	return 0;
 }
+
+void fpga_set_loaded_attr(struct dralet_backend_ctx *ctx, struct dralet_device *dev, int kind,
+			  const char *accelerator_id, const char *interface_id)
+{
+	char accel[40], iface[40] = "", sha[FPGA_SHA256_HEX], name[FPGA_NAME_MAX];
+	const char *dir = fpga_store_dir(ctx);
+
+	if (!accelerator_id || fpga_id_all_zero(accelerator_id) ||
+	    !fpga_id_normalize(accelerator_id, accel, sizeof(accel)) || strlen(accel) != 32)
+		return;
+	if (interface_id && !fpga_id_normalize(interface_id, iface, sizeof(iface)))
+		return;
+	if (fpga_store_match(dir, kind, accel, iface, sha) < 0)
+		return;
+	fpga_store_name_of(dir, sha, name);
+	if (name[0])
+		dralet_device_set_string(dev, "loadedBitstream", name);
+	else
+		dralet_device_set_string(dev, "loadedBitstreamSHA256", sha);
+}

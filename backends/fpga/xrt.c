@@ -202,8 +202,11 @@ static void add_attributes(struct dralet_backend_ctx *ctx, struct dralet_device 
 	fpga_set_id_attr(ctx, dev, "logicUUID", XRT_FACT(user, mgmt, logic_uuid));
 	fpga_set_id_attr(ctx, dev, "interfaceUUID",
 			 interface_uuid(ctx, user, mgmt, ibuf, sizeof(ibuf)));
-	if (xclbin && !fpga_id_all_zero(xclbin))
+	if (xclbin && !fpga_id_all_zero(xclbin)) {
 		fpga_set_id_attr(ctx, dev, "xclbinUUID", xclbin);
+		fpga_set_loaded_attr(ctx, dev, FPGA_IMAGE_XCLBIN, xclbin,
+				     interface_uuid(ctx, user, mgmt, ibuf, sizeof(ibuf)));
+	}
 	if (serial)
 		dralet_device_set_string(dev, "serial", serial);
 	dralet_device_set_string(dev, "userPciAddress", user->address);

@@ -385,6 +385,36 @@ static void test_real_seam(void **state)
 	assert_int_equal(board_node_fpga_programs(f->m.bn, NULL), 0);
 }
 
+/* The image a region has loaded, when the store holds it, is published. */
+static void test_loaded_attribute(void **state)
+{
+	struct fixture *f = *state;
+	struct harness h;
+	char options[512];
+
+	assert_string_equal(attr_string(harness_device(&f->h, PORT), "loadedBitstream"), "nlb0");
+	assert_string_equal(attr_string(harness_device(&f->x, ALVEO), "loadedBitstream"), "loaded");
+	/* after programming, the next discovery shows the new image */
+	struct t_req t;
+	assert_int_equal(prepare(&f->h, PORT, CFG "\"bitstream\":{\"name\":\"nlb3\"}}", false, &t), 0);
+	t_req_clear(&t);
+	snprintf(options, sizeof(options), "{\"bitstreamDir\": \"%s\"}", f->store);
+	assert_int_equal(harness_init(&h, &backend_dfl, f->m.dir, options), 0);
+	assert_int_equal(harness_probe_all(&h), 0);
+	assert_string_equal(attr_string(harness_device(&h, PORT), "afuID"), NEW_AFU);
+	/* nlb3 and liar both say they bring NEW_AFU: the first by sha256 is named */
+	const char *loaded = attr_string(harness_device(&h, PORT), "loadedBitstream");
+	assert_non_null(loaded);
+	assert_string_equal(loaded, strcmp(f->sha_new, f->sha_liar) < 0 ? "nlb3" : "liar");
+	harness_fini(&h);
+	/* no store: no attribute */
+	assert_int_equal(harness_init(&h, &backend_dfl, f->m.dir, "{\"bitstreamDir\": \"/nonexistent\"}"),
+			 0);
+	assert_int_equal(harness_probe_all(&h), 0);
+	assert_null(attr_string(harness_device(&h, PORT), "loadedBitstream"));
+	harness_fini(&h);
+}
+
 static void test_config(void **state)
 {
 	struct fixture *f = *state;
@@ -422,6 +452,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_config, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_program, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_real_seam, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_loaded_attribute, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_program_verified, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unprepare_golden, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recover_mid_programming, setup, teardown),
