@@ -248,86 +248,47 @@ static int fme_node(struct dralet_backend_ctx *ctx, const struct dralet_dfl_fme 
 	return dralet_devnode(ctx, fme->node.path, fme->node.major, fme->node.minor, path, ret);
 }
 
-/* Undo state of a port prepared with a bitstream (prepare.h): recorded
- * before the first byte is written. */
-#define UNDO_PREVIOUS_AFU "fpgaPreviousAfu"	/* AFU before ("none") */
-#define UNDO_AFU "fpgaAfu"			/* the claim's image's accelerator */
-#define UNDO_SHA256 "fpgaBitstream"		/* the claim's image */
-#define UNDO_POLICY "fpgaOnUnprepare"		/* keep | golden */
-
-/* Programs @img into the port of @ref and checks that the port shows its
- * accelerator afterwards. */
-static int dfl_program(struct dralet_backend_ctx *ctx, const struct dfl_port_ref *ref,
-		       const char *what, const struct fpga_loaded *img)
+/* fpga_region ops of a port (self: the struct dfl_port_ref). */
+static const char *dfl_loaded(struct dralet_backend_ctx *ctx, const void *self, char *buf,
+			      size_t size)
 {
-	const struct dralet_dfl_port *port = &ref->func->dfl_ports[ref->port];
-	const struct dralet_dfl_fme *fme = fme_of(ref->fme_func);
-	char afu[80];
-	const char *now;
-	int r;
+	const struct dfl_port_ref *ref = self;
 
-	if (!fme || !fme->node.path || port->id < 0 || !port->node.path) {
-		dralet_ctx_error(ctx, "%s: no FME node or port id to program it through", what);
-		return -ENODEV;
-	}
-	r = dralet_fpga_dfl_program(ctx, fme->node.path + strlen("/dev/"),
-				    port->node.path + strlen("/dev/"), (unsigned)port->id,
-				    img->data + img->image.payload_offset, img->image.payload_size);
-	if (r < 0) {
-		char why[400];
-		snprintf(why, sizeof(why), "%s", dralet_ctx_error_message(ctx));
-		dralet_ctx_error(ctx, "%s: loading bitstream %s: %s", what, img->sha256, why);
-		return r;
-	}
-	now = afu_id_now(ctx, port, afu, sizeof(afu));
-	if (!fpga_id_equal(now, img->image.accelerator_id)) {
-		dralet_ctx_error(ctx, "%s: after loading bitstream %s the port shows AFU %s, the "
-				 "image brings %s", what, img->sha256, now ? now : "(none)",
-				 img->image.accelerator_id);
-		return -EIO;
-	}
-	return 0;
+	return afu_id_now(ctx, &ref->func->dfl_ports[ref->port], buf, size);
 }
 
-/*
- * Loads the claim's image (checked by fpga_claim_bitstream) into the port
- * unless it shows it already (@loaded), recording the undo state first;
- * @previous is the AFU the port showed at prepare (NULL: none).
- */
-static int dfl_load(struct dralet_backend_ctx *ctx, const struct dfl_port_ref *ref,
-		    const struct dralet_prepare_req *req, const char *what,
-		    const struct fpga_config *cfg, const struct fpga_loaded *img, bool loaded,
-		    const char *previous)
+static int dfl_write(struct dralet_backend_ctx *ctx, const void *self,
+		     const struct fpga_loaded *img)
 {
-	static const char *const policies[] = { "keep", "reset", "golden" };
-	char prev[40];
-	int r;
+	const struct dfl_port_ref *ref = self;
+	const struct dralet_dfl_port *port = &ref->func->dfl_ports[ref->port];
+	const struct dralet_dfl_fme *fme = fme_of(ref->fme_func);
 
-	if (cfg->on_unprepare == FPGA_ON_UNPREPARE_RESET) {
-		dralet_ctx_error(ctx, "%s: a DFL port cannot be cleared (FpgaConfig.onUnprepare: "
-				 "reset); use keep or golden", what);
-		return -EINVAL;
-	}
-	if (!loaded && ref->func->physfn) {
-		dralet_ctx_error(ctx, "%s is on a VF; programming it at prepare (through its PF's "
-				 "FME, the port released to the PF) is not supported yet", what);
+	if (ref->func->physfn) {
+		dralet_ctx_error(ctx, "the port is on a VF; programming it (through its PF's FME, "
+				 "the port released to the PF) is not supported yet");
 		return -EOPNOTSUPP;
 	}
-	if (!previous || fpga_id_all_zero(previous) ||
-	    !fpga_id_normalize(previous, prev, sizeof(prev)))
-		snprintf(prev, sizeof(prev), "none");
-	/* what unprepare needs, also when the image is loaded already (golden) */
-	r = dralet_undo_set_all(req->undo, (const struct dralet_undo_value[]){
-		{ UNDO_PREVIOUS_AFU, prev },
-		{ UNDO_AFU, img->image.accelerator_id },
-		{ UNDO_SHA256, img->sha256 },
-		{ UNDO_POLICY, policies[cfg->on_unprepare] },
-	}, 4);
-	if (r < 0) {
-		dralet_ctx_error(ctx, "%s: recording the undo state failed: %s", what, strerror(-r));
-		return r;
+	if (!fme || !fme->node.path || port->id < 0 || !port->node.path) {
+		dralet_ctx_error(ctx, "no FME node or port id to program it through");
+		return -ENODEV;
 	}
-	return loaded ? 0 : dfl_program(ctx, ref, what, img);
+	return dralet_fpga_dfl_program(ctx, fme->node.path + strlen("/dev/"),
+				       port->node.path + strlen("/dev/"), (unsigned)port->id,
+				       img->data + img->image.payload_offset,
+				       img->image.payload_size);
+}
+
+static struct fpga_region dfl_region(const struct dfl_port_ref *ref, const char *what)
+{
+	return (struct fpga_region){
+		.what = what,
+		.kind = FPGA_IMAGE_GBS,
+		.interface_id = interface_id(ref->func, ref->fme_func),
+		.loaded = dfl_loaded,
+		.write = dfl_write,
+		.self = ref,
+	};
 }
 
 static int dfl_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
@@ -371,8 +332,9 @@ static int dfl_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 	if (cfg.has_bitstream)	/* the requirements hold for the port as it will be */
 		id.afu_id = img.image.accelerator_id;
 	r = fpga_config_check(ctx, req->config, &id, &cfg);
+	struct fpga_region rg = dfl_region(ref, what);
 	if (r >= 0 && cfg.has_bitstream)
-		r = dfl_load(ctx, ref, req, what, &cfg, &img, loaded, afu_now);
+		r = fpga_load_for_claim(ctx, &rg, req, &cfg, &img, loaded, afu_now);
 	if (r < 0)
 		goto out;
 	r = dralet_edits_add_node(e, &port->node, NULL);
@@ -402,57 +364,18 @@ out:
 	return r < 0 ? r : 0;
 }
 
-/*
- * Puts the port back as the claim's policy says, from the undo state alone:
- * keep leaves the claim's image (when the port shows it; a port showing
- * anything else was caught mid-programming, by a crash or a failed load,
- * and gets its previous image back); golden loads the previous image. The
- * previous image is found in the store by its accelerator ID. Idempotent:
- * a port showing what it should is left alone.
- */
+/* Puts the port back as the claim's policy says (fpga_restore). */
 static int dfl_unprepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 			 const struct dralet_claim_ref *claim, const struct dralet_undo *undo)
 {
 	const struct dfl_port_ref *ref = dralet_device_private(dev);
-	const struct dralet_dfl_port *port = &ref->func->dfl_ports[ref->port];
-	const char *sha = dralet_undo_get(undo, UNDO_SHA256);
-	const char *afu = dralet_undo_get(undo, UNDO_AFU);
-	const char *previous = dralet_undo_get(undo, UNDO_PREVIOUS_AFU);
-	const char *policy = dralet_undo_get(undo, UNDO_POLICY);
-	char buf[80], what[96], err[384], iface[40] = "";
-	const char *now = afu_id_now(ctx, port, buf, sizeof(buf));
-	const char *region = interface_id(ref->func, ref->fme_func);
-	struct fpga_loaded img;
-	int r;
+	char what[96];
 
 	(void)claim;
-	if (!sha || !afu || !previous || !policy)
-		return 0;	/* prepared without a bitstream: nothing was written */
-	snprintf(what, sizeof(what), "DFL port %s of %s", port->name, ref->func->address);
-	if (fpga_id_equal(now, afu) && strcmp(policy, "golden"))
-		return 0;
-	if (!strcmp(previous, "none")) {
-		if (fpga_id_equal(now, afu))
-			return 0;	/* golden, but nothing was loaded before */
-		dralet_ctx_error(ctx, "%s shows AFU %s after loading bitstream %s was interrupted, "
-				 "and had no AFU before to restore: load an image by hand", what,
-				 now ? now : "(none)", sha);
-		return -EIO;
-	}
-	if (fpga_id_equal(now, previous))
-		return 0;
-	if (region && !fpga_id_normalize(region, iface, sizeof(iface)))
-		iface[0] = '\0';
-	r = fpga_store_find(fpga_store_dir(ctx), FPGA_IMAGE_GBS, previous, iface, &img, err,
-			    sizeof(err));
-	if (r < 0) {
-		dralet_ctx_error(ctx, "%s: cannot restore its previous AFU %s (it shows %s): %s",
-				 what, previous, now ? now : "(none)", err);
-		return r;
-	}
-	r = dfl_program(ctx, ref, what, &img);
-	fpga_store_unload(&img);
-	return r;
+	snprintf(what, sizeof(what), "DFL port %s of %s", ref->func->dfl_ports[ref->port].name,
+		 ref->func->address);
+	struct fpga_region rg = dfl_region(ref, what);
+	return fpga_restore(ctx, &rg, undo);
 }
 
 const struct dralet_backend backend_dfl = {

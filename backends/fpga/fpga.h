@@ -147,4 +147,45 @@ int fpga_claim_bitstream(struct dralet_backend_ctx *ctx, const struct dralet_pre
 void fpga_set_loaded_attr(struct dralet_backend_ctx *ctx, struct dralet_device *dev, int kind,
 			  const char *accelerator_id, const char *interface_id);
 
+/* ---- loading an image into a region (fpga_load.c) ---- */
+
+/* A region as the mechanism sees it. */
+struct fpga_region {
+	const char *what;		/* "DFL port dfl-port.0 of 0000:3b:00.0" */
+	int kind;			/* enum fpga_image_kind it takes */
+	const char *interface_id;	/* the region's, to find a previous image by */
+	/* The accelerator ID the region shows now (into @buf), or NULL. */
+	const char *(*loaded)(struct dralet_backend_ctx *ctx, const void *self, char *buf,
+			      size_t size);
+	/* Writes @img into the region; -errno with the reason in the context. */
+	int (*write)(struct dralet_backend_ctx *ctx, const void *self,
+		     const struct fpga_loaded *img);
+	const void *self;
+};
+
+/*
+ * Records the undo state (the accelerator @previous the region showed, the
+ * image's, its sha256, the onUnprepare policy) durably, then, unless the
+ * region has the image already (@loaded), writes it and verifies that the
+ * region shows its accelerator (-EIO otherwise). onUnprepare reset is
+ * refused (-EINVAL): no mechanism here can clear a region.
+ */
+int fpga_load_for_claim(struct dralet_backend_ctx *ctx, const struct fpga_region *rg,
+			const struct dralet_prepare_req *req, const struct fpga_config *cfg,
+			const struct fpga_loaded *img, bool loaded, const char *previous);
+
+/*
+ * Unprepare from the undo state alone: keep leaves the claim's image when
+ * the region shows it; golden, or a region showing something else (caught
+ * mid-load by a crash or a failed write), gets the previous accelerator's
+ * image back from the store. Idempotent; 0 without bitstream undo state.
+ */
+int fpga_restore(struct dralet_backend_ctx *ctx, const struct fpga_region *rg,
+		 const struct dralet_undo *undo);
+
+/* XRT (xrt_load.c): loads the xclbin @img on the Alveo whose user PF is
+ * @user_bdf through XRT's C API (option xrtLibrary). */
+int fpga_xrt_load(struct dralet_backend_ctx *ctx, const char *user_bdf,
+		  const struct fpga_loaded *img);
+
 #endif

@@ -112,6 +112,7 @@ int fpga_managers_health(struct dralet_backend_ctx *ctx, const struct dralet_pci
 
 const struct dralet_option fpga_options[] = {
 	{ "bitstreamDir", DRALET_OPTION_TRUSTED_FILE },
+	{ "xrtLibrary", DRALET_OPTION_TRUSTED_FILE },	/* xrt: XRT's libxrt_coreutil */
 	{ NULL, 0 },
 };
 

@@ -78,11 +78,23 @@ static const char board[] =
 	"              rom.u.0/VBNV: " VBNV "\n"
 	"              xclbinuuid: " XCLBIN "\n";
 
+/* Absolute path of a file of the build ("tests/lib/fake-xrt.so"). */
+static char *build_path(const char *rel)
+{
+	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+	char path[4096], *abs;
+
+	snprintf(path, sizeof(path), "%s/%s", build, rel);
+	abs = realpath(path, NULL);
+	return abs ? abs : strdup(path);
+}
+
 struct fixture {
 	struct node_model m;
 	struct harness h;		/* dfl */
 	struct harness x;		/* xrt */
 	char *store;
+	char xrt_log[4200];		/* what the XRT stand-in loaded: "<bdf> <uuid>" lines */
 	char index[2048];
 	char sha_new[FPGA_SHA256_HEX], sha_same[FPGA_SHA256_HEX], sha_other_iface[FPGA_SHA256_HEX],
 	     sha_liar[FPGA_SHA256_HEX],
@@ -120,7 +132,14 @@ static int setup(void **state)
 	t_xclbin(&img, XIFACE, VBNV, XCLBIN, 2);
 	assert_int_equal(t_store_add(f->store, &img, "loaded", f->index, sizeof(f->index),
 				     f->sha_xclbin_loaded), 0);
-	snprintf(options, sizeof(options), "{\"bitstreamDir\": \"%s\"}", f->store);
+	char *so = build_path("tests/lib/fake-xrt.so");
+	snprintf(options, sizeof(options), "{\"bitstreamDir\": \"%s\", \"xrtLibrary\": \"%s\"}",
+		 f->store, so);
+	free(so);
+	setenv("FAKE_XRT_SYSFS", f->m.roots.sys, 1);
+	snprintf(f->xrt_log, sizeof(f->xrt_log), "%s/xrt.log", f->store);
+	setenv("FAKE_XRT_LOG", f->xrt_log, 1);
+	unsetenv("FAKE_XRT_FAIL");
 	assert_int_equal(harness_init(&f->h, &backend_dfl, f->m.dir, options), 0);
 	f->h.ctx.node = &f->m.node;
 	assert_int_equal(harness_probe_all(&f->h), 0);
@@ -166,6 +185,7 @@ static void expect_refused(struct fixture *f, struct harness *h, const char *dev
 	if (r != want || !strstr(h->ctx.error, msg))
 		fail_msg("%s: got %d \"%s\", want %d \"%s\"", config, r, h->ctx.error, want, msg);
 	assert_int_equal(f->m.n_log, before);	/* nothing written */
+	assert_int_equal(access(f->xrt_log, F_OK), -1);	/* nothing loaded through XRT */
 	t_req_clear(&t);
 }
 
@@ -204,8 +224,6 @@ static void test_refusals(void **state)
 		       -EINVAL, "was built for interface " OTHER_IFACE ", the region's is " XIFACE);
 	expect_refused(f, &f->x, ALVEO, CFG "\"bitstream\":{\"name\":\"nlb0\"}}", false, -EINVAL,
 		       "is a GBS (DFL partial reconfiguration), this region takes an xclbin");
-	expect_refused(f, &f->x, ALVEO, CFG "\"bitstream\":{\"name\":\"vadd\"}}", false,
-		       -EOPNOTSUPP, "not supported yet");
 	/* a requirement that fails stops it before anything is written */
 	expect_refused(f, &f->h, PORT, CFG "\"bitstream\":{\"name\":\"liar\"},\"requireShell\":"
 		       "\"x\"}", false, -EINVAL, "requires \"x\"");
@@ -288,7 +306,7 @@ static void test_program_verified(void **state)
 	/* the port shows another AFU than the image promised */
 	assert_int_equal(prepare(&f->h, PORT, CFG "\"bitstream\":{\"name\":\"liar\"}}", false, &t),
 			 -EIO);
-	assert_non_null(strstr(f->h.ctx.error, "the port shows AFU " LIAR_AFU ", the image brings "
+	assert_non_null(strstr(f->h.ctx.error, "it shows accelerator " LIAR_AFU ", the image brings "
 			       NEW_AFU));
 	t_req_clear(&t);
 	/* a port in use: the kernel's O_EXCL answer */
@@ -355,7 +373,7 @@ static void test_recover_mid_programming(void **state)
 	assert_int_equal(unlink(path), 0);
 	size_t before = f->m.n_log;
 	assert_int_equal(unprepare(f, &t), -ENOENT);
-	assert_non_null(strstr(f->h.ctx.error, "cannot restore its previous AFU " AFU));
+	assert_non_null(strstr(f->h.ctx.error, "cannot restore its previous accelerator " AFU));
 	assert_int_equal(f->m.n_log, before);
 	t_req_clear(&t);
 }
@@ -415,6 +433,53 @@ static void test_loaded_attribute(void **state)
 	harness_fini(&h);
 }
 
+/* XRT: the xclbin goes through XRT's C API (a stand-in, tests/lib/fake-xrt),
+ * verified by xclbinuuid; golden brings the previous one back. */
+static void test_xrt_load(void **state)
+{
+	struct fixture *f = *state;
+	struct t_req t;
+	char buf[80];
+	struct dralet_device *dev = harness_device(&f->x, ALVEO);
+
+	assert_int_equal(prepare(&f->x, ALVEO, CFG "\"bitstream\":{\"name\":\"vadd\"},"
+				 "\"onUnprepare\":\"golden\"}", false, &t), 0);
+	assert_int_equal(dralet_read_pci_file(&f->x.ctx, dralet_device_pci(dev), "xclbinuuid", buf,
+					      sizeof(buf)), 32);
+	assert_string_equal(buf, "11112222333344445555666677778888");
+	assert_int_equal(access(f->xrt_log, F_OK), 0);
+	assert_string_equal(t_env(&t, "DRALET_FPGA_0000_65_00_1_XCLBIN_UUID"),
+			    "11112222333344445555666677778888");
+	assert_string_equal(dralet_undo_get(&t.undo, "fpgaPreviousAfu"), XCLBIN);
+	/* golden: the xclbin that was loaded before ("loaded") comes back */
+	f->x.ctx.error[0] = '\0';
+	assert_int_equal(backend_xrt.unprepare(&f->x.ctx, dev, &t.req.claim, &t.undo), 0);
+	assert_int_equal(dralet_read_pci_file(&f->x.ctx, dralet_device_pci(dev), "xclbinuuid", buf,
+					      sizeof(buf)), 32);
+	assert_string_equal(buf, XCLBIN);
+	t_req_clear(&t);
+
+	/* XRT refusing it */
+	setenv("FAKE_XRT_FAIL", "5", 1);
+	assert_int_equal(prepare(&f->x, ALVEO, CFG "\"bitstream\":{\"name\":\"vadd\"}}", false, &t),
+			 -EIO);
+	assert_non_null(strstr(f->x.ctx.error, "XRT did not load it"));
+	unsetenv("FAKE_XRT_FAIL");
+	t_req_clear(&t);
+	/* no XRT */
+	struct harness h;
+	char options[512];
+	snprintf(options, sizeof(options), "{\"bitstreamDir\": \"%s\", \"xrtLibrary\": "
+		 "\"/nonexistent/libxrt_coreutil.so\"}", f->store);
+	assert_int_equal(harness_init(&h, &backend_xrt, f->m.dir, options), 0);
+	assert_int_equal(harness_probe_all(&h), 0);
+	assert_int_equal(prepare(&h, ALVEO, CFG "\"bitstream\":{\"name\":\"vadd\"}}", false, &t),
+			 -ENOENT);
+	assert_non_null(strstr(h.ctx.error, "XRT is needed"));
+	t_req_clear(&t);
+	harness_fini(&h);
+}
+
 static void test_config(void **state)
 {
 	struct fixture *f = *state;
@@ -453,6 +518,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_program, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_real_seam, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_loaded_attribute, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_xrt_load, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_program_verified, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unprepare_golden, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recover_mid_programming, setup, teardown),
