@@ -325,14 +325,15 @@ static int dfl_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 		.afu_id = afu_now,
 		.has_management = have_fme,
 	};
+	struct fpga_region rg = dfl_region(ref, what);
 	bool loaded;
+
 	r = fpga_claim_bitstream(ctx, req, &id, &cfg, FPGA_IMAGE_GBS, &img, &loaded);
 	if (r < 0)
 		goto out;
 	if (cfg.has_bitstream)	/* the requirements hold for the port as it will be */
 		id.afu_id = img.image.accelerator_id;
 	r = fpga_config_check(ctx, req->config, &id, &cfg);
-	struct fpga_region rg = dfl_region(ref, what);
 	if (r >= 0 && cfg.has_bitstream)
 		r = fpga_load_for_claim(ctx, &rg, req, &cfg, &img, loaded, afu_now);
 	if (r < 0)

@@ -167,7 +167,9 @@ struct fpga_region {
  * Records the undo state (the accelerator @previous the region showed, the
  * image's, its sha256, the onUnprepare policy) durably, then, unless the
  * region has the image already (@loaded), writes it and verifies that the
- * region shows its accelerator (-EIO otherwise). onUnprepare reset is
+ * region shows its accelerator (-EIO otherwise). A failed write or check
+ * puts the region back (fpga_restore) before returning, as a failing
+ * prepare must; the error says whether that worked. onUnprepare reset is
  * refused (-EINVAL): no mechanism here can clear a region.
  */
 int fpga_load_for_claim(struct dralet_backend_ctx *ctx, const struct fpga_region *rg,

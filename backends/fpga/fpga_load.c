@@ -72,7 +72,20 @@ int fpga_load_for_claim(struct dralet_backend_ctx *ctx, const struct fpga_region
 				 strerror(-r));
 		return r;
 	}
-	return loaded ? 0 : write_verified(ctx, rg, img);
+	if (loaded || (r = write_verified(ctx, rg, img)) == 0)
+		return 0;
+	/* a failing prepare cleans up after itself (backend.h): the engine drops
+	 * this undo state with the failed prepare */
+	char first[400];
+	snprintf(first, sizeof(first), "%s", dralet_ctx_error_message(ctx));
+	if (fpga_restore(ctx, rg, req->undo) == 0)
+		dralet_ctx_error(ctx, "%s; put back as it was", first);
+	else {
+		char second[400];
+		snprintf(second, sizeof(second), "%s", dralet_ctx_error_message(ctx));
+		dralet_ctx_error(ctx, "%s; putting it back failed too: %s", first, second);
+	}
+	return r;
 }
 
 int fpga_restore(struct dralet_backend_ctx *ctx, const struct fpga_region *rg,

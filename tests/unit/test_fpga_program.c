@@ -307,7 +307,11 @@ static void test_program_verified(void **state)
 	assert_int_equal(prepare(&f->h, PORT, CFG "\"bitstream\":{\"name\":\"liar\"}}", false, &t),
 			 -EIO);
 	assert_non_null(strstr(f->h.ctx.error, "it shows accelerator " LIAR_AFU ", the image brings "
-			       NEW_AFU));
+			       NEW_AFU "; put back as it was"));
+	/* the failed prepare cleaned up after itself: nlb0 (the previous AFU) again */
+	char buf[80];
+	assert_string_equal(afu_now(f, buf, sizeof(buf)), AFU);
+	assert_int_equal(board_node_fpga_programs(f->m.bn, NULL), 2);
 	t_req_clear(&t);
 	/* a port in use: the kernel's O_EXCL answer */
 	f->m.fpga_pr_error = -EBUSY;
@@ -319,6 +323,8 @@ static void test_program_verified(void **state)
 	assert_int_equal(prepare(&f->h, PORT, CFG "\"bitstream\":{\"name\":\"nlb3\"}}", false, &t),
 			 -EIO);
 	assert_non_null(strstr(f->h.ctx.error, "the FPGA refused the image"));
+	/* the port still shows its AFU (the refused load changed nothing) */
+	assert_non_null(strstr(f->h.ctx.error, "put back as it was"));
 	t_req_clear(&t);
 	/* reset is not a DFL notion */
 	expect_refused(f, &f->h, PORT, CFG "\"bitstream\":{\"name\":\"nlb3\"},\"onUnprepare\":"
