@@ -98,10 +98,11 @@ static void names_of(const struct fpga_index *idx, const char *sha256, char *buf
 	size_t o = 0;
 
 	buf[0] = '\0';
-	for (size_t i = 0; i < idx->n; i++)
-		if (!strcmp(idx->entries[i].sha256, sha256))
-			o += (size_t)snprintf(buf + o, o < size ? size - o : 0, "%s%s", o ? "," : "",
-					      idx->entries[i].name);
+	for (size_t i = 0; i < idx->n && o + 1 < size; i++)
+		if (!strcmp(idx->entries[i].sha256, sha256)) {
+			int n = snprintf(buf + o, size - o, "%s%s", o ? "," : "", idx->entries[i].name);
+			o = n < 0 || (size_t)n >= size - o ? size - 1 : o + (size_t)n;
+		}
 	if (!buf[0])
 		snprintf(buf, size, "-");
 }
