@@ -97,7 +97,7 @@ struct fixture {
 	char xrt_log[4200];		/* what the XRT stand-in loaded: "<bdf> <uuid>" lines */
 	char index[2048];
 	char sha_new[FPGA_SHA256_HEX], sha_same[FPGA_SHA256_HEX], sha_other_iface[FPGA_SHA256_HEX],
-	     sha_liar[FPGA_SHA256_HEX],
+	     sha_liar[FPGA_SHA256_HEX], sha_u200[FPGA_SHA256_HEX],
 	     sha_xclbin[FPGA_SHA256_HEX], sha_xclbin_other[FPGA_SHA256_HEX],
 	     sha_xclbin_loaded[FPGA_SHA256_HEX];
 };
@@ -129,6 +129,9 @@ static int setup(void **state)
 	t_xclbin(&img, OTHER_IFACE, VBNV, "11112222333344445555666677778888", 1);
 	assert_int_equal(t_store_add(f->store, &img, "vadd-u250", f->index, sizeof(f->index),
 				     f->sha_xclbin_other), 0);
+	t_xclbin(&img, NULL, "xilinx_u200_xdma_201830_2", "99990000999900009999000099990000", 1);
+	assert_int_equal(t_store_add(f->store, &img, "u200", f->index, sizeof(f->index), f->sha_u200),
+			 0);
 	t_xclbin(&img, XIFACE, VBNV, XCLBIN, 2);
 	assert_int_equal(t_store_add(f->store, &img, "loaded", f->index, sizeof(f->index),
 				     f->sha_xclbin_loaded), 0);
@@ -224,6 +227,10 @@ static void test_refusals(void **state)
 		       -EINVAL, "was built for interface " OTHER_IFACE ", the region's is " XIFACE);
 	expect_refused(f, &f->x, ALVEO, CFG "\"bitstream\":{\"name\":\"nlb0\"}}", false, -EINVAL,
 		       "is a GBS (DFL partial reconfiguration), this region takes an xclbin");
+	/* an xclbin naming no interface is checked by its platform (VBNV) */
+	expect_refused(f, &f->x, ALVEO, CFG "\"bitstream\":{\"name\":\"u200\"}}", false, -EINVAL,
+		       "names no interface; its platform \"xilinx_u200_xdma_201830_2\" is not the "
+		       "region's shell \"" VBNV "\"");
 	/* a requirement that fails stops it before anything is written */
 	expect_refused(f, &f->h, PORT, CFG "\"bitstream\":{\"name\":\"liar\"},\"requireShell\":"
 		       "\"x\"}", false, -EINVAL, "requires \"x\"");
