@@ -2,11 +2,14 @@
 #include "hal/node_ops.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/fpga-dfl.h>
 #include <linux/magic.h>
 #include <net/if.h>
+#include <sys/ioctl.h>
 #include <sys/vfs.h>
 
 #include "hal/scan_internal.h"
@@ -93,6 +96,49 @@ static int real_vf_set(void *userdata, const char *pf_ifname, int pf_ifindex, un
 	return hal_vf_apply(pf_ifindex, vf, s);
 }
 
+/* A device node name below the dev root: one component. */
+static int dev_path(const struct hal_roots *roots, const char *name, char *path, size_t size)
+{
+	if (!name || !*name || strchr(name, '/') || !strcmp(name, "..") || !strcmp(name, "."))
+		return -EINVAL;
+	return hal_root_path(roots->dev, name, path, size);
+}
+
+static int real_fpga_pr(void *userdata, const char *fme, const char *port, unsigned port_id,
+			const void *image, size_t size)
+{
+	const struct hal_roots *roots = userdata;
+	struct dfl_fpga_fme_port_pr pr = {
+		.argsz = sizeof(pr),
+		.flags = 0,
+		.port_id = port_id,
+		.buffer_size = (__u32)size,
+		.buffer_address = (__u64)(uintptr_t)image,
+	};
+	char fme_path[4096], port_path[4096];
+	int fme_fd, port_fd, r;
+
+	if (size == 0 || size > UINT32_MAX)
+		return -EINVAL;
+	if ((r = dev_path(roots, fme, fme_path, sizeof(fme_path))) < 0 ||
+	    (r = dev_path(roots, port, port_path, sizeof(port_path))) < 0)
+		return r;
+	/* dfl_feature_dev_use_begin(): O_EXCL fails with -EBUSY while it is open */
+	port_fd = open(port_path, O_RDWR | O_EXCL | O_CLOEXEC | O_NOCTTY);
+	if (port_fd < 0)
+		return -errno;
+	fme_fd = open(fme_path, O_RDWR | O_CLOEXEC | O_NOCTTY);
+	if (fme_fd < 0) {
+		r = -errno;
+		close(port_fd);
+		return r;
+	}
+	r = ioctl(fme_fd, DFL_FPGA_FME_PORT_PR, &pr) < 0 ? -errno : 0;
+	close(fme_fd);
+	close(port_fd);
+	return r;
+}
+
 struct node_ops node_ops_real(const struct hal_roots *roots)
 {
 	return (struct node_ops){
@@ -101,6 +147,7 @@ struct node_ops node_ops_real(const struct hal_roots *roots)
 		.readlink = real_readlink,
 		.vf_get = real_vf_get,
 		.vf_set = real_vf_set,
+		.fpga_pr = real_fpga_pr,
 		.userdata = (void *)roots,
 	};
 }

@@ -2,8 +2,8 @@
 /*
  * The one seam through which dralet changes the node: sysfs attribute
  * writes (driver binding, VF counts; hal/pci_binding.h, hal/pci_sriov.h),
- * the reads that check their result, and rtnetlink VF settings
- * (hal/vf_netlink.h). The SR-IOV policy applier, `dralet sriov` and the
+ * the reads that check their result, rtnetlink VF settings
+ * (hal/vf_netlink.h), and FPGA partial reconfiguration (DFL). The SR-IOV policy applier, `dralet sriov` and the
  * backends' PCI control calls (include/dralet/pci_ctl.h) all go through one
  * struct node_ops: node_ops_real() is the node below the sysfs root; the
  * board simulator's model of the kernel (boards/sim/board_node_ops.h: VFs
@@ -36,6 +36,14 @@ struct node_ops {
 		      struct dralet_vf_settings *ret);
 	int (*vf_set)(void *userdata, const char *pf_ifname, int pf_ifindex, unsigned vf,
 		      const struct dralet_vf_settings *s);
+	/* Programs @size bytes at @image into port @port_id of the DFL FME whose
+	 * node is <dev root>/@fme ("dfl-fme.0"): DFL_FPGA_FME_PORT_PR
+	 * (docs/fpga.md 1.1), holding the port's node <dev root>/@port
+	 * ("dfl-port.0") open exclusively meanwhile, as OPAE does, so a port a
+	 * container has open is -EBUSY and never reprogrammed. 0 or -errno (-EIO:
+	 * the hardware refused the image; the FME manager's status says why). */
+	int (*fpga_pr)(void *userdata, const char *fme, const char *port, unsigned port_id,
+		       const void *image, size_t size);
 	void *userdata;
 };
 

@@ -7,7 +7,7 @@ set -eu
 
 BUILD_PKGS="build-essential pkg-config libpci-dev libudev-dev libjson-c-dev libyaml-dev \
 libuv1-dev libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev \
-libnl-3-dev libnl-route-3-dev libmicrohttpd-dev"
+libnl-3-dev libnl-route-3-dev libmicrohttpd-dev libssl-dev"
 TEST_PKGS="openssl libcmocka-dev umockdev libumockdev-dev valgrind clang libclang-rt-14-dev pciutils \
 python3 python3-grpcio \
 python3-protobuf protobuf-compiler python3-jsonschema python3-yaml python3-prometheus-client \

@@ -14,5 +14,6 @@ int cmd_ctl(int argc, char **argv);		/* agent/cli/cmd_ctl.c */
 int cmd_slices(int argc, char **argv);		/* agent/cli/cmd_slices.c */
 int cmd_run(int argc, char **argv);		/* agent/cli/cmd_run.c */
 int cmd_sriov(int argc, char **argv);		/* agent/cli/cmd_sriov.c */
+int cmd_fpga(int argc, char **argv);		/* agent/cli/cmd_fpga.c */
 
 #endif

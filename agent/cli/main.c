@@ -19,6 +19,7 @@ static const struct command commands[] = {
 	{ "ctl", cmd_ctl, "call a running driver's kubelet sockets (info, health, prepare, unprepare, bench)" },
 	{ "slices", cmd_slices, "the ResourceSlices this node publishes (and --publish them)" },
 	{ "sriov", cmd_sriov, "SR-IOV PFs against the VF policies: status, apply" },
+	{ "fpga", cmd_fpga, "the node's FPGA bitstream store: list images, add one" },
 };
 
 static void usage(FILE *out)

@@ -153,3 +153,21 @@ const char *dralet_ctx_error_message(const struct dralet_backend_ctx *ctx)
 {
 	return ctx ? ctx->error : "";
 }
+
+int dralet_fpga_dfl_program(struct dralet_backend_ctx *ctx, const char *fme, const char *port,
+			    unsigned port_id, const void *image, size_t size)
+{
+	struct node_ops tmp;
+	const struct node_ops *node = node_of(ctx, &tmp);
+	int r = node->fpga_pr(node->userdata, fme, port, port_id, image, size);
+
+	if (r == -EBUSY)
+		dralet_ctx_error(ctx, "/dev/%s is open (in use): not reprogramming it", port);
+	else if (r == -EIO)
+		dralet_ctx_error(ctx, "programming port %u through /dev/%s failed: the FPGA "
+				 "refused the image (the FME manager's status says why)", port_id, fme);
+	else if (r < 0)
+		dralet_ctx_error(ctx, "programming port %u through /dev/%s failed: %s", port_id,
+				 fme, strerror(-r));
+	return r;
+}

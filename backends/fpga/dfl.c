@@ -14,6 +14,7 @@
 
 #include <dralet/pci_ctl.h>
 
+#include "bitstream.h"
 #include "fpga.h"
 #include "../common/pcidev.h"
 
@@ -158,8 +159,11 @@ static void add_attributes(struct dralet_backend_ctx *ctx, struct dralet_device 
 	dralet_device_set_string(dev, "portDevice", port->name);
 	if (port->id >= 0)
 		dralet_device_set_int(dev, "portID", port->id);
-	if (port->afu_id && !fpga_id_all_zero(port->afu_id))
+	if (port->afu_id && !fpga_id_all_zero(port->afu_id)) {
 		fpga_set_id_attr(ctx, dev, "afuID", port->afu_id);
+		fpga_set_loaded_attr(ctx, dev, FPGA_IMAGE_GBS, port->afu_id,
+				     interface_id(func, ref->fme_func));
+	}
 	fpga_set_id_attr(ctx, dev, "interfaceID", interface_id(func, ref->fme_func));
 	fpga_set_id_attr(ctx, dev, "regionCompatID", region_compat_id(func));
 	if (fme) {
@@ -244,6 +248,49 @@ static int fme_node(struct dralet_backend_ctx *ctx, const struct dralet_dfl_fme 
 	return dralet_devnode(ctx, fme->node.path, fme->node.major, fme->node.minor, path, ret);
 }
 
+/* fpga_region ops of a port (self: the struct dfl_port_ref). */
+static const char *dfl_loaded(struct dralet_backend_ctx *ctx, const void *self, char *buf,
+			      size_t size)
+{
+	const struct dfl_port_ref *ref = self;
+
+	return afu_id_now(ctx, &ref->func->dfl_ports[ref->port], buf, size);
+}
+
+static int dfl_write(struct dralet_backend_ctx *ctx, const void *self,
+		     const struct fpga_loaded *img)
+{
+	const struct dfl_port_ref *ref = self;
+	const struct dralet_dfl_port *port = &ref->func->dfl_ports[ref->port];
+	const struct dralet_dfl_fme *fme = fme_of(ref->fme_func);
+
+	if (ref->func->physfn) {
+		dralet_ctx_error(ctx, "the port is on a VF; programming it (through its PF's FME, "
+				 "the port released to the PF) is not supported yet");
+		return -EOPNOTSUPP;
+	}
+	if (!fme || !fme->node.path || port->id < 0 || !port->node.path) {
+		dralet_ctx_error(ctx, "no FME node or port id to program it through");
+		return -ENODEV;
+	}
+	return dralet_fpga_dfl_program(ctx, fme->node.path + strlen("/dev/"),
+				       port->node.path + strlen("/dev/"), (unsigned)port->id,
+				       img->data + img->image.payload_offset,
+				       img->image.payload_size);
+}
+
+static struct fpga_region dfl_region(const struct dfl_port_ref *ref, const char *what)
+{
+	return (struct fpga_region){
+		.what = what,
+		.kind = FPGA_IMAGE_GBS,
+		.interface_id = interface_id(ref->func, ref->fme_func),
+		.loaded = dfl_loaded,
+		.write = dfl_write,
+		.self = ref,
+	};
+}
+
 static int dfl_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 		       struct dralet_prepare_req *req)
 {
@@ -254,6 +301,7 @@ static int dfl_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 	struct dralet_edits *e = req->edits;
 	struct dralet_devnode fnode = { 0 };
 	struct fpga_config cfg;
+	struct fpga_loaded img = { 0 };
 	char driver[64], what[96], afu[80], norm[40], fme_path[DRALET_DEVNODE_PATH_MAX];
 	const char *afu_now = afu_id_now(ctx, port, afu, sizeof(afu));
 	const char *iface = interface_id(func, ref->fme_func);
@@ -277,7 +325,17 @@ static int dfl_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 		.afu_id = afu_now,
 		.has_management = have_fme,
 	};
+	struct fpga_region rg = dfl_region(ref, what);
+	bool loaded;
+
+	r = fpga_claim_bitstream(ctx, req, &id, &cfg, FPGA_IMAGE_GBS, &img, &loaded);
+	if (r < 0)
+		goto out;
+	if (cfg.has_bitstream)	/* the requirements hold for the port as it will be */
+		id.afu_id = img.image.accelerator_id;
 	r = fpga_config_check(ctx, req->config, &id, &cfg);
+	if (r >= 0 && cfg.has_bitstream)
+		r = fpga_load_for_claim(ctx, &rg, req, &cfg, &img, loaded, afu_now);
 	if (r < 0)
 		goto out;
 	r = dralet_edits_add_node(e, &port->node, NULL);
@@ -289,19 +347,36 @@ static int dfl_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 		r = pcidev_env(e, dev, "PORT_NODE", port->node.path);
 	if (r >= 0 && port->id >= 0)
 		r = pcidev_env_int(e, dev, "PORT_ID", port->id);
-	if (r >= 0 && afu_now && fpga_id_normalize(afu_now, norm, sizeof(norm)))
+	if (r >= 0 && id.afu_id && fpga_id_normalize(id.afu_id, norm, sizeof(norm)))
 		r = pcidev_env(e, dev, "AFU_ID", norm);
 	if (r >= 0 && iface && fpga_id_normalize(iface, norm, sizeof(norm)))
 		r = pcidev_env(e, dev, "INTERFACE_ID", norm);
 	if (r >= 0 && cfg.management_access)
 		r = pcidev_env(e, dev, "FME_NODE", fnode.path);
+	if (r >= 0 && img.data)
+		r = pcidev_env(e, dev, "BITSTREAM_SHA256", img.sha256);
 	if (r >= 0)
 		r = pcidev_undo_record(req->undo, func, driver);
 	if (r < 0)
 		dralet_ctx_error(ctx, "%s: preparing the container edits failed: %s", what,
 				 strerror(-r));
 out:
+	fpga_store_unload(&img);
 	return r < 0 ? r : 0;
+}
+
+/* Puts the port back as the claim's policy says (fpga_restore). */
+static int dfl_unprepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+			 const struct dralet_claim_ref *claim, const struct dralet_undo *undo)
+{
+	const struct dfl_port_ref *ref = dralet_device_private(dev);
+	char what[96];
+
+	(void)claim;
+	snprintf(what, sizeof(what), "DFL port %s of %s", ref->func->dfl_ports[ref->port].name,
+		 ref->func->address);
+	struct fpga_region rg = dfl_region(ref, what);
+	return fpga_restore(ctx, &rg, undo);
 }
 
 const struct dralet_backend backend_dfl = {
@@ -314,6 +389,8 @@ const struct dralet_backend backend_dfl = {
 	.probe = dfl_probe,
 	.validate_config = fpga_validate_config,
 	.admin_config_keys = fpga_config_admin_keys,
+	.options = fpga_options,
 	.prepare = dfl_prepare,
+	.unprepare = dfl_unprepare,
 	.health = dfl_health,
 };

@@ -40,6 +40,8 @@ extern const struct dralet_backend backend_fpga_region;
 /* Copies @id lower-case without dashes or a "0x" prefix into @out (33+
  * bytes). Returns false when it is not 1-32 hex digits. */
 bool fpga_id_normalize(const char *id, char *out, size_t size);
+/* Whether @a and @b are well-formed IDs and the same one. */
+bool fpga_id_equal(const char *a, const char *b);
 /* All 'f': what a crashed FPGA firmware reports (Intel's plugin). */
 bool fpga_id_all_f(const char *id);
 /* All '0': nothing loaded (XRT's xclbinuuid without an xclbin). */
@@ -62,17 +64,32 @@ int fpga_managers_health(struct dralet_backend_ctx *ctx, const struct dralet_pci
 /* The worse of two enum dralet_health values (UNHEALTHY > UNKNOWN > HEALTHY). */
 int fpga_health_worst(int a, int b);
 
+/* The backends' options (backends.<name>.options): bitstreamDir, the node's
+ * bitstream store (bitstream.h; default FPGA_STORE_DEFAULT_DIR). */
+extern const struct dralet_option fpga_options[];
+/* The store directory of @ctx's backend. */
+const char *fpga_store_dir(const struct dralet_backend_ctx *ctx);
+
 /* ---- FpgaConfig (fpga_config.c) ---- */
+
+enum fpga_on_unprepare {
+	FPGA_ON_UNPREPARE_KEEP,		/* leave the image loaded */
+	FPGA_ON_UNPREPARE_RESET,	/* load nothing in its place (DFL: not possible, refused) */
+	FPGA_ON_UNPREPARE_GOLDEN,	/* load the image that was there before */
+};
 
 struct fpga_config {
 	char require_shell[128];
 	char require_interface_id[40];	/* normalised */
 	char require_afu_id[40];	/* normalised */
 	bool management_access;
+	bool has_bitstream;
+	char bitstream_name[64];	/* "" unless given */
+	char bitstream_sha256[65];	/* "" unless given */
+	int on_unprepare;		/* enum fpga_on_unprepare */
 };
 
-/* Parses and validates @text (NULL: empty). A "bitstream" field fails:
- * programming is not supported yet. -EINVAL / -EOPNOTSUPP with @err. */
+/* Parses and validates @text (NULL: empty). -EINVAL with @err. */
 int fpga_config_parse(const char *text, struct fpga_config *ret, char *err, size_t errlen);
 
 int fpga_validate_config(struct dralet_backend_ctx *ctx, const char *config);
@@ -92,5 +109,85 @@ struct fpga_identity {
  * context when a requirement does not hold. */
 int fpga_config_check(struct dralet_backend_ctx *ctx, const char *config,
 		      const struct fpga_identity *id, struct fpga_config *ret);
+
+/* ---- a claim's bitstream (fpga_bitstream.c) ---- */
+
+struct fpga_loaded;
+
+/*
+ * Loads the bitstream @cfg names (cfg->has_bitstream) from the store of
+ * @ctx's backend and checks it against the region @id describes: of kind
+ * @want (GBS for DFL, xclbin for XRT, raw for fpga_manager), built for the
+ * region's interface (id->interface_id; an xclbin naming none: for the
+ * shell id->shell), bringing the AFU/xclbin a requireAfuID names. On
+ * refusal returns -errno (-ENOENT: missing, -EBADMSG: checksum,
+ * -EINVAL: incompatible, -ENODEV: the region has no interface ID to check)
+ * with the reason in the context's error; nothing was written to the device.
+ * Release *ret with fpga_store_unload.
+ */
+int fpga_bitstream_for(struct dralet_backend_ctx *ctx, const struct fpga_config *cfg,
+		       const struct fpga_identity *id, int want, struct fpga_loaded *ret);
+
+/*
+ * Parses the claim's config into @cfg (an error in the context when it does
+ * not parse) and, when it names a bitstream, loads and checks it
+ * (fpga_bitstream_for; an adminAccess request is refused, -EPERM).
+ * *ret_loaded: the region has that image loaded now (id->afu_id is its
+ * accelerator ID), so nothing needs to be written; id->afu_id then points
+ * into @img. @img is untouched without a bitstream.
+ */
+int fpga_claim_bitstream(struct dralet_backend_ctx *ctx, const struct dralet_prepare_req *req,
+			 struct fpga_identity *id, struct fpga_config *cfg, int want,
+			 struct fpga_loaded *img, bool *ret_loaded);
+
+/* Sets attribute loadedBitstream (the image's first name in the index) or,
+ * for an unnamed image, loadedBitstreamSHA256, when the store holds a @kind
+ * image bringing @accelerator_id for @interface_id (headers only: no
+ * checksum at discovery). Nothing when the store has none. */
+void fpga_set_loaded_attr(struct dralet_backend_ctx *ctx, struct dralet_device *dev, int kind,
+			  const char *accelerator_id, const char *interface_id);
+
+/* ---- loading an image into a region (fpga_load.c) ---- */
+
+/* A region as the mechanism sees it. */
+struct fpga_region {
+	const char *what;		/* "DFL port dfl-port.0 of 0000:3b:00.0" */
+	int kind;			/* enum fpga_image_kind it takes */
+	const char *interface_id;	/* the region's, to find a previous image by */
+	/* The accelerator ID the region shows now (into @buf), or NULL. */
+	const char *(*loaded)(struct dralet_backend_ctx *ctx, const void *self, char *buf,
+			      size_t size);
+	/* Writes @img into the region; -errno with the reason in the context. */
+	int (*write)(struct dralet_backend_ctx *ctx, const void *self,
+		     const struct fpga_loaded *img);
+	const void *self;
+};
+
+/*
+ * Records the undo state (the accelerator @previous the region showed, the
+ * image's, its sha256, the onUnprepare policy) durably, then, unless the
+ * region has the image already (@loaded), writes it and verifies that the
+ * region shows its accelerator (-EIO otherwise). A failed write or check
+ * puts the region back (fpga_restore) before returning, as a failing
+ * prepare must; the error says whether that worked. onUnprepare reset is
+ * refused (-EINVAL): no mechanism here can clear a region.
+ */
+int fpga_load_for_claim(struct dralet_backend_ctx *ctx, const struct fpga_region *rg,
+			const struct dralet_prepare_req *req, const struct fpga_config *cfg,
+			const struct fpga_loaded *img, bool loaded, const char *previous);
+
+/*
+ * Unprepare from the undo state alone: keep leaves the claim's image when
+ * the region shows it; golden, or a region showing something else (caught
+ * mid-load by a crash or a failed write), gets the previous accelerator's
+ * image back from the store. Idempotent; 0 without bitstream undo state.
+ */
+int fpga_restore(struct dralet_backend_ctx *ctx, const struct fpga_region *rg,
+		 const struct dralet_undo *undo);
+
+/* XRT (xrt_load.c): loads the xclbin @img on the Alveo whose user PF is
+ * @user_bdf through XRT's C API (option xrtLibrary). */
+int fpga_xrt_load(struct dralet_backend_ctx *ctx, const char *user_bdf,
+		  const struct fpga_loaded *img);
 
 #endif

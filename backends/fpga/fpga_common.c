@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bitstream.h"
 #include "fpga.h"
 
 bool fpga_id_normalize(const char *id, char *out, size_t size)
@@ -23,6 +24,14 @@ bool fpga_id_normalize(const char *id, char *out, size_t size)
 	}
 	out[o] = '\0';
 	return o > 0;
+}
+
+bool fpga_id_equal(const char *a, const char *b)
+{
+	char na[40], nb[40];
+
+	return fpga_id_normalize(a, na, sizeof(na)) && fpga_id_normalize(b, nb, sizeof(nb)) &&
+	       !strcmp(na, nb);
 }
 
 static bool all_of(const char *id, char c)
@@ -100,3 +109,16 @@ int fpga_managers_health(struct dralet_backend_ctx *ctx, const struct dralet_pci
 	return health;
 }
 
+
+const struct dralet_option fpga_options[] = {
+	{ "bitstreamDir", DRALET_OPTION_TRUSTED_FILE },
+	{ "xrtLibrary", DRALET_OPTION_TRUSTED_FILE },	/* xrt: XRT's libxrt_coreutil */
+	{ NULL, 0 },
+};
+
+const char *fpga_store_dir(const struct dralet_backend_ctx *ctx)
+{
+	const char *dir = dralet_ctx_option(ctx, "bitstreamDir");
+
+	return dir && *dir ? dir : FPGA_STORE_DEFAULT_DIR;
+}

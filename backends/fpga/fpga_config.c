@@ -9,7 +9,11 @@
  *    "requireAfuID": "<hex ID>",        // DFL AFU ID, XRT loaded xclbin UUID
  *    "managementAccess": false,         // also hand out /dev/xclmgmtN or
  *                                       // /dev/dfl-fme.N
- *    "bitstream": ...}                  // not supported yet: fails
+ *    "bitstream": {"name": "nlb0"} or {"sha256": "<64 hex>"},
+ *                                       // an image of the node's bitstream
+ *                                       // store (bitstream.h) to load at prepare
+ *    "onUnprepare": "keep"}             // keep | reset | golden: what unprepare
+ *                                       // does with the loaded image
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,6 +21,7 @@
 
 #include <dralet/options.h>
 
+#include "bitstream.h"
 #include "fpga.h"
 
 static const char *const fpga_kinds[] = { "FpgaConfig", NULL };
@@ -53,6 +58,37 @@ static int parse_id(const char *text, void *dst, char *why, size_t whylen)
 	return 0;
 }
 
+static int parse_name(const char *text, void *dst, char *why, size_t whylen)
+{
+	if (!fpga_store_name_valid(text)) {
+		snprintf(why, whylen, "\"%.80s\" is not a bitstream name (1-63 of A-Z a-z 0-9 . _ -)",
+			 text);
+		return -EINVAL;
+	}
+	memcpy(dst, text, strlen(text) + 1);
+	return 0;
+}
+
+static int parse_sha256(const char *text, void *dst, char *why, size_t whylen)
+{
+	if (!fpga_sha256_valid(text)) {
+		snprintf(why, whylen, "\"%.80s\" is not a sha256 (64 lower-case hex digits)", text);
+		return -EINVAL;
+	}
+	memcpy(dst, text, strlen(text) + 1);
+	return 0;
+}
+
+static const struct dralet_field bitstream_fields[] = {
+	{ "name", DRALET_FIELD_STRING, DRALET_AT(struct fpga_config, bitstream_name),
+	  .parse = parse_name },
+	{ "sha256", DRALET_FIELD_STRING, DRALET_AT(struct fpga_config, bitstream_sha256),
+	  .parse = parse_sha256 },
+	DRALET_FIELDS_END,
+};
+
+static const char *const on_unprepare_names[] = { "keep", "reset", "golden", NULL };
+
 static const struct dralet_field fpga_fields[] = {
 	{ "requireShell", DRALET_FIELD_STRING, DRALET_AT(struct fpga_config, require_shell),
 	  .parse = parse_shell },
@@ -62,9 +98,10 @@ static const struct dralet_field fpga_fields[] = {
 	  .parse = parse_id },
 	{ "managementAccess", DRALET_FIELD_BOOL,
 	  DRALET_AT(struct fpga_config, management_access) },
-	{ "bitstream", DRALET_FIELD_REFUSED, .help = "programming a bitstream at prepare is "
-	  "not supported yet; load it beforehand and select the card with requireAfuID or "
-	  "the afuID/xclbinUUID attribute" },
+	{ "bitstream", DRALET_FIELD_OBJECT, .fields = bitstream_fields,
+	  DRALET_SEEN(struct fpga_config, has_bitstream) },
+	{ "onUnprepare", DRALET_FIELD_ENUM, DRALET_AT(struct fpga_config, on_unprepare),
+	  .names = on_unprepare_names },
 	DRALET_FIELDS_END,
 };
 
@@ -81,6 +118,15 @@ int fpga_config_parse(const char *text, struct fpga_config *ret, char *err, size
 	}
 	if ((r = dralet_config_decode(text, &type, &c, NULL, err, errlen)) < 0)
 		return r;
+	if (c.has_bitstream && !c.bitstream_name[0] && !c.bitstream_sha256[0]) {
+		snprintf(err, errlen, "FpgaConfig.bitstream: needs \"name\" or \"sha256\"");
+		return -EINVAL;
+	}
+	if (c.on_unprepare != FPGA_ON_UNPREPARE_KEEP && !c.has_bitstream) {
+		snprintf(err, errlen, "FpgaConfig.onUnprepare: applies to a claim that loads a "
+			 "bitstream (FpgaConfig.bitstream)");
+		return -EINVAL;
+	}
 	*ret = c;
 	return 0;
 }

@@ -12,6 +12,7 @@
 
 #include <dralet/pci_ctl.h>
 
+#include "bitstream.h"
 #include "fpga.h"
 #include "../common/pcidev.h"
 
@@ -144,6 +145,19 @@ static int region_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *
 		return -EAGAIN;
 	}
 	struct fpga_identity id = { .what = what, .interface_id = compat };
+	struct fpga_config cfg;
+	struct fpga_loaded img = { 0 };
+	bool loaded;
+
+	r = fpga_claim_bitstream(ctx, req, &id, &cfg, FPGA_IMAGE_RAW, &img, &loaded);
+	if (r >= 0 && cfg.has_bitstream) {
+		dralet_ctx_error(ctx, "%s: loading bitstream %s through fpga_manager at prepare is "
+				 "not supported yet", what, img.sha256);
+		r = -EOPNOTSUPP;
+	}
+	fpga_store_unload(&img);
+	if (r < 0)
+		return r;
 	r = fpga_config_check(ctx, req->config, &id, NULL);
 	if (r < 0)
 		return r;
@@ -179,6 +193,7 @@ const struct dralet_backend backend_fpga_region = {
 	.probe = region_probe,
 	.validate_config = fpga_validate_config,
 	.admin_config_keys = fpga_config_admin_keys,
+	.options = fpga_options,
 	.prepare = region_prepare,
 	.health = region_health,
 };

@@ -15,6 +15,7 @@
 
 #include <dralet/pci_ctl.h>
 
+#include "bitstream.h"
 #include "fpga.h"
 #include "../common/pcidev.h"
 
@@ -201,8 +202,11 @@ static void add_attributes(struct dralet_backend_ctx *ctx, struct dralet_device 
 	fpga_set_id_attr(ctx, dev, "logicUUID", XRT_FACT(user, mgmt, logic_uuid));
 	fpga_set_id_attr(ctx, dev, "interfaceUUID",
 			 interface_uuid(ctx, user, mgmt, ibuf, sizeof(ibuf)));
-	if (xclbin && !fpga_id_all_zero(xclbin))
+	if (xclbin && !fpga_id_all_zero(xclbin)) {
 		fpga_set_id_attr(ctx, dev, "xclbinUUID", xclbin);
+		fpga_set_loaded_attr(ctx, dev, FPGA_IMAGE_XCLBIN, xclbin,
+				     interface_uuid(ctx, user, mgmt, ibuf, sizeof(ibuf)));
+	}
 	if (serial)
 		dralet_device_set_string(dev, "serial", serial);
 	dralet_device_set_string(dev, "userPciAddress", user->address);
@@ -283,6 +287,37 @@ static int mgmt_node(struct dralet_backend_ctx *ctx, const struct dralet_pci_fun
 	return ret->path ? 0 : -ENOENT;
 }
 
+/* fpga_region ops of an Alveo (self: its user PF). */
+static const char *xrt_loaded(struct dralet_backend_ctx *ctx, const void *self, char *buf,
+			      size_t size)
+{
+	if (dralet_read_pci_file(ctx, self, "xclbinuuid", buf, size) <= 0 ||
+	    fpga_id_all_zero(buf))
+		return NULL;
+	return buf;
+}
+
+static int xrt_write(struct dralet_backend_ctx *ctx, const void *self,
+		     const struct fpga_loaded *img)
+{
+	const struct dralet_pci_func *user = self;
+
+	return fpga_xrt_load(ctx, user->address, img);
+}
+
+static struct fpga_region xrt_region(const struct dralet_pci_func *user, const char *iface,
+				     const char *what)
+{
+	return (struct fpga_region){
+		.what = what,
+		.kind = FPGA_IMAGE_XCLBIN,
+		.interface_id = iface,
+		.loaded = xrt_loaded,
+		.write = xrt_write,
+		.self = user,
+	};
+}
+
 static int xrt_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 		       struct dralet_prepare_req *req)
 {
@@ -291,10 +326,14 @@ static int xrt_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 	struct dralet_edits *e = req->edits;
 	struct dralet_devnode mnode = { 0 };
 	struct fpga_config cfg;
+	struct fpga_loaded img = { 0 };
+	bool loaded;
 	char driver[64], what[64], norm_iface[40] = "", norm_xclbin[40] = "", ibuf[80];
 	char mgmt_path[DRALET_DEVNODE_PATH_MAX];
 	const char *iface = interface_uuid(ctx, user, mgmt, ibuf, sizeof(ibuf));
-	const char *xclbin = user->xrt ? user->xrt->xclbin_uuid : NULL;
+	char xbuf[80];
+	/* now, not at discovery: a prepare may have loaded another since */
+	const char *xclbin = xrt_loaded(ctx, user, xbuf, sizeof(xbuf));
 	int r = dralet_pci_driver(ctx, user->address, driver, sizeof(driver));
 
 	snprintf(what, sizeof(what), "Alveo %s", user->address);
@@ -317,7 +356,17 @@ static int xrt_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 		.afu_id = xclbin && !fpga_id_all_zero(xclbin) ? xclbin : NULL,
 		.has_management = have_mgmt,
 	};
+	const char *before = id.afu_id;
+	struct fpga_region rg = xrt_region(user, iface, what);
+
+	r = fpga_claim_bitstream(ctx, req, &id, &cfg, FPGA_IMAGE_XCLBIN, &img, &loaded);
+	if (r < 0)
+		goto out;
+	if (cfg.has_bitstream)	/* the requirements hold for the card as it will be */
+		id.afu_id = img.image.accelerator_id;
 	r = fpga_config_check(ctx, req->config, &id, &cfg);
+	if (r >= 0 && cfg.has_bitstream)
+		r = fpga_load_for_claim(ctx, &rg, req, &cfg, &img, loaded, before);
 	if (r < 0)
 		goto out;
 	if (pcidev_is_vfio(user))
@@ -338,13 +387,31 @@ static int xrt_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 		r = pcidev_env(e, dev, "XCLBIN_UUID", norm_xclbin);
 	if (r >= 0 && cfg.management_access)
 		r = pcidev_env(e, dev, "MGMT_NODE", mnode.path);
+	if (r >= 0 && img.data)
+		r = pcidev_env(e, dev, "BITSTREAM_SHA256", img.sha256);
 	if (r >= 0)
 		r = pcidev_undo_record(req->undo, user, driver);
 	if (r < 0 && r != -ENODEV)
 		dralet_ctx_error(ctx, "%s: preparing the container edits failed: %s", what,
 				 strerror(-r));
 out:
+	fpga_store_unload(&img);
 	return r < 0 ? r : 0;
+}
+
+/* Puts the card back as the claim's policy says (fpga_restore). */
+static int xrt_unprepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+			 const struct dralet_claim_ref *claim, const struct dralet_undo *undo)
+{
+	const struct dralet_pci_func *user = dralet_device_pci(dev);
+	const struct dralet_pci_func *mgmt = dralet_device_private(dev);
+	char what[64], ibuf[80];
+
+	(void)claim;
+	snprintf(what, sizeof(what), "Alveo %s", user->address);
+	struct fpga_region rg = xrt_region(user, interface_uuid(ctx, user, mgmt, ibuf, sizeof(ibuf)),
+					   what);
+	return fpga_restore(ctx, &rg, undo);
 }
 
 const struct dralet_backend backend_xrt = {
@@ -357,6 +424,8 @@ const struct dralet_backend backend_xrt = {
 	.probe = xrt_probe,
 	.validate_config = fpga_validate_config,
 	.admin_config_keys = fpga_config_admin_keys,
+	.options = fpga_options,
 	.prepare = xrt_prepare,
+	.unprepare = xrt_unprepare,
 	.health = xrt_health,
 };

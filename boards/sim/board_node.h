@@ -40,6 +40,8 @@ struct board_node {
 	bool loaded[BN_MAX_MODULES];
 	size_t n_modules;
 	struct board_node_hooks hooks;
+	unsigned fpga_programs;		/* images fpga_pr loaded */
+	size_t fpga_last_size;
 };
 
 /* The function @address as present now, or NULL. */

@@ -344,6 +344,67 @@ static int model_vf_set(void *userdata, const char *pf_ifname, int pf_ifindex, u
 	return 0;
 }
 
+/* The DFL port with id @port_id of the FME named @fme ("dfl-fme.N"), or NULL. */
+static const struct board_dfl_port *dfl_port(struct board_node *bn, const char *fme,
+					     unsigned port_id)
+{
+	int id;
+	char end;
+
+	if (sscanf(fme, "dfl-fme.%d%c", &id, &end) != 1)
+		return NULL;
+	for (size_t i = 0; i < bn->b.n_funcs; i++) {
+		const struct board_dfl *d = bn->b.funcs[i]->dfl;
+
+		for (size_t k = 0; d && d->fme_id == id && k < d->n_ports; k++)
+			if (d->ports[k].id >= 0 && (unsigned)d->ports[k].id == port_id)
+				return &d->ports[k];
+	}
+	return NULL;
+}
+
+static int model_fpga_pr(void *userdata, const char *fme, const char *port, unsigned port_id,
+			 const void *image, size_t size)
+{
+	static const char digits[] = "0123456789abcdef";
+	struct board_node *bn = userdata;
+	const struct board_dfl_port *p;
+	const uint8_t *bytes = image;
+	char rel[96], afu[40];
+	int r;
+
+	if (!fme || strchr(fme, '/') || faccessat(bn->devfd, fme, F_OK, 0) < 0 ||
+	    !port || strchr(port, '/') || faccessat(bn->devfd, port, F_OK, 0) < 0)
+		return -ENOENT;
+	if (!(p = dfl_port(bn, fme, port_id)) || size == 0)
+		return -EINVAL;
+	snprintf(rel, sizeof(rel), "dfl-port.%d", p->id);
+	if (strcmp(port, rel))
+		return -EINVAL;	/* the caller holds another port than it programs */
+	if (bn->hooks.fpga_pr && (r = bn->hooks.fpga_pr(bn->hooks.userdata, fme, port_id)) < 0)
+		return r;
+	if (size < 16)
+		return -EIO;
+	for (int i = 0; i < 16; i++) {
+		afu[2 * i] = digits[bytes[i] >> 4];
+		afu[2 * i + 1] = digits[bytes[i] & 15];
+	}
+	snprintf(afu + 32, sizeof(afu) - 32, "\n");
+	snprintf(rel, sizeof(rel), "bus/platform/devices/dfl-port.%d/afu_id", p->id);
+	if ((r = bn->real.write(bn->real.userdata, rel, afu)) < 0)
+		return r;
+	bn->fpga_programs++;
+	bn->fpga_last_size = size;
+	return 0;
+}
+
+unsigned board_node_fpga_programs(const struct board_node *bn, size_t *ret_last_size)
+{
+	if (ret_last_size)
+		*ret_last_size = bn->fpga_last_size;
+	return bn->fpga_programs;
+}
+
 static int add_pfs(struct board_node *bn)
 {
 	struct arena *a = bn->b.arena;
@@ -396,6 +457,7 @@ int board_node_open(const char *board_path, const char *dir, struct board_node *
 		.readlink = model_readlink,
 		.vf_get = model_vf_get,
 		.vf_set = model_vf_set,
+		.fpga_pr = model_fpga_pr,
 		.userdata = bn,
 	};
 	bn->sysfd = open(bn->sys, O_PATH | O_DIRECTORY | O_CLOEXEC);

@@ -22,6 +22,14 @@
  *  - VF settings (rtnetlink, vf_get/vf_set) are kept per PF and VF, for the
  *    PF's netdev (its name and ifindex as the tree has them; -ENODEV
  *    otherwise); a VF's settings start fresh when its VFs are created.
+ *  - FPGA partial reconfiguration (fpga_pr) follows drivers/fpga/dfl-fme-pr.c:
+ *    the FME node must exist (-ENOENT), the port id must be one of the FME's
+ *    ports (-EINVAL, like port_id >= the FME's port count), the hook may
+ *    answer for the hardware (-EIO) or for a port open elsewhere (-EBUSY,
+ *    O_EXCL); then the simulated FPGA loads the
+ *    image: its first 16 bytes are the AFU ID the port's afu_id shows
+ *    afterwards (a shorter image is -EIO, as hardware refusing it). The
+ *    programs are counted (board_node_fpga_programs).
  * Anything else written answers -EACCES, as a read-only attribute does.
  * Not modelled: RDMA devices of VFs created at run time (`vf_rdma`).
  *
@@ -64,6 +72,9 @@ struct board_node_hooks {
 	int (*sriov_configure)(void *userdata, const char *pf, unsigned n);
 	/* the PF driver's ndo_get_vf_config (@set false) / ndo_set_vf_* (true) */
 	int (*vf_config)(void *userdata, const char *pf, unsigned vf, bool set);
+	/* the FPGA's answer to programming port @port_id of FME @fme ("dfl-fme.0"),
+	 * before the image loads (-EIO: refused, -EBUSY: the port is open) */
+	int (*fpga_pr)(void *userdata, const char *fme, unsigned port_id);
 	void *userdata;
 };
 void board_node_set_hooks(struct board_node *bn, const struct board_node_hooks *hooks);
@@ -73,5 +84,8 @@ void board_node_set_hooks(struct board_node *bn, const struct board_node_hooks *
  * is not below its sriov_totalvfs. Valid while @bn lives. */
 struct dralet_vf_settings *board_node_vf_settings(struct board_node *bn, const char *pf,
 						  unsigned vf);
+
+/* How many images fpga_pr loaded so far, and the size of the last. */
+unsigned board_node_fpga_programs(const struct board_node *bn, size_t *ret_last_size);
 
 #endif

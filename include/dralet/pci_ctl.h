@@ -65,6 +65,18 @@ int dralet_vf_get(struct dralet_backend_ctx *ctx, const struct dralet_netdev *pf
 int dralet_vf_set(struct dralet_backend_ctx *ctx, const struct dralet_netdev *pf, unsigned vf,
 		  const struct dralet_vf_settings *s);
 
+/*
+ * Programs port @port_id of a DFL card's FME with a partial-reconfiguration
+ * image of @size bytes at @image (DFL_FPGA_FME_PORT_PR on /dev/@fme, with the
+ * port node /dev/@port held exclusively meanwhile; docs/fpga.md 1.1): @fme
+ * and @port are node names below /dev ("dfl-fme.0", "dfl-port.0"). Record
+ * the undo state first: the port's AFU is unknown once this starts.
+ * -EBUSY when something has the port open (a container), -EIO when the
+ * hardware refused the image; the reason is set as the operation's error.
+ */
+int dralet_fpga_dfl_program(struct dralet_backend_ctx *ctx, const char *fme, const char *port,
+			    unsigned port_id, const void *image, size_t size);
+
 /* The operation's error message so far ("" when none): a backend cleaning
  * up after a failure keeps the first reason with it. */
 const char *dralet_ctx_error_message(const struct dralet_backend_ctx *ctx);

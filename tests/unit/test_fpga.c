@@ -429,8 +429,8 @@ static void test_fpga_config_validation(void **state)
 		  "\"requireInterfaceID\":\"0x" DFL_IFACE "\",\"requireAfuID\":\"" XCLBIN "\"}", 0,
 		  NULL },
 		{ "{\"apiVersion\":\"fpga.dralet.dev/v1alpha1\",\"kind\":\"FpgaConfig\","
-		  "\"bitstream\":{\"url\":\"https://example.com/a.xclbin\"}}", -EOPNOTSUPP,
-		  "not supported yet" },
+		  "\"bitstream\":{\"url\":\"https://example.com/a.xclbin\"}}", -EINVAL,
+		  "unknown field \"url\"" },
 		{ "{\"apiVersion\":\"fpga.dralet.dev/v1alpha1\",\"kind\":\"FpgaConfig\","
 		  "\"requireInterfaceID\":\"not-an-id\"}", -EINVAL, "not a hex ID" },
 		{ "{\"apiVersion\":\"fpga.dralet.dev/v1alpha1\",\"kind\":\"FpgaConfig\","
@@ -463,7 +463,7 @@ static void test_fpga_config_validation(void **state)
 	}
 	/* dfl and fpga-region take the same config */
 	assert_int_equal(backend_dfl.validate_config(&h.ctx, cases[1].json), 0);
-	assert_int_equal(backend_fpga_region.validate_config(&h.ctx, cases[2].json), -EOPNOTSUPP);
+	assert_int_equal(backend_fpga_region.validate_config(&h.ctx, cases[2].json), -EINVAL);
 	harness_fini(&h);
 }
 

@@ -74,6 +74,24 @@ static int log_vf_set(void *ud, const char *ifname, int ifindex, unsigned vf,
 	return model(m)->vf_set(model(m)->userdata, ifname, ifindex, vf, n);
 }
 
+static int log_fpga_pr(void *ud, const char *fme, const char *port, unsigned port_id,
+		       const void *image, size_t size)
+{
+	struct node_model *m = ud;
+
+	say(m, "fpga_pr %s port %u (%s) %zu bytes", fme, port_id, port, size);
+	return model(m)->fpga_pr(model(m)->userdata, fme, port, port_id, image, size);
+}
+
+static int fault_fpga_pr(void *ud, const char *fme, unsigned port_id)
+{
+	const struct node_model *m = ud;
+
+	(void)fme;
+	(void)port_id;
+	return m->fpga_pr_error;
+}
+
 static int fault_configure(void *ud, const char *pf, unsigned n)
 {
 	const struct node_model *m = ud;
@@ -121,12 +139,14 @@ void node_model_init(struct node_model *m, const char *yaml)
 		fail_msg("board snippet: %s", err[0] ? err : "cannot write it");
 	board_node_set_hooks(m->bn, &(struct board_node_hooks){ .sriov_configure = fault_configure,
 								.vf_config = fault_vf_config,
+								.fpga_pr = fault_fpga_pr,
 								.userdata = m });
 	m->roots = *board_node_roots(m->bn);
 	m->real = node_ops_real(&m->roots);
 	m->node = (struct node_ops){ .write = log_write, .read = log_read,
 				     .readlink = log_readlink, .vf_get = log_vf_get,
-				     .vf_set = log_vf_set, .userdata = m };
+				     .vf_set = log_vf_set, .fpga_pr = log_fpga_pr,
+				     .userdata = m };
 }
 
 void node_model_fini(struct node_model *m)

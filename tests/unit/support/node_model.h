@@ -31,8 +31,10 @@ struct node_model {
 	struct hal_roots roots;
 	struct node_model_fault faults[NODE_MODEL_FAULTS];
 	int vf_get_error, vf_set_error;	/* every VF settings read / change answers this */
+	int fpga_pr_error;		/* every FPGA programming answers this (-EIO, -EBUSY) */
 	/* "<address>/<file>=<value>" (bus/pci/devices/ left out, others the
-	 * relative path) and "vf_set if<ifindex> vf<n> <what>" */
+	 * relative path), "vf_set if<ifindex> vf<n> <what>" and
+	 * "fpga_pr <fme> port <id> (<port node>) <size> bytes" */
 	char log[NODE_MODEL_LOG][192];
 	size_t n_log;
 };
