@@ -31,7 +31,7 @@ BUILD ?= build
 SANFLAGS :=
 endif
 
-PKGS := libpci libudev json-c yaml-0.1 libuv libnghttp2 libprotobuf-c libcurl libnl-route-3.0 libmicrohttpd libcrypto
+PKGS := libpci libudev json-c yaml-0.1 libuv libnghttp2 libprotobuf-c libcurl libnl-route-3.0 libmicrohttpd
 TEST_PKGS := cmocka
 
 # ---- dependencies: install them first when pkg-config misses something ----

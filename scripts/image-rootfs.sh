@@ -24,9 +24,10 @@ install -m 0755 "$build/dralet" "$root/usr/bin/dralet"
 strip --strip-unneeded "$root/usr/bin/dralet"
 
 # Libraries: what ldd resolves for the binary and for each dlopen'ed library
-# (libcurl: an apiserver; libmicrohttpd: --metrics-address).
+# (libcurl: an apiserver; libmicrohttpd: --metrics-address; libcrypto: a
+# bitstream's sha256).
 lazy=
-for name in libcurl.so.4 libmicrohttpd.so.12; do
+for name in libcurl.so.4 libmicrohttpd.so.12 libcrypto.so.3; do
     path=$(/sbin/ldconfig -p | awk -v n="$name" '$1 == n && /x86-64/ {print $NF; exit}')
     [ -n "$path" ] || { echo "$0: $name not found (apt-get install ${name%%.so*}*)" >&2; exit 1; }
     lazy="$lazy $path"

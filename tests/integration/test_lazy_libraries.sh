@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # The libraries only some dralet processes use are opened with dlopen, not
 # linked: libcurl (agent/kube/curl_loader.c, an apiserver) and libmicrohttpd
-# (agent/daemon/mhd_loader.c, --metrics-address). Linked, they and their TLS
+# (agent/daemon/mhd_loader.c, --metrics-address), and libcrypto
+# (backends/fpga/bitstream_store.c, a bitstream's sha256). Linked, they and their TLS
 # stacks (GnuTLS, nettle, gmp, p11-kit ...) cost every process, `discover`
 # included, MiB of RSS (docs/performance.md). The binary's DT_NEEDED list must
 # name none of them. (That each is still found when wanted, test_metrics.py
@@ -14,7 +15,7 @@ preamble lazy-libraries
 needed=$(readelf -d "$dralet" | awk '/\(NEEDED\)/ {print $NF}' | tr -d '[]')
 [ -n "$needed" ] || fail "readelf shows no NEEDED entries for $dralet"
 echo "$needed" | grep -q '^libuv' || fail "NEEDED list unreadable (no libuv): $needed"
-for lib in libcurl libmicrohttpd libgnutls libnettle libhogweed libgmp libp11-kit; do
+for lib in libcurl libmicrohttpd libcrypto libssl libgnutls libnettle libhogweed libgmp libp11-kit; do
     if echo "$needed" | grep -q "^$lib"; then
         fail "$dralet links $lib (it must be opened with dlopen when used): $needed"
     fi
