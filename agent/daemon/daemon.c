@@ -80,10 +80,11 @@ static void on_registration(void *userdata, const char *driver, bool registered,
 	dd->registered = registered;
 	update_readiness(dd->d);
 	if (registered)
-		log_info("driver %s: registered with the kubelet", driver);
+		log_info_kv(LOG_KV("driver", driver), "driver %s: registered with the kubelet", driver);
 	else
-		log_error("driver %s: the kubelet refused the registration: %s", driver,
-			  error && *error ? error : "(no reason given)");
+		log_error_kv(LOG_KV("driver", driver, "err", error && *error ? error : "(no reason given)"),
+			     "driver %s: the kubelet refused the registration: %s", driver,
+			     error && *error ? error : "(no reason given)");
 }
 
 /* ---- shutdown: endpoints close (calls in flight finish), engines drain, store goes ---- */
@@ -161,12 +162,14 @@ static void publish_driver(struct daemon *d, struct daemon_driver *dd)
 	int r = slices_build_set(dd->devices, o->node_name, NULL, &o->slice_opts, &slices);
 
 	if (r < 0) {
-		log_error("driver %s: cannot build its ResourceSlices: %s", dd->name, strerror(-r));
+		log_error_kv(LOG_KV("driver", dd->name, "err", strerror(-r)),
+			     "driver %s: cannot build its ResourceSlices: %s", dd->name, strerror(-r));
 		return;	/* serving prepared claims matters more than publishing */
 	}
 	r = d->store->ops->publish(d->store, dd->name, slices);
 	if (r < 0)
-		log_error("driver %s: cannot publish its ResourceSlices: %s", dd->name, strerror(-r));
+		log_error_kv(LOG_KV("driver", dd->name, "err", strerror(-r)),
+			     "driver %s: cannot publish its ResourceSlices: %s", dd->name, strerror(-r));
 	slice_list_unref(slices);
 }
 
@@ -210,7 +213,8 @@ static int start_health(struct daemon *d, struct daemon_driver *dd)
 						   d->o->cfg->health_interval_s :
 						   HEALTH_DEFAULT_INTERVAL_S), &dd->watch);
 	if (r < 0)
-		log_error("driver %s: cannot start its health monitor: %s", dd->name, strerror(-r));
+		log_error_kv(LOG_KV("driver", dd->name, "err", strerror(-r)),
+			     "driver %s: cannot start its health monitor: %s", dd->name, strerror(-r));
 	return r;
 }
 
@@ -245,7 +249,8 @@ static int start_driver(struct daemon *d, struct daemon_driver *dd)
 	ccfg.state_dir = dd->state_dir;
 	r = claims_engine_new(&ccfg, &dd->engine, &stats);
 	if (r < 0) {
-		log_error("driver %s: cannot start its claims engine: %s", dd->name, strerror(-r));
+		log_error_kv(LOG_KV("driver", dd->name, "err", strerror(-r)),
+			     "driver %s: cannot start its claims engine: %s", dd->name, strerror(-r));
 		return r;
 	}
 	r = kubelet_endpoint_open(&d->loop, &ecfg, &dd->ep);
@@ -253,13 +258,15 @@ static int start_driver(struct daemon *d, struct daemon_driver *dd)
 		return r;
 	r = dra_service_register(kubelet_endpoint_dra_server(dd->ep), dd->engine);
 	if (r < 0) {
-		log_error("driver %s: cannot add the DRA methods: %s", dd->name, strerror(-r));
+		log_error_kv(LOG_KV("driver", dd->name, "err", strerror(-r)),
+			     "driver %s: cannot add the DRA methods: %s", dd->name, strerror(-r));
 		return r;
 	}
 	if ((r = start_health(d, dd)) < 0)
 		return r;
-	log_info("driver %s: %zu device(s), checkpoint %s/%s, CDI specs in %s", dd->name,
-		 device_set_n(dd->devices), dd->state_dir, CHECKPOINT_FILE_NAME, o->cdi_dir);
+	log_info_kv(LOG_KV("driver", dd->name),
+		    "driver %s: %zu device(s), checkpoint %s/%s, CDI specs in %s", dd->name,
+		    device_set_n(dd->devices), dd->state_dir, CHECKPOINT_FILE_NAME, o->cdi_dir);
 	publish_driver(d, dd);
 	return 0;
 }
@@ -310,7 +317,8 @@ static void swap_devices(struct daemon_driver *dd, struct device_set *set)
 		log_error("driver %s: out of memory; its devices' health is checked as before "
 			  "the rediscovery", dd->name);
 	if (n != was)
-		log_info("driver %s: %zu device(s) after rediscovery (were %zu)", dd->name, n, was);
+		log_info_kv(LOG_KV("driver", dd->name),
+			    "driver %s: %zu device(s) after rediscovery (were %zu)", dd->name, n, was);
 	device_set_unref(dd->devices);
 	dd->devices = device_set_ref(set);
 }

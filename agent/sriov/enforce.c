@@ -14,26 +14,30 @@ static void log_report(const struct sriov_report *rep, bool *ret_refused)
 
 	for (size_t i = 0; i < rep->n; i++) {
 		const struct sriov_pf_report *p = &rep->pfs[i];
+		const char *const *kv = LOG_KV("pf", p->pf, "policy", p->policy);
+
 		if (p->also)
-			log_warn("sriov: PF %s: policies %s and %s both select it; %s applies", p->pf,
-				 p->policy, p->also, p->policy);
+			log_warn_kv(kv, "sriov: PF %s: policies %s and %s both select it; %s applies",
+				    p->pf, p->policy, p->also, p->policy);
 		switch (p->outcome) {
 		case SRIOV_PF_CHANGED:
-			log_info("sriov: PF %s (policy %s): %u VFs (was %u), %u rebound, %u with new "
-				 "settings", p->pf, p->policy, p->after, p->before, p->vfs_rebound,
-				 p->vfs_set);
+			log_info_kv(kv, "sriov: PF %s (policy %s): %u VFs (was %u), %u rebound, %u "
+				    "with new settings", p->pf, p->policy, p->after, p->before,
+				    p->vfs_rebound, p->vfs_set);
 			break;
 		case SRIOV_PF_REFUSED:
 			refused = true;
-			log_error("sriov: %s", p->message);
+			log_error_kv(LOG_KV("pf", p->pf, "policy", p->policy, "err", p->message),
+				     "sriov: %s", p->message);
 			break;
 		case SRIOV_PF_FAILED:
-			log_error("sriov: %s%s", p->message,
-				  p->errors > 1 ? " (and more errors on this PF)" : "");
+			log_error_kv(LOG_KV("pf", p->pf, "policy", p->policy, "err", p->message),
+				     "sriov: %s%s", p->message,
+				     p->errors > 1 ? " (and more errors on this PF)" : "");
 			break;
 		default:
-			log_debug("sriov: PF %s (policy %s): as the policy says (%u VFs)", p->pf,
-				  p->policy, p->after);
+			log_debug_kv(kv, "sriov: PF %s (policy %s): as the policy says (%u VFs)",
+				     p->pf, p->policy, p->after);
 		}
 	}
 	if (ret_refused)
