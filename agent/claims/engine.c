@@ -258,6 +258,22 @@ static void log_op(struct claims_engine *e, const struct op *op, bool unprepare,
 			    unprepare ? op->n_unprepared : op->n_devices, ms);
 }
 
+/* A prepare that failed, told on the claim itself (kubectl describe
+ * resourceclaim; the store queues it, rate-limited: nothing waits here). */
+static void record_prepare_failed(struct claims_engine *e, const struct op *op)
+{
+	const struct kube_object_ref claim = {
+		.api_version = "resource.k8s.io/v1", .kind = "ResourceClaim",
+		.namespace_ = op->namespace_, .name = op->name, .uid = op->uid,
+	};
+	char msg[KUBE_EVENT_MESSAGE_MAX + 1];
+
+	if (!op->namespace_ || !*op->namespace_ || !op->name || !*op->name)
+		return;
+	snprintf(msg, sizeof(msg), "driver %s: %s", e->driver, op->error);
+	e->store->ops->record_event(e->store, &claim, "Warning", CLAIMS_EVENT_PREPARE_FAILED, msg);
+}
+
 /* The claim's operation is over: log it, let the next one on its UID run. */
 static void op_done(struct op *op)
 {
@@ -272,6 +288,8 @@ static void op_done(struct op *op)
 		++*(call->unprepare ? &e->metrics.unprepares_failed : &e->metrics.prepares_failed);
 	engine_report_status(e, op);
 	log_op(e, op, call->unprepare, ms);
+	if (op->error && !call->unprepare)
+		record_prepare_failed(e, op);
 	for (pq = &e->queues; (q = *pq); pq = &q->next)
 		if (q->head == op)
 			break;

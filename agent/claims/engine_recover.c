@@ -215,7 +215,8 @@ static void warn_unreadable(struct claims_engine *e, const struct claims_recover
 		 "of those claims", e->driver, e->state_dir, CHECKPOINT_FILE_NAME, err,
 		 *aside ? "was moved to " : "could not be moved aside", aside, st->rebuilt,
 		 e->cdi_dir, st->kept_unaccounted);
-	e->store->ops->warn(e->store, CLAIMS_EVENT_CHECKPOINT_UNREADABLE, msg);
+	e->store->ops->record_event(e->store, NULL, "Warning", CLAIMS_EVENT_CHECKPOINT_UNREADABLE,
+				     msg);
 }
 
 /* "<namespace>_<name>" is a claim of the checkpoint (device_metadata_remove_others). */

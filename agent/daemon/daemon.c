@@ -31,6 +31,10 @@
 /* A refused SR-IOV count is tried again after this. */
 #define SRIOV_RETRY_MS 10000
 
+/* Event reasons about the Node (docs/operations.md, "Events") */
+#define DAEMON_EVENT_DEVICE_UNHEALTHY "DeviceUnhealthy"	/* Warning */
+#define DAEMON_EVENT_DEVICE_RECOVERED "DeviceRecovered"	/* Normal */
+
 struct daemon_driver {
 	struct daemon *d;
 	char *name;
@@ -193,6 +197,28 @@ static void on_health_round(void *userdata, bool changed)
 	health_watch_broadcast(dd->watch);
 }
 
+/* A device gone unhealthy, or healthy again, told to the cluster: an Event
+ * about the Node (docs/operations.md, "Events"). */
+static void on_health_change(void *userdata, const struct health_change *c)
+{
+	struct daemon_driver *dd = userdata;
+	char msg[KUBE_EVENT_MESSAGE_MAX + 1];
+	bool unhealthy = c->new_health == DRALET_HEALTH_UNHEALTHY;
+
+	if (!unhealthy && !(c->old_health == DRALET_HEALTH_UNHEALTHY &&
+			    c->new_health == DRALET_HEALTH_HEALTHY))
+		return;
+	if (unhealthy)
+		snprintf(msg, sizeof(msg), "driver %s: device %s is unhealthy%s%s", dd->name,
+			 c->device, c->reason && *c->reason ? ": " : "", c->reason ? c->reason : "");
+	else
+		snprintf(msg, sizeof(msg), "driver %s: device %s is healthy again", dd->name,
+			 c->device);
+	dd->d->store->ops->record_event(dd->d->store, NULL, unhealthy ? "Warning" : "Normal",
+					unhealthy ? DAEMON_EVENT_DEVICE_UNHEALTHY
+						  : DAEMON_EVENT_DEVICE_RECOVERED, msg);
+}
+
 static int start_health(struct daemon *d, struct daemon_driver *dd)
 {
 	struct health_monitor_config hcfg = {
@@ -201,6 +227,7 @@ static int start_health(struct daemon *d, struct daemon_driver *dd)
 		.interval_ms = d->o->cfg->health_interval_s * 1000,
 		.check = check_health,
 		.on_round = on_health_round,
+		.on_change = on_health_change,
 		.userdata = dd,
 	};
 	int r = health_monitor_new(&hcfg, dd->devices, &dd->monitor);
@@ -398,7 +425,8 @@ static int apply_sriov_at_start(struct daemon *d)
 		log_error("sriov: not applying the policies at start: cannot tell which VFs are "
 			  "prepared for claims: %s", err[0] ? err : strerror(-r));
 	else
-		r = sriov_enforce(d->o->roots, pol, inventory_scan(d->inv), &prep, &changed, NULL);
+		r = sriov_enforce(d->o->roots, pol, inventory_scan(d->inv), &prep, NULL, &changed,
+				  NULL);
 	sriov_prepared_clear(&prep);
 	if (r < 0 || !changed)
 		return 0;
@@ -422,7 +450,7 @@ static bool enforce_policies(struct daemon *d)
 		log_error("sriov: not changing anything: cannot tell which VFs are prepared for "
 			  "claims: %s", err[0] ? err : strerror(-r));
 	else
-		sriov_enforce_node(d->o->roots, d->policies, &prep, &changed, &refused);
+		sriov_enforce_node(d->o->roots, d->policies, &prep, d->store, &changed, &refused);
 	sriov_prepared_clear(&prep);
 	/* takes effect once the claims holding the VFs are unprepared */
 	if (refused)

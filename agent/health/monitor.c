@@ -133,6 +133,8 @@ static void apply_round(uv_work_t *work, int status)
 		if (health_table_apply(&m->table, i, m->results[i], m->reasons[i], m->taints[i], now,
 				       &c)) {
 			log_change(m, &m->table.entries[i], &c);
+			if (m->cfg.on_change)
+				m->cfg.on_change(m->cfg.userdata, &c);
 			changed = true;
 		}
 	}

@@ -70,6 +70,9 @@ struct store_stats {
 	uint64_t syncs;		/* sync rounds that ran a plan */
 	uint64_t failures;	/* failed requests (any reason) */
 	uint64_t token_reloads;
+	/* Events (store.h record_event): created or updated; skipped by the
+	 * rate limit; dropped because the queue was full (apiserver store) */
+	uint64_t events_sent, events_skipped, events_dropped;
 };
 void store_get_stats(struct store *s, struct store_stats *ret_stats);
 /* What store_get_stats dispatches to. */

@@ -4,11 +4,12 @@
 #include <errno.h>
 #include <string.h>
 
+#include "agent/kube/store.h"
 #include "agent/lib/log.h"
 #include "hal/hal.h"
 #include "hal/node_ops.h"
 
-static void log_report(const struct sriov_report *rep, bool *ret_refused)
+static void log_report(const struct sriov_report *rep, struct store *events, bool *ret_refused)
 {
 	bool refused = false;
 
@@ -29,11 +30,17 @@ static void log_report(const struct sriov_report *rep, bool *ret_refused)
 			refused = true;
 			log_error_kv(LOG_KV("pf", p->pf, "policy", p->policy, "err", p->message),
 				     "sriov: %s", p->message);
+			if (events)
+				events->ops->record_event(events, NULL, "Warning", SRIOV_EVENT_REFUSED,
+							  p->message);
 			break;
 		case SRIOV_PF_FAILED:
 			log_error_kv(LOG_KV("pf", p->pf, "policy", p->policy, "err", p->message),
 				     "sriov: %s%s", p->message,
 				     p->errors > 1 ? " (and more errors on this PF)" : "");
+			if (events)
+				events->ops->record_event(events, NULL, "Warning", SRIOV_EVENT_FAILED,
+							  p->message);
 			break;
 		default:
 			log_debug_kv(kv, "sriov: PF %s (policy %s): as the policy says (%u VFs)",
@@ -46,7 +53,7 @@ static void log_report(const struct sriov_report *rep, bool *ret_refused)
 
 int sriov_enforce(const struct hal_roots *roots, const struct sriov_policies *pol,
 		  const struct hal_scan *scan, const struct sriov_prepared *prep,
-		  bool *ret_changed, bool *ret_refused)
+		  struct store *events, bool *ret_changed, bool *ret_refused)
 {
 	struct node_ops node = node_ops_real(roots);
 	struct sriov_report *rep;
@@ -60,14 +67,15 @@ int sriov_enforce(const struct hal_roots *roots, const struct sriov_policies *po
 	r = sriov_apply(&node, pol, scan, prep, NULL, &rep);
 	if (r < 0)
 		return r;
-	log_report(rep, ret_refused);
+	log_report(rep, events, ret_refused);
 	*ret_changed = rep->changed;
 	sriov_report_free(rep);
 	return 0;
 }
 
 void sriov_enforce_node(const struct hal_roots *roots, const struct sriov_policies *pol,
-			const struct sriov_prepared *prep, bool *ret_changed, bool *ret_refused)
+			const struct sriov_prepared *prep, struct store *events,
+			bool *ret_changed, bool *ret_refused)
 {
 	struct hal_scan_options so = { .no_names = true };
 	struct hal_scan *scan = NULL;
@@ -79,7 +87,7 @@ void sriov_enforce_node(const struct hal_roots *roots, const struct sriov_polici
 	r = hal_scan(roots, &so, &scan);
 	if (r < 0)
 		log_error("sriov: cannot scan the node: %s", strerror(-r));
-	else if (sriov_enforce(roots, pol, scan, prep, ret_changed, ret_refused) < 0)
+	else if (sriov_enforce(roots, pol, scan, prep, events, ret_changed, ret_refused) < 0)
 		log_error("sriov: out of memory applying the policies");
 	hal_scan_free(scan);
 }
