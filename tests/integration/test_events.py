@@ -8,7 +8,8 @@ one's legacy validation does; the kubelet's retries of the same failure are
 repeats: PATCHes of the same Event's count (merge patch), no new Event, and
 rate-limited as client-go's recorder is (25 per object and reason, then one
 every 5 minutes). The failing prepares answer at once while Events wait to be
-sent (the apiserver answers Events slowly here)."""
+sent (the apiserver answers Events slowly here); beyond 100 waiting, Events are
+dropped and the drop is logged."""
 import json
 import os
 import sys
@@ -73,6 +74,25 @@ def check(node):
         assert ev["count"] == BURST, ev
         assert srv.state.k8s_event_patches == BURST - 1, srv.state.k8s_event_patches
         assert ev["firstTimestamp"] <= ev["lastTimestamp"], ev
+
+        # a full queue: 120 claims fail at once while the apiserver holds the first
+        # Event for 5 s; 100 wait, the rest are dropped (counted, logged), and the
+        # prepares still answer at once
+        srv.set_faults(delayMs=5000, verbs=["createevent"])
+        batch = [("ns", "gone-%d" % i, uid(1000 + i)) for i in range(120)]
+        t0 = time.monotonic()
+        res = kl.prepare(batch)
+        assert time.monotonic() - t0 < 4, "the batch waited for its Events"
+        assert all("not found" in res[u][0] for _, _, u in batch), res
+        srv.set_faults()
+        expect = 1 + 1 + 100     # "bad", the one in flight, the queue
+        wait_for(lambda: len(claim_events(srv)) == expect, 60, interval=0.2,
+                 what="%d Events (%d)" % (expect, len(claim_events(srv))))
+        time.sleep(1)
+        assert len(claim_events(srv)) == expect, len(claim_events(srv))
+        log = node.read_log()
+        assert "dropping the Event PrepareFailed about ResourceClaim" in log, log[-3000:]
+        assert "(1 dropped so far)" in log, log[-3000:]
         kl.close()
         node.stop()
     finally:
