@@ -25,6 +25,7 @@
 #include "agent/lib/atomic_file.h"
 #include "agent/lib/err_msg.h"
 #include "agent/claims/claim_ref.h"
+#include "agent/lib/json_get.h"
 #include "agent/lib/log.h"
 #include "agent/kube/store.h"
 
@@ -144,6 +145,7 @@ static void op_clear(struct op *op)
 	free(op->namespace_);
 	free(op->name);
 	free(op->uid);
+	free(op->pod);
 	free(op->error);
 	claim_plan_free(op->plan);
 	free(op->targets);
@@ -248,11 +250,11 @@ static void log_op(struct claims_engine *e, const struct op *op, bool unprepare,
 	snprintf(claim, sizeof(claim), "%s/%s", op->namespace_, op->name);
 	if (op->error)
 		log_warn_kv(LOG_KV("driver", e->driver, "claim", claim, "uid", op->uid,
-				   "err", op->error),
+				   "pod", op->pod, "err", op->error),
 			    "%s failed", unprepare ? "unprepare" : "prepare");
 	else
 		log_info_kv(LOG_KV("driver", e->driver, "claim", claim, "uid", op->uid,
-				   "device", listed, "backend", backend),
+				   "pod", op->pod, "device", listed, "backend", backend),
 			    "%s claim %s (uid %s): %zu device(s) in %.1f ms",
 			    unprepare ? "unprepared" : "prepared", claim, op->uid,
 			    unprepare ? op->n_unprepared : op->n_devices, ms);
@@ -389,6 +391,25 @@ static bool resolve_and_reserve(struct claims_engine *e, struct op *op)
 	return true;
 }
 
+/* The first pod in the claim's status.reservedFor as "<namespace>/<name>" (a
+ * claim's consumers live in its namespace), or NULL. For log lines only: the
+ * kubelet's calls name no pod. */
+static char *reserved_pod(struct json_object *claim, const char *ns)
+{
+	struct json_object *list = json_get_at(claim, JSON_PATH("status", "reservedFor"));
+	char *pod = NULL;
+
+	for (size_t i = 0; json_object_is_type(list, json_type_array) &&
+			   i < json_object_array_length(list); i++) {
+		struct json_object *ref = json_object_array_get_idx(list, i);
+		const char *resource = json_get_str(ref, "resource"), *name = json_get_str(ref, "name");
+		if (resource && !strcmp(resource, "pods") && name &&
+		    asprintf(&pod, "%s/%s", ns, name) >= 0)
+			return pod;
+	}
+	return NULL;
+}
+
 static void on_claim(void *userdata, int err, struct json_object *claim, const char *message)
 {
 	struct op *op = userdata;
@@ -407,6 +428,8 @@ static void on_claim(void *userdata, int err, struct json_object *claim, const c
 		op_done(op);
 		return;
 	}
+	free(op->pod);
+	op->pod = reserved_pod(claim, op->namespace_);
 	r = claim_plan_build(claim, op->namespace_, op->name, op->uid, e->driver, &op->plan,
 			     ERR_MSG_ARGS(&cause));
 	if (r < 0) {
