@@ -20,10 +20,12 @@
 #include <dralet/device.h>
 
 #include "agent/claims/cdi_names.h"
+#include "agent/core/backend_ctx.h"
 #include "agent/core/device_set.h"
 #include "agent/lib/atomic_file.h"
 #include "agent/lib/err_msg.h"
 #include "agent/claims/claim_ref.h"
+#include "agent/lib/json_get.h"
 #include "agent/lib/log.h"
 #include "agent/kube/store.h"
 
@@ -111,10 +113,12 @@ void engine_sync_reservations(struct claims_engine *e, const char *uid)
 		if (c->devices[i].admin_access || !(d = engine_find_device(e, c->devices[i].device)))
 			continue;
 		if (d->owner_uid && strcmp(d->owner_uid, uid))
-			log_error("driver %s: device %s is prepared for claims %s and %s/%s", e->driver,
-				  d->name, d->owner_uid, c->namespace_, c->name);
+			log_error_kv(LOG_KV("driver", e->driver),
+				     "driver %s: device %s is prepared for claims %s and %s/%s", e->driver,
+				     d->name, d->owner_uid, c->namespace_, c->name);
 		else if (reserve(d, uid, c->namespace_, c->name) < 0)
-			log_error("driver %s: out of memory reserving %s", e->driver, d->name);
+			log_error_kv(LOG_KV("driver", e->driver),
+				     "driver %s: out of memory reserving %s", e->driver, d->name);
 	}
 	claims_state_unlock(e->state);
 }
@@ -142,6 +146,7 @@ static void op_clear(struct op *op)
 	free(op->namespace_);
 	free(op->name);
 	free(op->uid);
+	free(op->pod);
 	free(op->error);
 	claim_plan_free(op->plan);
 	free(op->targets);
@@ -192,7 +197,8 @@ static void call_deliver(struct call *call)
 		/* no memory to build the answer: every claim fails, nothing else breaks */
 		static const char *const oom = "out of memory building the answer";
 		struct claims_result *fallback = results ? results : NULL;
-		log_error("driver %s: %s", e->driver, oom);
+		log_error_kv(LOG_KV("driver", e->driver),
+			     "driver %s: %s", e->driver, oom);
 		for (size_t i = 0; fallback && i < call->n; i++) {
 			fallback[i].error = oom;
 			fallback[i].n_devices = 0;
@@ -218,6 +224,59 @@ static void call_deliver(struct call *call)
 
 static void op_start(struct op *op);
 
+/* The devices of @op's answer, comma-separated, in @buf (cut when long), and
+ * the backend of the first one (NULL when none). */
+static const char *op_devices(struct claims_engine *e, const struct op *op, char *buf,
+			      size_t size, const char **ret_backend)
+{
+	struct engine_device *d;
+	size_t len = 0;
+
+	buf[0] = '\0';
+	*ret_backend = NULL;
+	for (size_t i = 0; i < op->n_devices && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? "," : "",
+					op->devices[i].device);
+	if (op->n_devices && (d = engine_find_device(e, op->devices[0].device)) &&
+	    dralet_device_ctx(d->dev) && dralet_device_ctx(d->dev)->backend)
+		*ret_backend = dralet_device_ctx(d->dev)->backend->name;
+	return op->n_devices ? buf : NULL;
+}
+
+static void log_op(struct claims_engine *e, const struct op *op, bool unprepare, double ms)
+{
+	char claim[320], devices[512];
+	const char *backend, *listed = op_devices(e, op, devices, sizeof(devices), &backend);
+
+	snprintf(claim, sizeof(claim), "%s/%s", op->namespace_, op->name);
+	if (op->error)
+		log_warn_kv(LOG_KV("driver", e->driver, "claim", claim, "uid", op->uid,
+				   "pod", op->pod, "err", op->error),
+			    "%s failed", unprepare ? "unprepare" : "prepare");
+	else
+		log_info_kv(LOG_KV("driver", e->driver, "claim", claim, "uid", op->uid,
+				   "pod", op->pod, "device", listed, "backend", backend),
+			    "%s claim %s (uid %s): %zu device(s) in %.1f ms",
+			    unprepare ? "unprepared" : "prepared", claim, op->uid,
+			    unprepare ? op->n_unprepared : op->n_devices, ms);
+}
+
+/* A prepare that failed, told on the claim itself (kubectl describe
+ * resourceclaim; the store queues it, rate-limited: nothing waits here). */
+static void record_prepare_failed(struct claims_engine *e, const struct op *op)
+{
+	const struct kube_object_ref claim = {
+		.api_version = "resource.k8s.io/v1", .kind = "ResourceClaim",
+		.namespace_ = op->namespace_, .name = op->name, .uid = op->uid,
+	};
+	char msg[KUBE_EVENT_MESSAGE_MAX + 1];
+
+	if (!op->namespace_ || !*op->namespace_ || !op->name || !*op->name)
+		return;
+	snprintf(msg, sizeof(msg), "driver %s: %s", e->driver, op->error);
+	e->store->ops->record_event(e->store, &claim, "Warning", CLAIMS_EVENT_PREPARE_FAILED, msg);
+}
+
 /* The claim's operation is over: log it, let the next one on its UID run. */
 static void op_done(struct op *op)
 {
@@ -235,12 +294,9 @@ static void op_done(struct op *op)
 		/* a collected claim is gone or another's: its status is not ours to touch */
 		engine_report_status(e, op);
 	}
-	if (op->error)
-		log_warn("%s %s", call->unprepare ? "unprepare:" : "prepare:", op->error);
-	else
-		log_info("%s claim %s/%s (uid %s): %zu device(s) in %.1f ms",
-			 call->unprepare ? "unprepared" : "prepared", op->namespace_, op->name,
-			 op->uid, call->unprepare ? op->n_unprepared : op->n_devices, ms);
+	log_op(e, op, call->unprepare, ms);
+	if (op->error && !call->unprepare)
+		record_prepare_failed(e, op);
 	for (pq = &e->queues; (q = *pq); pq = &q->next)
 		if (q->head == op)
 			break;
@@ -340,6 +396,25 @@ static bool resolve_and_reserve(struct claims_engine *e, struct op *op)
 	return true;
 }
 
+/* The first pod in the claim's status.reservedFor as "<namespace>/<name>" (a
+ * claim's consumers live in its namespace), or NULL. For log lines only: the
+ * kubelet's calls name no pod. */
+static char *reserved_pod(struct json_object *claim, const char *ns)
+{
+	struct json_object *list = json_get_at(claim, JSON_PATH("status", "reservedFor"));
+	char *pod = NULL;
+
+	for (size_t i = 0; json_object_is_type(list, json_type_array) &&
+			   i < json_object_array_length(list); i++) {
+		struct json_object *ref = json_object_array_get_idx(list, i);
+		const char *resource = json_get_str(ref, "resource"), *name = json_get_str(ref, "name");
+		if (resource && !strcmp(resource, "pods") && name &&
+		    asprintf(&pod, "%s/%s", ns, name) >= 0)
+			return pod;
+	}
+	return NULL;
+}
+
 static void on_claim(void *userdata, int err, struct json_object *claim, const char *message)
 {
 	struct op *op = userdata;
@@ -358,6 +433,8 @@ static void on_claim(void *userdata, int err, struct json_object *claim, const c
 		op_done(op);
 		return;
 	}
+	free(op->pod);
+	op->pod = reserved_pod(claim, op->namespace_);
 	r = claim_plan_build(claim, op->namespace_, op->name, op->uid, e->driver, &op->plan,
 			     ERR_MSG_ARGS(&cause));
 	if (r < 0) {
@@ -703,30 +780,36 @@ static int take_lock(struct claims_engine *e, bool wait)
 	e->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (e->lock_fd < 0) {
 		r = -errno;
-		log_error("driver %s: cannot open %s: %s", e->driver, path, strerror(-r));
+		log_error_kv(LOG_KV("driver", e->driver, "err", strerror(-r)),
+			     "driver %s: cannot open %s: %s", e->driver, path, strerror(-r));
 		return r;
 	}
 	if (flock(e->lock_fd, LOCK_EX | LOCK_NB) == 0)
 		return 0;
 	if (errno != EWOULDBLOCK) {
 		r = -errno;
-		log_error("driver %s: cannot lock %s: %s", e->driver, path, strerror(-r));
+		log_error_kv(LOG_KV("driver", e->driver, "err", strerror(-r)),
+			     "driver %s: cannot lock %s: %s", e->driver, path, strerror(-r));
 		return r;
 	}
 	if (!wait) {
-		log_error("driver %s: another dralet holds %s; two agents must not share a "
-			  "driver's checkpoint (a rolling update needs --pod-uid)", e->driver, path);
+		log_error_kv(LOG_KV("driver", e->driver),
+			     "driver %s: another dralet holds %s; two agents must not share a "
+			     "driver's checkpoint (a rolling update needs --pod-uid)", e->driver, path);
 		return -EBUSY;
 	}
-	log_warn("driver %s: another dralet holds %s (the previous instance of a rolling "
-		 "update?); waiting for it to exit", e->driver, path);
+	log_warn_kv(LOG_KV("driver", e->driver),
+		    "driver %s: another dralet holds %s (the previous instance of a rolling "
+		    "update?); waiting for it to exit", e->driver, path);
 	while (flock(e->lock_fd, LOCK_EX) < 0)
 		if (errno != EINTR) {
 			r = -errno;
-			log_error("driver %s: cannot lock %s: %s", e->driver, path, strerror(-r));
+			log_error_kv(LOG_KV("driver", e->driver, "err", strerror(-r)),
+				     "driver %s: cannot lock %s: %s", e->driver, path, strerror(-r));
 			return r;
 		}
-	log_info("driver %s: got %s", e->driver, path);
+	log_info_kv(LOG_KV("driver", e->driver),
+		    "driver %s: got %s", e->driver, path);
 	return 0;
 }
 
@@ -799,8 +882,9 @@ int claims_engine_new(const struct claims_engine_config *cfg, struct claims_engi
 	durable_enough(e);
 	if ((r = atomic_file_mkdirs(e->state_dir, 0750)) < 0 ||
 	    (r = atomic_file_mkdirs(e->cdi_dir, 0755)) < 0) {
-		log_error("driver %s: cannot create %s or %s: %s", e->driver, e->state_dir,
-			  e->cdi_dir, strerror(-r));
+		log_error_kv(LOG_KV("driver", e->driver, "err", strerror(-r)),
+			     "driver %s: cannot create %s or %s: %s", e->driver, e->state_dir,
+			     e->cdi_dir, strerror(-r));
 		claims_engine_free(e);
 		return r;
 	}
@@ -810,8 +894,9 @@ int claims_engine_new(const struct claims_engine_config *cfg, struct claims_engi
 
 		if (!abs) {
 			r = -errno;
-			log_error("driver %s: cannot resolve %s: %s", e->driver, e->state_dir,
-				  strerror(-r));
+			log_error_kv(LOG_KV("driver", e->driver, "err", strerror(-r)),
+				     "driver %s: cannot resolve %s: %s", e->driver, e->state_dir,
+				     strerror(-r));
 			claims_engine_free(e);
 			return r;
 		}

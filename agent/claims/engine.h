@@ -39,7 +39,7 @@ struct claims_engine;
 
 struct claims_engine_config {
 	uv_loop_t *loop;
-	struct store *store;		/* borrowed: get_claim, warn */
+	struct store *store;		/* borrowed: get_claim, record_event */
 	const char *driver;		/* DRA driver name */
 	const char *pool;		/* the node's pool (the node name) */
 	/* the driver's devices (agent/core/device_set.h): the engine takes a
@@ -54,7 +54,9 @@ struct claims_engine_config {
 	bool wait_for_lock;
 };
 
-#define CLAIMS_EVENT_CHECKPOINT_UNREADABLE "CheckpointUnreadable"
+/* Event reasons (docs/operations.md, "Events"). */
+#define CLAIMS_EVENT_CHECKPOINT_UNREADABLE "CheckpointUnreadable"	/* Warning, the Node */
+#define CLAIMS_EVENT_PREPARE_FAILED "PrepareFailed"	/* Warning, the ResourceClaim */
 
 /* What one start did with the checkpoint (logged by the engine as well). */
 struct claims_recovery_stats {
@@ -76,7 +78,8 @@ bool claims_engine_lock_held_elsewhere(const char *state_dir);
  * checkpoint and recovers (docs/claims.md, "Recovery"), which may call
  * backends and write files, so call it before serving. A corrupt checkpoint
  * is moved aside with a loud error and a Warning Event about the Node
- * (reason CLAIMS_EVENT_CHECKPOINT_UNREADABLE, through the store's warn), and
+ * (reason CLAIMS_EVENT_CHECKPOINT_UNREADABLE, through the store's
+ * record_event), and
  * the claims are rebuilt from the CDI specs on disk
  * (recovery_plan_unreadable); nothing is removed. @ret_stats
  * may be NULL. Everything in @cfg is copied (the device set is referenced).

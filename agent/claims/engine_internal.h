@@ -81,6 +81,7 @@ struct call;
 struct op {
 	struct call *call;
 	char *namespace_, *name, *uid;
+	char *pod;		/* "<ns>/<name>" the claim is reserved for, when known (logs) */
 	struct op *next_queued;
 	enum op_kind kind;
 	uv_work_t work;

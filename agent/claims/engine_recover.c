@@ -39,11 +39,13 @@ static struct checkpoint *load(struct claims_engine *e, struct claims_recovery_s
 	int r = checkpoint_file_remove_stale(e->state_dir);
 
 	if (r > 0)
-		log_warn("driver %s: removed %d temporary checkpoint file(s) an interrupted write "
-			 "left in %s", e->driver, r, e->state_dir);
+		log_warn_kv(LOG_KV("driver", e->driver),
+			    "driver %s: removed %d temporary checkpoint file(s) an interrupted write "
+			    "left in %s", e->driver, r, e->state_dir);
 	else if (r < 0)
-		log_error("driver %s: cannot look for temporary checkpoint files in %s: %s",
-			  e->driver, e->state_dir, strerror(-r));
+		log_error_kv(LOG_KV("driver", e->driver, "err", strerror(-r)),
+			     "driver %s: cannot look for temporary checkpoint files in %s: %s",
+			     e->driver, e->state_dir, strerror(-r));
 	r = checkpoint_file_load(e->state_dir, &ck, err, 512);
 
 	if (r == -ENOENT)
@@ -53,24 +55,27 @@ static struct checkpoint *load(struct claims_engine *e, struct claims_recovery_s
 		 * reservation forgotten; engine_recover rebuilds instead */
 		st->corrupt = true;
 		if (checkpoint_file_move_aside(e->state_dir, aside, 4096) == 0)
-			log_error("driver %s: THE CHECKPOINT %s/%s IS UNUSABLE (%s); moved it to %s. "
-				  "Rebuilding the prepared claims from the CDI specs in %s: nothing "
-				  "is removed, their devices stay reserved until the kubelet "
-				  "unprepares them; the undo state it held is lost, so the hardware "
-				  "of those claims may need a look", e->driver, e->state_dir,
-				  CHECKPOINT_FILE_NAME, err, aside, e->cdi_dir);
+			log_error_kv(LOG_KV("driver", e->driver, "err", err),
+				     "driver %s: THE CHECKPOINT %s/%s IS UNUSABLE (%s); moved it to %s. "
+				     "Rebuilding the prepared claims from the CDI specs in %s: nothing "
+				     "is removed, their devices stay reserved until the kubelet "
+				     "unprepares them; the undo state it held is lost, so the hardware "
+				     "of those claims may need a look", e->driver, e->state_dir,
+				     CHECKPOINT_FILE_NAME, err, aside, e->cdi_dir);
 		else {
 			aside[0] = '\0';
-			log_error("driver %s: THE CHECKPOINT %s/%s IS UNUSABLE (%s) and cannot be "
-				  "moved aside; rebuilding the prepared claims from the CDI specs in "
-				  "%s, removing nothing", e->driver, e->state_dir, CHECKPOINT_FILE_NAME,
-				  err, e->cdi_dir);
+			log_error_kv(LOG_KV("driver", e->driver, "err", err),
+				     "driver %s: THE CHECKPOINT %s/%s IS UNUSABLE (%s) and cannot be "
+				     "moved aside; rebuilding the prepared claims from the CDI specs in "
+				     "%s, removing nothing", e->driver, e->state_dir, CHECKPOINT_FILE_NAME,
+				     err, e->cdi_dir);
 		}
 		return NULL;
 	}
 	if (strcmp(ck->driver, e->driver))
-		log_warn("driver %s: the checkpoint in %s names driver %s; using it anyway",
-			 e->driver, e->state_dir, ck->driver);
+		log_warn_kv(LOG_KV("driver", e->driver),
+			    "driver %s: the checkpoint in %s names driver %s; using it anyway",
+			    e->driver, e->state_dir, ck->driver);
 	return ck;
 }
 
@@ -91,12 +96,14 @@ static bool carry_out(struct claims_engine *e, struct checkpoint *ck,
 		r = engine_write_specs(e, c, true, ERR_MSG_ARGS(&err));
 		if (r < 0) {
 			st->rewrite_failed++;
-			log_error("driver %s: claim %s/%s (uid %s): %s; cannot write it again: %s",
-				  e->driver, c->namespace_, c->name, c->uid, a->reason, err.text);
+			log_error_kv(LOG_KV("driver", e->driver, "uid", c->uid),
+				     "driver %s: claim %s/%s (uid %s): %s; cannot write it again: %s",
+				     e->driver, c->namespace_, c->name, c->uid, a->reason, err.text);
 		} else {
 			st->rewritten++;
-			log_info("driver %s: claim %s/%s (uid %s): %s; wrote it again", e->driver,
-				 c->namespace_, c->name, c->uid, a->reason);
+			log_info_kv(LOG_KV("driver", e->driver, "uid", c->uid),
+				    "driver %s: claim %s/%s (uid %s): %s; wrote it again", e->driver,
+				    c->namespace_, c->name, c->uid, a->reason);
 		}
 		return false;
 	case RECOVERY_ROLLBACK:
@@ -107,25 +114,29 @@ static bool carry_out(struct claims_engine *e, struct checkpoint *ck,
 			st->unprepared++;
 		r = engine_unprepare_devices(e, c, true, ERR_MSG_ARGS(&err));
 		if (r < 0) {
-			log_error("driver %s: claim %s/%s (uid %s): %s, and undoing it failed: %s; "
-				  "kept for another try", e->driver, c->namespace_, c->name, c->uid,
-				  a->reason, err.text);
+			log_error_kv(LOG_KV("driver", e->driver, "uid", c->uid),
+				     "driver %s: claim %s/%s (uid %s): %s, and undoing it failed: %s; "
+				     "kept for another try", e->driver, c->namespace_, c->name, c->uid,
+				     a->reason, err.text);
 			return false;
 		}
-		log_warn("driver %s: claim %s/%s (uid %s): %s; %s", e->driver, c->namespace_,
-			 c->name, c->uid, a->reason,
-			 a->kind == RECOVERY_ROLLBACK ? "rolled back" : "unprepared");
+		log_warn_kv(LOG_KV("driver", e->driver, "uid", c->uid),
+			    "driver %s: claim %s/%s (uid %s): %s; %s", e->driver, c->namespace_,
+			    c->name, c->uid, a->reason,
+			    a->kind == RECOVERY_ROLLBACK ? "rolled back" : "unprepared");
 		return true;
 	case RECOVERY_DROP_CHANGED:
 		st->dropped++;
-		log_error("driver %s: claim %s/%s (uid %s) DROPPED: %s; its CDI spec is removed and "
-			  "the hardware is left alone", e->driver, c->namespace_, c->name, c->uid,
-			  a->reason);
+		log_error_kv(LOG_KV("driver", e->driver, "uid", c->uid),
+			     "driver %s: claim %s/%s (uid %s) DROPPED: %s; its CDI spec is removed and "
+			     "the hardware is left alone", e->driver, c->namespace_, c->name, c->uid,
+			     a->reason);
 		return true;
 	case RECOVERY_DROP_REBOOT:
 		st->dropped++;
-		log_info("driver %s: claim %s/%s (uid %s) forgotten: %s", e->driver, c->namespace_,
-			 c->name, c->uid, a->reason);
+		log_info_kv(LOG_KV("driver", e->driver, "uid", c->uid),
+			    "driver %s: claim %s/%s (uid %s) forgotten: %s", e->driver, c->namespace_,
+			    c->name, c->uid, a->reason);
 		return true;
 	case RECOVERY_REBUILT:
 		st->rebuilt++;
@@ -136,24 +147,28 @@ static bool carry_out(struct claims_engine *e, struct checkpoint *ck,
 			uid = NULL;
 		}
 		free(uid);
-		log_warn("driver %s: claim with uid %s: %s; its devices stay reserved until the "
-			 "kubelet unprepares it", e->driver, c->uid, a->reason);
+		log_warn_kv(LOG_KV("driver", e->driver),
+			    "driver %s: claim with uid %s: %s; its devices stay reserved until the "
+			    "kubelet unprepares it", e->driver, c->uid, a->reason);
 		return false;
 	case RECOVERY_KEEP_UNACCOUNTED:
 		st->kept_unaccounted++;
-		log_error("driver %s: CDI spec %s/%s kept although no claim can be rebuilt from it "
-			  "(%s); remove it by hand once no container uses it", e->driver, e->cdi_dir,
-			  a->file, a->reason);
+		log_error_kv(LOG_KV("driver", e->driver),
+			     "driver %s: CDI spec %s/%s kept although no claim can be rebuilt from it "
+			     "(%s); remove it by hand once no container uses it", e->driver, e->cdi_dir,
+			     a->file, a->reason);
 		return false;
 	case RECOVERY_REMOVE_ORPHAN:
 		r = cdi_files_remove(e->cdi_dir, a->file);
 		if (r < 0) {
-			log_error("driver %s: cannot remove orphan CDI spec %s/%s: %s", e->driver,
-				  e->cdi_dir, a->file, strerror(-r));
+			log_error_kv(LOG_KV("driver", e->driver, "err", strerror(-r)),
+				     "driver %s: cannot remove orphan CDI spec %s/%s: %s", e->driver,
+				     e->cdi_dir, a->file, strerror(-r));
 		} else {
 			st->orphans_removed++;
-			log_info("driver %s: removed CDI spec %s/%s: %s", e->driver, e->cdi_dir,
-				 a->file, a->reason);
+			log_info_kv(LOG_KV("driver", e->driver),
+				    "driver %s: removed CDI spec %s/%s: %s", e->driver, e->cdi_dir,
+				    a->file, a->reason);
 		}
 		return false;
 	}
@@ -200,7 +215,8 @@ static void warn_unreadable(struct claims_engine *e, const struct claims_recover
 		 "of those claims", e->driver, e->state_dir, CHECKPOINT_FILE_NAME, err,
 		 *aside ? "was moved to " : "could not be moved aside", aside, st->rebuilt,
 		 e->cdi_dir, st->kept_unaccounted);
-	e->store->ops->warn(e->store, CLAIMS_EVENT_CHECKPOINT_UNREADABLE, msg);
+	e->store->ops->record_event(e->store, NULL, "Warning", CLAIMS_EVENT_CHECKPOINT_UNREADABLE,
+				     msg);
 }
 
 /* "<namespace>_<name>" is a claim of the checkpoint (device_metadata_remove_others). */
@@ -225,11 +241,13 @@ static void remove_other_metadata(struct claims_engine *e, const struct checkpoi
 	int r = device_metadata_remove_others(e->state_dir, claim_known, (void *)ck);
 
 	if (r < 0)
-		log_error("driver %s: cannot remove stale device metadata below %s/"
-			  DEVICE_METADATA_HOST_SUBDIR ": %s", e->driver, e->state_dir, strerror(-r));
+		log_error_kv(LOG_KV("driver", e->driver, "err", strerror(-r)),
+			     "driver %s: cannot remove stale device metadata below %s/"
+			     DEVICE_METADATA_HOST_SUBDIR ": %s", e->driver, e->state_dir, strerror(-r));
 	else if (r > 0)
-		log_info("driver %s: removed the device metadata of %d claim(s) no longer "
-			 "prepared", e->driver, r);
+		log_info_kv(LOG_KV("driver", e->driver),
+			    "driver %s: removed the device metadata of %d claim(s) no longer "
+			    "prepared", e->driver, r);
 }
 
 int engine_recover(struct claims_engine *e, struct claims_recovery_stats *st)
@@ -246,7 +264,8 @@ int engine_recover(struct claims_engine *e, struct claims_recovery_stats *st)
 		return -ENOMEM;
 	r = cdi_files_list(e->cdi_dir, e->vendor, &files, &n_files);
 	if (r < 0) {
-		log_error("driver %s: cannot list %s: %s", e->driver, e->cdi_dir, strerror(-r));
+		log_error_kv(LOG_KV("driver", e->driver, "err", strerror(-r)),
+			     "driver %s: cannot list %s: %s", e->driver, e->cdi_dir, strerror(-r));
 		files = NULL;
 		n_files = 0;
 	}
@@ -261,9 +280,10 @@ int engine_recover(struct claims_engine *e, struct claims_recovery_stats *st)
 		goto out;
 	st->boot_changed = plan->boot_changed;
 	if (plan->boot_changed)
-		log_warn("driver %s: the node rebooted since the checkpoint was written (boot %s, "
-			 "now %s): forgetting its %zu claim(s)", e->driver, ck->boot_id, e->boot_id,
-			 ck->n_claims);
+		log_warn_kv(LOG_KV("driver", e->driver),
+			    "driver %s: the node rebooted since the checkpoint was written (boot %s, "
+			    "now %s): forgetting its %zu claim(s)", e->driver, ck->boot_id, e->boot_id,
+			    ck->n_claims);
 	for (size_t i = 0; i < plan->n_actions; i++) {
 		bool d = carry_out(e, ck, &plan->actions[i], st);
 		if (d)
@@ -297,19 +317,22 @@ int engine_recover(struct claims_engine *e, struct claims_recovery_stats *st)
 	claims_state_unlock(e->state);
 	r = claims_state_sync(e->state);
 	if (r < 0)
-		log_error("driver %s: cannot write the checkpoint in %s: %s; prepares will fail "
-			  "until it can be written", e->driver, e->state_dir, strerror(-r));
+		log_error_kv(LOG_KV("driver", e->driver, "err", strerror(-r)),
+			     "driver %s: cannot write the checkpoint in %s: %s; prepares will fail "
+			     "until it can be written", e->driver, e->state_dir, strerror(-r));
 	r = 0;
-	log_info("driver %s: %zu prepared claim(s) after start (kept %u, CDI specs rewritten %u, "
-		 "CDI specs that could not be rewritten %u, rolled back %u, unprepared %u, "
-		 "dropped %u, orphan specs removed %u)", e->driver, claims_engine_n_claims(e),
-		 st->kept, st->rewritten, st->rewrite_failed, st->rolled_back, st->unprepared,
-		 st->dropped, st->orphans_removed);
+	log_info_kv(LOG_KV("driver", e->driver),
+		    "driver %s: %zu prepared claim(s) after start (kept %u, CDI specs rewritten %u, "
+		    "CDI specs that could not be rewritten %u, rolled back %u, unprepared %u, "
+		    "dropped %u, orphan specs removed %u)", e->driver, claims_engine_n_claims(e),
+		    st->kept, st->rewritten, st->rewrite_failed, st->rolled_back, st->unprepared,
+		    st->dropped, st->orphans_removed);
 	if (st->corrupt)
-		log_error("driver %s: recovered from an unusable checkpoint: %u claim(s) rebuilt "
-			  "from their CDI specs (their devices reserved until the kubelet "
-			  "unprepares them), %u spec(s) kept that no claim could be rebuilt from",
-			  e->driver, st->rebuilt, st->kept_unaccounted);
+		log_error_kv(LOG_KV("driver", e->driver),
+			     "driver %s: recovered from an unusable checkpoint: %u claim(s) rebuilt "
+			     "from their CDI specs (their devices reserved until the kubelet "
+			     "unprepares them), %u spec(s) kept that no claim could be rebuilt from",
+			     e->driver, st->rebuilt, st->kept_unaccounted);
 	if (st->corrupt) {
 		warn_unreadable(e, st, aside, err);
 		e->recovered_unreadable = true;

@@ -33,8 +33,9 @@ static void prepared(struct claims_engine *e, const struct op *op)
 		free(devs);
 	}
 	if (!entries) {
-		log_error("driver %s: claim %s/%s: no device status written: out of memory",
-			  e->driver, op->namespace_, op->name);
+		log_error_kv(LOG_KV("driver", e->driver),
+			     "driver %s: claim %s/%s: no device status written: out of memory",
+			     e->driver, op->namespace_, op->name);
 		return;
 	}
 	e->store->ops->set_claim_status(e->store, op->namespace_, op->name, e->driver, entries);

@@ -38,6 +38,10 @@
 /* A refused SR-IOV count is tried again after this. */
 #define SRIOV_RETRY_MS 10000
 
+/* Event reasons about the Node (docs/operations.md, "Events") */
+#define DAEMON_EVENT_DEVICE_UNHEALTHY "DeviceUnhealthy"	/* Warning */
+#define DAEMON_EVENT_DEVICE_RECOVERED "DeviceRecovered"	/* Normal */
+
 struct daemon_driver {
 	struct daemon *d;
 	char *name;
@@ -91,10 +95,11 @@ static void on_registration(void *userdata, const char *driver, bool registered,
 	dd->registered = registered;
 	update_readiness(dd->d);
 	if (registered)
-		log_info("driver %s: registered with the kubelet", driver);
+		log_info_kv(LOG_KV("driver", driver), "driver %s: registered with the kubelet", driver);
 	else
-		log_error("driver %s: the kubelet refused the registration: %s", driver,
-			  error && *error ? error : "(no reason given)");
+		log_error_kv(LOG_KV("driver", driver, "err", error && *error ? error : "(no reason given)"),
+			     "driver %s: the kubelet refused the registration: %s", driver,
+			     error && *error ? error : "(no reason given)");
 }
 
 /* ---- shutdown: endpoints close (calls in flight finish), engines drain, store goes ---- */
@@ -174,12 +179,14 @@ static void publish_driver(struct daemon *d, struct daemon_driver *dd)
 	int r = slices_build_set(dd->devices, o->node_name, NULL, &o->slice_opts, &slices);
 
 	if (r < 0) {
-		log_error("driver %s: cannot build its ResourceSlices: %s", dd->name, strerror(-r));
+		log_error_kv(LOG_KV("driver", dd->name, "err", strerror(-r)),
+			     "driver %s: cannot build its ResourceSlices: %s", dd->name, strerror(-r));
 		return;	/* serving prepared claims matters more than publishing */
 	}
 	r = d->store->ops->publish(d->store, dd->name, slices);
 	if (r < 0)
-		log_error("driver %s: cannot publish its ResourceSlices: %s", dd->name, strerror(-r));
+		log_error_kv(LOG_KV("driver", dd->name, "err", strerror(-r)),
+			     "driver %s: cannot publish its ResourceSlices: %s", dd->name, strerror(-r));
 	slice_list_unref(slices);
 }
 
@@ -203,6 +210,28 @@ static void on_health_round(void *userdata, bool changed)
 	health_watch_broadcast(dd->watch);
 }
 
+/* A device gone unhealthy, or healthy again, told to the cluster: an Event
+ * about the Node (docs/operations.md, "Events"). */
+static void on_health_change(void *userdata, const struct health_change *c)
+{
+	struct daemon_driver *dd = userdata;
+	char msg[KUBE_EVENT_MESSAGE_MAX + 1];
+	bool unhealthy = c->new_health == DRALET_HEALTH_UNHEALTHY;
+
+	if (!unhealthy && !(c->old_health == DRALET_HEALTH_UNHEALTHY &&
+			    c->new_health == DRALET_HEALTH_HEALTHY))
+		return;
+	if (unhealthy)
+		snprintf(msg, sizeof(msg), "driver %s: device %s is unhealthy%s%s", dd->name,
+			 c->device, c->reason && *c->reason ? ": " : "", c->reason ? c->reason : "");
+	else
+		snprintf(msg, sizeof(msg), "driver %s: device %s is healthy again", dd->name,
+			 c->device);
+	dd->d->store->ops->record_event(dd->d->store, NULL, unhealthy ? "Warning" : "Normal",
+					unhealthy ? DAEMON_EVENT_DEVICE_UNHEALTHY
+						  : DAEMON_EVENT_DEVICE_RECOVERED, msg);
+}
+
 static int start_health(struct daemon *d, struct daemon_driver *dd)
 {
 	struct health_monitor_config hcfg = {
@@ -211,6 +240,7 @@ static int start_health(struct daemon *d, struct daemon_driver *dd)
 		.interval_ms = d->o->cfg->health_interval_s * 1000,
 		.check = check_health,
 		.on_round = on_health_round,
+		.on_change = on_health_change,
 		.userdata = dd,
 	};
 	int r = health_monitor_new(&hcfg, dd->devices, &dd->monitor);
@@ -223,7 +253,8 @@ static int start_health(struct daemon *d, struct daemon_driver *dd)
 						   d->o->cfg->health_interval_s :
 						   HEALTH_DEFAULT_INTERVAL_S), &dd->watch);
 	if (r < 0)
-		log_error("driver %s: cannot start its health monitor: %s", dd->name, strerror(-r));
+		log_error_kv(LOG_KV("driver", dd->name, "err", strerror(-r)),
+			     "driver %s: cannot start its health monitor: %s", dd->name, strerror(-r));
 	return r;
 }
 
@@ -259,7 +290,8 @@ static int start_driver(struct daemon *d, struct daemon_driver *dd)
 	ccfg.state_dir = dd->state_dir;
 	r = claims_engine_new(&ccfg, &dd->engine, &stats);
 	if (r < 0) {
-		log_error("driver %s: cannot start its claims engine: %s", dd->name, strerror(-r));
+		log_error_kv(LOG_KV("driver", dd->name, "err", strerror(-r)),
+			     "driver %s: cannot start its claims engine: %s", dd->name, strerror(-r));
 		return r;
 	}
 	r = kubelet_endpoint_open(&d->loop, &ecfg, &dd->ep);
@@ -267,7 +299,8 @@ static int start_driver(struct daemon *d, struct daemon_driver *dd)
 		return r;
 	r = dra_service_register(kubelet_endpoint_dra_server(dd->ep), dd->engine);
 	if (r < 0) {
-		log_error("driver %s: cannot add the DRA methods: %s", dd->name, strerror(-r));
+		log_error_kv(LOG_KV("driver", dd->name, "err", strerror(-r)),
+			     "driver %s: cannot add the DRA methods: %s", dd->name, strerror(-r));
 		return r;
 	}
 	if ((r = start_health(d, dd)) < 0)
@@ -283,8 +316,9 @@ static int start_driver(struct daemon *d, struct daemon_driver *dd)
 		if ((r = stale_check_new(&scfg, &dd->stale)) < 0)
 			return r;
 	}
-	log_info("driver %s: %zu device(s), checkpoint %s/%s, CDI specs in %s", dd->name,
-		 device_set_n(dd->devices), dd->state_dir, CHECKPOINT_FILE_NAME, o->cdi_dir);
+	log_info_kv(LOG_KV("driver", dd->name),
+		    "driver %s: %zu device(s), checkpoint %s/%s, CDI specs in %s", dd->name,
+		    device_set_n(dd->devices), dd->state_dir, CHECKPOINT_FILE_NAME, o->cdi_dir);
 	publish_driver(d, dd);
 	return 0;
 }
@@ -335,7 +369,8 @@ static void swap_devices(struct daemon_driver *dd, struct device_set *set)
 		log_error("driver %s: out of memory; its devices' health is checked as before "
 			  "the rediscovery", dd->name);
 	if (n != was)
-		log_info("driver %s: %zu device(s) after rediscovery (were %zu)", dd->name, n, was);
+		log_info_kv(LOG_KV("driver", dd->name),
+			    "driver %s: %zu device(s) after rediscovery (were %zu)", dd->name, n, was);
 	device_set_unref(dd->devices);
 	dd->devices = device_set_ref(set);
 }
@@ -415,8 +450,8 @@ static int apply_sriov_at_start(struct daemon *d)
 		log_error("sriov: not applying the policies at start: cannot tell which VFs are "
 			  "prepared for claims: %s", err[0] ? err : strerror(-r));
 	else
-		r = sriov_enforce(d->o->roots, pol, inventory_scan(d->inv), &prep, &d->sriov_counts,
-				  &changed, NULL);
+		r = sriov_enforce(d->o->roots, pol, inventory_scan(d->inv), &prep, NULL,
+				  &d->sriov_counts, &changed, NULL);
 	sriov_prepared_clear(&prep);
 	if (r < 0 || !changed)
 		return 0;
@@ -440,8 +475,8 @@ static bool enforce_policies(struct daemon *d)
 		log_error("sriov: not changing anything: cannot tell which VFs are prepared for "
 			  "claims: %s", err[0] ? err : strerror(-r));
 	else
-		sriov_enforce_node(d->o->roots, d->policies, &prep, &d->sriov_counts, &changed,
-				   &refused);
+		sriov_enforce_node(d->o->roots, d->policies, &prep, d->store, &d->sriov_counts,
+				   &changed, &refused);
 	sriov_prepared_clear(&prep);
 	/* takes effect once the claims holding the VFs are unprepared */
 	if (refused)

@@ -92,17 +92,31 @@ static void check_devices(uv_work_t *work)
 	}
 }
 
-static void log_change(const struct health_monitor *m, const struct health_change *c)
+/* The backend name of @dev for log fields (NULL for a device without one). */
+static const char *backend_name(const struct dralet_device *dev)
 {
+	struct dralet_backend_ctx *ctx = dev ? dralet_device_ctx(dev) : NULL;
+
+	return ctx && ctx->backend ? ctx->backend->name : NULL;
+}
+
+static void log_change(const struct health_monitor *m, const struct health_entry *e,
+		       const struct health_change *c)
+{
+	const char *const *kv = LOG_KV("driver", m->driver, "device", c->device, "backend",
+				       backend_name(e->dev), "health",
+				       health_name(c->new_health),
+				       "err", c->error ? strerror(-c->error) : NULL);
+
 	if (c->error)
-		log_warn("driver %s: device %s: health %s -> %s (%s)", m->driver, c->device,
-			 health_name(c->old_health), health_name(c->new_health), c->reason);
+		log_warn_kv(kv, "driver %s: device %s: health %s -> %s (%s)", m->driver, c->device,
+			    health_name(c->old_health), health_name(c->new_health), c->reason);
 	else if (c->reason && *c->reason)
-		log_info("driver %s: device %s: health %s -> %s: %s", m->driver, c->device,
-			 health_name(c->old_health), health_name(c->new_health), c->reason);
+		log_info_kv(kv, "driver %s: device %s: health %s -> %s: %s", m->driver, c->device,
+			    health_name(c->old_health), health_name(c->new_health), c->reason);
 	else
-		log_info("driver %s: device %s: health %s -> %s", m->driver, c->device,
-			 health_name(c->old_health), health_name(c->new_health));
+		log_info_kv(kv, "driver %s: device %s: health %s -> %s", m->driver, c->device,
+			    health_name(c->old_health), health_name(c->new_health));
 }
 
 static void apply_round(uv_work_t *work, int status)
@@ -120,7 +134,9 @@ static void apply_round(uv_work_t *work, int status)
 		struct health_change c;
 		if (health_table_apply(&m->table, i, m->results[i], m->reasons[i], m->taints[i], now,
 				       &c)) {
-			log_change(m, &c);
+			log_change(m, &m->table.entries[i], &c);
+			if (m->cfg.on_change)
+				m->cfg.on_change(m->cfg.userdata, &c);
 			changed = true;
 		}
 	}
@@ -169,7 +185,8 @@ static void on_tick(uv_timer_t *timer)
 		log_debug("driver %s: the last health round is still running; skipping one",
 			  m->driver);
 	else if (r < 0)
-		log_error("driver %s: cannot start a health round: %s", m->driver, strerror(-r));
+		log_error_kv(LOG_KV("driver", m->driver, "err", strerror(-r)),
+			     "driver %s: cannot start a health round: %s", m->driver, strerror(-r));
 }
 
 /* The table over @set's devices, and the monitor's reference moved to @set. */

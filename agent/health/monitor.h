@@ -41,6 +41,9 @@ struct health_monitor_config {
 	int (*check)(void *userdata, struct dralet_device *dev, char *why, size_t why_size);
 	/* After every round; @changed: some device's health changed. */
 	void (*on_round)(void *userdata, bool changed);
+	/* May be NULL. For each device whose health changed in a round, before
+	 * on_round (loop thread; @change valid during the call). */
+	void (*on_change)(void *userdata, const struct health_change *change);
 	void *userdata;
 	/* Unix seconds; NULL: the real clock (tests set their own). */
 	int64_t (*now)(void);

@@ -46,7 +46,7 @@ struct kube_request {
 	kube_done_cb done;
 	void *userdata;
 	unsigned retries_left, attempts;
-	bool token_retried, in_multi, finished;
+	bool token_retried, in_multi, finished, merge_patch;
 	uv_timer_t timer;
 	struct backoff backoff;
 	char *buf;
@@ -326,11 +326,12 @@ static int request_headers(struct kube_request *r)
 	struct curl_slist *h = NULL, *t;
 	curl_slist_free_all(r->headers);
 	r->headers = NULL;
-	/* the one PATCH dralet sends is a server-side apply (client.h) */
+	/* a PATCH is a server-side apply, or a merge patch when asked (client.h) */
 	const char *type = !r->body ? NULL
-			 : !strcmp(method_names[r->method], "PATCH")
-				 ? "Content-Type: application/apply-patch+yaml"
-				 : "Content-Type: application/json";
+			 : strcmp(method_names[r->method], "PATCH")
+				 ? "Content-Type: application/json"
+			 : r->merge_patch ? "Content-Type: application/merge-patch+json"
+					  : "Content-Type: application/apply-patch+yaml";
 	const char *fixed[] = { "Accept: application/json", "Expect:", type };
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
 		if (!fixed[i])
@@ -559,6 +560,7 @@ int kube_request_start(struct kube_client *c, const struct kube_request_opts *o,
 	r->done = done;
 	r->userdata = userdata;
 	r->on_data = o->on_data;
+	r->merge_patch = o->merge_patch;
 	r->retries_left = o->retries;
 	r->timeout_ms = o->timeout_ms ? o->timeout_ms : DEFAULT_TIMEOUT_MS;
 	r->backoff = (struct backoff)BACKOFF_INIT(RETRY_BASE_MS, RETRY_MAX_MS);

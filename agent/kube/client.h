@@ -17,6 +17,7 @@
 #define DRALET_KUBE_CLIENT_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <uv.h>
 
@@ -50,6 +51,8 @@ struct kube_request_opts {
 	const char *body;	/* JSON text or NULL (copied); a PATCH is a server-side
 				 * apply: its body goes as application/apply-patch+yaml
 				 * (JSON is YAML), every other as application/json */
+	bool merge_patch;	/* a PATCH that is a JSON merge patch (RFC 7386):
+				 * application/merge-patch+json (Events' counts) */
 	uint32_t timeout_ms;	/* whole request; 0: 30 s */
 	kube_data_cb on_data;	/* non-NULL: stream the body (watch) */
 	unsigned retries;	/* extra tries on connection errors, 5xx, 429 */

@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The Event about the agent's Node (see event.h). */
+/* core/v1 Events (see event.h). */
 #include "agent/kube/event.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-
-#include "agent/lib/json_get.h"
 
 static void add_str(struct json_object *o, const char *key, const char *value)
 {
@@ -26,56 +25,96 @@ static struct json_object *message_text(const char *message)
 	return json_object_new_string_len(message, (int)len);
 }
 
-struct json_object *kube_node_event(const char *node, const char *type, const char *reason,
-				    const char *message, int64_t now_ns)
+static void stamp(int64_t ns, char buf[32])
 {
-	struct json_object *ev, *meta, *ref, *src;
-	char name[320], stamp[32];
-	time_t secs = (time_t)(now_ns / 1000000000);
+	time_t secs = (time_t)(ns / 1000000000);
 	struct tm tm;
 
-	if (!node || !type || !reason || !message ||
-	    snprintf(name, sizeof(name), "%s.%llx", node, (unsigned long long)now_ns) >=
-		    (int)sizeof(name))
-		return NULL;
 	gmtime_r(&secs, &tm);
-	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	ev = json_object_new_object();
+	strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+struct kube_object_ref kube_node_ref(const char *node)
+{
+	return (struct kube_object_ref){ .api_version = "v1", .kind = "Node", .name = node,
+					 .uid = node };
+}
+
+const char *kube_event_namespace(const struct kube_object_ref *obj)
+{
+	return obj->namespace_ && *obj->namespace_ ? obj->namespace_ : KUBE_EVENT_NAMESPACE;
+}
+
+int kube_event_name_for(const struct kube_object_ref *obj, int64_t now_ns, char *buf,
+			size_t size)
+{
+	int n;
+
+	if (!obj->name || !*obj->name)
+		return -EINVAL;
+	n = snprintf(buf, size, "%s.%llx", obj->name, (unsigned long long)now_ns);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+struct json_object *kube_event_object(const struct kube_event *ev)
+{
+	struct json_object *o, *meta, *ref, *src;
+	const struct kube_object_ref *obj = &ev->obj;
+	char first[32], last[32];
+
+	if (!ev->node || !ev->name || !ev->type || !ev->reason || !ev->message ||
+	    !obj->api_version || !obj->kind || !obj->name)
+		return NULL;
+	stamp(ev->first_ns, first);
+	stamp(ev->last_ns, last);
+	o = json_object_new_object();
 	meta = json_object_new_object();
 	ref = json_object_new_object();
 	src = json_object_new_object();
-	if (!ev || !meta || !ref || !src) {
-		json_object_put(ev);
+	if (!o || !meta || !ref || !src) {
+		json_object_put(o);
 		json_object_put(meta);
 		json_object_put(ref);
 		json_object_put(src);
 		return NULL;
 	}
-	add_str(ev, "apiVersion", "v1");
-	add_str(ev, "kind", "Event");
-	add_str(meta, "name", name);
-	add_str(meta, "namespace", KUBE_EVENT_NAMESPACE);
-	json_object_object_add(ev, "metadata", meta);
-	add_str(ref, "apiVersion", "v1");
-	add_str(ref, "kind", "Node");
-	add_str(ref, "name", node);
-	add_str(ref, "uid", node);
-	json_object_object_add(ev, "involvedObject", ref);
-	add_str(ev, "type", type);
-	add_str(ev, "reason", reason);
-	json_object_object_add(ev, "message", message_text(message));
-	add_str(ev, "firstTimestamp", stamp);
-	add_str(ev, "lastTimestamp", stamp);
-	json_object_object_add(ev, "count", json_object_new_int(1));
+	add_str(o, "apiVersion", "v1");
+	add_str(o, "kind", "Event");
+	add_str(meta, "name", ev->name);
+	add_str(meta, "namespace", kube_event_namespace(obj));
+	json_object_object_add(o, "metadata", meta);
+	add_str(ref, "apiVersion", obj->api_version);
+	add_str(ref, "kind", obj->kind);
+	if (obj->namespace_ && *obj->namespace_)
+		add_str(ref, "namespace", obj->namespace_);
+	add_str(ref, "name", obj->name);
+	if (obj->uid && *obj->uid)
+		add_str(ref, "uid", obj->uid);
+	json_object_object_add(o, "involvedObject", ref);
+	add_str(o, "type", ev->type);
+	add_str(o, "reason", ev->reason);
+	json_object_object_add(o, "message", message_text(ev->message));
+	add_str(o, "firstTimestamp", first);
+	add_str(o, "lastTimestamp", last);
+	json_object_object_add(o, "count", json_object_new_int(ev->count));
 	add_str(src, "component", KUBE_EVENT_COMPONENT);
-	add_str(src, "host", node);
-	json_object_object_add(ev, "source", src);
-	add_str(ev, "reportingComponent", KUBE_EVENT_COMPONENT);
-	add_str(ev, "reportingInstance", node);
-	return ev;
+	add_str(src, "host", ev->node);
+	json_object_object_add(o, "source", src);
+	add_str(o, "reportingComponent", KUBE_EVENT_COMPONENT);
+	add_str(o, "reportingInstance", ev->node);
+	return o;
 }
 
-const char *kube_event_name(struct json_object *event)
+struct json_object *kube_event_patch(const struct kube_event *ev)
 {
-	return json_get_str_at(event, JSON_PATH("metadata", "name"));
+	struct json_object *o;
+	char last[32];
+
+	if (!ev->message || !(o = json_object_new_object()))
+		return NULL;
+	stamp(ev->last_ns, last);
+	json_object_object_add(o, "count", json_object_new_int(ev->count));
+	add_str(o, "lastTimestamp", last);
+	json_object_object_add(o, "message", message_text(ev->message));
+	return o;
 }

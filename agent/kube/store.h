@@ -13,6 +13,8 @@
 
 #include <json-c/json.h>
 
+#include "agent/kube/event.h"
+
 struct store;
 struct slice_list;
 
@@ -41,12 +43,17 @@ struct store_ops {
 	int (*publish)(struct store *s, const char *driver, struct slice_list *slices);
 	/*
 	 * Tells the cluster about something on this node a person has to look
-	 * at: a core/v1 Event of type Warning about the Node (kube/event.h).
-	 * @reason: one UpperCamelCase word; @message: text (both copied).
-	 * Fire and forget: the apiserver store creates it in the background
-	 * (retried, a failure logged); the file store writes it at once.
+	 * at: a core/v1 Event (kube/event.h) about @obj (borrowed; NULL: the
+	 * agent's Node), @type "Warning" or "Normal", @reason one UpperCamelCase
+	 * word, @message text (all copied). Counted, combined and rate-limited
+	 * as client-go's recorder does (kube/event_recorder.h). Never blocks:
+	 * the apiserver store queues the request and sends it from the loop,
+	 * one at a time (retried; a failure logged; a full queue drops it,
+	 * counted and logged); the file store writes DIR/events/<name>.json at
+	 * once (a repeat rewrites its Event's file with the new count).
 	 */
-	void (*warn)(struct store *s, const char *reason, const char *message);
+	void (*record_event)(struct store *s, const struct kube_object_ref *obj, const char *type,
+			     const char *reason, const char *message);
 	/*
 	 * Sets the status.devices entries driver @driver owns in ResourceClaim
 	 * @namespace_/@name (KEP-4817) to @devices, a JSON array of

@@ -207,6 +207,7 @@ static void api_destroy(struct store *st)
 	s->client = NULL;
 	claim_reads_free(s);
 	status_writes_free(s);
+	api_events_free(s);
 	for (size_t i = 0; i < s->n_drivers; i++) {
 		struct drv *d = s->drivers[i];
 		drv_end_round(d);
@@ -231,7 +232,7 @@ static const struct store_ops api_ops = {
 	.name = "apiserver",
 	.get_claim = api_get_claim,
 	.publish = api_publish,
-	.warn = api_warn,
+	.record_event = api_record_event,
 	.set_claim_status = api_set_claim_status,
 	.destroy = api_destroy,
 };
@@ -262,8 +263,9 @@ int store_apiserver_new(uv_loop_t *loop, const struct store_options *opts,
 	s->userdata = opts->userdata;
 	s->node_backoff = (struct backoff)BACKOFF_INIT(500, BACKOFF_MAX_MS);
 	s->rng = (uint32_t)time(NULL) ^ (uint32_t)(uintptr_t)s;
-	if (!(s->node_name = strdup(opts->node_name))) {
+	if (!(s->node_name = strdup(opts->node_name)) || api_events_init(s) < 0) {
 		kube_config_free(cfg);
+		free(s->node_name);
 		free(s);
 		return -ENOMEM;
 	}
@@ -273,6 +275,7 @@ int store_apiserver_new(uv_loop_t *loop, const struct store_options *opts,
 			 cfg->insecure ? "; TLS verification OFF (insecure-skip-tls-verify)" : "");
 	kube_config_free(cfg);
 	if (r < 0) {
+		api_events_free(s);
 		free(s->node_name);
 		free(s);
 		return r;

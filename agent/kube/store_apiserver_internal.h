@@ -4,7 +4,8 @@
  * store_apiserver.c (the ops table, lifetime, request helpers),
  * store_apiserver_informer.c (list + watch of a driver's slices into its
  * cache), store_apiserver_sync.c (planning and the write rounds) and
- * store_apiserver_reads.c (the Node, ResourceClaims, Events).
+ * store_apiserver_reads.c (the Node, ResourceClaims) and
+ * store_apiserver_events.c (Events).
  * Everything runs on the store's loop thread.
  */
 #ifndef DRALET_KUBE_STORE_APISERVER_INTERNAL_H
@@ -104,6 +105,13 @@ struct store_api {
 	size_t n_drivers;
 	struct claim_ctx *claims;
 	struct status_write *status_writes;	/* store_apiserver_status.c */
+	struct {				/* store_apiserver_events.c */
+		struct event_recorder *recorder;
+		struct event_send *head, *tail;	/* waiting */
+		size_t n;
+		struct event_send *in_flight;
+		struct kube_request *req;
+	} events;
 	bool claims_beta;		/* resource.k8s.io/v1 not served: use v1beta2 */
 	unsigned dropped_gates;		/* feature gates the server does not have */
 	uint32_t debounce_ms;
@@ -179,7 +187,14 @@ void drv_end_round(struct drv *d);
 void node_fetch(struct store_api *s);
 void api_get_claim(struct store *st, const char *ns, const char *name, store_claim_cb cb,
 		   void *userdata);
-void api_warn(struct store *st, const char *reason, const char *message);
+/* ---- store_apiserver_events.c ---- */
+#define EVENT_QUEUE_MAX 100	/* Events waiting to be sent; more are dropped */
+void api_record_event(struct store *st, const struct kube_object_ref *obj, const char *type,
+		      const char *reason, const char *message);
+/* The recorder (0 or -ENOMEM). */
+int api_events_init(struct store_api *s);
+/* Drops what waits (after kube_client_free cancelled the request in flight). */
+void api_events_free(struct store_api *s);
 /* Frees the claim reads in flight without calling back (at destroy). */
 void claim_reads_free(struct store_api *s);
 

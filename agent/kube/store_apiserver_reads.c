@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * What the apiserver store reads besides its slices, and its Events: the
- * Node's UID (the owner of new slices; retried with a backoff),
- * ResourceClaims (resource.k8s.io/v1, or v1beta2 where v1 is not served)
- * and the Warning Events about the Node (one POST, retried).
+ * What the apiserver store reads besides its slices: the Node's UID (the
+ * owner of new slices; retried with a backoff) and ResourceClaims
+ * (resource.k8s.io/v1, or v1beta2 where v1 is not served).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,7 +10,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "agent/kube/event.h"
 #include "agent/kube/status.h"
 #include "agent/kube/store_apiserver_internal.h"
 #include "agent/lib/json_get.h"
@@ -183,44 +181,6 @@ void api_get_claim(struct store *st, const char *ns, const char *name, store_cla
 		claim_free(c);
 		cb(userdata, r, NULL, "cannot start the request");
 	}
-}
-
-/* ---- events ---- */
-
-#define EVENTS_PATH "/api/v1/namespaces/" KUBE_EVENT_NAMESPACE "/events"
-
-static void event_done(void *ud, const struct kube_response *resp)
-{
-	struct store_api *s = ud;
-	struct err_msg why;
-
-	if (resp->status == 201 || resp->status == 200) {
-		log_info("apiserver: recorded a Warning Event about node %s", s->node_name);
-	} else {
-		api_describe_failure(resp, &why);
-		log_error("apiserver: cannot record a Warning Event about node %s: %s",
-			  s->node_name, why.text);
-	}
-}
-
-void api_warn(struct store *st, const char *reason, const char *message)
-{
-	struct store_api *s = to_api(st);
-	struct timespec ts;
-	struct json_object *ev;
-	int r = -ENOMEM;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ev = kube_node_event(s->node_name, "Warning", reason, message,
-			     (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
-	if (ev)
-		r = api_start(s, "POST", EVENTS_PATH,
-			      json_object_to_json_string_ext(ev, JSON_C_TO_STRING_PLAIN),
-			      REQUEST_TIMEOUT_MS, 4, NULL, event_done, s, NULL);
-	json_object_put(ev);
-	if (r < 0)
-		log_error("apiserver: cannot record the Event %s about node %s: %s", reason,
-			  s->node_name, strerror(-r));
 }
 
 void claim_reads_free(struct store_api *s)

@@ -130,17 +130,19 @@ static void drv_sync_now(struct drv *d)
 		d->conflicts = 0;
 		backoff_reset(&d->sync_backoff);
 		if (!d->synced_once)
-			log_info("apiserver: the ResourceSlices of %s are up to date (generation %lld)",
-				 d->driver, (long long)d->generation);
+			log_info_kv(LOG_KV("driver", d->driver),
+				    "apiserver: the ResourceSlices of %s are up to date (generation %lld)",
+				    d->driver, (long long)d->generation);
 		d->synced_once = true;
 		if (s->on_synced)
 			s->on_synced(s->userdata, d->driver, d->generation);
 		return;
 	}
 	if (d->unconverged >= MAX_UNCONVERGED_ROUNDS) {
-		log_warn("apiserver: the ResourceSlices of %s still differ after %d write rounds (the "
-			 "server changes what dralet sends); not writing again until the devices or "
-			 "the published slices change", d->driver, MAX_UNCONVERGED_ROUNDS);
+		log_warn_kv(LOG_KV("driver", d->driver),
+			    "apiserver: the ResourceSlices of %s still differ after %d write rounds (the "
+			    "server changes what dralet sends); not writing again until the devices or "
+			    "the published slices change", d->driver, MAX_UNCONVERGED_ROUNDS);
 		d->stalled = true;
 		slice_plan_free(plan);
 		return;
@@ -148,8 +150,9 @@ static void drv_sync_now(struct drv *d)
 	d->plan = plan;
 	d->ops = calloc(plan->n_ops, sizeof(*d->ops));
 	if (!d->ops || (r = drv_make_bodies(d)) < 0) {
-		log_error("apiserver: cannot write the slices of %s: %s", d->driver,
-			  strerror(d->ops ? -r : ENOMEM));
+		log_error_kv(LOG_KV("driver", d->driver, "err", strerror(d->ops ? -r : ENOMEM)),
+			     "apiserver: cannot write the slices of %s: %s", d->driver,
+			     strerror(d->ops ? -r : ENOMEM));
 		drv_end_round(d);
 		drv_want_sync(d, false);
 		return;
@@ -182,10 +185,11 @@ static void drv_finish_round(struct drv *d)
 	bool wrote = plan && plan->n_ops > 0;
 	bool ok = !d->failed && !d->conflict && !d->rejected;
 	if (ok && wrote)
-		log_info("apiserver: published the ResourceSlices of %s: generation %lld, %zu "
-			 "slice(s) (%zu created, %zu updated, %zu deleted)", d->driver,
-			 (long long)plan->generation, d->desired->n,
-			 plan->n_create, plan->n_update, plan->n_delete);
+		log_info_kv(LOG_KV("driver", d->driver),
+			    "apiserver: published the ResourceSlices of %s: generation %lld, %zu "
+			    "slice(s) (%zu created, %zu updated, %zu deleted)", d->driver,
+			    (long long)plan->generation, d->desired->n,
+			    plan->n_create, plan->n_update, plan->n_delete);
 	drv_end_round(d);
 	if (s->destroying)
 		return;
@@ -324,13 +328,15 @@ static void op_done(void *ud, const struct kube_response *resp)
 				 verbs[sop->type], name ? name : "(new)", d->driver, why.text);
 			d->conflict = true;
 		} else if (resp->status == 422 || resp->status == 400) {
-			log_error("apiserver: the server rejected %s the ResourceSlice %s of %s: %s; not "
-				  "retrying until the devices change", verbs[sop->type],
-				  name ? name : "(new)", d->driver, why.text);
+			log_error_kv(LOG_KV("driver", d->driver, "err", why.text),
+				     "apiserver: the server rejected %s the ResourceSlice %s of %s: %s; not "
+				     "retrying until the devices change", verbs[sop->type],
+				     name ? name : "(new)", d->driver, why.text);
 			d->rejected = true;
 		} else {
-			log_warn("apiserver: %s ResourceSlice %s of %s failed: %s", verbs[sop->type],
-				 name ? name : "(new)", d->driver, why.text);
+			log_warn_kv(LOG_KV("driver", d->driver, "err", why.text),
+				    "apiserver: %s ResourceSlice %s of %s failed: %s", verbs[sop->type],
+				    name ? name : "(new)", d->driver, why.text);
 			d->failed = true;
 			uint32_t ra;
 			if (resp->retry_after && retry_after_parse(resp->retry_after, time(NULL), &ra) == 0 &&

@@ -6,7 +6,8 @@
  * exactly what a cluster would get. Claims are read from
  * DIR/resourceclaims/<namespace>/<name>.json (or .yaml/.yml). The Node's UID
  * for owner references comes from DIR/nodes/<node>.json when that exists.
- * Events (warn) are written as DIR/events/<name>.json.
+ * Events (record_event) are written as DIR/events/<name>.json, a repeat
+ * rewriting its Event's file with the new count.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "agent/kube/event.h"
+#include "agent/kube/event_recorder.h"
 #include "agent/lib/json_get.h"
 #include "agent/lib/log.h"
 #include "agent/core/k8s_names.h"
@@ -38,6 +40,7 @@ struct store_file {
 	void *userdata;
 	struct store_stats stats;
 	struct claim_call *calls;	/* claim reads waiting for the loop */
+	struct event_recorder *recorder;
 	bool destroying;
 	unsigned pending_closes;
 };
@@ -472,30 +475,44 @@ out:
 	return r;
 }
 
-static void file_warn(struct store *st, const char *reason, const char *message)
+/* The Event as the recorder says (event_recorder.h): a new one or a repeat
+ * (its file rewritten with the count), or nothing when rate-limited. */
+static void file_record_event(struct store *st, const struct kube_object_ref *obj,
+			      const char *type, const char *reason, const char *message)
 {
 	struct store_file *s = to_file(st);
+	struct kube_object_ref node = kube_node_ref(s->node_name);
+	struct json_object *o = NULL;
+	struct kube_event ev;
 	struct timespec ts;
-	struct json_object *ev;
 	char *path = NULL;
 	const char *text;
 	int r;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	ev = kube_node_event(s->node_name, "Warning", reason, message,
-			     (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
-	r = -ENOMEM;
-	if (ev && (r = mkdir_p(s->events_dir)) == 0) {
-		r = asprintf(&path, "%s/%s.json", s->events_dir, kube_event_name(ev)) < 0 ? -ENOMEM : 0;
-		text = json_object_to_json_string_ext(ev, FILE_FLAGS);
-		if (r == 0)
-			r = write_json_file(path, text, strlen(text));
+	r = event_recorder_observe(s->recorder, obj ? obj : &node, type, reason, message,
+				   (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec, &ev);
+	if (r == EVENT_SKIP) {
+		s->stats.events_skipped++;
+		log_debug("file store: Event %s about %s %s rate-limited", reason,
+			  (obj ? obj : &node)->kind, (obj ? obj : &node)->name);
+		return;
+	}
+	if (r >= 0)
+		r = (o = kube_event_object(&ev)) ? mkdir_p(s->events_dir) : -ENOMEM;
+	if (r >= 0)
+		r = asprintf(&path, "%s/%s.json", s->events_dir, ev.name) < 0 ? -ENOMEM : 0;
+	if (r >= 0) {
+		text = json_object_to_json_string_ext(o, FILE_FLAGS);
+		r = write_json_file(path, text, strlen(text));
 	}
 	if (r < 0)
 		log_error("file store: cannot write the Event %s to %s: %s", reason,
 			  s->events_dir, strerror(-r));
+	else
+		s->stats.events_sent++;
 	free(path);
-	json_object_put(ev);
+	json_object_put(o);
 }
 
 /* DIR/resourceclaimstatus/<namespace>/<name>/<driver>.json: the entries, or
@@ -541,6 +558,8 @@ static void file_destroy(struct store *st)
 	free(s->nodes_dir);
 	free(s->events_dir);
 	free(s->node_name);
+	event_recorder_free(s->recorder);
+	s->recorder = NULL;
 	s->destroying = true;
 	while (s->calls)
 		call_release(s->calls);	/* their callbacks are not called */
@@ -552,7 +571,7 @@ static const struct store_ops file_ops = {
 	.name = "file",
 	.get_claim = file_get_claim,
 	.publish = file_publish,
-	.warn = file_warn,
+	.record_event = file_record_event,
 	.set_claim_status = file_set_claim_status,
 	.destroy = file_destroy,
 };
@@ -574,7 +593,8 @@ int store_file_new(uv_loop_t *loop, const struct store_options *opts, struct sto
 	    asprintf(&s->slices_dir, "%s/resourceslices", s->dir) < 0 ||
 	    asprintf(&s->claims_dir, "%s/resourceclaims", s->dir) < 0 ||
 	    asprintf(&s->nodes_dir, "%s/nodes", s->dir) < 0 ||
-	    asprintf(&s->events_dir, "%s/events", s->dir) < 0) {
+	    asprintf(&s->events_dir, "%s/events", s->dir) < 0 ||
+	    event_recorder_new(s->node_name, &s->recorder) < 0) {
 		file_destroy(&s->base);
 		return -ENOMEM;
 	}

@@ -85,6 +85,9 @@ struct store_stats {
 	uint64_t slice_writes[3][STORE_N_WRITE_RESULTS];
 	/* the apiserver client's requests (kube/client.h); NULL for the file store */
 	const struct kube_request_counts *requests_by;
+	/* Events (store.h record_event): created or updated; skipped by the
+	 * rate limit; dropped because the queue was full (apiserver store) */
+	uint64_t events_sent, events_skipped, events_dropped;
 };
 void store_get_stats(struct store *s, struct store_stats *ret_stats);
 /* What store_get_stats dispatches to. */

@@ -172,11 +172,14 @@ static void handle_notify(struct grpc_call *call, const uint8_t *req, size_t len
 	}
 	ep->registered = st->plugin_registered;
 	if (st->plugin_registered) {
-		log_info("kubelet: registered DRA driver %s (endpoint %s)", ep->driver,
-			 ep->dra_path);
+		log_info_kv(LOG_KV("driver", ep->driver),
+			    "kubelet: registered DRA driver %s (endpoint %s)", ep->driver,
+			    ep->dra_path);
 	} else {
-		log_error("kubelet: registration of DRA driver %s failed: %s", ep->driver,
-			  st->error && *st->error ? st->error : "(no message)");
+		const char *why = st->error && *st->error ? st->error : "(no message)";
+
+		log_error_kv(LOG_KV("driver", ep->driver, "err", why),
+			     "kubelet: registration of DRA driver %s failed: %s", ep->driver, why);
 	}
 	if (ep->on_registration)
 		ep->on_registration(ep->userdata, ep->driver, st->plugin_registered, st->error);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/kube/store.h"
 #include "agent/lib/log.h"
 #include "hal/hal.h"
 #include "hal/node_ops.h"
@@ -43,32 +44,42 @@ static void count_report(struct sriov_apply_counts *c, const struct sriov_report
 	}
 }
 
-static void log_report(const struct sriov_report *rep, bool *ret_refused)
+static void log_report(const struct sriov_report *rep, struct store *events, bool *ret_refused)
 {
 	bool refused = false;
 
 	for (size_t i = 0; i < rep->n; i++) {
 		const struct sriov_pf_report *p = &rep->pfs[i];
+		const char *const *kv = LOG_KV("pf", p->pf, "policy", p->policy);
+
 		if (p->also)
-			log_warn("sriov: PF %s: policies %s and %s both select it; %s applies", p->pf,
-				 p->policy, p->also, p->policy);
+			log_warn_kv(kv, "sriov: PF %s: policies %s and %s both select it; %s applies",
+				    p->pf, p->policy, p->also, p->policy);
 		switch (p->outcome) {
 		case SRIOV_PF_CHANGED:
-			log_info("sriov: PF %s (policy %s): %u VFs (was %u), %u rebound, %u with new "
-				 "settings", p->pf, p->policy, p->after, p->before, p->vfs_rebound,
-				 p->vfs_set);
+			log_info_kv(kv, "sriov: PF %s (policy %s): %u VFs (was %u), %u rebound, %u "
+				    "with new settings", p->pf, p->policy, p->after, p->before,
+				    p->vfs_rebound, p->vfs_set);
 			break;
 		case SRIOV_PF_REFUSED:
 			refused = true;
-			log_error("sriov: %s", p->message);
+			log_error_kv(LOG_KV("pf", p->pf, "policy", p->policy, "err", p->message),
+				     "sriov: %s", p->message);
+			if (events)
+				events->ops->record_event(events, NULL, "Warning", SRIOV_EVENT_REFUSED,
+							  p->message);
 			break;
 		case SRIOV_PF_FAILED:
-			log_error("sriov: %s%s", p->message,
-				  p->errors > 1 ? " (and more errors on this PF)" : "");
+			log_error_kv(LOG_KV("pf", p->pf, "policy", p->policy, "err", p->message),
+				     "sriov: %s%s", p->message,
+				     p->errors > 1 ? " (and more errors on this PF)" : "");
+			if (events)
+				events->ops->record_event(events, NULL, "Warning", SRIOV_EVENT_FAILED,
+							  p->message);
 			break;
 		default:
-			log_debug("sriov: PF %s (policy %s): as the policy says (%u VFs)", p->pf,
-				  p->policy, p->after);
+			log_debug_kv(kv, "sriov: PF %s (policy %s): as the policy says (%u VFs)",
+				     p->pf, p->policy, p->after);
 		}
 	}
 	if (ret_refused)
@@ -77,7 +88,8 @@ static void log_report(const struct sriov_report *rep, bool *ret_refused)
 
 int sriov_enforce(const struct hal_roots *roots, const struct sriov_policies *pol,
 		  const struct hal_scan *scan, const struct sriov_prepared *prep,
-		  struct sriov_apply_counts *counts, bool *ret_changed, bool *ret_refused)
+		  struct store *events, struct sriov_apply_counts *counts, bool *ret_changed,
+		  bool *ret_refused)
 {
 	struct node_ops node = node_ops_real(roots);
 	struct sriov_report *rep;
@@ -91,7 +103,7 @@ int sriov_enforce(const struct hal_roots *roots, const struct sriov_policies *po
 	r = sriov_apply(&node, pol, scan, prep, NULL, &rep);
 	if (r < 0)
 		return r;
-	log_report(rep, ret_refused);
+	log_report(rep, events, ret_refused);
 	count_report(counts, rep);
 	*ret_changed = rep->changed;
 	sriov_report_free(rep);
@@ -99,7 +111,8 @@ int sriov_enforce(const struct hal_roots *roots, const struct sriov_policies *po
 }
 
 void sriov_enforce_node(const struct hal_roots *roots, const struct sriov_policies *pol,
-			const struct sriov_prepared *prep, struct sriov_apply_counts *counts,
+			const struct sriov_prepared *prep, struct store *events,
+			struct sriov_apply_counts *counts,
 			bool *ret_changed, bool *ret_refused)
 {
 	struct hal_scan_options so = { .no_names = true };
@@ -112,7 +125,7 @@ void sriov_enforce_node(const struct hal_roots *roots, const struct sriov_polici
 	r = hal_scan(roots, &so, &scan);
 	if (r < 0)
 		log_error("sriov: cannot scan the node: %s", strerror(-r));
-	else if (sriov_enforce(roots, pol, scan, prep, counts, ret_changed, ret_refused) < 0)
+	else if (sriov_enforce(roots, pol, scan, prep, events, counts, ret_changed, ret_refused) < 0)
 		log_error("sriov: out of memory applying the policies");
 	hal_scan_free(scan);
 }

@@ -7,6 +7,7 @@ jsonschema). Serves, over HTTPS with a CA and server certificate it generates
   GET    /api/v1/nodes/<name>
   POST   /api/v1/namespaces/<ns>/events              create a core/v1 Event (checked like the
                                                     real server's legacy validation, see k8s_event_errors)
+  PATCH  /api/v1/namespaces/<ns>/events/<name>       merge patch of one (a repeat's count), checked again
   GET    /apis/resource.k8s.io/{v1,v1beta2}/namespaces/<ns>/resourceclaims/<name>
   PATCH  .../resourceclaims/<name>/status          server-side apply of status.devices (per
                                                     fieldManager, keyed like the real server)
@@ -113,6 +114,7 @@ class State:
         self.compacted = 0        # events with rv <= compacted are gone
         self.nodes = {}
         self.k8s_events = []      # core/v1 Events created (not the watch events above)
+        self.k8s_event_patches = 0  # PATCHes of them that succeeded
         self.status_owners = {}   # (ns, name) -> {status.devices key: field manager}
         self.status_applies = []  # every server-side apply of a claim status, in order
         self.claims = {}          # (version, ns, name) -> object
@@ -189,7 +191,10 @@ def status(code, reason, message, causes=None, name=None, kind='resourceslices')
 def k8s_event_errors(ns, ev):
     """What the real server refuses in a core/v1 Event created with the legacy API
     (kubernetes pkg/apis/core/validation/events.go, legacyValidateEvent; version not pinned): a namespace that is not the
-    path's, one other than "default" for an object without a namespace (a Node), missing names;
+    path's, one other than "default" for an object without a namespace (a Node), an
+    involvedObject.namespace other than the Event's, missing names; an update through core/v1
+    gets the same checks and no others (ValidateEventUpdate: "No further validation for
+    backwards compatibility"), so count, lastTimestamp and message may change;
     plus what dralet promises (kube/event.h): a type, a reason and a message of at most 1024
     bytes."""
     causes = []
@@ -206,6 +211,8 @@ def k8s_event_errors(ns, ev):
     if not ref.get('kind') or not ref.get('name'):
         bad('involvedObject', 'kind and name are required')
     if not ref.get('namespace') and ns != 'default':
+        bad('involvedObject.namespace', 'does not match event.namespace')
+    if ref.get('namespace') and ref['namespace'] != ns:
         bad('involvedObject.namespace', 'does not match event.namespace')
     if ev.get('type') not in ('Normal', 'Warning'):
         bad('type', 'must be Normal or Warning')
@@ -374,6 +381,9 @@ class Handler(BaseHTTPRequestHandler):
         if (parts[:3] == ['api', 'v1', 'namespaces'] and len(parts) == 5 and parts[4] == 'events'
                 and self.command == 'POST'):
             return self.create_k8s_event(parts[3], body)
+        if (parts[:3] == ['api', 'v1', 'namespaces'] and len(parts) == 6 and parts[4] == 'events'
+                and self.command == 'PATCH'):
+            return self.patch_k8s_event(parts[3], parts[5], body)
         if parts[:2] == ['apis', 'resource.k8s.io'] and len(parts) >= 3:
             version, rest = parts[2], parts[3:]
             if len(rest) == 4 and rest[0] == 'namespaces' and rest[2] == 'resourceclaims':
@@ -394,6 +404,8 @@ class Handler(BaseHTTPRequestHandler):
     def verb(self, parts, q):
         if parts[-1:] == ['events']:
             return 'createevent'
+        if parts[-2:-1] == ['events']:
+            return 'patchevent'
         if parts[-1:] == ['status']:
             return 'applystatus'
         if 'resourceslices' not in parts:
@@ -431,6 +443,48 @@ class Handler(BaseHTTPRequestHandler):
                                     'creationTimestamp': now_rfc3339()})
             self.st.k8s_events.append(obj)
         self.send_json(201, obj)
+
+    def patch_k8s_event(self, ns, name, patch):
+        """A JSON merge patch (RFC 7386) of an Event, as client-go's recorder sends a
+        repeat's count (it sends a strategic merge patch, which for these scalar
+        fields is the same); the result is checked like a create."""
+        ctype = self.headers.get('Content-Type', '')
+        if ctype not in ('application/merge-patch+json', 'application/strategic-merge-patch+json'):
+            return self.send_json(415, status(415, 'UnsupportedMediaType',
+                                              'the body of the request was in an unknown format '
+                                              '- accepted media types include: '
+                                              'application/merge-patch+json, '
+                                              'application/strategic-merge-patch+json (got %s)'
+                                              % ctype))
+        if not isinstance(patch, dict):
+            return self.send_json(400, status(400, 'BadRequest', 'body is not a JSON object'))
+
+        def merge(target, p):
+            if not isinstance(p, dict):
+                return p
+            out = dict(target) if isinstance(target, dict) else {}
+            for k, v in p.items():
+                if v is None:
+                    out.pop(k, None)
+                else:
+                    out[k] = merge(out.get(k), v)
+            return out
+        with self.st.lock:
+            old = next((e for e in self.st.k8s_events if e['metadata']['name'] == name
+                        and e['metadata'].get('namespace') == ns), None)
+            if old is None:
+                return self.send_json(404, status(404, 'NotFound', 'events "%s" not found' % name,
+                                                  name=name, kind='events'))
+            new = merge(old, patch)
+            new['metadata'] = dict(old['metadata'])     # name, uid: not the patch's to change
+            causes = k8s_event_errors(ns, new)
+            if causes:
+                return self.send_json(422, status(422, 'Invalid', 'Event is invalid', causes,
+                                                  kind='events'))
+            new['metadata']['resourceVersion'] = self.st.next_rv()
+            self.st.k8s_events[self.st.k8s_events.index(old)] = new
+            self.st.k8s_event_patches += 1
+        self.send_json(200, new)
 
     def claim_not_found(self, name):
         return self.send_json(404, status(404, 'NotFound',

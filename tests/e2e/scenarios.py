@@ -408,6 +408,44 @@ def unsatisfiable_stays_pending(e):
 
 
 @scenario("hgx-h100")
+def prepare_failed_event(e):
+    """A claim whose config the GPU driver refuses (an unknown field): the kubelet's
+    prepare fails, and dralet records a Warning Event PrepareFailed about the
+    ResourceClaim (docs/operations.md, "Events"), which the real apiserver accepts
+    (RBAC create+patch on events); the kubelet's retries count up on that one Event."""
+    ns = "prepare-failed"
+    w.namespace(e.c, ns)
+    config = [{"requests": ["gpu"], "opaque": {"driver": GPU, "parameters": {
+        "apiVersion": "gpu.dralet.dev/v1alpha1", "kind": "GpuConfig", "colour": "red"}}}]
+    w.create_claim(e.c, ns, "bad", w.claim_spec(
+        [w.request("gpu", GPU, [f'device.attributes["{GPU}"].type == "gpu"'])], config=config))
+    w.create_pod(e.c, ns, "app", claims=["bad"])
+
+    def claim_events():
+        r = e.c.kubectl("get", "events", "-n", ns, "--field-selector",
+                        "involvedObject.kind=ResourceClaim,reason=PrepareFailed", "-o", "json")
+        return json.loads(r)["items"] or None
+    [ev] = wait_until("the PrepareFailed Event on the claim", claim_events, timeout=120,
+                      detail=lambda: w.pod_events(e.c, ns, "app"))
+    claim = e.c.get("resourceclaim", "bad", "-n", ns)
+    ref = ev["involvedObject"]
+    if (ref.get("apiVersion"), ref.get("name"), ref.get("uid")) != \
+            ("resource.k8s.io/v1", "bad", claim["metadata"]["uid"]):
+        raise ClusterError(f"the Event is about {ref}")
+    if ev["type"] != "Warning" or "colour" not in ev["message"]:
+        raise ClusterError(f"the Event: {ev['type']} {ev['message']}")
+    if ev.get("source", {}).get("component") != "dralet":
+        raise ClusterError(f"the Event's source: {ev.get('source')}")
+    # the kubelet retries the prepare: the same Event counts up (a patch)
+    wait_until("a repeat of the Event", lambda: (claim_events() or [{}])[0].get("count", 0) > 1,
+               timeout=120)
+    if len(claim_events()) != 1:
+        raise ClusterError(f"more than one PrepareFailed Event: {claim_events()}")
+    FIGURES["prepare failed, Event on the claim"] = ev["message"][:120]
+    w.delete(e.c, "namespace", "", ns)
+
+
+@scenario("hgx-h100")
 def agent_killed_pods_keep_running(e):
     """dralet SIGKILLed while a pod runs: the pod keeps running, the slices
     stay (same objects), a new pod with a claim starts afterwards."""

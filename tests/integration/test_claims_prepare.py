@@ -5,7 +5,9 @@ kubelet's 45 s deadline, per-claim errors (not found, replaced UID, not
 allocated, unknown device, device in use, invalid config), adminAccess,
 idempotent and concurrent calls, v1beta1, multi-device rollback, unprepare,
 CDI specs checked against the schema, a call whose deadline passes, and a
-clean SIGTERM. Prints prepare latencies."""
+clean SIGTERM. Runs with --log-format json: every line the daemon writes parses
+as one JSON object, and the prepares and failures carry their fields (driver,
+claim, uid, pod, device, backend, err). Prints prepare latencies."""
 import json
 import os
 import signal
@@ -24,7 +26,32 @@ def cdi_id(claim_uid, device):
     return "%s/%s=%s-%s" % (VENDOR, CLASS, claim_uid, device)
 
 
+def check_json_log(node, dev):
+    """--log-format json: every line is one JSON object with ts and msg; the
+    successful prepare of ns/good and the failed one of ns/missing carry
+    their fields (docs/operations.md, "Logs")."""
+    lines = [json.loads(line) for line in node.read_log().splitlines() if line.strip()]
+    assert lines, "no log lines"
+    for o in lines:
+        assert isinstance(o, dict) and isinstance(o["ts"], float) and "msg" in o, o
+        assert ("v" in o) != ("level" in o), o
+    good = [o for o in lines if o.get("claim") == "ns/good" and o.get("uid") == uid(1)
+            and o["msg"].startswith("prepared claim")]
+    assert good, [o for o in lines if "claim" in o][:10]
+    assert good[0]["driver"] == ck.DRIVER and good[0]["v"] == 0, good[0]
+    assert good[0]["device"] == dev[0] and good[0]["backend"], good[0]
+    assert good[0]["pod"] == "ns/pod-good", good[0]
+    failed = [o for o in lines if o.get("claim") == "ns/missing"]
+    assert failed and failed[0]["msg"] == "prepare failed", failed
+    assert failed[0]["level"] == "warning" and failed[0]["driver"] == ck.DRIVER, failed[0]
+    assert "not found" in failed[0]["err"] and failed[0]["uid"] == uid(4), failed[0]
+    assert "pod" not in failed[0], failed[0]     # unknown: left out
+    started = [o for o in lines if o.get("driver") == ck.DRIVER and "checkpoint" in o["msg"]]
+    assert started, "no start line with the driver field"
+
+
 def check(node):
+    node.extra_args = ["--log-format", "json"]
     node.start()
     kl = node.kubelet()
     dev = node.devices
@@ -34,6 +61,14 @@ def check(node):
     assert kl.unprepare([]) == {}
 
     node.put_claim("good", uid(1), [("gpu", 0)])
+    # reserved for a pod, as the scheduler leaves it: the log lines name the pod
+    good_path = os.path.join(node.store, "resourceclaims", "ns", "good.json")
+    with open(good_path) as f:
+        good = json.load(f)
+    good["status"]["reservedFor"] = [{"resource": "pods", "name": "pod-good",
+                                      "uid": "20000000-0000-4000-8000-000000000001"}]
+    with open(good_path, "w") as f:
+        json.dump(good, f)
     node.put_claim("sub", uid(2), [("fast/big", 1)],
                    config=[{"source": "FromClass", "opaque": {"driver": ck.DRIVER,
                             "parameters": {"mode": "class", "apiVersion": "x/v1"}}},
@@ -265,6 +300,7 @@ def check(node):
     assert node.checkpoint_claims()[uid(80)]["state"] == "PrepareCompleted"
     kl.close()
     node.stop(signal_sent=True)
+    check_json_log(node, dev)
     print("claims prepare/unprepare: ok")
 
 

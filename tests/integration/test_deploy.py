@@ -193,7 +193,9 @@ def check_rest(docs):
         (('',), ('nodes',)): ['get'],
         (('resource.k8s.io',), ('resourceslices',)): sorted(
             ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']),
-        (('',), ('events',)): ['create'],	# the Events about the Node (docs/claims.md)
+        # Events: created, and a repeat's count patched (docs/operations.md, "Events");
+        # core/v1 only, nothing of events.k8s.io, never update or delete
+        (('',), ('events',)): ['create', 'patch'],
         # claim device status, and its granular check from 1.36 (kubernetes-after-1.34.md)
         (('resource.k8s.io',), ('resourceclaims/status',)): ['patch', 'update'],
         (('resource.k8s.io',), ('resourceclaims/driver',)): ['associated-node:patch',

@@ -9,8 +9,10 @@ not healthy, why.
 The daemon runs on boards/vm-like.yaml (net.dralet.dev: two RDMA functions,
 two VFs) with a 1 s health interval and DRADeviceTaints on. The test takes
 one RDMA port down in the simulated sysfs tree, expects every watcher to get
-that device UNHEALTHY (and the slice taint), prepares a claim while the
-watchers are open, brings the port up again and expects HEALTHY. Deadlines
+that device UNHEALTHY (and the slice taint, and a Warning Event DeviceUnhealthy
+about the Node in the file store's events), prepares a claim while the
+watchers are open, brings the port up again and expects HEALTHY (and a Normal Event
+DeviceRecovered). Deadlines
 are generous; nothing here measures latency."""
 import glob
 import json
@@ -145,6 +147,20 @@ def tainted_devices(store):
     return out
 
 
+def node_events(store, reason):
+    """The Events of @reason about the Node NODE in the file store."""
+    out = []
+    for f in glob.glob(os.path.join(store, "events", "*.json")):
+        with open(f) as fh:
+            ev = json.load(fh)
+        if ev["reason"] == reason:
+            assert ev["involvedObject"] == {"apiVersion": "v1", "kind": "Node", "name": NODE,
+                                            "uid": NODE}, ev
+            assert ev["source"] == {"component": "dralet", "host": NODE}, ev
+            out.append(ev)
+    return out
+
+
 def wait_for(cond, what):
     deadline = time.time() + WAIT
     while time.time() < deadline:
@@ -223,6 +239,13 @@ def main():
             [why] = [d.message for d in msg.devices if d.device.device_name == SICK]
             assert why.endswith("port 1 is DOWN, not ACTIVE"), why
         wait_for(lambda: tainted_devices(store) == {SICK}, "the taint on " + SICK)
+        # and an Event about the Node says it (the file store writes DIR/events)
+        wait_for(lambda: node_events(store, "DeviceUnhealthy"), "the DeviceUnhealthy Event")
+        [ev] = node_events(store, "DeviceUnhealthy")
+        assert ev["type"] == "Warning" and ev["count"] == 1, ev
+        assert ev["metadata"]["namespace"] == "default", ev
+        assert ev["message"].startswith("driver %s: device %s is unhealthy: " % (DRIVER, SICK))
+        assert ev["message"].endswith("port 1 is DOWN, not ACTIVE"), ev
 
         # dralet ctl watch-health shows the same list, one JSON line a message
         out = subprocess.run([dralet, "ctl", "watch-health", "--socket", dra_sock, "--count", "2",
@@ -254,6 +277,11 @@ def main():
             msg = w.next_matching(lambda m: m.get(SICK) == "HEALTHY", pb, SICK + " HEALTHY")
             assert set(health_map(msg, pb).values()) == {"HEALTHY"}
         wait_for(lambda: not tainted_devices(store), "the taint to go")
+        wait_for(lambda: node_events(store, "DeviceRecovered"), "the DeviceRecovered Event")
+        [ev] = node_events(store, "DeviceRecovered")
+        assert ev["type"] == "Normal", ev
+        assert ev["message"] == "driver %s: device %s is healthy again" % (DRIVER, SICK), ev
+        assert len(node_events(store, "DeviceUnhealthy")) == 1
 
         # a watcher that goes away is forgotten; the other one keeps getting lists
         watchers[0].close()

@@ -4,7 +4,8 @@
 16 on vfio-pci) against SR-IOV policies: every PF listed with its policy, counts and VF
 drivers; a VF prepared for a claim (a claims checkpoint in --plugins-dir) named with its
 claim; what an apply would do (--dry-run), and its refusal when the count would remove
-a prepared VF; strict configuration errors from `sriov status` and from `dralet run`;
+a prepared VF (also by the daemon, which records a Warning Event SriovNumVfsRefused about
+the Node); strict configuration errors from `sriov status` and from `dralet run`;
 another plugin's checkpoint in the plugins directory is not read. The real-kernel side
 is tests/vm/test_sriov.sh."""
 import json
@@ -12,6 +13,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import zlib
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -125,6 +127,49 @@ def main():
     r = run("status", "-o", "json")
     check("refused: PF %s" % PF in json.loads(r.stdout)["pfs"][0].get("pending", ""),
           "pending refusal in status")
+    # the daemon refuses the same count and says it with a Warning Event about the
+    # Node (the file store writes it to DIR/events; docs/operations.md, "Events")
+    # (a claim the daemon's recovery keeps: its pool is the node's name, its identity the
+    # board's VF, and no VF driver to change on the other VFs)
+    tree = os.path.join(tmp, "tree")
+    r = subprocess.run([dralet, "board", "materialize", "--quiet", BOARD, tree],
+                       capture_output=True, text=True)
+    check(r.returncode == 0, "board materialize: " + r.stderr[-500:])
+    claim = vf_claim("0000:3b:01.2", "vf-0000-3b-01-2")
+    ident = claim["devices"][0]["identity"]
+    for key, name in (("subsystemVendorID", "subsystem_vendor"),
+                      ("subsystemDeviceID", "subsystem_device")):
+        with open(os.path.join(tree, "sys", "bus", "pci", "devices", "0000:3b:01.2", name)) as f:
+            ident[key] = f.read().strip()
+    write_checkpoint(plugins, "sriov.dralet.dev", [claim])
+    with open(config, "w") as f:
+        f.write((policy % (PF, 8)).replace("    vfDriver: vfio-pci\n", ""))
+    store = os.path.join(tmp, "events-store")
+    events = os.path.join(store, "events")
+    proc = subprocess.Popen([dralet, "run", "--board", BOARD, "--config", config, "--store", store,
+                             "--plugins-dir", plugins, "--registry-dir", os.path.join(tmp, "reg1"),
+                             "--cdi-dir", os.path.join(tmp, "cdi1"), "--node-name", "node"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    refused = []
+    deadline = time.time() + 30
+    while not refused and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+        for name in os.listdir(events) if os.path.isdir(events) else []:
+            with open(os.path.join(events, name)) as f:
+                ev = json.load(f)
+            if ev["reason"] == "SriovNumVfsRefused":
+                refused.append(ev)
+    proc.terminate()
+    err = proc.communicate(timeout=30)[1]
+    check(proc.returncode == 0, "dralet run exited %s:\n%s" % (proc.returncode, err[-2000:]))
+    check(len(refused) == 1, "no SriovNumVfsRefused Event:\n" + err[-2000:])
+    ev = refused[0]
+    check(ev["type"] == "Warning" and ev["involvedObject"]["kind"] == "Node" and
+          ev["involvedObject"]["name"] == "node", "the Event %r" % ev)
+    check("VF 2 (0000:3b:01.2) prepared for claim team-a/dpdk" in ev["message"] and PF in
+          ev["message"], "the Event's message %r" % ev["message"])
+    check("DROPPED" not in err, "the daemon dropped the claim:\n" + err[-2000:])
+
     # no claim: an apply would change it
     os.remove(os.path.join(plugins, "sriov.dralet.dev", "checkpoint.json"))
     r = run("apply", "--dry-run", "-o", "json")

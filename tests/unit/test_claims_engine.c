@@ -232,8 +232,10 @@ struct test_store {
 	uv_loop_t *loop;
 	struct json_object *claims;	/* "ns/name" -> claim */
 	int gets;
-	int warns;			/* Events, the last one's reason and message: */
+	int warns;			/* Events about the Node, the last one's reason and message: */
 	char warn_reason[64], warn_message[2048];
+	int claim_events;		/* Events about a claim, and the last one: */
+	char claim_event[2048];		/* "<type> <reason> <apiVersion> <kind> <ns>/<name> <uid>: <message>" */
 	struct json_object *statuses;	/* "ns/name/driver" -> the last devices array */
 	int status_writes;
 	const char *fail_key;		/* "ns/name" whose get fails (-EIO, a 5xx) */
@@ -282,10 +284,19 @@ static void test_get_claim(struct store *st, const char *ns, const char *name, s
 	uv_timer_start(&g->timer, on_get_timer, 0, 0);
 }
 
-static void test_warn(struct store *st, const char *reason, const char *message)
+static void test_record_event(struct store *st, const struct kube_object_ref *obj,
+			      const char *type, const char *reason, const char *message)
 {
 	struct test_store *s = (struct test_store *)st;
 
+	if (obj) {
+		s->claim_events++;
+		snprintf(s->claim_event, sizeof(s->claim_event), "%s %s %s %s %s/%s %s: %s", type,
+			 reason, obj->api_version, obj->kind, obj->namespace_, obj->name, obj->uid,
+			 message);
+		return;
+	}
+	assert_string_equal(type, "Warning");
 	s->warns++;
 	snprintf(s->warn_reason, sizeof(s->warn_reason), "%s", reason);
 	snprintf(s->warn_message, sizeof(s->warn_message), "%s", message);
@@ -303,7 +314,7 @@ static void test_set_claim_status(struct store *st, const char *ns, const char *
 }
 
 static const struct store_ops test_store_ops = {
-	.name = "test", .get_claim = test_get_claim, .warn = test_warn,
+	.name = "test", .get_claim = test_get_claim, .record_event = test_record_event,
 	.set_claim_status = test_set_claim_status,
 };
 
@@ -848,6 +859,11 @@ static void test_errors_are_per_claim(void **state)
 	assert_non_null(strstr(o.error[5], "claim ns/bad-config"));
 	assert_non_null(strstr(o.error[5], "unknown field \"speed\""));
 	assert_non_null(o.error[6]);
+	/* one Event on each failed claim that has a name (not the nameless one) */
+	assert_int_equal(x->store.claim_events, 5);
+	assert_non_null(strstr(x->store.claim_event, "Warning PrepareFailed resource.k8s.io/v1 "
+						     "ResourceClaim ns/"));
+	assert_int_equal(x->store.warns, 0);
 	assert_int_equal(fake.prepares, 1);	/* only the good claim touched hardware */
 	assert_false(spec_exists(x, UID_F));
 	assert_int_equal(claims_engine_n_claims(x->e), 1);

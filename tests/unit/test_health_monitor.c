@@ -179,6 +179,9 @@ struct run {
 	int answers[N_DEVICES];		/* what the fake checks say */
 	unsigned checks, rounds, changed_rounds;
 	unsigned close_after;		/* close the monitor after this many rounds */
+	unsigned changes;		/* on_change calls, and the last one's device: */
+	char changed_device[64];
+	enum dralet_health changed_to;
 	useconds_t check_delay;
 };
 
@@ -209,6 +212,16 @@ static void on_round(void *userdata, bool changed)
 	}
 }
 
+static void on_change(void *userdata, const struct health_change *c)
+{
+	struct run *run = userdata;
+
+	assert_int_equal(run->changed_rounds, run->rounds);	/* before on_round */
+	run->changes++;
+	snprintf(run->changed_device, sizeof(run->changed_device), "%s", c->device);
+	run->changed_to = c->new_health;
+}
+
 static int64_t fixed_now(void)
 {
 	return 1234;
@@ -222,6 +235,7 @@ static void start_run(struct run *run, struct fixture *fx, unsigned interval_ms)
 		.interval_ms = interval_ms,
 		.check = fake_check,
 		.on_round = on_round,
+		.on_change = on_change,
 		.userdata = run,
 		.now = fixed_now,
 	};
@@ -268,6 +282,9 @@ static void test_round_applies_results_off_the_loop(void **state)
 	assert_false(health_monitor_busy(run.m));
 	assert_int_equal(run.checks, N_DEVICES);
 	assert_int_equal(run.changed_rounds, 1);
+	assert_int_equal(run.changes, 2);	/* devices 0 and 2, in table order */
+	assert_string_equal(run.changed_device, dralet_device_name(fx->devices[2]));
+	assert_int_equal(run.changed_to, DRALET_HEALTH_UNKNOWN);
 	assert_int_equal(dralet_device_health(fx->devices[0]), DRALET_HEALTH_UNHEALTHY);
 	assert_int_equal(dralet_device_health(fx->devices[1]), DRALET_HEALTH_HEALTHY);
 	assert_int_equal(dralet_device_health(fx->devices[2]), DRALET_HEALTH_UNKNOWN);
@@ -281,6 +298,7 @@ static void test_round_applies_results_off_the_loop(void **state)
 	while (run.rounds < 2)
 		uv_run(&run.loop, UV_RUN_ONCE);
 	assert_int_equal(run.changed_rounds, 1);
+	assert_int_equal(run.changes, 2);
 
 	/* rediscovery while idle */
 	assert_int_equal(health_monitor_set_devices(run.m, two), 0);

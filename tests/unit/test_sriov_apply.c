@@ -27,6 +27,8 @@
 #include "harness.h"
 #include "hal/pci_binding.h"
 #include "hal/pci_sriov.h"
+#include "agent/kube/store.h"
+#include "agent/sriov/enforce.h"
 #include "node_model.h"
 #include "test_sriov_board.h"
 
@@ -216,6 +218,28 @@ static void test_vfio_policy(void **state)
 	fixture_free(f);
 }
 
+/* A store that keeps the Events it is given (sriov_enforce's @events). */
+struct event_store {
+	struct store base;
+	int n;
+	char type[16], reason[64], message[1024];
+	bool about_node;
+};
+
+static void keep_event(struct store *st, const struct kube_object_ref *obj, const char *type,
+		       const char *reason, const char *message)
+{
+	struct event_store *s = (struct event_store *)st;
+
+	s->n++;
+	s->about_node = !obj;
+	snprintf(s->type, sizeof(s->type), "%s", type);
+	snprintf(s->reason, sizeof(s->reason), "%s", reason);
+	snprintf(s->message, sizeof(s->message), "%s", message);
+}
+
+static const struct store_ops event_store_ops = { .name = "events", .record_event = keep_event };
+
 static void test_prepared_vfs_are_protected(void **state)
 {
 	struct fixture *f = fixture_new();
@@ -256,6 +280,28 @@ static void test_prepared_vfs_are_protected(void **state)
 	assert_int_equal(pf_report(rep, NIC)->outcome, SRIOV_PF_REFUSED);
 	assert_non_null(strstr(pf_report(rep, NIC)->message, "only through 0"));
 	sriov_report_free(rep);
+
+	/* the daemon's enforcement also tells the cluster: a Warning Event about the Node */
+	struct event_store events = { .base.ops = &event_store_ops };
+	struct sriov_apply_counts counts = { 0 };
+	bool changed = true, refused = false;
+	assert_int_equal(sriov_enforce(&f->k.roots, f->cfg->sriov, f->scan, &f->prep, &events.base,
+				       &counts, &changed, &refused), 0);
+	assert_true(refused);
+	assert_false(changed);
+	/* and counts it for /metrics */
+	assert_int_equal(counts.n, 1);
+	assert_string_equal(counts.pfs[0].pf, NIC);
+	assert_int_equal(counts.pfs[0].by_outcome[SRIOV_PF_REFUSED], 1);
+	sriov_apply_counts_clear(&counts);
+	assert_int_equal(events.n, 1);
+	assert_true(events.about_node);
+	assert_string_equal(events.type, "Warning");
+	assert_string_equal(events.reason, SRIOV_EVENT_REFUSED);
+	assert_non_null(strstr(events.message, "PF " NIC ": policy nic wants 5 VFs"));
+	assert_non_null(strstr(events.message, "VF 1 (0000:17:00.2) prepared for claim "
+					       "team-a/vf-claim"));
+	assert_int_equal(numvfs(f, NIC), 3);
 
 	/* unprepared: the count changes on the next run */
 	sriov_prepared_clear(&f->prep);

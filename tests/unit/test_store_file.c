@@ -246,8 +246,9 @@ static const char *field(struct json_object *o, const char *a, const char *b)
 	return json_object_get_string(v);
 }
 
-/* warn: a core/v1 Event about the Node, as client-go's recorder makes one,
- * in DIR/events/<name>.json; a long message is cut at a character boundary. */
+/* record_event without an object: a core/v1 Event about the Node, as
+ * client-go's recorder makes one, in DIR/events/<name>.json; a long message is
+ * cut at a character boundary. */
 static void test_warn_event(void **state)
 {
 	(void)state;
@@ -262,7 +263,7 @@ static void test_warn_event(void **state)
 	assert_int_equal(store_open(NULL, &o, &st, err, sizeof(err)), 0);
 	memset(msg, 'x', 1023);
 	memcpy(msg + 1023, "\xc3\xa9 tail", 8);	/* a 2-byte character across the limit */
-	st->ops->warn(st, "CheckpointUnreadable", msg);
+	st->ops->record_event(st, NULL, "Warning", "CheckpointUnreadable", msg);
 	st->ops->destroy(st);
 	snprintf(path, sizeof(path), "%s/events", dir);
 	assert_non_null(d = opendir(path));
@@ -291,6 +292,50 @@ static void test_warn_event(void **state)
 	json_object_put(ev);
 }
 
+/* An Event about a ResourceClaim lives in the claim's namespace; a repeat
+ * rewrites the same file with count 2 (the recorder's counting). */
+static void test_claim_event_repeat(void **state)
+{
+	(void)state;
+	struct store_options o = { .store_dir = dir, .node_name = "node-1" };
+	struct kube_object_ref claim = { .api_version = "resource.k8s.io/v1",
+					 .kind = "ResourceClaim", .namespace_ = "team-a",
+					 .name = "gpu-claim", .uid = "u-1" };
+	struct store *st = NULL;
+	struct store_stats stats;
+	char err[256], path[512];
+	struct dirent *de;
+	struct json_object *ev = NULL;
+	DIR *d;
+	int n = 0;
+
+	assert_int_equal(store_open(NULL, &o, &st, err, sizeof(err)), 0);
+	st->ops->record_event(st, &claim, "Warning", "PrepareFailed", "driver x: no");
+	st->ops->record_event(st, &claim, "Warning", "PrepareFailed", "driver x: no");
+	store_get_stats(st, &stats);
+	assert_int_equal(stats.events_sent, 2);
+	st->ops->destroy(st);
+	snprintf(path, sizeof(path), "%s/events", dir);
+	assert_non_null(d = opendir(path));
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, "gpu-claim.", 10))
+			continue;
+		n++;
+		snprintf(path, sizeof(path), "%s/events/%s", dir, de->d_name);
+		assert_non_null(ev = json_object_from_file(path));
+	}
+	closedir(d);
+	assert_int_equal(n, 1);
+	assert_string_equal(field(ev, "metadata", "namespace"), "team-a");
+	assert_string_equal(field(ev, "involvedObject", "apiVersion"), "resource.k8s.io/v1");
+	assert_string_equal(field(ev, "involvedObject", "kind"), "ResourceClaim");
+	assert_string_equal(field(ev, "involvedObject", "namespace"), "team-a");
+	assert_string_equal(field(ev, "involvedObject", "uid"), "u-1");
+	assert_string_equal(field(ev, "reason", NULL), "PrepareFailed");
+	assert_int_equal(json_object_get_int(json_object_object_get(ev, "count")), 2);
+	json_object_put(ev);
+}
+
 static void test_open_errors(void **state)
 {
 	(void)state;
@@ -314,6 +359,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_publish_semantics, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_claims, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_warn_event, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_claim_event_repeat, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
