@@ -206,12 +206,16 @@ def apiserver(node):
         # a claim the apiserver does not have: a per-claim error, the call itself OK
         resp = node.kubelet().prepare([("ns", "nowhere", uid(7))])
         assert "not found" in resp[uid(7)][0], resp
+        # the failed prepare's Event goes out from a queue: a POST of its own
+        wait_for(lambda: srv.k8s_events(), 20, interval=0.05, what="the PrepareFailed Event")
+        events = len(srv.k8s_events())
         got = scrape(port)
         req = by(got, "dralet_apiserver_requests_total")
         assert req[(("code", "200"), ("verb", "GET"))] >= 1, req       # the node, the lists
         assert req[(("code", "404"), ("verb", "GET"))] == 1, req       # the claim
         created = len(srv.slices(ck.NODE))
-        assert req[(("code", "201"), ("verb", "POST"))] == created, (req, created)
+        assert req[(("code", "201"), ("verb", "POST"))] == created + events, \
+            (req, created, events)
         writes = by(got, "dralet_slice_writes_total")
         assert writes[(("operation", "create"), ("result", "ok"))] == created, writes
         calls = by(got, "dralet_grpc_calls_total", driver=ck.DRIVER)
