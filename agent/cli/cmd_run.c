@@ -202,6 +202,7 @@ int cmd_run(int argc, char **argv)
 		return 1;
 	}
 	o.roots = &s.roots;
+	o.node = s.node;	/* --board: the board's kernel model */
 	o.cfg = s.cfg;
 	o.config_path = so.config;
 	o.reg = s.reg;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "boards/sim/board.h"
+#include "boards/sim/board_node_ops.h"
 #include "agent/core/config.h"
 #include "agent/lib/log.h"
 #include "agent/core/registry.h"
@@ -90,6 +91,11 @@ static int simulate_board(const char *board, struct setup *s)
 	if (access(nvml, R_OK) == 0 && setenv("FAKE_NVML_DATA", nvml, 0) < 0)
 		r = -errno;
 	free(nvml);
+	if (r >= 0 && (r = board_node_open(board, s->board_dir, &s->board_node, err,
+					   sizeof(err))) < 0)
+		fprintf(stderr, "dralet: %s\n", err);
+	if (r >= 0)
+		s->node = board_node_ops(s->board_node);
 	return r;
 }
 
@@ -154,6 +160,7 @@ void setup_teardown(struct setup *s)
 {
 	registry_free(s->reg);
 	config_free(s->cfg);
+	board_node_free(s->board_node);
 	if (s->board_dir) {
 		board_remove_tree(s->board_dir);
 		free(s->board_dir);

@@ -12,7 +12,9 @@
 
 #include "hal/hal.h"
 
+struct board_node;
 struct config;
+struct node_ops;
 struct registry;
 
 enum {
@@ -59,6 +61,12 @@ struct setup_options {
 struct setup {
 	struct hal_roots roots;
 	char *board_dir;	/* materialized board, removed by setup_teardown */
+	/* What changes the node: a simulated board's kernel model (the board
+	 * simulator's, boards/sim/board_node_ops.h, over board_dir), so sysfs
+	 * writes, VF settings and FPGA programming act as the kernel would; NULL
+	 * on a real node (the real seam below roots). */
+	struct board_node *board_node;
+	const struct node_ops *node;
 	struct config *cfg;
 	struct registry *reg;
 };

@@ -152,6 +152,13 @@ static int collect(struct inventory *inv)
 int inventory_discover(const struct hal_roots *roots, const struct config *cfg,
 		       const struct registry *reg, struct inventory **ret_inv)
 {
+	return inventory_discover_node(roots, NULL, cfg, reg, ret_inv);
+}
+
+int inventory_discover_node(const struct hal_roots *roots, const struct node_ops *node,
+			    const struct config *cfg, const struct registry *reg,
+			    struct inventory **ret_inv)
+{
 	struct hal_scan_options opts = { .pci_ids = cfg->pci_ids };
 	struct inventory *inv = calloc(1, sizeof(*inv));
 	int r;
@@ -195,6 +202,7 @@ int inventory_discover(const struct hal_roots *roots, const struct config *cfg,
 		in->ctx.driver = cb && cb->driver ? cb->driver : b->default_driver;
 		in->ctx.options = cb ? cb->options : NULL;
 		in->ctx.roots = roots;
+		in->ctx.node = node;
 		in->ctx.scan = inv->scan;
 		r = backend_call_init(&in->ctx);
 		if (r < 0) {

@@ -13,6 +13,7 @@
 struct config;
 struct hal_roots;
 struct hal_scan;
+struct node_ops;
 struct registry;
 struct inventory;
 
@@ -21,6 +22,12 @@ struct inventory;
  * inventory borrows @roots, @cfg and @reg: they must outlive it. */
 int inventory_discover(const struct hal_roots *roots, const struct config *cfg,
 		       const struct registry *reg, struct inventory **ret_inv);
+/* The same, with @node (borrowed, may be NULL: the real node below @roots)
+ * as the seam every backend's changes to the node go through (the backend
+ * contexts' node: a simulated board's kernel model, agent/cli/setup.h). */
+int inventory_discover_node(const struct hal_roots *roots, const struct node_ops *node,
+			    const struct config *cfg, const struct registry *reg,
+			    struct inventory **ret_inv);
 void inventory_free(struct inventory *inv);
 
 /* DRA driver names with at least one device or enabled backend, sorted. */

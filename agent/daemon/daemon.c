@@ -403,7 +403,7 @@ static void rediscover(struct daemon *d)
 
 	if (d->stopping)
 		return;
-	r = inventory_discover(d->o->roots, d->o->cfg, d->o->reg, &inv);
+	r = inventory_discover_node(d->o->roots, d->o->node, d->o->cfg, d->o->reg, &inv);
 	if (r < 0) {
 		log_error("rediscovery failed (%s); the devices published stay", strerror(-r));
 		return;
@@ -450,14 +450,14 @@ static int apply_sriov_at_start(struct daemon *d)
 		log_error("sriov: not applying the policies at start: cannot tell which VFs are "
 			  "prepared for claims: %s", err[0] ? err : strerror(-r));
 	else
-		r = sriov_enforce(d->o->roots, pol, inventory_scan(d->inv), &prep, NULL,
+		r = sriov_enforce(d->o->roots, d->o->node, pol, inventory_scan(d->inv), &prep, NULL,
 				  &d->sriov_counts, &changed, NULL);
 	sriov_prepared_clear(&prep);
 	if (r < 0 || !changed)
 		return 0;
 	inventory_free(d->inv);
 	d->inv = NULL;
-	return inventory_discover(d->o->roots, d->o->cfg, d->o->reg, &d->inv);
+	return inventory_discover_node(d->o->roots, d->o->node, d->o->cfg, d->o->reg, &d->inv);
 }
 
 /* Applies the policies in force (only while idle); true when VFs changed. */
@@ -475,7 +475,7 @@ static bool enforce_policies(struct daemon *d)
 		log_error("sriov: not changing anything: cannot tell which VFs are prepared for "
 			  "claims: %s", err[0] ? err : strerror(-r));
 	else
-		sriov_enforce_node(d->o->roots, d->policies, &prep, d->store, &d->sriov_counts,
+		sriov_enforce_node(d->o->roots, d->o->node, d->policies, &prep, d->store, &d->sriov_counts,
 				   &changed, &refused);
 	sriov_prepared_clear(&prep);
 	/* takes effect once the claims holding the VFs are unprepared */
@@ -864,7 +864,7 @@ int daemon_run(const struct daemon_options *o)
 			 "restarts", o->roots->proc, strerror(-r));
 		d.boot_id[0] = '\0';
 	}
-	r = inventory_discover(o->roots, o->cfg, o->reg, &d.inv);
+	r = inventory_discover_node(o->roots, o->node, o->cfg, o->reg, &d.inv);
 	if (r >= 0)
 		r = apply_sriov_at_start(&d);
 	if (r < 0) {

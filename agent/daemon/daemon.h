@@ -29,10 +29,12 @@
 
 struct config;
 struct hal_roots;
+struct node_ops;
 struct registry;
 
 struct daemon_options {
 	const struct hal_roots *roots;	/* borrowed, like everything here */
+	const struct node_ops *node;	/* what changes the node; NULL: the real one below roots */
 	const struct config *cfg;
 	const char *config_path;	/* reloaded for its SR-IOV policies; NULL: none */
 	const struct registry *reg;

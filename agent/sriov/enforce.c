@@ -86,12 +86,13 @@ static void log_report(const struct sriov_report *rep, struct store *events, boo
 		*ret_refused = refused;
 }
 
-int sriov_enforce(const struct hal_roots *roots, const struct sriov_policies *pol,
+int sriov_enforce(const struct hal_roots *roots, const struct node_ops *node,
+		  const struct sriov_policies *pol,
 		  const struct hal_scan *scan, const struct sriov_prepared *prep,
 		  struct store *events, struct sriov_apply_counts *counts, bool *ret_changed,
 		  bool *ret_refused)
 {
-	struct node_ops node = node_ops_real(roots);
+	struct node_ops real = node_ops_real(roots);
 	struct sriov_report *rep;
 	int r;
 
@@ -100,7 +101,7 @@ int sriov_enforce(const struct hal_roots *roots, const struct sriov_policies *po
 		*ret_refused = false;
 	if (!pol || !pol->n)
 		return 0;
-	r = sriov_apply(&node, pol, scan, prep, NULL, &rep);
+	r = sriov_apply(node ? node : &real, pol, scan, prep, NULL, &rep);
 	if (r < 0)
 		return r;
 	log_report(rep, events, ret_refused);
@@ -110,7 +111,8 @@ int sriov_enforce(const struct hal_roots *roots, const struct sriov_policies *po
 	return 0;
 }
 
-void sriov_enforce_node(const struct hal_roots *roots, const struct sriov_policies *pol,
+void sriov_enforce_node(const struct hal_roots *roots, const struct node_ops *node,
+			const struct sriov_policies *pol,
 			const struct sriov_prepared *prep, struct store *events,
 			struct sriov_apply_counts *counts,
 			bool *ret_changed, bool *ret_refused)
@@ -125,7 +127,8 @@ void sriov_enforce_node(const struct hal_roots *roots, const struct sriov_polici
 	r = hal_scan(roots, &so, &scan);
 	if (r < 0)
 		log_error("sriov: cannot scan the node: %s", strerror(-r));
-	else if (sriov_enforce(roots, pol, scan, prep, events, counts, ret_changed, ret_refused) < 0)
+	else if (sriov_enforce(roots, node, pol, scan, prep, events, counts, ret_changed,
+			       ret_refused) < 0)
 		log_error("sriov: out of memory applying the policies");
 	hal_scan_free(scan);
 }

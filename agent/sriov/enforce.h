@@ -23,6 +23,7 @@
 
 struct hal_roots;
 struct hal_scan;
+struct node_ops;
 struct store;
 
 /* Event reasons, Warning Events about the Node (docs/operations.md, "Events"). */
@@ -45,19 +46,22 @@ void sriov_apply_counts_clear(struct sriov_apply_counts *c);
  * Applies @pol once to the node of @scan, leaving the VFs in @prep alone,
  * and logs the outcome and counts it per PF in @counts (may be NULL); a
  * refused or failed PF is also recorded as an Event through @events
- * (borrowed; NULL: none, e.g. before the store is open). *ret_changed tells
+ * (borrowed; NULL: none, e.g. before the store is open). The writes go
+ * through @node (borrowed; NULL: the real node below @roots). *ret_changed tells
  * whether to discover again, *ret_refused (may be NULL) whether a count was
  * refused for a prepared VF (try again later). Returns 0, or -ENOMEM
  * (nothing logged then).
  */
-int sriov_enforce(const struct hal_roots *roots, const struct sriov_policies *pol,
+int sriov_enforce(const struct hal_roots *roots, const struct node_ops *node,
+		  const struct sriov_policies *pol,
 		  const struct hal_scan *scan, const struct sriov_prepared *prep,
 		  struct store *events, struct sriov_apply_counts *counts, bool *ret_changed,
 		  bool *ret_refused);
 
 /* The same over a fresh scan of @roots; a scan or memory failure is
  * logged and changes nothing (both flags false). */
-void sriov_enforce_node(const struct hal_roots *roots, const struct sriov_policies *pol,
+void sriov_enforce_node(const struct hal_roots *roots, const struct node_ops *node,
+			const struct sriov_policies *pol,
 			const struct sriov_prepared *prep, struct store *events,
 			struct sriov_apply_counts *counts,
 			bool *ret_changed, bool *ret_refused);

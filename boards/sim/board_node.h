@@ -10,6 +10,7 @@
 #define DRALET_BOARDS_BOARD_NODE_H
 
 #include <limits.h>
+#include <pthread.h>
 
 #include <dralet/pci.h>
 
@@ -27,6 +28,7 @@ struct bn_pf {
 };
 
 struct board_node {
+	pthread_mutex_t lock;	/* held by every op of the table (board_node_ops) */
 	struct board b;
 	char dir[PATH_MAX];
 	char sys[PATH_MAX + 8], dev[PATH_MAX + 8], proc[PATH_MAX + 8];

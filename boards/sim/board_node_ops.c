@@ -2,6 +2,7 @@
 /* board_node_ops.h: the kernel's rules for the sysfs writes and VF settings. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,7 +225,7 @@ static int attr_store(struct board_node *bn, const char *address, const char *fi
 	return -EACCES;
 }
 
-static int model_write(void *userdata, const char *relpath, const char *value)
+static int model_write_unlocked(void *userdata, const char *relpath, const char *value)
 {
 	struct board_node *bn = userdata;
 	char v[256], a[64], b[64];
@@ -257,14 +258,14 @@ static int model_write(void *userdata, const char *relpath, const char *value)
 	return faccessat(bn->sysfd, relpath, F_OK, 0) == 0 ? -EACCES : -ENOENT;
 }
 
-static int model_read(void *userdata, const char *relpath, char *buf, size_t size)
+static int model_read_unlocked(void *userdata, const char *relpath, char *buf, size_t size)
 {
 	struct board_node *bn = userdata;
 
 	return bn->real.read(bn->real.userdata, relpath, buf, size);
 }
 
-static int model_readlink(void *userdata, const char *relpath, char *buf, size_t size)
+static int model_readlink_unlocked(void *userdata, const char *relpath, char *buf, size_t size)
 {
 	struct board_node *bn = userdata;
 
@@ -306,7 +307,7 @@ static int vf_settings_of(struct board_node *bn, const char *ifname, int ifindex
 	return 0;
 }
 
-static int model_vf_get(void *userdata, const char *pf_ifname, int pf_ifindex, unsigned vf,
+static int model_vf_get_unlocked(void *userdata, const char *pf_ifname, int pf_ifindex, unsigned vf,
 			struct dralet_vf_settings *ret)
 {
 	struct dralet_vf_settings *s;
@@ -317,7 +318,7 @@ static int model_vf_get(void *userdata, const char *pf_ifname, int pf_ifindex, u
 	return r;
 }
 
-static int model_vf_set(void *userdata, const char *pf_ifname, int pf_ifindex, unsigned vf,
+static int model_vf_set_unlocked(void *userdata, const char *pf_ifname, int pf_ifindex, unsigned vf,
 			const struct dralet_vf_settings *n)
 {
 	struct dralet_vf_settings *s;
@@ -363,7 +364,7 @@ static const struct board_dfl_port *dfl_port(struct board_node *bn, const char *
 	return NULL;
 }
 
-static int model_fpga_pr(void *userdata, const char *fme, const char *port, unsigned port_id,
+static int model_fpga_pr_unlocked(void *userdata, const char *fme, const char *port, unsigned port_id,
 			 const void *image, size_t size)
 {
 	static const char digits[] = "0123456789abcdef";
@@ -398,11 +399,62 @@ static int model_fpga_pr(void *userdata, const char *fme, const char *port, unsi
 	return 0;
 }
 
+/* The ops the table holds: each rule runs under the model's lock, so the
+ * daemon's worker threads (prepares, health checks) may share one model. */
+#define LOCKED(call)                                   \
+	do {                                           \
+		struct board_node *bn_ = userdata;     \
+		int r_;                                \
+		pthread_mutex_lock(&bn_->lock);        \
+		r_ = call;                             \
+		pthread_mutex_unlock(&bn_->lock);      \
+		return r_;                             \
+	} while (0)
+
+static int model_write(void *userdata, const char *relpath, const char *value)
+{
+	LOCKED(model_write_unlocked(userdata, relpath, value));
+}
+
+static int model_read(void *userdata, const char *relpath, char *buf, size_t size)
+{
+	LOCKED(model_read_unlocked(userdata, relpath, buf, size));
+}
+
+static int model_readlink(void *userdata, const char *relpath, char *buf, size_t size)
+{
+	LOCKED(model_readlink_unlocked(userdata, relpath, buf, size));
+}
+
+static int model_vf_get(void *userdata, const char *pf_ifname, int pf_ifindex, unsigned vf,
+			struct dralet_vf_settings *ret)
+{
+	LOCKED(model_vf_get_unlocked(userdata, pf_ifname, pf_ifindex, vf, ret));
+}
+
+static int model_vf_set(void *userdata, const char *pf_ifname, int pf_ifindex, unsigned vf,
+			const struct dralet_vf_settings *n)
+{
+	LOCKED(model_vf_set_unlocked(userdata, pf_ifname, pf_ifindex, vf, n));
+}
+
+static int model_fpga_pr(void *userdata, const char *fme, const char *port, unsigned port_id,
+			 const void *image, size_t size)
+{
+	LOCKED(model_fpga_pr_unlocked(userdata, fme, port, port_id, image, size));
+}
+
 unsigned board_node_fpga_programs(const struct board_node *bn, size_t *ret_last_size)
 {
+	struct board_node *m = (struct board_node *)bn;
+	unsigned n;
+
+	pthread_mutex_lock(&m->lock);
 	if (ret_last_size)
 		*ret_last_size = bn->fpga_last_size;
-	return bn->fpga_programs;
+	n = bn->fpga_programs;
+	pthread_mutex_unlock(&m->lock);
+	return n;
 }
 
 static int add_pfs(struct board_node *bn)
@@ -443,6 +495,7 @@ int board_node_open(const char *board_path, const char *dir, struct board_node *
 	if (!bn)
 		return -ENOMEM;
 	bn->sysfd = bn->devfd = -1;
+	pthread_mutex_init(&bn->lock, NULL);
 	if ((r = board_load(board_path, &bn->b, err, errlen)) < 0)
 		goto fail;
 	snprintf(bn->dir, sizeof(bn->dir), "%s", dir);
@@ -496,6 +549,7 @@ void board_node_free(struct board_node *bn)
 	if (bn->devfd >= 0)
 		close(bn->devfd);
 	board_free(&bn->b);
+	pthread_mutex_destroy(&bn->lock);
 	free(bn);
 }
 

@@ -33,7 +33,10 @@
  * Anything else written answers -EACCES, as a read-only attribute does.
  * Not modelled: RDMA devices of VFs created at run time (`vf_rdma`).
  *
- * Not thread-safe: one user at a time.
+ * The ops of the table are thread-safe: each runs under the model's lock (the
+ * daemon's prepares and health checks run on worker threads; `dralet run
+ * --board` gives every backend this table). The other functions here
+ * (hooks, modules, VF settings) are for one test thread while no op runs.
  */
 #ifndef DRALET_BOARDS_BOARD_NODE_OPS_H
 #define DRALET_BOARDS_BOARD_NODE_OPS_H

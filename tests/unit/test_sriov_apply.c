@@ -285,7 +285,7 @@ static void test_prepared_vfs_are_protected(void **state)
 	struct event_store events = { .base.ops = &event_store_ops };
 	struct sriov_apply_counts counts = { 0 };
 	bool changed = true, refused = false;
-	assert_int_equal(sriov_enforce(&f->k.roots, f->cfg->sriov, f->scan, &f->prep, &events.base,
+	assert_int_equal(sriov_enforce(&f->k.roots, NULL, f->cfg->sriov, f->scan, &f->prep, &events.base,
 				       &counts, &changed, &refused), 0);
 	assert_true(refused);
 	assert_false(changed);

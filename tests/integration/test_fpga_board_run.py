@@ -1,0 +1,191 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""`dralet run --board boards/fpga-server.yaml` programs a DFL port at prepare
+through the board simulator's kernel model (boards/sim/board_node_ops.h), as
+the e2e suite's simulatedBoard does: a GBS added to the store with `dralet
+fpga add`, a claim whose FpgaConfig names it, prepared through the driver's
+DRA socket (`dralet ctl prepare`). The CDI spec hands over the port node; the
+port's afu_id in the simulated tree is the image's accelerator ID afterwards;
+the agent logs the programming time; `dralet discover` on that tree shows
+afuID and loadedBitstream; unprepare with onUnprepare keep leaves the image."""
+import glob
+import json
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BOARD = os.path.join(REPO, "boards", "fpga-server.yaml")
+DRIVER = "fpga.dralet.dev"
+NODE = "node-1"
+PORT_DEV = "fpga-0000-5e-00-0-port0"   # the N6001's port, dfl-port.0 below dfl-fme.0
+IFACE = "2f3b8c6e1d4a5b7c9e0f1a2b3c4d5e6f"  # its PR region's compat_id (the board's)
+OLD_AFU = "00f5ea8b5a8d4c5fa9e9fe0c9e6a3a1c"
+NEW_AFU = "f7df405cbd7acf7222f144b0b93acd18"
+
+
+def fail(why, log=None):
+    print("FAIL: " + why)
+    if log and os.path.exists(log):
+        with open(log) as f:
+            print("---- dralet run ----\n" + f.read()[-4000:])
+    sys.exit(1)
+
+
+def skip(why):
+    print("SKIP: " + why)
+    sys.exit(77)
+
+
+def dashed(h):
+    return "-".join((h[0:8], h[8:12], h[12:16], h[16:20], h[20:32]))
+
+
+def gbs(path, iface, afu, pr_size):
+    """An OPAE green bitstream (docs/fpga.md 1.2) whose PR data starts with
+    the AFU ID's bytes: what the board model's FPGA loads as its afu_id."""
+    meta = json.dumps({"version": 1, "afu-image": {
+        "magic-no": 488605312, "interface-uuid": dashed(iface),
+        "accelerator-clusters": [{"name": "nlb3", "total-contexts": 1,
+                                  "accelerator-type-uuid": dashed(afu)}]}}).encode()
+    pr = bytes.fromhex(afu) + bytes(i & 0xff for i in range(pr_size - 16))
+    with open(path, "wb") as f:
+        f.write(bytes.fromhex("58656f6e46504741b747425376303031") + struct.pack("<I", len(meta))
+                + meta + pr)
+
+
+def claim(name, uid, device, config):
+    return {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": "default", "uid": uid},
+        "spec": {"devices": {"requests": [{"name": "fpga", "exactly": {
+            "deviceClassName": DRIVER}}]}},
+        "status": {"allocation": {"devices": {
+            "results": [{"request": "fpga", "driver": DRIVER, "pool": NODE,
+                         "device": device}],
+            "config": [{"source": "FromClaim", "requests": ["fpga"], "opaque": {
+                "driver": DRIVER, "parameters": dict(
+                    {"apiVersion": DRIVER + "/v1alpha1", "kind": "FpgaConfig"},
+                    **config)}}]}}},
+    }
+
+
+def main():
+    dralet = os.environ.get("DRALET")
+    if not dralet or not os.access(dralet, os.X_OK):
+        skip("DRALET is not set")
+    if not os.path.isfile(BOARD):
+        skip("boards/fpga-server.yaml is not in the tree")
+    tmp = tempfile.mkdtemp(prefix="dralet-fpga-run-")
+    proc = None
+    log = os.path.join(tmp, "dralet.log")
+    try:
+        bits = os.path.join(tmp, "bitstreams")
+        gbs(os.path.join(tmp, "nlb3.gbs"), IFACE, NEW_AFU, 4096)
+        for name in ("nlb3",):
+            r = subprocess.run([dralet, "fpga", "add", name, os.path.join(tmp, name + ".gbs"),
+                                "--dir", bits], capture_output=True, text=True)
+            if r.returncode != 0:
+                fail("fpga add %s: %s" % (name, r.stderr))
+        config = os.path.join(tmp, "config.yaml")
+        with open(config, "w") as f:
+            f.write("backends:\n  dfl:\n    options:\n      bitstreamDir: %s\n" % bits)
+        store = os.path.join(tmp, "store")
+        os.makedirs(os.path.join(store, "resourceclaims", "default"))
+        boards = os.path.join(tmp, "boards")   # where the daemon materializes the board
+        os.makedirs(boards)
+        plugins, cdi = os.path.join(tmp, "plugins"), os.path.join(tmp, "cdi")
+        env = dict(os.environ, TMPDIR=boards)
+        with open(log, "w") as out:
+            proc = subprocess.Popen([dralet, "run", "--board", BOARD, "--config", config,
+                                     "--store", store, "--plugins-dir", plugins,
+                                     "--registry-dir", os.path.join(tmp, "registry"),
+                                     "--cdi-dir", cdi, "--node-name", NODE],
+                                    stdout=out, stderr=subprocess.STDOUT, env=env)
+        sock = os.path.join(plugins, DRIVER, "dra.sock")
+        deadline = time.time() + 60
+        while not os.path.exists(sock):
+            if proc.poll() is not None or time.time() > deadline:
+                fail("the daemon did not open %s" % sock, log)
+            time.sleep(0.1)
+        [tree] = glob.glob(os.path.join(boards, "dralet-board.*"))
+        afu_file = os.path.join(tree, "sys/bus/platform/devices/dfl-port.0/afu_id")
+        with open(afu_file) as f:
+            if f.read().strip() != OLD_AFU:
+                fail("the board's port does not start with its own AFU")
+
+        def prepare(c):
+            path = os.path.join(store, "resourceclaims", "default", c["metadata"]["name"] + ".yaml")
+            with open(path, "w") as f:
+                json.dump(c, f)   # JSON is YAML
+            r = subprocess.run([dralet, "ctl", "prepare", "--socket", sock, "--claim", path],
+                               capture_output=True, text=True, timeout=60)
+            try:
+                return r.returncode, json.loads(r.stdout)["claims"][c["metadata"]["uid"]]
+            except (ValueError, KeyError):
+                fail("ctl prepare: %d %s %s" % (r.returncode, r.stdout, r.stderr), log)
+
+        def unprepare(c):
+            m = c["metadata"]
+            return subprocess.run([dralet, "ctl", "unprepare", "--socket", sock, "--uid", m["uid"],
+                                   "--namespace", m["namespace"], "--name", m["name"]],
+                                  capture_output=True, text=True, timeout=60)
+
+        c = claim("nlb3", "0c7f4a1e-0013-4b2d-8e3f-000000000001", PORT_DEV,
+                  {"bitstream": {"name": "nlb3"}, "onUnprepare": "keep"})
+        rc, res = prepare(c)
+        if rc != 0 or res.get("error"):
+            fail("prepare: %d %r" % (rc, res), log)
+        ids = res["devices"][0]["cdiDeviceIds"]
+        specs = glob.glob(os.path.join(cdi, "*.json"))
+        nodes, env_vars = [], []
+        for s in specs:
+            with open(s) as f:
+                spec = json.load(f)
+            for d in spec.get("devices", []):
+                if "%s=%s" % (spec["kind"], d["name"]) in ids:
+                    nodes += [n["path"] for n in d["containerEdits"].get("deviceNodes", [])]
+                    env_vars += d["containerEdits"].get("env", [])
+        if "/dev/dfl-port.0" not in nodes:
+            fail("the CDI spec hands over %r, not /dev/dfl-port.0" % nodes)
+        if not any(e.endswith("_AFU_ID=" + NEW_AFU) for e in env_vars):
+            fail("no AFU ID %s in the container's environment: %r" % (NEW_AFU, env_vars))
+        with open(afu_file) as f:
+            afu = f.read().strip()
+        if afu != NEW_AFU:
+            fail("the port shows %s after prepare, the image brings %s" % (afu, NEW_AFU), log)
+        # the tree as it is now, discovered again: the loaded image is published
+        r = subprocess.run([dralet, "discover", "--sysfs-root", tree + "/sys", "--dev-root",
+                            tree + "/dev", "--proc-root", tree + "/proc", "--config", config,
+                            "-o", "json"], capture_output=True, text=True, timeout=60)
+        devs = {d["name"]: d for d in json.loads(r.stdout)["devices"]}
+        attrs = devs[PORT_DEV]["attributes"]
+        if attrs["afuID"]["string"] != NEW_AFU or \
+                attrs.get("loadedBitstream", {}).get("string") != "nlb3":
+            fail("discover: %r" % attrs)
+
+        r = unprepare(c)
+        if r.returncode != 0:
+            fail("unprepare: %s %s" % (r.stdout, r.stderr), log)
+        with open(afu_file) as f:
+            if f.read().strip() != NEW_AFU:
+                fail("onUnprepare keep: the image did not stay")
+        proc.send_signal(signal.SIGTERM)
+        if proc.wait(timeout=30) != 0:
+            fail("dralet run exited %d" % proc.returncode, log)
+        proc = None
+        print("ok")
+    finally:
+        if proc:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
