@@ -116,6 +116,19 @@ void dralet_ctx_warn(struct dralet_backend_ctx *ctx, const char *fmt, ...)
 							      : "");
 }
 
+void dralet_ctx_info(struct dralet_backend_ctx *ctx, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	if (!ctx)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_info("backend %s: %s", ctx->backend->name, msg);
+}
+
 void dralet_ctx_health_cause(struct dralet_backend_ctx *ctx, const char *taint_key)
 {
 	if (ctx && k8s_valid_label_key(taint_key))

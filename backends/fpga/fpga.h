@@ -149,6 +149,27 @@ void fpga_set_loaded_attr(struct dralet_backend_ctx *ctx, struct dralet_device *
 
 /* ---- loading an image into a region (fpga_load.c) ---- */
 
+/*
+ * How long programming may take (docs/fpga.md, "Programming time"): the
+ * kubelet gives each NodePrepareResources call 45 s (defaultClientCallTimeout,
+ * shared/reference/kubelet-contract.md); programming gets at most
+ * FPGA_PROGRAM_BUDGET_S of it, the rest is for reading and hashing the image,
+ * the undo state's and checkpoint's fsyncs, the CDI spec and the call's other
+ * claims. The time is estimated from the image's size at the option
+ * programBytesPerSecond, by default FPGA_PROGRAM_DEFAULT_RATE: 8 MiB/s, four
+ * times slower than the slowest DFL PR data path measured upstream (32-bit PR:
+ * ~3 s for a 100 MB image; "fpga: dfl: fme: support 512bit data width PR",
+ * Wu Hao, 2019), so 240 MiB fit.
+ */
+#define FPGA_KUBELET_PREPARE_DEADLINE_S 45
+#define FPGA_PROGRAM_BUDGET_S 30
+#define FPGA_PROGRAM_DEFAULT_RATE (8ull << 20)
+
+/* The programming rate the backend assumes (option programBytesPerSecond,
+ * bytes per second); -EINVAL with the reason in the context for a value
+ * that is no positive number. */
+int fpga_program_rate(struct dralet_backend_ctx *ctx, unsigned long long *ret);
+
 /* A region as the mechanism sees it. */
 struct fpga_region {
 	const char *what;		/* "DFL port dfl-port.0 of 0000:3b:00.0" */
@@ -170,7 +191,10 @@ struct fpga_region {
  * region shows its accelerator (-EIO otherwise). A failed write or check
  * puts the region back (fpga_restore) before returning, as a failing
  * prepare must; the error says whether that worked. onUnprepare reset is
- * refused (-EINVAL): no mechanism here can clear a region.
+ * refused (-EINVAL): no mechanism here can clear a region; so is, before
+ * anything is written (-ETIME), an image whose estimated programming time
+ * (fpga_program_rate) exceeds FPGA_PROGRAM_BUDGET_S. A write's duration is
+ * told to the agent (dralet_ctx_info), which logs it.
  */
 int fpga_load_for_claim(struct dralet_backend_ctx *ctx, const struct fpga_region *rg,
 			const struct dralet_prepare_req *req, const struct fpga_config *cfg,

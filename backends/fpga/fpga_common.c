@@ -113,6 +113,7 @@ int fpga_managers_health(struct dralet_backend_ctx *ctx, const struct dralet_pci
 const struct dralet_option fpga_options[] = {
 	{ "bitstreamDir", DRALET_OPTION_TRUSTED_FILE },
 	{ "xrtLibrary", DRALET_OPTION_TRUSTED_FILE },	/* xrt: XRT's libxrt_coreutil */
+	{ "programBytesPerSecond", 0 },			/* fpga.h: FPGA_PROGRAM_BUDGET_S */
 	{ NULL, 0 },
 };
 

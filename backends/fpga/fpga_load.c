@@ -7,7 +7,9 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <dralet/pci_ctl.h>
 
@@ -20,18 +22,54 @@
 #define UNDO_SHA256 "fpgaBitstream"	/* the claim's image */
 #define UNDO_POLICY "fpgaOnUnprepare"	/* keep | golden */
 
-/* Writes @img and checks that the region shows its accelerator afterwards. */
+int fpga_program_rate(struct dralet_backend_ctx *ctx, unsigned long long *ret)
+{
+	const char *v = dralet_ctx_option(ctx, "programBytesPerSecond");
+	unsigned long long rate;
+	char *end;
+
+	if (!v || !*v) {
+		*ret = FPGA_PROGRAM_DEFAULT_RATE;
+		return 0;
+	}
+	errno = 0;
+	rate = strtoull(v, &end, 10);
+	if (*end || errno || rate == 0 || v[0] == '-') {
+		dralet_ctx_error(ctx, "option programBytesPerSecond \"%.40s\" is no positive number "
+				 "of bytes per second", v);
+		return -EINVAL;
+	}
+	*ret = rate;
+	return 0;
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* Writes @img and checks that the region shows its accelerator afterwards;
+ * the time the write took is told to the agent with @why ("for claim ns/name"). */
 static int write_verified(struct dralet_backend_ctx *ctx, const struct fpga_region *rg,
-			  const struct fpga_loaded *img)
+			  const struct fpga_loaded *img, const char *why)
 {
 	char buf[80];
 	const char *now;
-	int r = rg->write(ctx, rg->self, img);
+	struct timespec t0;
+	int r;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	r = rg->write(ctx, rg->self, img);
+	if (r >= 0)
+		dralet_ctx_info(ctx, "%s: programmed bitstream %s (%zu bytes) %s in %.3f s", rg->what,
+				img->sha256, img->len, why, seconds_since(&t0));
 	if (r < 0) {
-		char why[400];
-		snprintf(why, sizeof(why), "%s", dralet_ctx_error_message(ctx));
-		dralet_ctx_error(ctx, "%s: loading bitstream %s: %s", rg->what, img->sha256, why);
+		char cause[400];
+		snprintf(cause, sizeof(cause), "%s", dralet_ctx_error_message(ctx));
+		dralet_ctx_error(ctx, "%s: loading bitstream %s: %s", rg->what, img->sha256, cause);
 		return r;
 	}
 	now = rg->loaded(ctx, rg->self, buf, sizeof(buf));
@@ -49,13 +87,26 @@ int fpga_load_for_claim(struct dralet_backend_ctx *ctx, const struct fpga_region
 			const struct fpga_loaded *img, bool loaded, const char *previous)
 {
 	static const char *const policies[] = { "keep", "reset", "golden" };
-	char prev[40];
+	char prev[40], why[320];
+	unsigned long long rate;
 	int r;
 
 	if (cfg->on_unprepare == FPGA_ON_UNPREPARE_RESET) {
 		dralet_ctx_error(ctx, "%s cannot be cleared (FpgaConfig.onUnprepare: reset); use "
 				 "keep or golden", rg->what);
 		return -EINVAL;
+	}
+	if ((r = fpga_program_rate(ctx, &rate)) < 0)
+		return r;
+	/* refused rather than cut off by the kubelet's deadline mid-write */
+	if (!loaded && (double)img->len / (double)rate > FPGA_PROGRAM_BUDGET_S) {
+		dralet_ctx_error(ctx, "%s: bitstream %s (%zu bytes) would take about %.0f s to "
+				 "program at %llu bytes/s (option programBytesPerSecond), more than "
+				 "the %d s of the kubelet's %d s NodePrepareResources deadline "
+				 "programming may use: not loading it", rg->what, img->sha256,
+				 img->len, (double)img->len / (double)rate, rate, FPGA_PROGRAM_BUDGET_S,
+				 FPGA_KUBELET_PREPARE_DEADLINE_S);
+		return -ETIME;
 	}
 	if (!previous || fpga_id_all_zero(previous) ||
 	    !fpga_id_normalize(previous, prev, sizeof(prev)))
@@ -72,7 +123,11 @@ int fpga_load_for_claim(struct dralet_backend_ctx *ctx, const struct fpga_region
 				 strerror(-r));
 		return r;
 	}
-	if (loaded || (r = write_verified(ctx, rg, img)) == 0)
+	if (loaded)
+		return 0;
+	snprintf(why, sizeof(why), "for claim %s/%s", req->claim.namespace_ ? req->claim.namespace_ : "",
+		 req->claim.name ? req->claim.name : "");
+	if ((r = write_verified(ctx, rg, img, why)) == 0)
 		return 0;
 	/* a failing prepare cleans up after itself (backend.h): the engine drops
 	 * this undo state with the failed prepare */
@@ -123,7 +178,9 @@ int fpga_restore(struct dralet_backend_ctx *ctx, const struct fpga_region *rg,
 				 "%s): %s", rg->what, previous, now ? now : "(none)", err);
 		return r;
 	}
-	r = write_verified(ctx, rg, &img);
+	r = write_verified(ctx, rg, &img, strcmp(policy, "golden") || !fpga_id_equal(now, accel)
+						 ? "to put back its previous accelerator"
+						 : "to load its golden (previous) image");
 	fpga_store_unload(&img);
 	return r;
 }

@@ -264,6 +264,12 @@ int dralet_char_major(const struct dralet_backend_ctx *ctx, const char *driver_n
 /* Records a warning for the agent to log once, with backend and context. */
 void dralet_ctx_warn(struct dralet_backend_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* Tells the agent what a prepare or unprepare did to the hardware that an
+ * operator wants in the log (a region programmed, and how long it took); the
+ * agent logs it at info level with the backend's name. Not for discovery or
+ * health: those run every few seconds. */
+void dralet_ctx_info(struct dralet_backend_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 /* Sets the error message of the current operation (prepare, validate ...). */
 void dralet_ctx_error(struct dralet_backend_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -7,10 +7,13 @@ fpga add`, a claim whose FpgaConfig names it, prepared through the driver's
 DRA socket (`dralet ctl prepare`). The CDI spec hands over the port node; the
 port's afu_id in the simulated tree is the image's accelerator ID afterwards;
 the agent logs the programming time; `dralet discover` on that tree shows
-afuID and loadedBitstream; unprepare with onUnprepare keep leaves the image."""
+afuID and loadedBitstream; unprepare with onUnprepare keep leaves the image.
+A second claim naming an image too large for the kubelet's deadline (at the
+configured programming rate) is refused with the reason, nothing written."""
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import struct
@@ -87,14 +90,20 @@ def main():
     try:
         bits = os.path.join(tmp, "bitstreams")
         gbs(os.path.join(tmp, "nlb3.gbs"), IFACE, NEW_AFU, 4096)
-        for name in ("nlb3",):
+        # 3 MiB of PR data: 48 s at 64 KiB/s (below), more than programming may take
+        # of the kubelet's 45 s
+        gbs(os.path.join(tmp, "huge.gbs"), IFACE, "11112222333344445555666677778888", 3 << 20)
+        for name in ("nlb3", "huge"):
             r = subprocess.run([dralet, "fpga", "add", name, os.path.join(tmp, name + ".gbs"),
                                 "--dir", bits], capture_output=True, text=True)
             if r.returncode != 0:
                 fail("fpga add %s: %s" % (name, r.stderr))
         config = os.path.join(tmp, "config.yaml")
         with open(config, "w") as f:
-            f.write("backends:\n  dfl:\n    options:\n      bitstreamDir: %s\n" % bits)
+            # the deadline is the kubelet's; the rate is set low so that 3 MiB
+            # exceed it, and the 4 KiB of nlb3 do not (docs/fpga.md, "Programming time")
+            f.write("backends:\n  dfl:\n    options:\n      bitstreamDir: %s\n"
+                    "      programBytesPerSecond: \"65536\"\n" % bits)
         store = os.path.join(tmp, "store")
         os.makedirs(os.path.join(store, "resourceclaims", "default"))
         boards = os.path.join(tmp, "boards")   # where the daemon materializes the board
@@ -136,6 +145,17 @@ def main():
                                    "--namespace", m["namespace"], "--name", m["name"]],
                                   capture_output=True, text=True, timeout=60)
 
+        # a bitstream the kubelet's deadline cannot wait for: refused, nothing written
+        big = claim("huge", "0c7f4a1e-0013-4b2d-8e3f-000000000002", PORT_DEV,
+                    {"bitstream": {"name": "huge"}})
+        rc, res = prepare(big)
+        if rc != 1 or "NodePrepareResources deadline" not in res.get("error", "") or \
+                "65536 bytes/s (option programBytesPerSecond)" not in res["error"]:
+            fail("a bitstream too slow to program: %d %r" % (rc, res), log)
+        with open(afu_file) as f:
+            if f.read().strip() != OLD_AFU:
+                fail("the refused bitstream was written")
+
         c = claim("nlb3", "0c7f4a1e-0013-4b2d-8e3f-000000000001", PORT_DEV,
                   {"bitstream": {"name": "nlb3"}, "onUnprepare": "keep"})
         rc, res = prepare(c)
@@ -159,6 +179,13 @@ def main():
             afu = f.read().strip()
         if afu != NEW_AFU:
             fail("the port shows %s after prepare, the image brings %s" % (afu, NEW_AFU), log)
+        with open(log) as f:
+            text = f.read()
+        if not re.search(r"backend dfl: DFL port dfl-port.0 of 0000:5e:00.0: programmed "
+                         r"bitstream [0-9a-f]{64} \(\d+ bytes\) for claim default/nlb3 in "
+                         r"\d+\.\d{3} s", text):
+            fail("the agent did not log the programming time", log)
+
         # the tree as it is now, discovered again: the loaded image is published
         r = subprocess.run([dralet, "discover", "--sysfs-root", tree + "/sys", "--dev-root",
                             tree + "/dev", "--proc-root", tree + "/proc", "--config", config,

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <json-c/json.h>
 
 #include "backends/fpga/fpga.h"
 #include "fpga_images.h"
@@ -305,6 +306,44 @@ static void test_program(void **state)
 	t_req_clear(&t);
 }
 
+/* A bitstream too big to program within the kubelet's deadline at the
+ * configured rate is refused before anything is written; an image loaded
+ * already needs no programming and is not; a bad rate is an error. */
+static void test_program_time(void **state)
+{
+	struct fixture *f = *state;
+	struct t_req t;
+	char buf[80];
+
+	/* nlb3's file is some 500 bytes: a minute at 8 bytes/s, over the 30 s */
+	json_object_object_add(f->h.ctx.options, "programBytesPerSecond",
+			       json_object_new_string("8"));
+	expect_refused(f, &f->h, PORT, CFG "\"bitstream\":{\"name\":\"nlb3\"}}", false, -ETIME,
+		       "bytes/s (option programBytesPerSecond), more than the 30 s of the "
+		       "kubelet's 45 s NodePrepareResources deadline programming may use: not "
+		       "loading it");
+	assert_int_equal(board_node_fpga_programs(f->m.bn, NULL), 0);
+	assert_string_equal(afu_now(f, buf, sizeof(buf)), AFU);
+	/* the image the port has already: nothing to program, prepared */
+	assert_int_equal(prepare(&f->h, PORT, CFG "\"bitstream\":{\"name\":\"nlb0\"}}", false,
+				 &t), 0);
+	t_req_clear(&t);
+	/* at 1 MB/s it is programmed */
+	json_object_object_add(f->h.ctx.options, "programBytesPerSecond",
+			       json_object_new_string("1000000"));
+	assert_int_equal(prepare(&f->h, PORT, CFG "\"bitstream\":{\"name\":\"nlb3\"}}", false,
+				 &t), 0);
+	assert_int_equal(board_node_fpga_programs(f->m.bn, NULL), 1);
+	t_req_clear(&t);
+	static const char *const bad[] = { "0", "-5", "fast", "12k", "" "99999999999999999999999" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		json_object_object_add(f->h.ctx.options, "programBytesPerSecond",
+				       json_object_new_string(bad[i]));
+		expect_refused(f, &f->h, PORT, CFG "\"bitstream\":{\"name\":\"nlb0\"}}", false,
+			       -EINVAL, "is no positive number of bytes per second");
+	}
+}
+
 static void test_program_verified(void **state)
 {
 	struct fixture *f = *state;
@@ -533,6 +572,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_loaded_attribute, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_xrt_load, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_program_verified, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_program_time, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unprepare_golden, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recover_mid_programming, setup, teardown),
 	};
