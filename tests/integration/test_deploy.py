@@ -244,8 +244,12 @@ def check_rest(docs):
     assert pod['serviceAccountName'] == 'dralet'
     assert pod['priorityClassName'] == 'system-node-critical'
     host = {v['name']: v['hostPath']['path'] for v in pod['volumes'] if 'hostPath' in v}
-    assert sorted(host.values()) == ['/var/lib/kubelet/plugins',
+    assert sorted(host.values()) == ['/var/lib/dralet/bitstreams', '/var/lib/kubelet/plugins',
                                      '/var/lib/kubelet/plugins_registry', '/var/run/cdi'], host
+    # the FPGA bitstream store (docs/fpga.md): created when missing, read-only inside
+    store = [v for v in pod['volumes'] if v.get('hostPath', {}).get('path') ==
+             '/var/lib/dralet/bitstreams']
+    assert store[0]['hostPath']['type'] == 'DirectoryOrCreate', store
     for c in pod['containers']:
         res = c['resources']
         for k in ('cpu', 'memory'):
@@ -253,6 +257,8 @@ def check_rest(docs):
         mounts = {m['name']: m['mountPath'] for m in c['volumeMounts']}
         for name, path in host.items():
             assert mounts.get(name) == path, (name, mounts)   # same paths inside
+        [bits] = [m for m in c['volumeMounts'] if m['name'] == store[0]['name']]
+        assert bits.get('readOnly') is True, bits   # prepare only reads images
         env = {e['name']: e for e in c['env']}
         assert env['NODE_NAME']['valueFrom']['fieldRef']['fieldPath'] == 'spec.nodeName'
         assert c['args'][0] == 'run'
