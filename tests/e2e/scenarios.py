@@ -725,6 +725,58 @@ def fpga_example_allocatable(e):
     allocate_example(e, "fpga.yaml")
 
 
+@scenario("fpga-server")
+def fpga_bitstream_programmed(e):
+    """A claim names a bitstream (FpgaConfig.bitstream, docs/fpga.md): the image is
+    put in the node's store with `dralet fpga add` (the host's /var/lib/dralet/bitstreams,
+    which the DaemonSet mounts read-only), the pod starts with the N6001's port node,
+    the agent programmed the port (its afu_id in the agent's simulated tree, through
+    the board's kernel model) and the container's AFU_ID is the image's."""
+    import struct
+    ns = "fpga-bitstream"
+    iface = "2f3b8c6e1d4a5b7c9e0f1a2b3c4d5e6f"   # the N6001's PR region (boards/fpga-server.yaml)
+    afu = "f7df405cbd7acf7222f144b0b93acd18"
+
+    def dashed(h):
+        return "-".join((h[0:8], h[8:12], h[12:16], h[16:20], h[20:32]))
+    # an OPAE GBS (docs/fpga.md 1.2) whose PR data starts with the AFU ID's bytes:
+    # what the board model's FPGA loads as the port's afu_id
+    meta = json.dumps({"version": 1, "afu-image": {
+        "magic-no": 488605312, "interface-uuid": dashed(iface),
+        "accelerator-clusters": [{"name": "e2e", "total-contexts": 1,
+                                  "accelerator-type-uuid": dashed(afu)}]}}).encode()
+    image = os.path.join(e.c.dir, "e2e-nlb.gbs")
+    with open(image, "wb") as f:
+        f.write(bytes.fromhex("58656f6e46504741b747425376303031") + struct.pack("<I", len(meta))
+                + meta + bytes.fromhex(afu) + bytes(4080))
+    r = subprocess.run([e.dralet, "fpga", "add", "e2e-nlb", image, "--dir",
+                        "/var/lib/dralet/bitstreams"], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise ClusterError(f"dralet fpga add: {r.stderr}")
+    w.namespace(e.c, ns)
+    config = [{"requests": ["fpga"], "opaque": {"driver": "fpga.dralet.dev", "parameters": {
+        "apiVersion": "fpga.dralet.dev/v1alpha1", "kind": "FpgaConfig",
+        "bitstream": {"name": "e2e-nlb"}, "onUnprepare": "keep"}}}]
+    w.create_claim(e.c, ns, "nlb", w.claim_spec([w.request("fpga", "fpga.dralet.dev", [
+        f'device.attributes["fpga.dralet.dev"].interfaceID == "{iface}"'])], config=config))
+    w.create_pod(e.c, ns, "app", claims=["nlb"])
+    w.wait_running(e.c, ns, "app")
+    [res] = w.allocation(e.c, ns, "nlb")
+    port = e.devices[res["device"]]["attributes"].get("portDevice", {}).get("string")
+    if port != "dfl-port.0":
+        raise ClusterError(f"allocated {res}, not the N6001's port")
+    view = e.expect_container(ns, "app", [res["device"]])
+    if "/dev/dfl-port.0" not in view["devices"]:
+        raise ClusterError(f"no /dev/dfl-port.0 in {view['devices']}")
+    got = {k: v for k, v in view["env"].items() if k.endswith("_AFU_ID")}
+    if list(got.values()) != [afu]:
+        raise ClusterError(f"the container's AFU_ID {got}, the image brings {afu}")
+    now = agent_board_file(e, "sys/bus/platform/devices/dfl-port.0/afu_id").strip()
+    if now != afu:
+        raise ClusterError(f"the port shows {now} after the prepare, the image brings {afu}")
+    w.delete(e.c, "namespace", "", ns)
+
+
 @scenario("hgx-h100")
 def bmc_vga_is_no_gpu(e):
     """The board's ASPEED BMC VGA (a DRM card without a render node) is outside the GPU
