@@ -63,6 +63,7 @@ struct dfl_port_ref {
 	const struct dralet_pci_func *func;
 	size_t port;			/* index in func->dfl_ports */
 	const struct dralet_pci_func *fme_func;	/* the function holding the FME */
+	struct fpga_stranded stranded;	/* a load interrupted, not put back */
 };
 
 static int dfl_filter(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
@@ -196,7 +197,7 @@ static int probe_port(struct dralet_backend_ctx *ctx, const struct dralet_pci_fu
 	ref = malloc(sizeof(*ref));
 	if (!ref)
 		return -ENOMEM;
-	*ref = (struct dfl_port_ref){ func, i, fme_func };
+	*ref = (struct dfl_port_ref){ .func = func, .port = i, .fme_func = fme_func };
 	dralet_device_set_private(dev, ref, free);
 	add_attributes(ctx, dev, ref);
 	if (port->node.path)
@@ -234,9 +235,25 @@ static int dfl_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_fun
 	return r;
 }
 
+static struct fpga_region dfl_region(const struct dfl_port_ref *ref, const char *what);
+
+static void port_what(const struct dfl_port_ref *ref, char *what, size_t size)
+{
+	snprintf(what, size, "DFL port %s of %s", ref->func->dfl_ports[ref->port].name,
+		 ref->func->address);
+}
+
 static int dfl_health(struct dralet_backend_ctx *ctx, struct dralet_device *dev)
 {
-	return health_now(ctx, dralet_device_private(dev));
+	const struct dfl_port_ref *ref = dralet_device_private(dev);
+	char what[96];
+	int health = health_now(ctx, ref);
+
+	if (health != DRALET_HEALTH_HEALTHY || !ref->stranded.set)
+		return health;
+	port_what(ref, what, sizeof(what));
+	struct fpga_region rg = dfl_region(ref, what);
+	return fpga_stranded_health(ctx, &rg, &ref->stranded);
 }
 
 static int fme_node(struct dralet_backend_ctx *ctx, const struct dralet_dfl_fme *fme, char *path,
@@ -294,7 +311,7 @@ static struct fpga_region dfl_region(const struct dfl_port_ref *ref, const char 
 static int dfl_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 		       struct dralet_prepare_req *req)
 {
-	const struct dfl_port_ref *ref = dralet_device_private(dev);
+	struct dfl_port_ref *ref = dralet_device_private(dev);
 	const struct dralet_pci_func *func = ref->func;
 	const struct dralet_dfl_port *port = &func->dfl_ports[ref->port];
 	const struct dralet_dfl_fme *fme = fme_of(ref->fme_func);
@@ -334,8 +351,10 @@ static int dfl_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 	if (cfg.has_bitstream)	/* the requirements hold for the port as it will be */
 		id.afu_id = img.image.accelerator_id;
 	r = fpga_config_check(ctx, req->config, &id, &cfg);
-	if (r >= 0 && cfg.has_bitstream)
+	if (r >= 0 && cfg.has_bitstream) {
 		r = fpga_load_for_claim(ctx, &rg, req, &cfg, &img, loaded, afu_now);
+		fpga_stranded_note(ctx, &rg, req->undo, r, &ref->stranded);
+	}
 	if (r < 0)
 		goto out;
 	r = dralet_edits_add_node(e, &port->node, NULL);
@@ -369,14 +388,16 @@ out:
 static int dfl_unprepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 			 const struct dralet_claim_ref *claim, const struct dralet_undo *undo)
 {
-	const struct dfl_port_ref *ref = dralet_device_private(dev);
+	struct dfl_port_ref *ref = dralet_device_private(dev);
 	char what[96];
+	int r;
 
 	(void)claim;
-	snprintf(what, sizeof(what), "DFL port %s of %s", ref->func->dfl_ports[ref->port].name,
-		 ref->func->address);
+	port_what(ref, what, sizeof(what));
 	struct fpga_region rg = dfl_region(ref, what);
-	return fpga_restore(ctx, &rg, undo);
+	r = fpga_restore(ctx, &rg, undo);
+	fpga_stranded_note(ctx, &rg, undo, r, &ref->stranded);
+	return r;
 }
 
 const struct dralet_backend backend_dfl = {

@@ -201,6 +201,34 @@ int fpga_load_for_claim(struct dralet_backend_ctx *ctx, const struct fpga_region
 			const struct fpga_loaded *img, bool loaded, const char *previous);
 
 /*
+ * A region left in an unknown state: a load was interrupted (a crash, found
+ * by the claims engine's recovery at the next start) or failed, and putting
+ * its previous image back failed too. The backend keeps one per region (in
+ * its device's private data, guarded by the agent's device lock like every
+ * prepare, unprepare and health call of the device) from that failure until
+ * an unprepare of the claim (the kubelet's, or the next start's recovery)
+ * succeeds; meanwhile the health op reports the region Unhealthy unless it
+ * shows the previous accelerator or the claim's (an image loaded by hand).
+ * Lost when a rediscovery makes the device anew (docs/fpga.md 4).
+ */
+struct fpga_stranded {
+	bool set;
+	char previous[40], accelerator[40], sha256[65];
+};
+
+/* After fpga_restore (or a failed fpga_load_for_claim) returned @r with
+ * @undo: clears @s on success; on failure sets it when the region shows
+ * neither the claim's accelerator nor the previous one. Nothing without
+ * bitstream undo state. */
+void fpga_stranded_note(struct dralet_backend_ctx *ctx, const struct fpga_region *rg,
+			const struct dralet_undo *undo, int r, struct fpga_stranded *s);
+
+/* DRALET_HEALTH_UNHEALTHY, with the reason in the context, while @s is set
+ * and the region shows neither accelerator; else DRALET_HEALTH_HEALTHY. */
+int fpga_stranded_health(struct dralet_backend_ctx *ctx, const struct fpga_region *rg,
+			 const struct fpga_stranded *s);
+
+/*
  * Unprepare from the undo state alone: keep leaves the claim's image when
  * the region shows it; golden, or a region showing something else (caught
  * mid-load by a crash or a failed write), gets the previous accelerator's

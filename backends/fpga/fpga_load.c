@@ -184,3 +184,42 @@ int fpga_restore(struct dralet_backend_ctx *ctx, const struct fpga_region *rg,
 	fpga_store_unload(&img);
 	return r;
 }
+
+void fpga_stranded_note(struct dralet_backend_ctx *ctx, const struct fpga_region *rg,
+			const struct dralet_undo *undo, int r, struct fpga_stranded *s)
+{
+	const char *sha = dralet_undo_get(undo, UNDO_SHA256);
+	const char *accel = dralet_undo_get(undo, UNDO_ACCELERATOR);
+	const char *previous = dralet_undo_get(undo, UNDO_PREVIOUS);
+	char buf[80];
+	const char *now;
+
+	if (!sha || !accel || !previous)
+		return;
+	now = r < 0 ? rg->loaded(ctx, rg->self, buf, sizeof(buf)) : NULL;
+	if (r >= 0 || fpga_id_equal(now, accel) || fpga_id_equal(now, previous)) {
+		s->set = false;
+		return;
+	}
+	s->set = true;
+	snprintf(s->previous, sizeof(s->previous), "%s", previous);
+	snprintf(s->accelerator, sizeof(s->accelerator), "%s", accel);
+	snprintf(s->sha256, sizeof(s->sha256), "%s", sha);
+}
+
+int fpga_stranded_health(struct dralet_backend_ctx *ctx, const struct fpga_region *rg,
+			 const struct fpga_stranded *s)
+{
+	char buf[80];
+	const char *now;
+
+	if (!s->set)
+		return DRALET_HEALTH_HEALTHY;
+	now = rg->loaded(ctx, rg->self, buf, sizeof(buf));
+	if (fpga_id_equal(now, s->accelerator) || fpga_id_equal(now, s->previous))
+		return DRALET_HEALTH_HEALTHY;
+	dralet_ctx_error(ctx, "%s shows accelerator %s: loading bitstream %s was interrupted and "
+			 "its previous accelerator %s could not be put back; load an image by hand",
+			 rg->what, now ? now : "(none)", s->sha256, s->previous);
+	return DRALET_HEALTH_UNHEALTHY;
+}

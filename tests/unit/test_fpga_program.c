@@ -35,6 +35,7 @@
 #define VBNV "xilinx_u55c_gen3x16_xdma_base_3"
 #define LIAR_AFU "00000000111111112222222233333333"
 #define AFU_FILE "bus/platform/devices/dfl-port.0/afu_id"
+#define GARBAGE "0badc0de0badc0de0badc0de0badc0de"
 #define PORT "fpga-0000-3b-00-0-port0"
 #define ALVEO "fpga-0000-65-00-1"
 #define CFG "{\"apiVersion\":\"fpga.dralet.dev/v1alpha1\",\"kind\":\"FpgaConfig\","
@@ -263,6 +264,12 @@ static const char *afu_now(struct fixture *f, char *buf, size_t size)
 	return buf;
 }
 
+static int health(struct harness *h, struct dralet_device *dev)
+{
+	h->ctx.error[0] = '\0';
+	return h->ctx.backend->health(&h->ctx, dev);
+}
+
 static int unprepare(struct fixture *f, struct t_req *t)
 {
 	struct dralet_device *dev = harness_device(&f->h, PORT);
@@ -430,6 +437,49 @@ static void test_recover_mid_programming(void **state)
 	t_req_clear(&t);
 }
 
+/* A port whose interrupted load could not be undone is Unhealthy, with the
+ * reason, until it shows a known accelerator again or an unprepare succeeds. */
+static void test_stranded_unhealthy(void **state)
+{
+	struct fixture *f = *state;
+	struct dralet_device *dev = harness_device(&f->h, PORT);
+	struct t_req t;
+	char path[4200];
+
+	assert_int_equal(health(&f->h, dev), DRALET_HEALTH_HEALTHY);
+	/* a crash mid-load (the undo state recorded, the port showing neither AFU),
+	 * and the previous image is not in the store: recovery's unprepare fails */
+	f->m.fpga_pr_error = -EIO;
+	assert_int_equal(prepare(&f->h, PORT, CFG "\"bitstream\":{\"name\":\"nlb3\"}}", false, &t),
+			 -EIO);
+	f->m.fpga_pr_error = 0;
+	assert_int_equal(health(&f->h, dev), DRALET_HEALTH_HEALTHY);	/* put back */
+	assert_int_equal(f->m.real.write(f->m.real.userdata, AFU_FILE, GARBAGE "\n"), 0);
+	snprintf(path, sizeof(path), "%s/%s", f->store, f->sha_same);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(health(&f->h, dev), DRALET_HEALTH_HEALTHY);	/* nothing known yet */
+	assert_int_equal(unprepare(f, &t), -ENOENT);
+	assert_int_equal(health(&f->h, dev), DRALET_HEALTH_UNHEALTHY);
+	assert_non_null(strstr(f->h.ctx.error, "shows accelerator " GARBAGE ": loading bitstream"));
+	assert_non_null(strstr(f->h.ctx.error, "its previous accelerator " AFU " could not be put "
+					       "back; load an image by hand"));
+	/* the next try cannot put it back either: still Unhealthy */
+	assert_int_equal(unprepare(f, &t), -ENOENT);
+	assert_int_equal(health(&f->h, dev), DRALET_HEALTH_UNHEALTHY);
+	/* an operator loads the previous AFU by hand: known again */
+	assert_int_equal(f->m.real.write(f->m.real.userdata, AFU_FILE, AFU "\n"), 0);
+	assert_int_equal(health(&f->h, dev), DRALET_HEALTH_HEALTHY);
+	/* garbage again, then an unprepare that succeeds (the port shows the claim's
+	 * AFU: keep) clears it */
+	assert_int_equal(f->m.real.write(f->m.real.userdata, AFU_FILE, GARBAGE "\n"), 0);
+	assert_int_equal(health(&f->h, dev), DRALET_HEALTH_UNHEALTHY);
+	assert_int_equal(f->m.real.write(f->m.real.userdata, AFU_FILE, NEW_AFU "\n"), 0);
+	assert_int_equal(unprepare(f, &t), 0);
+	assert_int_equal(f->m.real.write(f->m.real.userdata, AFU_FILE, GARBAGE "\n"), 0);
+	assert_int_equal(health(&f->h, dev), DRALET_HEALTH_HEALTHY);
+	t_req_clear(&t);
+}
+
 /* The real seam on a tree of plain files: it opens the port exclusively and
  * the FME, and the ioctl is what a plain file refuses. */
 static void test_real_seam(void **state)
@@ -575,6 +625,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_program_time, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unprepare_golden, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recover_mid_programming, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stranded_unhealthy, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
