@@ -297,6 +297,8 @@ static void op_done(struct op *op)
 	log_op(e, op, call->unprepare, ms);
 	if (op->error && !call->unprepare)
 		record_prepare_failed(e, op);
+	if (e->node_changed && device_set_take_node_changed(e->set))
+		e->node_changed(e->userdata);
 	for (pq = &e->queues; (q = *pq); pq = &q->next)
 		if (q->head == op)
 			break;
@@ -859,6 +861,8 @@ int claims_engine_new(const struct claims_engine_config *cfg, struct claims_engi
 		return -ENOMEM;
 	e->lock_fd = -1;
 	e->loop = cfg->loop;
+	e->node_changed = cfg->node_changed;
+	e->userdata = cfg->userdata;
 	e->store = cfg->store;
 	e->driver = strdup(cfg->driver);
 	e->pool = strdup(cfg->pool);

@@ -52,6 +52,11 @@ struct claims_engine_config {
 	 * false: fail with -EBUSY; true: wait for it (a rolling update's new
 	 * instance waits for the old one to exit). */
 	bool wait_for_lock;
+	/* A prepare or unprepare changed what discovery publishes
+	 * (dralet_ctx_node_changed): called on the loop thread when the claim's
+	 * operation is over. NULL: nobody asks. */
+	void (*node_changed)(void *userdata);
+	void *userdata;
 };
 
 /* Event reasons (docs/operations.md, "Events"). */

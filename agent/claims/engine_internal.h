@@ -58,6 +58,8 @@ struct claims_engine {
 	size_t n_rebuilt_uids;
 	unsigned n_rebuilt, kept_unaccounted;
 	struct claims_engine_metrics metrics;	/* loop only */
+	void (*node_changed)(void *userdata);	/* claims_engine_config */
+	void *userdata;
 };
 
 enum op_kind {

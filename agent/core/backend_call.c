@@ -141,6 +141,8 @@ int backend_call_prepare(struct dralet_device *dev, pthread_mutex_t *m,
 	lock(m);
 	r = ctx.backend->prepare(&ctx, dev, req);
 	unlock(m);
+	if (ctx.node_changed)
+		device_note_node_changed(dev);
 	return failure(&ctx, r, err, errlen);
 }
 
@@ -154,6 +156,8 @@ int backend_call_unprepare(struct dralet_device *dev, pthread_mutex_t *m,
 	lock(m);
 	r = ctx.backend->unprepare(&ctx, dev, claim, undo);
 	unlock(m);
+	if (ctx.node_changed)
+		device_note_node_changed(dev);
 	return failure(&ctx, r, err, errlen);
 }
 

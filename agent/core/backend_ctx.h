@@ -30,6 +30,7 @@ struct dralet_backend_ctx {
 	struct device_sink *sink;	/* set while probe runs */
 	char error[512];		/* message of the last failed operation */
 	const char *health_cause;	/* dralet_ctx_health_cause of the health call */
+	bool node_changed;		/* dralet_ctx_node_changed in a prepare or unprepare */
 	unsigned warnings;		/* warnings recorded so far */
 };
 
@@ -47,6 +48,12 @@ struct dralet_backend_ctx *dralet_device_ctx(const struct dralet_device *dev);
  * found (a static string, "dralet.dev/pcie-aer"), or NULL for the generic one
  * (a backend's verdict). Set by the health monitor on the loop thread with the
  * health; read by the slice builder. */
+/* A prepare or unprepare of @dev changed what discovery publishes
+ * (dralet_ctx_node_changed): noted by backend_call on the worker thread,
+ * taken (read and cleared) on the loop thread (device_set.h). */
+void device_note_node_changed(struct dralet_device *dev);
+bool device_take_node_changed(struct dralet_device *dev);
+
 void device_set_health_taint(struct dralet_device *dev, const char *key);
 const char *device_health_taint(const struct dralet_device *dev);
 

@@ -129,6 +129,12 @@ void dralet_ctx_info(struct dralet_backend_ctx *ctx, const char *fmt, ...)
 	log_info("backend %s: %s", ctx->backend->name, msg);
 }
 
+void dralet_ctx_node_changed(struct dralet_backend_ctx *ctx)
+{
+	if (ctx)
+		ctx->node_changed = true;
+}
+
 void dralet_ctx_health_cause(struct dralet_backend_ctx *ctx, const char *taint_key)
 {
 	if (ctx && k8s_valid_label_key(taint_key))

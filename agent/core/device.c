@@ -23,6 +23,7 @@ struct dralet_device {
 	size_t n_nodes;
 	enum dralet_health health;
 	const char *health_taint;	/* backend_ctx.h: a static string or NULL */
+	bool node_changed;		/* backend_ctx.h: device_note_node_changed */
 	const char *backend_cause;	/* backend_ctx.h: the backend's string or NULL */
 	void *priv;
 	void (*priv_free)(void *);
@@ -432,6 +433,16 @@ void *dralet_device_private(const struct dralet_device *dev) { return dev->priv;
 enum dralet_health dralet_device_health(const struct dralet_device *dev)
 {
 	return __atomic_load_n(&dev->health, __ATOMIC_RELAXED);
+}
+
+void device_note_node_changed(struct dralet_device *dev)
+{
+	__atomic_store_n(&dev->node_changed, true, __ATOMIC_RELEASE);
+}
+
+bool device_take_node_changed(struct dralet_device *dev)
+{
+	return __atomic_exchange_n(&dev->node_changed, false, __ATOMIC_ACQ_REL);
 }
 
 void device_set_health_taint(struct dralet_device *dev, const char *key)

@@ -8,6 +8,7 @@
 
 #include <dralet/device.h>
 
+#include "agent/core/backend_ctx.h"
 #include "agent/core/inventory.h"
 
 /* One discovery's inventory, shared by the sets made from it. */
@@ -153,4 +154,13 @@ struct dralet_device *device_set_find(const struct device_set *set, const char *
 		return NULL;
 	hit = bsearch(name, set->devices, set->n, sizeof(*set->devices), compare_name);
 	return hit ? *hit : NULL;
+}
+
+bool device_set_take_node_changed(struct device_set *set)
+{
+	bool any = false;
+
+	for (size_t i = 0; set && i < set->n; i++)
+		any |= device_take_node_changed(set->devices[i]);
+	return any;
 }

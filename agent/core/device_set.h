@@ -67,5 +67,9 @@ struct dralet_device *const *device_set_devices(const struct device_set *set);
 
 /* The device named @name, or NULL. */
 struct dralet_device *device_set_find(const struct device_set *set, const char *name);
+/* Whether a prepare or unprepare of any device of @set changed what
+ * discovery publishes since the last call (device_take_node_changed of
+ * each: the notes are cleared). Loop thread. */
+bool device_set_take_node_changed(struct device_set *set);
 
 #endif

@@ -258,6 +258,15 @@ static int start_health(struct daemon *d, struct daemon_driver *dd)
 	return r;
 }
 
+/* A prepare or unprepare changed what discovery publishes (an FPGA region
+ * now holds another image): discover again once idle, so the slices show it. */
+static void node_changed_by_claim(void *userdata)
+{
+	struct daemon *d = userdata;
+
+	node_watch_rediscover(d->watch);
+}
+
 static int start_driver(struct daemon *d, struct daemon_driver *dd)
 {
 	const struct daemon_options *o = d->o;
@@ -281,6 +290,8 @@ static int start_driver(struct daemon *d, struct daemon_driver *dd)
 		.cdi_dir = o->cdi_dir,
 		.boot_id = d->boot_id,
 		.wait_for_lock = o->pod_uid && *o->pod_uid,
+		.node_changed = node_changed_by_claim,
+		.userdata = d,
 	};
 	int r;
 

@@ -165,6 +165,14 @@ static void on_again(uv_timer_t *t)
 	schedule(w, 0);
 }
 
+void node_watch_rediscover(struct node_watch *w)
+{
+	if (!w || w->closing)
+		return;
+	w->pending.devices_changed = true;
+	schedule(w, 0);
+}
+
 void node_watch_again(struct node_watch *w, unsigned ms)
 {
 	if (w && !w->closing)

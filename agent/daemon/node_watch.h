@@ -88,6 +88,11 @@ struct node_watch_config {
  * no inotify) is logged and left out; SIGHUP always works. */
 int node_watch_start(const struct node_watch_config *cfg, struct node_watch **ret_watch);
 
+/* Hands over a change with .devices_changed set as soon as the daemon is idle:
+ * the daemon's own work changed the node (a claim programmed an FPGA).
+ * Accepts NULL (not watching yet). */
+void node_watch_rediscover(struct node_watch *w);
+
 /* Hands over a change with .again set in @ms (or earlier, with another change). */
 void node_watch_again(struct node_watch *w, unsigned ms);
 

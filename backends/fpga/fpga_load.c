@@ -63,6 +63,8 @@ static int write_verified(struct dralet_backend_ctx *ctx, const struct fpga_regi
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	r = rg->write(ctx, rg->self, img);
+	if (r >= 0)	/* the slices must show the region's new image */
+		dralet_ctx_node_changed(ctx);
 	if (r >= 0)
 		dralet_ctx_info(ctx, "%s: programmed bitstream %s (%zu bytes) %s in %.3f s", rg->what,
 				img->sha256, img->len, why, seconds_since(&t0));

@@ -270,6 +270,11 @@ void dralet_ctx_warn(struct dralet_backend_ctx *ctx, const char *fmt, ...)
  * health: those run every few seconds. */
 void dralet_ctx_info(struct dralet_backend_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* Tells the agent that the prepare or unprepare running now changed what
+ * discovery publishes about the node (an FPGA region now holds another
+ * image): once no claims call is in flight, the agent discovers the node
+ * again and publishes what changed. Ignored outside prepare and unprepare. */
+void dralet_ctx_node_changed(struct dralet_backend_ctx *ctx);
 /* Sets the error message of the current operation (prepare, validate ...). */
 void dralet_ctx_error(struct dralet_backend_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

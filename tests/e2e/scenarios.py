@@ -731,7 +731,8 @@ def fpga_bitstream_programmed(e):
     put in the node's store with `dralet fpga add` (the host's /var/lib/dralet/bitstreams,
     which the DaemonSet mounts read-only), the pod starts with the N6001's port node,
     the agent programmed the port (its afu_id in the agent's simulated tree, through
-    the board's kernel model) and the container's AFU_ID is the image's."""
+    the board's kernel model) and the container's AFU_ID is the image's; the slice
+    then shows loadedBitstream, and a second claim selecting it gets the same region."""
     import struct
     ns = "fpga-bitstream"
     iface = "2f3b8c6e1d4a5b7c9e0f1a2b3c4d5e6f"   # the N6001's PR region (boards/fpga-server.yaml)
@@ -776,6 +777,31 @@ def fpga_bitstream_programmed(e):
     now = agent_board_file(e, "sys/bus/platform/devices/dfl-port.0/afu_id").strip()
     if now != afu:
         raise ClusterError(f"the port shows {now} after the prepare, the image brings {afu}")
+
+    # the agent discovered again after programming: the slice shows the image
+    def loaded():
+        for sl in e.c.get("resourceslices")["items"]:
+            if sl["spec"].get("driver") != "fpga.dralet.dev" or sl["spec"].get("nodeName") != NODE:
+                continue
+            for d in sl["spec"].get("devices", []):
+                if d["name"] == res["device"]:
+                    got = d.get("attributes", {}).get("loadedBitstream", {}).get("string")
+                    return got == "e2e-nlb" or None
+        return None
+    wait_until(f"loadedBitstream e2e-nlb in the slice of {res['device']}", loaded, timeout=60)
+    # the first claim goes (onUnprepare keep: the image stays); a second claim for the
+    # same image selects the programmed region by its loadedBitstream
+    w.delete(e.c, "pod", ns, "app")
+    w.delete(e.c, "resourceclaim", ns, "nlb")
+    w.create_claim(e.c, ns, "again", w.claim_spec([w.request("fpga", "fpga.dralet.dev", [
+        f'has({fpga}.loadedBitstream) && {fpga}.loadedBitstream == "e2e-nlb"'])],
+        config=config))
+    w.create_pod(e.c, ns, "app2", claims=["again"])
+    w.wait_running(e.c, ns, "app2")
+    [again] = w.allocation(e.c, ns, "again")
+    if again["device"] != res["device"]:
+        raise ClusterError(f"the second claim got {again['device']}, not the programmed "
+                           f"{res['device']}")
     w.delete(e.c, "namespace", "", ns)
 
 

@@ -196,6 +196,23 @@ def main():
                 attrs.get("loadedBitstream", {}).get("string") != "nlb3":
             fail("discover: %r" % attrs)
 
+        # the running agent discovers again after the programming: its published
+        # slice shows the image (a selector can prefer the programmed region)
+        def published():
+            for f in glob.glob(os.path.join(store, "resourceslices", "*.json")):
+                with open(f) as fh:
+                    sl = json.load(fh)
+                for d in sl["spec"].get("devices", []):
+                    if sl["spec"]["driver"] == DRIVER and d["name"] == PORT_DEV:
+                        return d.get("attributes", {}).get("loadedBitstream", {}).get("string")
+            return None
+        deadline = time.time() + 20
+        while published() != "nlb3":
+            if time.time() > deadline:
+                fail("the published slice shows loadedBitstream %r, not nlb3" % published(),
+                     log)
+            time.sleep(0.1)
+
         r = unprepare(c)
         if r.returncode != 0:
             fail("unprepare: %s %s" % (r.stdout, r.stderr), log)

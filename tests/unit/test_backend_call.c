@@ -18,6 +18,7 @@
 
 #include "agent/core/backend_call.h"
 #include "agent/core/config.h"
+#include "agent/core/device_set.h"
 #include "agent/core/inventory.h"
 #include "agent/core/registry.h"
 #include "board_snippet.h"
@@ -91,6 +92,33 @@ static const struct dralet_pci_id three_ids[] = {
 static const struct dralet_backend bare = {
 	.abi = DRALET_BACKEND_ABI, .name = "bare", .family = "accel",
 	.default_driver = "bare.example.com", .ids = three_ids, .probe = probe_healthy,
+};
+
+/* Prepare changes what discovery publishes (as an FPGA programmed) when the
+ * claim asks; unprepare always does. */
+static int prepare_changing(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+			    struct dralet_prepare_req *req)
+{
+	(void)dev;
+	if (!strcmp(req->request, "program"))
+		dralet_ctx_node_changed(ctx);
+	return 0;
+}
+
+static int unprepare_changing(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+			      const struct dralet_claim_ref *claim, const struct dralet_undo *undo)
+{
+	(void)dev;
+	(void)claim;
+	(void)undo;
+	dralet_ctx_node_changed(ctx);
+	return 0;
+}
+
+static const struct dralet_backend changing = {
+	.abi = DRALET_BACKEND_ABI, .name = "changing", .family = "accel",
+	.default_driver = "changing.example.com", .ids = three_ids, .probe = probe_healthy,
+	.prepare = prepare_changing, .unprepare = unprepare_changing,
 };
 
 static const struct dralet_backend filtered_backend = {
@@ -208,6 +236,34 @@ static void test_null_ops_get_defaults(void **state)
 	node_down(&n);	/* default fini and remove */
 }
 
+/* dralet_ctx_node_changed in a prepare or unprepare is noted on the device,
+ * taken once through its device set (the claims engine asks for a
+ * rediscovery then); other calls note nothing. */
+static void test_node_changed_noted_once(void **state)
+{
+	const struct dralet_backend *const list[] = { &changing, NULL };
+	struct node n;
+	struct device_set *set;
+	char err[256] = "";
+
+	(void)state;
+	node_up(&n, list);
+	struct dralet_device *d = inventory_find(n.inv, "changing.example.com", "dev-0000-00-04-0");
+	assert_non_null(d);
+	assert_int_equal(device_set_new("changing.example.com", &d, 1, &set), 0);
+	struct dralet_prepare_req req = { .claim = { "uid-1", "ns", "claim" }, .request = "plain" };
+	assert_int_equal(backend_call_prepare(d, NULL, &req, err, sizeof(err)), 0);
+	assert_false(device_set_take_node_changed(set));
+	req.request = "program";
+	assert_int_equal(backend_call_prepare(d, NULL, &req, err, sizeof(err)), 0);
+	assert_true(device_set_take_node_changed(set));
+	assert_false(device_set_take_node_changed(set));	/* taken */
+	assert_int_equal(backend_call_unprepare(d, NULL, &req.claim, NULL, err, sizeof(err)), 0);
+	assert_true(device_set_take_node_changed(set));
+	device_set_unref(set);
+	node_down(&n);
+}
+
 static void test_filter_and_probe_see_the_matched_entry(void **state)
 {
 	const struct dralet_backend *const list[] = { &filtered_backend, NULL };
@@ -318,6 +374,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_null_ops_get_defaults),
+		cmocka_unit_test(test_node_changed_noted_once),
 		cmocka_unit_test(test_filter_and_probe_see_the_matched_entry),
 		cmocka_unit_test(test_filter_adjusts_the_score),
 		cmocka_unit_test(test_other_abi_and_no_table_refused),

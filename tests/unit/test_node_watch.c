@@ -207,6 +207,28 @@ static void test_config_file_change(void **state)
 	tree_remove(dir);
 }
 
+/* The daemon's own change (a claim programmed an FPGA): handed over as a
+ * rediscovery once idle. */
+static void test_rediscover(void **state)
+{
+	struct watch_run run = { .busy_polls = 2 };
+	struct node_watch_config cfg = { 0 };
+
+	(void)state;
+	node_watch_rediscover(NULL);	/* not watching yet: nothing */
+	watch_run_start(&run, &cfg);
+	node_watch_rediscover(run.w);
+	node_watch_rediscover(run.w);
+	watch_run_until(&run, 1);
+	watch_run_for(&run, 200);
+	assert_int_equal(run.n, 1);
+	assert_true(run.seen[0].devices_changed);
+	assert_false(run.seen[0].again || run.seen[0].pci_added || run.seen[0].config);
+	assert_true(node_watch_plan(&run.seen[0], false).rediscover);
+	assert_int_equal(run.idle_calls, 3);	/* waited for the busy daemon */
+	watch_run_finish(&run);
+}
+
 static void test_again(void **state)
 {
 	struct watch_run run = { 0 };
@@ -231,6 +253,7 @@ int main(void)
 		cmocka_unit_test(test_sighup_without_a_file),
 		cmocka_unit_test(test_config_file_change),
 		cmocka_unit_test(test_again),
+		cmocka_unit_test(test_rediscover),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
