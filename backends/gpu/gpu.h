@@ -131,6 +131,10 @@ int gpu_env(struct dralet_device *dev, struct dralet_edits *edits, const char *f
  * _REQUEST, and _UUID/_MINOR/_INDEX/_PROFILE when known. */
 int gpu_prepare_common(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 		       struct dralet_prepare_req *req);
+/* Only the env vars of gpu_prepare_common (for a device whose nodes the
+ * backend hands over itself: a GPU on vfio-pci). */
+int gpu_prepare_env(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+		    struct dralet_prepare_req *req);
 /* prepare of the backends without vendor-specific work. It changes nothing on
  * the host, so they leave unprepare NULL (the agent's default: nothing to
  * undo). */

@@ -31,10 +31,7 @@ int gpu_env(struct dralet_device *dev, struct dralet_edits *edits, const char *f
 int gpu_prepare_common(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 		       struct dralet_prepare_req *req)
 {
-	const struct dralet_pci_func *f = dralet_device_pci(dev);
-	const struct gpu_info *info = gpu_info_of(dev);
 	size_t n = dralet_device_n_nodes(dev);
-	char num[24];
 	int r = 0;
 
 	if (n == 0) {
@@ -45,8 +42,22 @@ int gpu_prepare_common(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 	}
 	for (size_t i = 0; i < n && r >= 0; i++)
 		r = dralet_edits_add_node(req->edits, dralet_device_node(dev, i), NULL);
-	if (r >= 0)
-		r = gpu_env(dev, req->edits, "DEVICE", dralet_device_name(dev));
+	if (r < 0) {
+		dralet_ctx_error(ctx, "device %s: cannot build container edits: %s",
+				 dralet_device_name(dev), strerror(-r));
+		return r;
+	}
+	return gpu_prepare_env(ctx, dev, req);
+}
+
+int gpu_prepare_env(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+		    struct dralet_prepare_req *req)
+{
+	const struct dralet_pci_func *f = dralet_device_pci(dev);
+	const struct gpu_info *info = gpu_info_of(dev);
+	char num[24];
+	int r = gpu_env(dev, req->edits, "DEVICE", dralet_device_name(dev));
+
 	if (r >= 0 && f)
 		r = gpu_env(dev, req->edits, "PCI_ADDRESS", f->address);
 	if (r >= 0 && req->claim.uid)

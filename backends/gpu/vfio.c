@@ -75,13 +75,7 @@ static int vfio_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *de
 	}
 	r = pcidev_edit_vfio(ctx, req->edits, dev, f);
 	if (r >= 0)
-		r = gpu_env(dev, req->edits, "DEVICE", dralet_device_name(dev));
-	if (r >= 0)
-		r = gpu_env(dev, req->edits, "PCI_ADDRESS", f->address);
-	if (r >= 0 && req->claim.uid)
-		r = gpu_env(dev, req->edits, "CLAIM_UID", req->claim.uid);
-	if (r >= 0 && req->request)
-		r = gpu_env(dev, req->edits, "REQUEST", req->request);
+		r = gpu_prepare_env(ctx, dev, req);
 	return r < 0 ? r : 0;
 }
 

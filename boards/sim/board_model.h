@@ -11,6 +11,7 @@
 #define DRALET_BOARD_MODEL_H
 
 #include <stdbool.h>
+#include <string.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -442,5 +443,13 @@ const struct board_mig_profile *board_mig_profile(uint16_t device_id, const char
  * need not spell out every MAC, GUID and UUID and still get the same tree on
  * every run. */
 uint64_t board_hash(const char *a, const char *b);
+
+/* Whether a function bound to @driver gets the class devices (netdev, RDMA
+ * device) its board entry describes: not on vfio-pci or pci-stub, which
+ * only hold the function for a VM. */
+static inline bool board_driver_makes_class_devices(const char *driver)
+{
+	return driver && strcmp(driver, "vfio-pci") && strcmp(driver, "pci-stub");
+}
 
 #endif

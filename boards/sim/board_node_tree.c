@@ -184,11 +184,6 @@ static void vf_netdev(struct board_node *bn, struct board_func *vf)
 	vf->n_net = 1;
 }
 
-static bool makes_class_devices(const char *driver)
-{
-	return driver && strcmp(driver, "vfio-pci") && strcmp(driver, "pci-stub");
-}
-
 /* The group's vfio device, when the first of its functions binds to vfio-pci. */
 static void vfio_group_up(struct board_node *bn, struct bw *w, int group)
 {
@@ -366,7 +361,7 @@ int bn_bind(struct board_node *bn, struct board_func *f, const char *driver)
 		f->driver = arena_strdup(bn->b.arena, driver);
 	if (!strcmp(driver, "vfio-pci")) {
 		vfio_group_up(bn, &w, f->iommu_group);
-	} else if (makes_class_devices(driver) && bn_own_driver(f) &&
+	} else if (board_driver_makes_class_devices(driver) && bn_own_driver(f) &&
 		   !strcmp(driver, bn_own_driver(f))) {
 		if (f->physfn)
 			vf_netdev(bn, f);
@@ -456,7 +451,7 @@ int bn_add_vfs(struct board_node *bn, struct bn_pf *p, unsigned n, bool autoprob
 			if (!exists_at(w.sys, rel))
 				bw_text(&w, w.sys, rel, "DMA-FQ\n");
 		}
-		if (makes_class_devices(driver))
+		if (board_driver_makes_class_devices(driver))
 			vf_netdev(bn, vf);
 		bw_function(&w, vf);
 		if (driver && !strcmp(driver, "vfio-pci"))

@@ -188,11 +188,6 @@ static const char *rate_for_speed(long mbps)
 	return "100 Gb/sec (4X EDR)";
 }
 
-static bool driver_makes_class_devices(const char *driver)
-{
-	return driver && strcmp(driver, "vfio-pci") && strcmp(driver, "pci-stub");
-}
-
 static int vf_class_devices(struct board *b, const struct board_diag *d)
 {
 	struct arena *a = b->arena;
@@ -200,7 +195,7 @@ static int vf_class_devices(struct board *b, const struct board_diag *d)
 	for (size_t i = 0; i < b->n_funcs; i++) {
 		struct board_func *vf = b->tree[i], *pf = vf->physfn;
 
-		if (!pf || !driver_makes_class_devices(vf->driver))
+		if (!pf || !board_driver_makes_class_devices(vf->driver))
 			continue;
 		const struct board_vf_setting *set = &pf->vf_settings[vf->vf_index];
 
