@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
@@ -139,6 +141,49 @@ static int real_fpga_pr(void *userdata, const char *fme, const char *port, unsig
 	return r;
 }
 
+/* One path component: no '/', not "." or "..". */
+static bool plain_name(const char *name)
+{
+	return name && *name && !strchr(name, '/') && strcmp(name, ".") && strcmp(name, "..");
+}
+
+static int real_fpga_mgr_load(void *userdata, const char *manager, unsigned long flags,
+			      const char *image)
+{
+	char rel[512], value[32];
+	int r;
+
+	if (!plain_name(manager) || !plain_name(image))
+		return -EINVAL;
+	snprintf(rel, sizeof(rel), "class/fpga_manager/%s/flags", manager);
+	snprintf(value, sizeof(value), "%lx", flags);
+	if ((r = real_write(userdata, rel, value)) < 0)
+		return r;
+	snprintf(rel, sizeof(rel), "class/fpga_manager/%s/firmware", manager);
+	return real_write(userdata, rel, image);
+}
+
+#define OVERLAYS "kernel/config/device-tree/overlays"
+
+static int real_fpga_overlay(void *userdata, const char *name, const char *dtbo)
+{
+	const struct hal_roots *roots = userdata;
+	char rel[512], path[4096];
+	int r;
+
+	if (!plain_name(name) || (dtbo && !plain_name(dtbo)))
+		return -EINVAL;
+	snprintf(rel, sizeof(rel), OVERLAYS "/%s", name);
+	if ((r = hal_root_path(roots->sys, rel, path, sizeof(path))) < 0)
+		return r;
+	if (!dtbo)
+		return rmdir(path) < 0 && errno != ENOENT ? -errno : 0;
+	if (mkdir(path, 0755) < 0)
+		return -errno;
+	snprintf(rel, sizeof(rel), OVERLAYS "/%s/path", name);
+	return real_write(userdata, rel, dtbo);
+}
+
 struct node_ops node_ops_real(const struct hal_roots *roots)
 {
 	return (struct node_ops){
@@ -148,6 +193,8 @@ struct node_ops node_ops_real(const struct hal_roots *roots)
 		.vf_get = real_vf_get,
 		.vf_set = real_vf_set,
 		.fpga_pr = real_fpga_pr,
+		.fpga_mgr_load = real_fpga_mgr_load,
+		.fpga_overlay = real_fpga_overlay,
 		.userdata = (void *)roots,
 	};
 }

@@ -3,7 +3,8 @@
  * The one seam through which dralet changes the node: sysfs attribute
  * writes (driver binding, VF counts; hal/pci_binding.h, hal/pci_sriov.h),
  * the reads that check their result, rtnetlink VF settings
- * (hal/vf_netlink.h), and FPGA partial reconfiguration (DFL). The SR-IOV policy applier, `dralet sriov` and the
+ * (hal/vf_netlink.h), and FPGA programming (DFL partial reconfiguration,
+ * fpga_manager firmware loads and device-tree overlays). The SR-IOV policy applier, `dralet sriov` and the
  * backends' PCI control calls (include/dralet/pci_ctl.h) all go through one
  * struct node_ops: node_ops_real() is the node below the sysfs root; the
  * board simulator's model of the kernel (boards/sim/board_node_ops.h: VFs
@@ -44,6 +45,21 @@ struct node_ops {
 	 * the hardware refused the image; the FME manager's status says why). */
 	int (*fpga_pr)(void *userdata, const char *fme, const char *port, unsigned port_id,
 		       const void *image, size_t size);
+	/* Loads the image file @image (a name on the kernel's firmware search
+	 * path, docs/fpga.md 1.4) through <sysfs root>/class/fpga_manager/
+	 * @manager: writes @flags (FPGA_MGR_* bits, written in hex) to its
+	 * flags, then @image to its firmware (the Xilinx kernel's attributes;
+	 * the write returns when the load is over). 0 or -errno (-ENOENT: the
+	 * kernel has no firmware attribute; the kernel's load error otherwise). */
+	int (*fpga_mgr_load)(void *userdata, const char *manager, unsigned long flags,
+			     const char *image);
+	/* Device-tree overlay @name through configfs (vendor kernels): with
+	 * @dtbo (a name on the firmware search path), mkdir
+	 * <sysfs root>/kernel/config/device-tree/overlays/@name and write @dtbo
+	 * to its path (the kernel answers success even when applying failed:
+	 * its status then reads "unapplied"); with @dtbo NULL, rmdir it, which
+	 * removes the overlay (0 when it is not there). 0 or -errno. */
+	int (*fpga_overlay)(void *userdata, const char *name, const char *dtbo);
 	void *userdata;
 };
 

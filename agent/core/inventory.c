@@ -204,7 +204,9 @@ int inventory_discover_node(const struct hal_roots *roots, const struct node_ops
 		in->ctx.roots = roots;
 		in->ctx.node = node;
 		in->ctx.scan = inv->scan;
+		in->ctx.sink = &in->devices;	/* init may make devices without a PCI function */
 		r = backend_call_init(&in->ctx);
+		in->ctx.sink = NULL;
 		if (r < 0) {
 			log_error("backend %s: cannot start: %s%s%s", b->name, strerror(-r),
 				  in->ctx.error[0] ? ": " : "", in->ctx.error);

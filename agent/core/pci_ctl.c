@@ -149,6 +149,37 @@ int dralet_vf_set(struct dralet_backend_ctx *ctx, const struct dralet_netdev *pf
 	return r;
 }
 
+int dralet_fpga_mgr_load(struct dralet_backend_ctx *ctx, const char *manager, unsigned long flags,
+			 const char *image)
+{
+	struct node_ops tmp;
+	const struct node_ops *node = node_of(ctx, &tmp);
+	int r = node->fpga_mgr_load(node->userdata, manager, flags, image);
+
+	if (r == -ENOENT)
+		dralet_ctx_error(ctx, "the kernel has no class/fpga_manager/%s/firmware attribute "
+				 "(or the image %s is not on its firmware search path)", manager, image);
+	else if (r < 0)
+		dralet_ctx_error(ctx, "loading %s through fpga_manager %s failed: %s", image, manager,
+				 strerror(-r));
+	return r;
+}
+
+int dralet_fpga_overlay(struct dralet_backend_ctx *ctx, const char *name, const char *dtbo)
+{
+	struct node_ops tmp;
+	const struct node_ops *node = node_of(ctx, &tmp);
+	int r = node->fpga_overlay(node->userdata, name, dtbo);
+
+	if (r < 0 && dtbo)
+		dralet_ctx_error(ctx, "applying device-tree overlay %s (%s) through configfs failed: "
+				 "%s", name, dtbo, strerror(-r));
+	else if (r < 0)
+		dralet_ctx_error(ctx, "removing device-tree overlay %s through configfs failed: %s",
+				 name, strerror(-r));
+	return r;
+}
+
 const char *dralet_ctx_error_message(const struct dralet_backend_ctx *ctx)
 {
 	return ctx ? ctx->error : "";

@@ -40,6 +40,12 @@ struct fpga_image {
 	char interface_id[FPGA_ID_HEX];	/* normalised hex; "" when the image names none */
 	char accelerator_id[FPGA_ID_HEX];	/* AFU ID (GBS), xclbin UUID, manifest's */
 	char platform[65];		/* xclbin VBNV, GBS cluster name; "" when none */
+	/* a raw image's manifest: fpga_manager flags (FPGA_MGR_* bits), and the
+	 * device-tree overlay (a file of the store) whose fpga-region asks for
+	 * the image by firmware-name (both "" when none) */
+	unsigned long mgr_flags;
+	char overlay[FPGA_NAME_MAX];
+	char firmware_name[FPGA_NAME_MAX];
 	size_t payload_offset;		/* what goes to the device: GBS after its header, */
 	size_t payload_size;		/* an xclbin or raw image whole */
 };
@@ -57,7 +63,10 @@ int fpga_image_parse(const uint8_t *data, size_t len, struct fpga_image *ret, ch
 		     size_t errlen);
 
 /* The sidecar manifest of a raw image, a JSON object with "interfaceID"
- * (required) and "acceleratorID" (optional), hex IDs; nothing else. Fills
+ * (required) and "acceleratorID" (optional), hex IDs; "flags" (optional,
+ * hex FPGA_MGR_* bits for the fpga_manager's flags); "overlay" and
+ * "firmwareName" (optional, together: a device-tree overlay file in the
+ * store and the firmware-name its fpga-region names); nothing else. Fills
  * @img as kind RAW over @image_len bytes. 0, or -EINVAL with @err. */
 int fpga_manifest_parse(const char *text, size_t len, size_t image_len, struct fpga_image *img,
 			char *err, size_t errlen);

@@ -272,19 +272,43 @@ int fpga_manifest_parse(const char *text, size_t len, size_t image_len, struct f
 									   : NULL;
 		char *dst;
 
+		if (!strcmp(key, "flags")) {	/* fpga_manager flags: hex digits */
+			char *end;
+			if (!s || !*s || strlen(s) > 8 || (img.mgr_flags = strtoul(s, &end, 16), *end)) {
+				fail(err, errlen, "manifest: flags must be 1-8 hex digits (FPGA_MGR_* "
+				     "bits, 1: partial reconfiguration)");
+				goto out;
+			}
+			continue;
+		}
+		if (!strcmp(key, "overlay") || !strcmp(key, "firmwareName")) {
+			dst = key[0] == 'o' ? img.overlay : img.firmware_name;
+			if (!fpga_store_name_valid(s)) {
+				fail(err, errlen, "manifest: %s must be a file name of 1-63 characters "
+				     "of [A-Za-z0-9._-]", key);
+				goto out;
+			}
+			snprintf(dst, FPGA_NAME_MAX, "%s", s);
+			continue;
+		}
 		if (!strcmp(key, "interfaceID"))
 			dst = img.interface_id;
 		else if (!strcmp(key, "acceleratorID"))
 			dst = img.accelerator_id;
 		else {
 			fail(err, errlen, "manifest: unknown field \"%.40s\" (known: interfaceID, "
-			     "acceleratorID)", key);
+			     "acceleratorID, flags, overlay, firmwareName)", key);
 			goto out;
 		}
 		if (!full_id(s, dst)) {
 			fail(err, errlen, "manifest: %s must be a 128-bit hex ID", key);
 			goto out;
 		}
+	}
+	if (!img.overlay[0] != !img.firmware_name[0]) {
+		fail(err, errlen, "manifest: overlay and firmwareName go together (the overlay's "
+		     "fpga-region asks for the image by its firmware-name)");
+		goto out;
 	}
 	if (!img.interface_id[0]) {
 		fail(err, errlen, "manifest: interfaceID is required (the region compat_id the "

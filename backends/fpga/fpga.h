@@ -74,7 +74,7 @@ const char *fpga_store_dir(const struct dralet_backend_ctx *ctx);
 
 enum fpga_on_unprepare {
 	FPGA_ON_UNPREPARE_KEEP,		/* leave the image loaded */
-	FPGA_ON_UNPREPARE_RESET,	/* load nothing in its place (DFL: not possible, refused) */
+	FPGA_ON_UNPREPARE_RESET,	/* clear the region (fpga_manager overlays only; refused elsewhere) */
 	FPGA_ON_UNPREPARE_GOLDEN,	/* load the image that was there before */
 };
 
@@ -181,6 +181,9 @@ struct fpga_region {
 	/* Writes @img into the region; -errno with the reason in the context. */
 	int (*write)(struct dralet_backend_ctx *ctx, const void *self,
 		     const struct fpga_loaded *img);
+	/* Clears the region (onUnprepare: reset); NULL when the mechanism
+	 * cannot. Idempotent; -errno with the reason in the context. */
+	int (*clear)(struct dralet_backend_ctx *ctx, const void *self);
 	const void *self;
 };
 
@@ -191,7 +194,7 @@ struct fpga_region {
  * region shows its accelerator (-EIO otherwise). A failed write or check
  * puts the region back (fpga_restore) before returning, as a failing
  * prepare must; the error says whether that worked. onUnprepare reset is
- * refused (-EINVAL): no mechanism here can clear a region; so is, before
+ * refused (-EINVAL) unless the region can be cleared (rg->clear); so is, before
  * anything is written (-ETIME), an image whose estimated programming time
  * (fpga_program_rate) exceeds FPGA_PROGRAM_BUDGET_S. A write's duration is
  * told to the agent (dralet_ctx_info), which logs it.
@@ -230,7 +233,7 @@ int fpga_stranded_health(struct dralet_backend_ctx *ctx, const struct fpga_regio
 
 /*
  * Unprepare from the undo state alone: keep leaves the claim's image when
- * the region shows it; golden, or a region showing something else (caught
+ * the region shows it; reset clears the region (rg->clear); golden, or a region showing something else (caught
  * mid-load by a crash or a failed write), gets the previous accelerator's
  * image back from the store. Idempotent; 0 without bitstream undo state.
  */

@@ -20,7 +20,7 @@
 #define UNDO_PREVIOUS "fpgaPreviousAfu"	/* accelerator before ("none") */
 #define UNDO_ACCELERATOR "fpgaAfu"	/* the claim's image's accelerator */
 #define UNDO_SHA256 "fpgaBitstream"	/* the claim's image */
-#define UNDO_POLICY "fpgaOnUnprepare"	/* keep | golden */
+#define UNDO_POLICY "fpgaOnUnprepare"	/* keep | reset | golden */
 
 int fpga_program_rate(struct dralet_backend_ctx *ctx, unsigned long long *ret)
 {
@@ -93,7 +93,7 @@ int fpga_load_for_claim(struct dralet_backend_ctx *ctx, const struct fpga_region
 	unsigned long long rate;
 	int r;
 
-	if (cfg->on_unprepare == FPGA_ON_UNPREPARE_RESET) {
+	if (cfg->on_unprepare == FPGA_ON_UNPREPARE_RESET && !rg->clear) {
 		dralet_ctx_error(ctx, "%s cannot be cleared (FpgaConfig.onUnprepare: reset); use "
 				 "keep or golden", rg->what);
 		return -EINVAL;
@@ -159,6 +159,8 @@ int fpga_restore(struct dralet_backend_ctx *ctx, const struct fpga_region *rg,
 
 	if (!sha || !accel || !previous || !policy)
 		return 0;	/* prepared without a bitstream: nothing was written */
+	if (!strcmp(policy, "reset") && rg->clear)
+		return rg->clear(ctx, rg->self);
 	now = rg->loaded(ctx, rg->self, buf, sizeof(buf));
 	if (fpga_id_equal(now, accel) && strcmp(policy, "golden"))
 		return 0;

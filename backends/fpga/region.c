@@ -4,7 +4,8 @@
  * fpga_manager or fpga_region class devices (linux-devices.md 5.1) is one
  * device; so is a Xilinx or Altera function of an FPGA-like class (raw
  * XDMA/QDMA designs: 0x0580, 0x1180, 0x1200, 0x0b40, 0xff), which the
- * vendor backends (xrt, dfl) outscore when they know it.
+ * vendor backends (xrt, dfl) outscore when they know it. An SoC's FPGA
+ * managers, which have no PCI function, are devices too (fpga_mgr.h).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 
 #include "bitstream.h"
 #include "fpga.h"
+#include "fpga_mgr.h"
 #include "../common/pcidev.h"
 
 static bool fpga_vendor(uint16_t vendor)
@@ -118,9 +120,27 @@ static int region_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_
 	return r < 0 ? r : 0;
 }
 
+/* An SoC's FPGA managers have no PCI function: their devices are made
+ * here, before the functions are probed (fpga_mgr.h). */
+static int region_init(struct dralet_backend_ctx *ctx, void **ret_state)
+{
+	*ret_state = NULL;
+	return fpga_mgr_discover(ctx);
+}
+
 static int region_health(struct dralet_backend_ctx *ctx, struct dralet_device *dev)
 {
+	if (!dralet_device_pci(dev))
+		return fpga_mgr_health(ctx, dev);
 	return health_now(ctx, dralet_device_pci(dev));
+}
+
+static int region_unprepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+			    const struct dralet_claim_ref *claim, const struct dralet_undo *undo)
+{
+	(void)claim;
+	/* a PCI function's prepare changes nothing on the card */
+	return dralet_device_pci(dev) ? 0 : fpga_mgr_unprepare(ctx, dev, undo);
 }
 
 static int region_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
@@ -129,6 +149,9 @@ static int region_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *
 	const struct dralet_pci_func *func = dralet_device_pci(dev);
 	struct dralet_edits *e = req->edits;
 	char driver[64], what[64], norm[40];
+
+	if (!func)
+		return fpga_mgr_prepare(ctx, dev, req);
 	const char *compat = first_compat_id(func);
 	int r = dralet_pci_driver(ctx, func->address, driver, sizeof(driver));
 
@@ -190,10 +213,12 @@ const struct dralet_backend backend_fpga_region = {
 	.default_driver = FPGA_DRIVER,
 	.ids = region_ids,
 	.filter = region_filter,
+	.init = region_init,
 	.probe = region_probe,
 	.validate_config = fpga_validate_config,
 	.admin_config_keys = fpga_config_admin_keys,
 	.options = fpga_options,
 	.prepare = region_prepare,
+	.unprepare = region_unprepare,
 	.health = region_health,
 };

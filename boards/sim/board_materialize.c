@@ -182,6 +182,7 @@ static int write_tree(const struct board *b, const char *dir, char *err, size_t 
 	}
 	bw_pci(&w);
 	bw_virtual_classes(&w);
+	bw_platform(&w);
 	bw_nvidia(&w);
 	bw_system(&w);
 	if (w.err < 0)

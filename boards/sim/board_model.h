@@ -111,6 +111,7 @@ struct board_fpga_mgr {
 	const char *driver_name;
 	const char *state;
 	const char *status;
+	bool firmware;		/* the Xilinx kernel's firmware and flags attributes */
 };
 
 struct board_fpga_region {
@@ -331,6 +332,18 @@ struct board_numa {
 	int *distances;
 };
 
+/* A platform device of an SoC (no PCI function) with FPGA managers and
+ * regions: devices/platform/<device>. */
+struct board_platform {
+	const char *device;	/* "firmware:zynqmp-firmware/firmware:zynqmp-firmware:pcap" */
+	const char *driver;
+	size_t n_fpga_mgr;
+	struct board_fpga_mgr *fpga_mgr;
+	size_t n_fpga_region;
+	struct board_fpga_region *fpga_region;
+	const struct jpath *at;
+};
+
 struct board_mount {
 	const char *source;	/* block device name (nvme0n1p2) or a virtual fs source */
 	const char *target;
@@ -362,6 +375,9 @@ struct board {
 	struct board_mount *mounts;
 	size_t n_rxe;
 	struct board_rxe *rxe;
+	size_t n_platform;
+	struct board_platform *platform;
+	bool configfs_overlays;	/* kernel/config/device-tree/overlays (vendor kernels) */
 	const char *default_dev, *default_via;
 	const char *default6_dev, *default6_via;
 	const struct jpath *default_at, *default6_at;

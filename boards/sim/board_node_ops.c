@@ -444,6 +444,17 @@ static int model_fpga_pr(void *userdata, const char *fme, const char *port, unsi
 	LOCKED(model_fpga_pr_unlocked(userdata, fme, port, port_id, image, size));
 }
 
+static int model_fpga_mgr_load(void *userdata, const char *manager, unsigned long flags,
+			       const char *image)
+{
+	LOCKED(bn_fpga_mgr_load(userdata, manager, flags, image));
+}
+
+static int model_fpga_overlay(void *userdata, const char *name, const char *dtbo)
+{
+	LOCKED(bn_fpga_overlay(userdata, name, dtbo));
+}
+
 unsigned board_node_fpga_programs(const struct board_node *bn, size_t *ret_last_size)
 {
 	struct board_node *m = (struct board_node *)bn;
@@ -511,6 +522,8 @@ int board_node_open(const char *board_path, const char *dir, struct board_node *
 		.vf_get = model_vf_get,
 		.vf_set = model_vf_set,
 		.fpga_pr = model_fpga_pr,
+		.fpga_mgr_load = model_fpga_mgr_load,
+		.fpga_overlay = model_fpga_overlay,
 		.userdata = bn,
 	};
 	bn->sysfd = open(bn->sys, O_PATH | O_DIRECTORY | O_CLOEXEC);

@@ -30,6 +30,15 @@
  *    image: its first 16 bytes are the AFU ID the port's afu_id shows
  *    afterwards (a shorter image is -EIO, as hardware refusing it). The
  *    programs are counted (board_node_fpga_programs).
+ *  - fpga_manager loads (fpga_mgr_load, fpga_overlay) follow the Xilinx
+ *    kernel (board_node_fpga_mgr.c): the image is looked up on the firmware
+ *    search path the tree's module/firmware_class/parameters/path names;
+ *    the manager's state goes through "firmware request" to "operating",
+ *    or to "firmware request error" (no such file, -ENOENT) or "write error"
+ *    with status "reconfig incompatible image" (an image under 16 bytes,
+ *    -EIO). An overlay item takes a .dtbo whose firmware-name is loaded
+ *    into the board's first SoC manager; its status reads "applied" or
+ *    "unapplied"; rmdir removes it. Loads count as programs.
  * Anything else written answers -EACCES, as a read-only attribute does.
  * Not modelled: RDMA devices of VFs created at run time (`vf_rdma`).
  *

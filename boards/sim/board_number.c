@@ -613,7 +613,16 @@ static int name_fpga(struct board *b, const struct board_diag *d)
 	if ((r = numset_init(&regions, 4096)) < 0 || (r = numset_init(&bridges, 4096)) < 0 ||
 	    (r = numset_init(&fmes, 1024)) < 0 || (r = numset_init(&ports, 1024)) < 0)
 		goto out;
-	/* names given in the board first */
+	/* names given in the board first (a platform device's are always given) */
+	for (size_t i = 0; i < b->n_platform; i++) {
+		for (size_t k = 0; k < b->platform[i].n_fpga_mgr; k++)
+			if (!strncmp(b->platform[i].fpga_mgr[k].name, "fpga", 4))
+				numset_add(&mgrs, (unsigned)atoi(b->platform[i].fpga_mgr[k].name + 4));
+		for (size_t k = 0; k < b->platform[i].n_fpga_region; k++)
+			if (!strncmp(b->platform[i].fpga_region[k].name, "region", 6))
+				numset_add(&regions,
+					   (unsigned)atoi(b->platform[i].fpga_region[k].name + 6));
+	}
 	for (size_t i = 0; i < b->n_funcs; i++) {
 		struct board_func *f = b->tree[i];
 
@@ -679,6 +688,8 @@ static int name_fpga(struct board *b, const struct board_diag *d)
 
 		for (size_t i = 0; i < b->n_funcs; i++)
 			total += b->tree[i]->n_fpga_mgr + b->tree[i]->n_fpga_region + 2;
+		for (size_t i = 0; i < b->n_platform; i++)
+			total += b->platform[i].n_fpga_mgr + b->platform[i].n_fpga_region;
 		names = calloc(total + 1, sizeof(*names));
 		if (!names) {
 			r = -ENOMEM;
@@ -695,6 +706,14 @@ static int name_fpga(struct board *b, const struct board_diag *d)
 				names[n++] = (struct named){ f->dfl->mgr_name, f->at };
 				names[n++] = (struct named){ f->dfl->base_region, f->at };
 			}
+		}
+		for (size_t i = 0; i < b->n_platform; i++) {
+			const struct board_platform *p = &b->platform[i];
+
+			for (size_t k = 0; k < p->n_fpga_mgr; k++)
+				names[n++] = (struct named){ p->fpga_mgr[k].name, p->at };
+			for (size_t k = 0; k < p->n_fpga_region; k++)
+				names[n++] = (struct named){ p->fpga_region[k].name, p->at };
 		}
 		r = unique_names(d, names, n, "fpga manager/region");
 		free(names);

@@ -15,7 +15,8 @@
 
 static const char *const top_keys[] = {
 	"board", "description", "hostname", "boot_id", "kernel", "iommu", "numa", "nvidia",
-	"templates", "pci", "mounts", "default_route", "default_route6", "rxe", NULL,
+	"templates", "pci", "mounts", "default_route", "default_route6", "rxe", "platform",
+	"configfs_overlays", NULL,
 };
 
 static const char *const func_keys[] = {
@@ -819,5 +820,7 @@ int board_parse(struct board *b, struct json_object *top, const struct board_dia
 	if ((r = parse_route(&c, top, "default_route6", at, &b->default6_dev,
 			     &b->default6_via, &b->default6_at)) < 0)
 		return r;
-	return parse_rxe(&c, top, at);
+	if ((r = parse_rxe(&c, top, at)) < 0)
+		return r;
+	return p_platform(&c, top, at);
 }

@@ -109,5 +109,8 @@ int p_function_devices(struct pctx *c, struct board_func *f, struct json_object 
 		       const struct jpath *at);
 int p_sriov(struct pctx *c, struct board_func *f, struct json_object *obj,
 	    const struct jpath *at);
+/* The board's platform devices (an SoC's FPGA managers and regions, named
+ * in the board) and configfs_overlays. */
+int p_platform(struct pctx *c, struct json_object *top, const struct jpath *at);
 
 #endif

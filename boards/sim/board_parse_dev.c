@@ -17,7 +17,7 @@ static int p_fpga(struct pctx *c, struct board_func *f, struct json_object *obj,
 		  const struct jpath *at)
 {
 	static const char *const mgr_keys[] = {
-		"name", "under", "driver_name", "state", "status", NULL,
+		"name", "under", "driver_name", "state", "status", "firmware", NULL,
 	};
 	static const char *const region_keys[] = { "name", "under", "compat_id", NULL };
 	static const char *const states[] = {
@@ -55,7 +55,8 @@ static int p_fpga(struct pctx *c, struct board_func *f, struct json_object *obj,
 		m->state = "operating";
 		m->status = "";
 		if ((r = p_str(c, e, "state", here, &m->state)) < 0 ||
-		    (r = p_str(c, e, "status", here, &m->status)) < 0)
+		    (r = p_str(c, e, "status", here, &m->status)) < 0 ||
+		    (r = p_bool(c, e, "firmware", here, &m->firmware)) < 0)
 			return r;
 		for (const char *const *s = states; *s; s++)
 			ok |= !strcmp(*s, m->state);
@@ -87,6 +88,57 @@ static int p_fpga(struct pctx *c, struct board_func *f, struct json_object *obj,
 		    (r = p_subpath(c, e, "under", here, &g->under)) < 0 ||
 		    (r = p_hex128(c, e, "compat_id", here, &g->compat_id)) < 0)
 			return r;
+	}
+	return 0;
+}
+
+int p_platform(struct pctx *c, struct json_object *top, const struct jpath *at)
+{
+	static const char *const keys[] = { "device", "driver", "fpga_managers", "fpga_regions",
+					    NULL };
+	struct board *b = c->b;
+	struct json_object *list = NULL;
+	struct jpath kp = JP_KEY(at, "platform");
+	int r;
+
+	if ((r = p_bool(c, top, "configfs_overlays", at, &b->configfs_overlays)) < 0)
+		return r;
+	if (!json_object_object_get_ex(top, "platform", &list) || !list)
+		return 0;
+	if ((r = p_expect_list(c, list, &kp, "'platform'", false, NULL)) < 0)
+		return r;
+	b->n_platform = json_object_array_length(list);
+	b->platform = arena_alloc(c->a, b->n_platform * sizeof(*b->platform) + 1);
+	if (!b->platform)
+		return -ENOMEM;
+	for (size_t i = 0; i < b->n_platform; i++) {
+		struct json_object *e = json_object_array_get_idx(list, i);
+		struct jpath ip = JP_INDEX(&kp, i);
+		struct board_platform *p = &b->platform[i];
+		struct board_func f = { 0 };
+
+		if ((r = p_check_keys(c, e, &ip, "platform device", keys)) < 0)
+			return r;
+		p->at = p_keep_path(c, &ip);
+		if ((r = p_subpath(c, e, "device", &ip, &p->device)) < 0 ||
+		    (r = p_name(c, e, "driver", &ip, &p->driver)) < 0 ||
+		    (r = p_fpga(c, &f, e, &ip)) < 0)
+			return r;
+		if (!p->device || !p->driver)
+			return board_fail(c->d, &ip, "a platform device needs 'device' (its path "
+					  "below devices/platform) and 'driver'");
+		for (size_t k = 0; k < f.n_fpga_mgr; k++)
+			if (!f.fpga_mgr[k].name || f.fpga_mgr[k].under)
+				return board_fail(c->d, &ip, "a platform device's fpga managers need "
+						  "a 'name' and take no 'under'");
+		for (size_t k = 0; k < f.n_fpga_region; k++)
+			if (!f.fpga_region[k].name || f.fpga_region[k].under)
+				return board_fail(c->d, &ip, "a platform device's fpga regions need "
+						  "a 'name' and take no 'under'");
+		p->n_fpga_mgr = f.n_fpga_mgr;
+		p->fpga_mgr = f.fpga_mgr;
+		p->n_fpga_region = f.n_fpga_region;
+		p->fpga_region = f.fpga_region;
 	}
 	return 0;
 }

@@ -121,6 +121,7 @@ void bw_vfio_group(struct bw *w, int group, unsigned minor);
 void bw_function_classes(struct bw *w, const struct board_func *f,
 			 const struct bw_dir *fd);	/* board_write_class.c */
 void bw_virtual_classes(struct bw *w);			/* board_write_class.c */
+void bw_platform(struct bw *w);				/* board_write_class.c: SoC FPGAs */
 void bw_nvidia(struct bw *w);				/* board_write_nvidia.c: also nvml.json */
 void bw_system(struct bw *w);				/* board_write_system.c */
 

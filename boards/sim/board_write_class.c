@@ -566,6 +566,50 @@ static void write_kfd(struct bw *w)
 	bw_close(&d);
 }
 
+/* An SoC's platform devices with FPGA managers and regions (no PCI
+ * function), the Xilinx kernel's firmware/flags attributes where the board
+ * says so, configfs's overlay directory and firmware_class's path parameter. */
+void bw_platform(struct bw *w)
+{
+	const struct board *b = w->b;
+
+	if (b->configfs_overlays)
+		bw_mkdirs(w, w->sys, "kernel/config/device-tree/overlays");
+	if (b->n_platform) {
+		bw_mkdirs(w, w->sys, "class/fpga_manager");
+		bw_mkdirs(w, w->sys, "class/fpga_region");
+		bw_text(w, w->sys, "module/firmware_class/parameters/path", "\n");
+	}
+	for (size_t i = 0; i < b->n_platform; i++) {
+		const struct board_platform *p = &b->platform[i];
+		const char *slash = strrchr(p->device, '/');
+		char parent[PATH_MAX];
+		struct bw_dir up, d;
+
+		snprintf(parent, sizeof(parent), "devices/platform%s%.*s", slash ? "/" : "",
+			 slash ? (int)(slash - p->device) : 0, p->device);
+		bw_open(w, &up, w->sys, "", parent);
+		platform_device(w, &up, &d, slash ? slash + 1 : p->device, p->driver, 0, 0);
+		for (size_t k = 0; k < p->n_fpga_mgr; k++) {
+			const struct board_fpga_mgr *m = &p->fpga_mgr[k];
+			char rel[PATH_MAX];
+
+			write_fpga_mgr(w, &d, m->name, m->driver_name ? m->driver_name : p->driver,
+				       m->state, m->status);
+			if (!m->firmware)
+				continue;
+			snprintf(rel, sizeof(rel), "fpga_manager/%s/flags", m->name);
+			bw_text(w, d.fd, rel, "0\n");
+			snprintf(rel, sizeof(rel), "fpga_manager/%s/firmware", m->name);
+			bw_writeonly(w, d.fd, rel);
+		}
+		for (size_t k = 0; k < p->n_fpga_region; k++)
+			write_fpga_region(w, &d, p->fpga_region[k].name, p->fpga_region[k].compat_id);
+		bw_close(&d);
+		bw_close(&up);
+	}
+}
+
 void bw_virtual_classes(struct bw *w)
 {
 	const struct board *b = w->b;

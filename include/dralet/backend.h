@@ -151,7 +151,9 @@ struct dralet_backend {
 		      const struct dralet_pci_id *id, int score);
 
 	/* Optional. Called once before a discovery; *ret_state is handed to every
-	 * later call through dralet_ctx_state() and released with fini.
+	 * later call through dralet_ctx_state() and released with fini. It may
+	 * create the backend's devices without a PCI function
+	 * (dralet_device_new with @func NULL: an SoC's FPGA manager).
 	 * Default: no state, returns 0. */
 	int (*init)(struct dralet_backend_ctx *ctx, void **ret_state);
 	void (*fini)(void *state);	/* default: nothing */

@@ -77,6 +77,23 @@ int dralet_vf_set(struct dralet_backend_ctx *ctx, const struct dralet_netdev *pf
 int dralet_fpga_dfl_program(struct dralet_backend_ctx *ctx, const char *fme, const char *port,
 			    unsigned port_id, const void *image, size_t size);
 
+/*
+ * fpga_manager (docs/fpga.md 1.4): loads @image, a file name on the kernel's
+ * firmware search path, through class/fpga_manager/@manager's flags (@flags,
+ * FPGA_MGR_* bits) and firmware attributes (the Xilinx kernel's). Record the
+ * undo state first. -ENOENT when the kernel has no firmware attribute; the
+ * kernel's error when the load failed (the manager's state and status say
+ * why); the reason is set as the operation's error.
+ */
+int dralet_fpga_mgr_load(struct dralet_backend_ctx *ctx, const char *manager, unsigned long flags,
+			 const char *image);
+
+/* Applies (@dtbo, a file name on the firmware search path) or, with @dtbo
+ * NULL, removes the device-tree overlay @name through configfs
+ * (kernel/config/device-tree/overlays/@name; vendor kernels). Applying
+ * returns 0 also when the kernel could not apply it: read its status. */
+int dralet_fpga_overlay(struct dralet_backend_ctx *ctx, const char *name, const char *dtbo);
+
 /* The operation's error message so far ("" when none): a backend cleaning
  * up after a failure keeps the first reason with it. */
 const char *dralet_ctx_error_message(const struct dralet_backend_ctx *ctx);

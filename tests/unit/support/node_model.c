@@ -83,6 +83,22 @@ static int log_fpga_pr(void *ud, const char *fme, const char *port, unsigned por
 	return model(m)->fpga_pr(model(m)->userdata, fme, port, port_id, image, size);
 }
 
+static int log_fpga_mgr_load(void *ud, const char *manager, unsigned long flags, const char *image)
+{
+	struct node_model *m = ud;
+
+	say(m, "fpga_mgr_load %s flags %lx %s", manager, flags, image);
+	return model(m)->fpga_mgr_load(model(m)->userdata, manager, flags, image);
+}
+
+static int log_fpga_overlay(void *ud, const char *name, const char *dtbo)
+{
+	struct node_model *m = ud;
+
+	say(m, "fpga_overlay %s %s", name, dtbo ? dtbo : "(remove)");
+	return model(m)->fpga_overlay(model(m)->userdata, name, dtbo);
+}
+
 static int fault_fpga_pr(void *ud, const char *fme, unsigned port_id)
 {
 	const struct node_model *m = ud;
@@ -146,6 +162,8 @@ void node_model_init(struct node_model *m, const char *yaml)
 	m->node = (struct node_ops){ .write = log_write, .read = log_read,
 				     .readlink = log_readlink, .vf_get = log_vf_get,
 				     .vf_set = log_vf_set, .fpga_pr = log_fpga_pr,
+				     .fpga_mgr_load = log_fpga_mgr_load,
+				     .fpga_overlay = log_fpga_overlay,
 				     .userdata = m };
 }
 
