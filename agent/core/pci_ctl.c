@@ -157,8 +157,8 @@ int dralet_fpga_mgr_load(struct dralet_backend_ctx *ctx, const char *manager, un
 	int r = node->fpga_mgr_load(node->userdata, manager, flags, image);
 
 	if (r == -ENOENT)
-		dralet_ctx_error(ctx, "the kernel has no class/fpga_manager/%s/firmware attribute "
-				 "(or the image %s is not on its firmware search path)", manager, image);
+		dralet_ctx_error(ctx, "the kernel found no class/fpga_manager/%s/firmware attribute "
+				 "or no image %s on its firmware search path", manager, image);
 	else if (r < 0)
 		dralet_ctx_error(ctx, "loading %s through fpga_manager %s failed: %s", image, manager,
 				 strerror(-r));

@@ -235,8 +235,8 @@ static int wait_operating(struct dralet_backend_ctx *ctx, const struct fpga_mgr_
 	char state[64], words[400];
 
 	for (int waited = 0;; waited += 10) {
-		int kind = read_sys(ctx, state, sizeof(state), "class/fpga_manager", m->manager, "state") < 0 ? FPGA_MGR_STATE_IDLE
-							: fpga_mgr_state_classify(state);
+		int kind = read_sys(ctx, state, sizeof(state), "class/fpga_manager", m->manager,
+				    "state") < 0 ? FPGA_MGR_STATE_IDLE : fpga_mgr_state_classify(state);
 		if (kind == FPGA_MGR_STATE_OPERATING)
 			return 0;
 		if (kind != FPGA_MGR_STATE_BUSY || waited >= FPGA_MGR_WAIT_MS)
@@ -326,7 +326,7 @@ static int mgr_write(struct dralet_backend_ctx *ctx, const void *self,
 		return r;
 	}
 	if (way == FPGA_MGR_WAY_FIRMWARE)
-		snprintf(image, sizeof(image), "dralet-%s.bin", img->sha256);
+		snprintf(image, sizeof(image), "dralet-%.16s.bin", img->sha256);
 	else
 		snprintf(image, sizeof(image), "%s", img->image.firmware_name);
 	snprintf(file, sizeof(file), "%s/%s", dir, image);
@@ -338,6 +338,9 @@ static int mgr_write(struct dralet_backend_ctx *ctx, const void *self,
 	}
 	if (way == FPGA_MGR_WAY_FIRMWARE) {
 		r = dralet_fpga_mgr_load(ctx, m->manager, img->image.mgr_flags, image);
+		if (r == -ENOENT)	/* the attribute is there (fpga_mgr_choose) */
+			dralet_ctx_error(ctx, "the kernel did not find %s on its firmware search "
+					 "path (%s; option firmwareDir)", image, dir);
 	} else {
 		snprintf(overlay, sizeof(overlay), "dralet-%s", m->manager);
 		if ((r = copy_overlay(ctx, dir, img->image.overlay)) == 0 &&

@@ -1,0 +1,259 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""`dralet run --board boards/zynqmp-kv260.yaml` loads a raw image into an SoC's
+FPGA manager at prepare through the board simulator's kernel model
+(boards/sim/board_node_fpga_mgr.c): the Xilinx kernel's firmware attribute,
+the image copied under the firmware search path first (docs/fpga.md 4,
+"fpga_manager").
+
+  1. fpga0 (no PCI function) is published with loadMechanism firmware.
+  2. An image built for another region is refused before anything is
+     written: no file under the firmware search path, fpga0's flags and state
+     as they were.
+  3. With firmwareDir set but the kernel's search path (firmware_class's
+     path parameter) elsewhere, the kernel cannot find the image: the prepare
+     fails with the manager's state ("firmware request error").
+  4. With the search path right, a claim naming the image is prepared: the
+     image is on the search path, fpga0's flags are the manifest's, its state
+     reads operating; the container gets the manager and accelerator; the
+     agent logs the programming time; discover and the running agent's slice
+     show loadedBitstream.
+  5. Unprepare with onUnprepare keep leaves the image.
+  6. An image the FPGA refuses fails the prepare with the kernel's status
+     text, and the previous image is put back (state operating again)."""
+import glob
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BOARD = os.path.join(REPO, "boards", "zynqmp-kv260.yaml")
+DRIVER = "fpga.dralet.dev"
+NODE = "node-1"
+DEV = "fpga-fpga0"
+IFACE = "6b7c2d4e8f1a3b5c9d0e2f4a6b8c1d3e"  # region0's compat_id (the board's)
+ACCEL = "a1b2c3d4e5f60718293a4b5c6d7e8f90"
+BAD_ACCEL = "0badbadbadbadbadbadbadbadbadbad0"
+
+
+def fail(why, log=None):
+    print("FAIL: " + why)
+    if log and os.path.exists(log):
+        with open(log) as f:
+            print("---- dralet run ----\n" + f.read()[-4000:])
+    sys.exit(1)
+
+
+def skip(why):
+    print("SKIP: " + why)
+    sys.exit(77)
+
+
+def add_raw(dralet, bits, tmp, name, size, manifest):
+    path = os.path.join(tmp, name + ".bin")
+    with open(path, "wb") as f:
+        f.write(name.encode() + bytes((i * 7) & 0xff for i in range(size - len(name))))
+    r = subprocess.run([dralet, "fpga", "add", name, path, "--dir", bits],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        fail("fpga add %s: %s" % (name, r.stderr))
+    with open(os.path.join(bits, "index.json")) as f:
+        sha = json.load(f)[name]
+    with open(os.path.join(bits, sha + ".json"), "w") as f:
+        json.dump(manifest, f)
+    return sha
+
+
+def claim(name, uid, config):
+    return {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": "default", "uid": uid},
+        "spec": {"devices": {"requests": [{"name": "fpga", "exactly": {
+            "deviceClassName": DRIVER}}]}},
+        "status": {"allocation": {"devices": {
+            "results": [{"request": "fpga", "driver": DRIVER, "pool": NODE, "device": DEV}],
+            "config": [{"source": "FromClaim", "requests": ["fpga"], "opaque": {
+                "driver": DRIVER, "parameters": dict(
+                    {"apiVersion": DRIVER + "/v1alpha1", "kind": "FpgaConfig"},
+                    **config)}}]}}},
+    }
+
+
+def main():
+    dralet = os.environ.get("DRALET")
+    if not dralet or not os.access(dralet, os.X_OK):
+        skip("DRALET is not set")
+    tmp = tempfile.mkdtemp(prefix="dralet-fpga-mgr-")
+    proc = None
+    log = os.path.join(tmp, "dralet.log")
+    try:
+        bits, fw = os.path.join(tmp, "bitstreams"), os.path.join(tmp, "firmware")
+        os.makedirs(fw)
+        sha = add_raw(dralet, bits, tmp, "accel", 4096,
+                      {"interfaceID": IFACE, "acceleratorID": ACCEL, "flags": "1"})
+        add_raw(dralet, bits, tmp, "other", 4096,
+                {"interfaceID": "11112222333344445555666677778888", "acceleratorID": ACCEL})
+        # 8 bytes: the simulated FPGA refuses it (write error)
+        add_raw(dralet, bits, tmp, "short", 8, {"interfaceID": IFACE, "acceleratorID": BAD_ACCEL})
+        config = os.path.join(tmp, "config.yaml")
+        with open(config, "w") as f:
+            f.write("backends:\n  fpga-region:\n    options:\n      bitstreamDir: %s\n"
+                    "      firmwareDir: %s\n" % (bits, fw))
+        store = os.path.join(tmp, "store")
+        os.makedirs(os.path.join(store, "resourceclaims", "default"))
+        boards = os.path.join(tmp, "boards")
+        os.makedirs(boards)
+        plugins, cdi = os.path.join(tmp, "plugins"), os.path.join(tmp, "cdi")
+        env = dict(os.environ, TMPDIR=boards)
+        with open(log, "w") as out:
+            proc = subprocess.Popen([dralet, "run", "--board", BOARD, "--config", config,
+                                     "--store", store, "--plugins-dir", plugins,
+                                     "--registry-dir", os.path.join(tmp, "registry"),
+                                     "--cdi-dir", cdi, "--node-name", NODE],
+                                    stdout=out, stderr=subprocess.STDOUT, env=env)
+        sock = os.path.join(plugins, DRIVER, "dra.sock")
+        deadline = time.time() + 60
+        while not os.path.exists(sock):
+            if proc.poll() is not None or time.time() > deadline:
+                fail("the daemon did not open %s" % sock, log)
+            time.sleep(0.1)
+        [tree] = glob.glob(os.path.join(boards, "dralet-board.*"))
+        mgr = os.path.join(tree, "sys/class/fpga_manager/fpga0")
+
+        def attr(name):
+            with open(os.path.join(mgr, name)) as f:
+                return f.read().strip()
+
+        def published(key):
+            for f in glob.glob(os.path.join(store, "resourceslices", "*.json")):
+                with open(f) as fh:
+                    sl = json.load(fh)
+                for d in sl["spec"].get("devices", []):
+                    if sl["spec"]["driver"] == DRIVER and d["name"] == DEV:
+                        a = d.get("attributes", {})
+                        return a.get(key, {}).get("string")
+            return None
+
+        # 1. published, the way the kernel offers
+        deadline = time.time() + 20
+        while published("loadMechanism") != "firmware":
+            if time.time() > deadline:
+                fail("fpga0 is not published with loadMechanism firmware: %r"
+                     % published("loadMechanism"), log)
+            time.sleep(0.1)
+
+        def prepare(c):
+            path = os.path.join(store, "resourceclaims", "default", c["metadata"]["name"] + ".yaml")
+            with open(path, "w") as f:
+                json.dump(c, f)
+            r = subprocess.run([dralet, "ctl", "prepare", "--socket", sock, "--claim", path],
+                               capture_output=True, text=True, timeout=60)
+            try:
+                return r.returncode, json.loads(r.stdout)["claims"][c["metadata"]["uid"]]
+            except (ValueError, KeyError):
+                fail("ctl prepare: %d %s %s" % (r.returncode, r.stdout, r.stderr), log)
+
+        def unprepare(c):
+            m = c["metadata"]
+            return subprocess.run([dralet, "ctl", "unprepare", "--socket", sock, "--uid", m["uid"],
+                                   "--namespace", m["namespace"], "--name", m["name"]],
+                                  capture_output=True, text=True, timeout=60)
+
+        # 2. built for another region: refused, nothing written
+        rc, res = prepare(claim("other", "6a1f0c2e-0013-4b2d-8e3f-000000000001",
+                                {"bitstream": {"name": "other"}}))
+        if rc != 1 or "was built for interface 11112222333344445555666677778888" not in \
+                res.get("error", ""):
+            fail("an image for another region: %d %r" % (rc, res), log)
+        if os.listdir(fw) or attr("flags") != "0" or attr("state") != "unknown":
+            fail("the refused image was written: %r, flags %s, state %s"
+                 % (os.listdir(fw), attr("flags"), attr("state")))
+
+        # 3. the kernel's search path is not firmwareDir: it cannot find the image
+        rc, res = prepare(claim("lost", "6a1f0c2e-0013-4b2d-8e3f-000000000002",
+                                {"bitstream": {"name": "accel"}}))
+        err = res.get("error", "")
+        if rc != 1 or "did not find dralet-%s.bin on its firmware search path" % sha[:16] not in err or \
+                'the manager reads state "firmware request error"' not in err:
+            fail("an image the kernel cannot find: %d %r" % (rc, res), log)
+
+        # 4. the search path right: loaded
+        with open(os.path.join(tree, "sys/module/firmware_class/parameters/path"), "w") as f:
+            f.write(fw)
+        c = claim("accel", "6a1f0c2e-0013-4b2d-8e3f-000000000003",
+                  {"bitstream": {"name": "accel"}, "onUnprepare": "keep"})
+        rc, res = prepare(c)
+        if rc != 0 or res.get("error"):
+            fail("prepare: %d %r" % (rc, res), log)
+        if not os.path.isfile(os.path.join(fw, "dralet-%s.bin" % sha[:16])):
+            fail("the image is not under the firmware search path: %r" % os.listdir(fw))
+        if attr("state") != "operating" or attr("flags") != "1":
+            fail("fpga0 after the load: state %s, flags %s" % (attr("state"), attr("flags")))
+        ids = res["devices"][0]["cdiDeviceIds"]
+        env_vars = []
+        for s in glob.glob(os.path.join(cdi, "*.json")):
+            with open(s) as f:
+                spec = json.load(f)
+            for d in spec.get("devices", []):
+                if "%s=%s" % (spec["kind"], d["name"]) in ids:
+                    env_vars += d["containerEdits"].get("env", [])
+        for want in ("_MANAGER=fpga0", "_ACCELERATOR_ID=" + ACCEL, "_BITSTREAM_SHA256=" + sha):
+            if not any(e.endswith(want) for e in env_vars):
+                fail("no %s in the container's environment: %r" % (want, env_vars))
+        with open(log) as f:
+            if not re.search(r"backend fpga-region: fpga_manager fpga0: programmed bitstream "
+                             + sha + r" \(4096 bytes\) for claim default/accel in \d+\.\d{3} s",
+                             f.read()):
+                fail("the agent did not log the programming time", log)
+        r = subprocess.run([dralet, "discover", "--sysfs-root", tree + "/sys", "--dev-root",
+                            tree + "/dev", "--proc-root", tree + "/proc", "--config", config,
+                            "-o", "json"], capture_output=True, text=True, timeout=60)
+        attrs = {d["name"]: d for d in json.loads(r.stdout)["devices"]}[DEV]["attributes"]
+        if attrs.get("loadedBitstream", {}).get("string") != "accel" or \
+                attrs.get("acceleratorID", {}).get("string") != ACCEL:
+            fail("discover: %r" % attrs)
+        deadline = time.time() + 20
+        while published("loadedBitstream") != "accel":
+            if time.time() > deadline:
+                fail("the published slice shows loadedBitstream %r"
+                     % published("loadedBitstream"), log)
+            time.sleep(0.1)
+
+        # 5. keep
+        r = unprepare(c)
+        if r.returncode != 0:
+            fail("unprepare: %s %s" % (r.stdout, r.stderr), log)
+        if attr("state") != "operating" or \
+                open(os.path.join(fw, "dralet-fpga0.loaded")).read().strip() != sha:
+            fail("onUnprepare keep: the image did not stay")
+        # 6. the FPGA refuses an image: the kernel's status, the previous image back
+        rc, res = prepare(claim("short", "6a1f0c2e-0013-4b2d-8e3f-000000000004",
+                                {"bitstream": {"name": "short"}}))
+        err = res.get("error", "")
+        if rc != 1 or "reconfig incompatible image" not in err or \
+                'state "write error"' not in err or "put back as it was" not in err:
+            fail("an image the FPGA refuses: %d %r" % (rc, res), log)
+        if attr("state") != "operating" or attr("status"):
+            fail("fpga0 after putting it back: state %s, status %r"
+                 % (attr("state"), attr("status")))
+
+        proc.send_signal(signal.SIGTERM)
+        if proc.wait(timeout=30) != 0:
+            fail("dralet run exited %d" % proc.returncode, log)
+        proc = None
+        print("ok")
+    finally:
+        if proc:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
