@@ -514,9 +514,14 @@ int fpga_mgr_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 	if (r >= 0 && cfg.has_bitstream) {
 		struct fpga_mgr_offer k = offer_of(ctx, m);
 		char why[400];
-		bool overlay = fpga_mgr_choose(&k, &img.image, why, sizeof(why)) ==
-			       FPGA_MGR_WAY_OVERLAY;
-		struct fpga_region rg = mgr_region(m, overlay);
+		int way = fpga_mgr_choose(&k, &img.image, why, sizeof(why));
+		struct fpga_region rg = mgr_region(m, way == FPGA_MGR_WAY_OVERLAY);
+		if (way == FPGA_MGR_WAY_NONE && !loaded) {	/* before anything is recorded */
+			dralet_ctx_error(ctx, "%s: cannot load bitstream %s: %s", m->what, img.sha256,
+					 why);
+			r = -EOPNOTSUPP;
+			goto out;
+		}
 		r = fpga_load_for_claim(ctx, &rg, req, &cfg, &img, loaded, now);
 		fpga_stranded_note(ctx, &rg, req->undo, r, &m->stranded);
 	}

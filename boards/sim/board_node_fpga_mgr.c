@@ -171,6 +171,19 @@ static int apply(struct board_node *bn, const char *dtbo)
 	return load_image(bn, manager, fw);
 }
 
+/* A configfs item's attribute file (configfs makes them with the item). */
+static void item_attr(struct board_node *bn, const char *rel, const char *value)
+{
+	int fd = openat(bn->sysfd, rel, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return;
+	if (write(fd, value, strlen(value)) < 0) {
+		/* the item then reads empty, as an unapplied one's path does */
+	}
+	close(fd);
+}
+
 int bn_fpga_overlay(struct board_node *bn, const char *name, const char *dtbo)
 {
 	char rel[256], file[300];
@@ -190,9 +203,9 @@ int bn_fpga_overlay(struct board_node *bn, const char *name, const char *dtbo)
 	if (mkdirat(bn->sysfd, rel, 0755) < 0)
 		return -errno;
 	snprintf(file, sizeof(file), "%s/path", rel);
-	bn->real.write(bn->real.userdata, file, dtbo);
+	item_attr(bn, file, dtbo);
 	snprintf(file, sizeof(file), "%s/status", rel);
 	/* configfs answers the path write whether or not the overlay applied */
-	bn->real.write(bn->real.userdata, file, apply(bn, dtbo) == 0 ? "applied\n" : "unapplied\n");
+	item_attr(bn, file, apply(bn, dtbo) == 0 ? "applied\n" : "unapplied\n");
 	return 0;
 }

@@ -148,7 +148,10 @@ int harness_init(struct harness *h, const struct dralet_backend *backend, const 
 			return r;
 		h->ctx.scan = h->scan;
 	}
-	return backend_call_init(&h->ctx);
+	h->ctx.sink = &h->sink;	/* init may make devices without a PCI function */
+	r = backend_call_init(&h->ctx);
+	h->ctx.sink = NULL;
+	return r;
 }
 
 int harness_probe(struct harness *h, const struct dralet_pci_func *f)
