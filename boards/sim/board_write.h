@@ -36,6 +36,7 @@
 #define MAJOR_BLKEXT 259
 #define MINOR_VFIO 196		/* misc */
 #define MINOR_RDMA_CM 254	/* misc, dynamic */
+#define MINOR_FPGA_MGR 250	/* misc, dynamic: the Xilinx kernel's fpgaN, downward */
 #define MINOR_UVERBS_BASE 192
 #define UVERBS_FIXED 32
 #define MINOR_ISSM_BASE 64

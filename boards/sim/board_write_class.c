@@ -598,6 +598,16 @@ void bw_platform(struct bw *w)
 				       m->state, m->status);
 			if (!m->firmware)
 				continue;
+			/* the Xilinx kernel's manager is a misc device too (its DMA-buf
+			 * ioctl; fpga_mgr_create's misc_register), minors handed out
+			 * downward from MINOR_FPGA_MGR */
+			struct bw_dir misc;
+			unsigned minor = MINOR_FPGA_MGR - (unsigned)k;
+			snprintf(rel, sizeof(rel), "devices/virtual/misc/%s", m->name);
+			bw_open(w, &misc, w->sys, "", rel);
+			bw_class_device(w, &misc, "misc", m->name, NULL, MAJOR_MISC, minor, m->name, NULL);
+			bw_devnode(w, m->name, MAJOR_MISC, minor);
+			bw_close(&misc);
 			snprintf(rel, sizeof(rel), "fpga_manager/%s/flags", m->name);
 			bw_text(w, d.fd, rel, "0\n");
 			snprintf(rel, sizeof(rel), "fpga_manager/%s/firmware", m->name);
