@@ -216,6 +216,13 @@ static void add_attributes(struct dralet_backend_ctx *ctx, struct dralet_device 
 		dralet_device_set_string(dev, "driver", user->driver);
 }
 
+/* A card's private data: its management PF (scan pointer, may be NULL) and
+ * a load left unfinished (fpga.h). */
+struct xrt_card {
+	const struct dralet_pci_func *mgmt;
+	struct fpga_stranded stranded;
+};
+
 static int xrt_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 		     const struct dralet_pci_id *id)
 {
@@ -242,7 +249,11 @@ static int xrt_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_fun
 	if (r < 0)
 		return r;
 	add_attributes(ctx, dev, func, mgmt);
-	dralet_device_set_private(dev, (void *)mgmt, NULL);
+	struct xrt_card *card = calloc(1, sizeof(*card));
+	if (!card)
+		return -ENOMEM;
+	card->mgmt = mgmt;
+	dralet_device_set_private(dev, card, free);
 	for (size_t i = 0; r >= 0 && i < func->n_drm; i++)
 		if (func->drm[i].node.path)
 			r = dralet_device_add_node(dev, &func->drm[i].node);
@@ -255,9 +266,21 @@ static int xrt_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_fun
 	return r < 0 ? r : 0;
 }
 
+static struct fpga_region xrt_region(const struct dralet_pci_func *user, const char *iface,
+				     const char *what);
+
 static int xrt_health(struct dralet_backend_ctx *ctx, struct dralet_device *dev)
 {
-	return health_now(ctx, dralet_device_pci(dev), dralet_device_private(dev));
+	const struct xrt_card *card = dralet_device_private(dev);
+	const struct dralet_pci_func *user = dralet_device_pci(dev);
+	int health = health_now(ctx, user, card->mgmt);
+	char what[64];
+
+	if (health != DRALET_HEALTH_HEALTHY || !card->stranded.set)
+		return health;
+	snprintf(what, sizeof(what), "Alveo %s", user->address);
+	struct fpga_region rg = xrt_region(user, NULL, what);
+	return fpga_stranded_health(ctx, &rg, &card->stranded);
 }
 
 /* /dev/xclmgmt<instance>: numbers from <mgmt PF>/xrt/xclmgmt<N>/dev, else the
@@ -322,7 +345,8 @@ static int xrt_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 		       struct dralet_prepare_req *req)
 {
 	const struct dralet_pci_func *user = dralet_device_pci(dev);
-	const struct dralet_pci_func *mgmt = dralet_device_private(dev);
+	struct xrt_card *card = dralet_device_private(dev);
+	const struct dralet_pci_func *mgmt = card->mgmt;
 	struct dralet_edits *e = req->edits;
 	struct dralet_devnode mnode = { 0 };
 	struct fpga_config cfg;
@@ -365,8 +389,10 @@ static int xrt_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 	if (cfg.has_bitstream)	/* the requirements hold for the card as it will be */
 		id.afu_id = img.image.accelerator_id;
 	r = fpga_config_check(ctx, req->config, &id, &cfg);
-	if (r >= 0 && cfg.has_bitstream)
+	if (r >= 0 && cfg.has_bitstream) {
 		r = fpga_load_for_claim(ctx, &rg, req, &cfg, &img, loaded, before);
+		fpga_stranded_note(ctx, &rg, req->undo, r, &card->stranded);
+	}
 	if (r < 0)
 		goto out;
 	if (pcidev_is_vfio(user))
@@ -404,14 +430,17 @@ static int xrt_unprepare(struct dralet_backend_ctx *ctx, struct dralet_device *d
 			 const struct dralet_claim_ref *claim, const struct dralet_undo *undo)
 {
 	const struct dralet_pci_func *user = dralet_device_pci(dev);
-	const struct dralet_pci_func *mgmt = dralet_device_private(dev);
+	struct xrt_card *card = dralet_device_private(dev);
 	char what[64], ibuf[80];
+	int r;
 
 	(void)claim;
 	snprintf(what, sizeof(what), "Alveo %s", user->address);
-	struct fpga_region rg = xrt_region(user, interface_uuid(ctx, user, mgmt, ibuf, sizeof(ibuf)),
-					   what);
-	return fpga_restore(ctx, &rg, undo);
+	struct fpga_region rg = xrt_region(user, interface_uuid(ctx, user, card->mgmt, ibuf,
+								  sizeof(ibuf)), what);
+	r = fpga_restore(ctx, &rg, undo);
+	fpga_stranded_note(ctx, &rg, undo, r, &card->stranded);
+	return r;
 }
 
 const struct dralet_backend backend_xrt = {

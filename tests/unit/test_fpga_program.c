@@ -480,6 +480,35 @@ static void test_stranded_unhealthy(void **state)
 	t_req_clear(&t);
 }
 
+/* An Alveo left mid-load whose previous xclbin cannot be put back is
+ * Unhealthy, like a DFL port, until it shows a known xclbin again. */
+static void test_xrt_stranded_unhealthy(void **state)
+{
+	struct fixture *f = *state;
+	struct dralet_device *dev = harness_device(&f->x, ALVEO);
+	const char *uuid_file = "bus/pci/devices/0000:65:00.1/xclbinuuid";
+	struct t_req t;
+	char path[4200];
+
+	assert_non_null(dev);
+	assert_int_equal(prepare(&f->x, ALVEO, CFG "\"bitstream\":{\"name\":\"vadd\"}}", false, &t), 0);
+	assert_int_equal(health(&f->x, dev), DRALET_HEALTH_HEALTHY);
+	/* a crash mid-load, and the previous xclbin gone from the store */
+	assert_int_equal(f->m.real.write(f->m.real.userdata, uuid_file, GARBAGE "\n"), 0);
+	snprintf(path, sizeof(path), "%s/%s", f->store, f->sha_xclbin_loaded);
+	assert_int_equal(unlink(path), 0);
+	f->x.ctx.error[0] = '\0';
+	assert_int_equal(backend_xrt.unprepare(&f->x.ctx, dev, &t.req.claim, &t.undo), -ENOENT);
+	assert_int_equal(health(&f->x, dev), DRALET_HEALTH_UNHEALTHY);
+	assert_non_null(strstr(f->x.ctx.error, "Alveo 0000:65:00.1 shows accelerator " GARBAGE));
+	assert_non_null(strstr(f->x.ctx.error, "its previous accelerator " XCLBIN " could not be put "
+					       "back; load an image by hand"));
+	/* loaded by hand: known again */
+	assert_int_equal(f->m.real.write(f->m.real.userdata, uuid_file, XCLBIN "\n"), 0);
+	assert_int_equal(health(&f->x, dev), DRALET_HEALTH_HEALTHY);
+	t_req_clear(&t);
+}
+
 /* The real seam on a tree of plain files: it opens the port exclusively and
  * the FME, and the ioctl is what a plain file refuses. */
 static void test_real_seam(void **state)
@@ -626,6 +655,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unprepare_golden, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recover_mid_programming, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stranded_unhealthy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_xrt_stranded_unhealthy, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
