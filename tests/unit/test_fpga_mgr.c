@@ -29,6 +29,8 @@
 
 #define IFACE "6b7c2d4e8f1a3b5c9d0e2f4a6b8c1d3e"
 #define ACCEL "a1b2c3d4e5f60718293a4b5c6d7e8f90"
+#define ACCEL2 "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
+#define ACCEL3 "5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e"
 #define DEV "fpga-fpga0"
 #define CFG "{\"apiVersion\":\"fpga.dralet.dev/v1alpha1\",\"kind\":\"FpgaConfig\","
 
@@ -176,7 +178,7 @@ struct fixture {
 	char *store;
 	char fw[4200];
 	char index[1024];
-	char sha[FPGA_SHA256_HEX], sha_plain[FPGA_SHA256_HEX];
+	char sha[FPGA_SHA256_HEX], sha_plain[FPGA_SHA256_HEX], sha_next[FPGA_SHA256_HEX];
 };
 
 static void put(const char *dir, const char *name, const void *data, size_t len)
@@ -255,10 +257,12 @@ static struct fixture *fixture_new(const char *board)
 	strcpy(f->index, "{}");
 	snprintf(f->fw, sizeof(f->fw), "%s/firmware", f->store);
 	assert_int_equal(mkdir(f->fw, 0755), 0);
-	add_raw(f, "design", "{\"interfaceID\": \"" IFACE "\", \"acceleratorID\": \"" ACCEL "\", "
+	add_raw(f, "design", "{\"interfaceID\": \"" IFACE "\", \"acceleratorID\": \"" ACCEL3 "\", "
 		"\"overlay\": \"design.dtbo\", \"firmwareName\": \"design.bin\"}", 512, f->sha);
 	add_raw(f, "plain", "{\"interfaceID\": \"" IFACE "\", \"acceleratorID\": \"" ACCEL "\"}",
 		300, f->sha_plain);
+	add_raw(f, "next", "{\"interfaceID\": \"" IFACE "\", \"acceleratorID\": \"" ACCEL2 "\"}",
+		400, f->sha_next);
 	put(f->store, "design.dtbo", blob, dtbo(blob, "design.bin"));
 	/* the kernel's firmware search path is where dralet copies images */
 	assert_int_equal(f->m.real.write(f->m.real.userdata, "module/firmware_class/parameters/path",
@@ -277,6 +281,12 @@ static void fixture_free(struct fixture *f)
 	node_model_fini(&f->m);
 	t_store_remove(f->store);
 	free(f);
+}
+
+static int health_of(struct fixture *f, struct dralet_device *dev)
+{
+	f->h.ctx.error[0] = '\0';
+	return f->h.ctx.backend->health(&f->h.ctx, dev);
 }
 
 static int prepare(struct fixture *f, const char *config, struct t_req *t)
@@ -437,6 +447,109 @@ static void test_state_not_operating(void **state)
 	fixture_free(f);
 }
 
+static int unprepare(struct fixture *f, struct t_req *t)
+{
+	f->h.ctx.error[0] = '\0';
+	return f->h.ctx.backend->unprepare(&f->h.ctx, harness_device(&f->h, DEV), &t->req.claim,
+					   &t->undo);
+}
+
+static void marker_is(struct fixture *f, const char *sha)
+{
+	char path[4400], text[80] = "";
+	FILE *m;
+
+	snprintf(path, sizeof(path), "%s/dralet-fpga0.loaded", f->fw);
+	m = fopen(path, "r");
+	if (!sha) {
+		assert_null(m);
+		return;
+	}
+	assert_non_null(m);
+	assert_non_null(fgets(text, sizeof(text), m));
+	fclose(m);
+	text[strcspn(text, "\n")] = '\0';
+	assert_string_equal(text, sha);
+}
+
+static void drop_marker(struct fixture *f)
+{
+	char path[4400];
+
+	snprintf(path, sizeof(path), "%s/dralet-fpga0.loaded", f->fw);
+	unlink(path);
+}
+
+/* The claims engine's recovery after a crash in the middle of loading "next"
+ * over "plain": it has only the undo state recorded before the first write,
+ * and unprepares with it. Every crash point ends with a region in a known
+ * state, or, when the previous image is gone from the store, Unhealthy. */
+static void test_crash_points(void **state)
+{
+	struct fixture *f = fixture_new(board_firmware);
+	struct dralet_device *dev = harness_device(&f->h, DEV);
+	struct t_req first, t;
+	char buf[64], path[4400];
+	size_t before;
+
+	(void)state;
+	assert_int_equal(prepare(f, CFG "\"bitstream\": {\"name\": \"plain\"}}", &first), 0);
+	marker_is(f, f->sha_plain);
+	t_req_init(&t, NULL);
+	assert_int_equal(dralet_undo_set_all(&t.undo, (const struct dralet_undo_value[]){
+		{ "fpgaPreviousAfu", ACCEL },
+		{ "fpgaAfu", ACCEL2 },
+		{ "fpgaBitstream", f->sha_next },
+		{ "fpgaOnUnprepare", "keep" },
+	}, 4), 0);
+
+	/* A: after the undo state, before anything else: nothing to do */
+	before = f->m.n_log;
+	assert_int_equal(unprepare(f, &t), 0);
+	assert_int_equal(f->m.n_log, before);
+	marker_is(f, f->sha_plain);
+
+	/* B: the marker removed (the image may be copied), no write yet; C: in the
+	 * middle of the write; D: loaded, the marker not yet written. Each time
+	 * what the region holds is unknown: the previous image is loaded again */
+	static const char *const states[] = { "operating\n", "write\n", "operating\n" };
+	for (int i = 0; i < 3; i++) {
+		drop_marker(f);
+		assert_int_equal(f->m.real.write(f->m.real.userdata,
+						 "class/fpga_manager/fpga0/state", states[i]), 0);
+		before = f->m.n_log;
+		if (unprepare(f, &t) != 0)
+			fail_msg("crash point %d: %s", i, f->h.ctx.error);
+		assert_int_equal(f->m.n_log, before + 1);
+		assert_non_null(strstr(f->m.log[before], "fpga_mgr_load fpga0 flags 0 dralet-"));
+		marker_is(f, f->sha_plain);
+		tree_read(f, "class/fpga_manager/fpga0/state", buf, sizeof(buf));
+		assert_string_equal(buf, "operating");
+		assert_int_equal(health_of(f, dev), DRALET_HEALTH_HEALTHY);
+	}
+
+	/* E: the previous image is gone from the store: unprepare fails, nothing is
+	 * written, the manager is Unhealthy until it holds a known image */
+	drop_marker(f);
+	snprintf(path, sizeof(path), "%s/%s", f->store, f->sha_plain);
+	assert_int_equal(rename(path, "/tmp/dralet-test-fpga-mgr-plain"), 0);
+	before = f->m.n_log;
+	assert_int_equal(unprepare(f, &t), -ENOENT);
+	assert_non_null(strstr(f->h.ctx.error, "cannot restore its previous accelerator " ACCEL));
+	assert_int_equal(f->m.n_log, before);
+	assert_int_equal(health_of(f, dev), DRALET_HEALTH_UNHEALTHY);
+	assert_non_null(strstr(f->h.ctx.error, "fpga_manager fpga0 shows accelerator (none): "
+					       "loading bitstream"));
+	/* the image back in the store, the kernel's recovery retried: known again */
+	assert_int_equal(rename("/tmp/dralet-test-fpga-mgr-plain", path), 0);
+	assert_int_equal(unprepare(f, &t), 0);
+	marker_is(f, f->sha_plain);
+	assert_int_equal(health_of(f, dev), DRALET_HEALTH_HEALTHY);
+	t_req_clear(&t);
+	t_req_clear(&first);
+	fixture_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -449,6 +562,7 @@ int main(void)
 		cmocka_unit_test(test_no_way_writes_nothing),
 		cmocka_unit_test(test_reset_through_firmware_refused),
 		cmocka_unit_test(test_state_not_operating),
+		cmocka_unit_test(test_crash_points),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
