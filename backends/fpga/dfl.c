@@ -181,6 +181,8 @@ static void add_attributes(struct dralet_backend_ctx *ctx, struct dralet_device 
 		dralet_device_set_string(dev, "pfPciAddress", func->physfn->address);
 }
 
+static int dfl_health(struct dralet_backend_ctx *ctx, struct dralet_device *dev);
+
 static int probe_port(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func, size_t i,
 		      const struct dralet_pci_func *fme_func)
 {
@@ -199,6 +201,7 @@ static int probe_port(struct dralet_backend_ctx *ctx, const struct dralet_pci_fu
 		return -ENOMEM;
 	*ref = (struct dfl_port_ref){ .func = func, .port = i, .fme_func = fme_func };
 	dralet_device_set_private(dev, ref, free);
+	fpga_stranded_load(ctx, &ref->stranded, dralet_device_name(dev));
 	add_attributes(ctx, dev, ref);
 	if (port->node.path)
 		r = dralet_device_add_node(dev, &port->node);
@@ -207,7 +210,7 @@ static int probe_port(struct dralet_backend_ctx *ctx, const struct dralet_pci_fu
 				port->name);
 	if (r >= 0)
 		r = pcidev_device_add_vfio(ctx, dev, func);
-	dralet_device_set_health(dev, health_now(ctx, ref));
+	dralet_device_set_health(dev, dfl_health(ctx, dev));
 	return r < 0 ? r : 0;
 }
 
@@ -245,7 +248,7 @@ static void port_what(const struct dfl_port_ref *ref, char *what, size_t size)
 
 static int dfl_health(struct dralet_backend_ctx *ctx, struct dralet_device *dev)
 {
-	const struct dfl_port_ref *ref = dralet_device_private(dev);
+	struct dfl_port_ref *ref = dralet_device_private(dev);
 	char what[96];
 	int health = health_now(ctx, ref);
 

@@ -209,27 +209,36 @@ int fpga_load_for_claim(struct dralet_backend_ctx *ctx, const struct fpga_region
  * its previous image back failed too. The backend keeps one per region (in
  * its device's private data, guarded by the agent's device lock like every
  * prepare, unprepare and health call of the device) from that failure until
- * an unprepare of the claim (the kubelet's, or the next start's recovery)
- * succeeds; meanwhile the health op reports the region Unhealthy unless it
- * shows the previous accelerator or the claim's (an image loaded by hand).
- * Lost when a rediscovery makes the device anew (docs/fpga.md 4).
+ * the region shows a known accelerator again (the previous one or the
+ * claim's: an image loaded by hand, or an unprepare of the claim that put it
+ * back); meanwhile the health op reports the region Unhealthy. With the
+ * backend option stateDir the mark is also kept on disk
+ * (<stateDir>/<device>.stranded: "<previous> <accelerator> <sha256>"), so a
+ * rediscovery or a restart, which make the devices anew, find it again
+ * (fpga_stranded_load); without it, it lives in memory only (docs/fpga.md 4).
  */
 struct fpga_stranded {
 	bool set;
 	char previous[40], accelerator[40], sha256[65];
+	char key[64];			/* the device's name: its file under stateDir */
 };
+
+/* At probe: names @s after @device and takes a mark kept under stateDir. */
+void fpga_stranded_load(struct dralet_backend_ctx *ctx, struct fpga_stranded *s,
+			const char *device);
 
 /* After fpga_restore (or a failed fpga_load_for_claim) returned @r with
  * @undo: clears @s on success; on failure sets it when the region shows
  * neither the claim's accelerator nor the previous one. Nothing without
- * bitstream undo state. */
+ * bitstream undo state. Kept on disk as well with stateDir. */
 void fpga_stranded_note(struct dralet_backend_ctx *ctx, const struct fpga_region *rg,
 			const struct dralet_undo *undo, int r, struct fpga_stranded *s);
 
 /* DRALET_HEALTH_UNHEALTHY, with the reason in the context, while @s is set
- * and the region shows neither accelerator; else DRALET_HEALTH_HEALTHY. */
+ * and the region shows neither accelerator; else DRALET_HEALTH_HEALTHY, and
+ * a region showing one of them clears @s (and its file). */
 int fpga_stranded_health(struct dralet_backend_ctx *ctx, const struct fpga_region *rg,
-			 const struct fpga_stranded *s);
+			 struct fpga_stranded *s);
 
 /*
  * Unprepare from the undo state alone: keep leaves the claim's image when

@@ -115,6 +115,7 @@ const struct dralet_option fpga_options[] = {
 	{ "xrtLibrary", DRALET_OPTION_TRUSTED_FILE },	/* xrt: XRT's libxrt_coreutil */
 	{ "programBytesPerSecond", 0 },			/* fpga.h: FPGA_PROGRAM_BUDGET_S */
 	{ "firmwareDir", DRALET_OPTION_TRUSTED_FILE },	/* fpga_mgr.h: the firmware search path */
+	{ "stateDir", DRALET_OPTION_TRUSTED_FILE },	/* fpga.h: marks of regions left mid-load */
 	{ NULL, 0 },
 };
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <dralet/pci_ctl.h>
 
@@ -189,6 +190,64 @@ int fpga_restore(struct dralet_backend_ctx *ctx, const struct fpga_region *rg,
 	return r;
 }
 
+/* <stateDir>/<key>.stranded into @buf; false without stateDir or a key. */
+static bool stranded_path(struct dralet_backend_ctx *ctx, const struct fpga_stranded *s,
+			  char *buf, size_t size)
+{
+	const char *dir = dralet_ctx_option(ctx, "stateDir");
+
+	if (!dir || !*dir || !s->key[0] || strchr(s->key, '/'))
+		return false;
+	return snprintf(buf, size, "%s/%s.stranded", dir, s->key) < (int)size;
+}
+
+/* Keeps @s on disk (set: the record; clear: no file). */
+static void stranded_save(struct dralet_backend_ctx *ctx, const struct fpga_stranded *s)
+{
+	char path[4096], tmp[4200], text[160];
+	FILE *f;
+
+	if (!stranded_path(ctx, s, path, sizeof(path)))
+		return;
+	if (!s->set) {
+		if (unlink(path) < 0 && errno != ENOENT)
+			dralet_ctx_warn(ctx, "cannot remove %s: %s", path, strerror(errno));
+		return;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	snprintf(text, sizeof(text), "%s %s %s\n", s->previous, s->accelerator, s->sha256);
+	if (!(f = fopen(tmp, "we")) || fputs(text, f) < 0 || fflush(f) != 0 || fsync(fileno(f)) ||
+	    fclose(f) != 0 || rename(tmp, path) < 0) {
+		dralet_ctx_warn(ctx, "cannot keep %s (a region left mid-load): %s", path,
+				strerror(errno));
+		unlink(tmp);
+	}
+}
+
+void fpga_stranded_load(struct dralet_backend_ctx *ctx, struct fpga_stranded *s,
+			const char *device)
+{
+	char path[4096], text[200], prev[40], accel[40], sha[66];
+	FILE *f;
+
+	*s = (struct fpga_stranded){ 0 };
+	snprintf(s->key, sizeof(s->key), "%s", device ? device : "");
+	if (!stranded_path(ctx, s, path, sizeof(path)) || !(f = fopen(path, "re")))
+		return;
+	if (fgets(text, sizeof(text), f) &&
+	    sscanf(text, "%39s %39s %65s", prev, accel, sha) == 3 && fpga_sha256_valid(sha) &&
+	    (!strcmp(prev, "none") || fpga_id_normalize(prev, prev, sizeof(prev))) &&
+	    fpga_id_normalize(accel, accel, sizeof(accel))) {
+		s->set = true;
+		memcpy(s->previous, prev, sizeof(s->previous));
+		memcpy(s->accelerator, accel, sizeof(s->accelerator));
+		memcpy(s->sha256, sha, sizeof(s->sha256));
+	} else {
+		dralet_ctx_warn(ctx, "%s is no mark of a region left mid-load; ignored", path);
+	}
+	fclose(f);
+}
+
 void fpga_stranded_note(struct dralet_backend_ctx *ctx, const struct fpga_region *rg,
 			const struct dralet_undo *undo, int r, struct fpga_stranded *s)
 {
@@ -202,17 +261,21 @@ void fpga_stranded_note(struct dralet_backend_ctx *ctx, const struct fpga_region
 		return;
 	now = r < 0 ? rg->loaded(ctx, rg->self, buf, sizeof(buf)) : NULL;
 	if (r >= 0 || fpga_id_equal(now, accel) || fpga_id_equal(now, previous)) {
-		s->set = false;
+		if (s->set) {
+			s->set = false;
+			stranded_save(ctx, s);
+		}
 		return;
 	}
 	s->set = true;
 	snprintf(s->previous, sizeof(s->previous), "%s", previous);
 	snprintf(s->accelerator, sizeof(s->accelerator), "%s", accel);
 	snprintf(s->sha256, sizeof(s->sha256), "%s", sha);
+	stranded_save(ctx, s);
 }
 
 int fpga_stranded_health(struct dralet_backend_ctx *ctx, const struct fpga_region *rg,
-			 const struct fpga_stranded *s)
+			 struct fpga_stranded *s)
 {
 	char buf[80];
 	const char *now;
@@ -220,8 +283,11 @@ int fpga_stranded_health(struct dralet_backend_ctx *ctx, const struct fpga_regio
 	if (!s->set)
 		return DRALET_HEALTH_HEALTHY;
 	now = rg->loaded(ctx, rg->self, buf, sizeof(buf));
-	if (fpga_id_equal(now, s->accelerator) || fpga_id_equal(now, s->previous))
+	if (fpga_id_equal(now, s->accelerator) || fpga_id_equal(now, s->previous)) {
+		s->set = false;		/* a known state again */
+		stranded_save(ctx, s);
 		return DRALET_HEALTH_HEALTHY;
+	}
 	dralet_ctx_error(ctx, "%s shows accelerator %s: loading bitstream %s was interrupted and "
 			 "its previous accelerator %s could not be put back; load an image by hand",
 			 rg->what, now ? now : "(none)", s->sha256, s->previous);

@@ -444,6 +444,7 @@ static void make_device(struct dralet_backend_ctx *ctx, const char *name, const 
 	snprintf(m->compat, sizeof(m->compat), "%s", compat);
 	snprintf(m->what, sizeof(m->what), "fpga_manager %s", name);
 	dralet_device_set_private(dev, m, free);
+	fpga_stranded_load(ctx, &m->stranded, dralet_device_name(dev));
 	dralet_device_set_string(dev, "framework", "fpga-manager");
 	dralet_device_set_string(dev, "platformDevice", parent);
 	if (read_sys(ctx, buf, sizeof(buf), "class/fpga_manager", name, "name") > 0)
@@ -461,7 +462,7 @@ static void make_device(struct dralet_backend_ctx *ctx, const char *name, const 
 		fpga_set_id_attr(ctx, dev, "acceleratorID", accel);
 		fpga_set_loaded_attr(ctx, dev, FPGA_IMAGE_RAW, accel, m->compat);
 	}
-	dralet_device_set_health(dev, health_now(ctx, m));
+	dralet_device_set_health(dev, fpga_mgr_health(ctx, dev));
 }
 
 int fpga_mgr_discover(struct dralet_backend_ctx *ctx)
@@ -475,7 +476,7 @@ int fpga_mgr_discover(struct dralet_backend_ctx *ctx)
 
 int fpga_mgr_health(struct dralet_backend_ctx *ctx, struct dralet_device *dev)
 {
-	const struct fpga_mgr_dev *m = dralet_device_private(dev);
+	struct fpga_mgr_dev *m = dralet_device_private(dev);
 	int health = health_now(ctx, m);
 
 	if (health != DRALET_HEALTH_HEALTHY || !m->stranded.set)

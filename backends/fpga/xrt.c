@@ -223,6 +223,8 @@ struct xrt_card {
 	struct fpga_stranded stranded;
 };
 
+static int xrt_health(struct dralet_backend_ctx *ctx, struct dralet_device *dev);
+
 static int xrt_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 		     const struct dralet_pci_id *id)
 {
@@ -254,6 +256,7 @@ static int xrt_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_fun
 		return -ENOMEM;
 	card->mgmt = mgmt;
 	dralet_device_set_private(dev, card, free);
+	fpga_stranded_load(ctx, &card->stranded, dralet_device_name(dev));
 	for (size_t i = 0; r >= 0 && i < func->n_drm; i++)
 		if (func->drm[i].node.path)
 			r = dralet_device_add_node(dev, &func->drm[i].node);
@@ -262,7 +265,7 @@ static int xrt_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_fun
 	if (r >= 0 && !pcidev_is_vfio(func) && func->driver && !func->n_drm)
 		dralet_ctx_warn(ctx, "device %s: user PF bound to %s has no DRM render node",
 				dralet_device_name(dev), func->driver);
-	dralet_device_set_health(dev, health_now(ctx, func, mgmt));
+	dralet_device_set_health(dev, xrt_health(ctx, dev));
 	return r < 0 ? r : 0;
 }
 
@@ -271,7 +274,7 @@ static struct fpga_region xrt_region(const struct dralet_pci_func *user, const c
 
 static int xrt_health(struct dralet_backend_ctx *ctx, struct dralet_device *dev)
 {
-	const struct xrt_card *card = dralet_device_private(dev);
+	struct xrt_card *card = dralet_device_private(dev);
 	const struct dralet_pci_func *user = dralet_device_pci(dev);
 	int health = health_now(ctx, user, card->mgmt);
 	char what[64];

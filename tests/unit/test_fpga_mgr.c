@@ -244,11 +244,24 @@ static void add_raw(struct fixture *f, const char *name, const char *manifest_js
 	put(f->store, mf, manifest_json, strlen(manifest_json));
 }
 
+/* A discovery as the agent's start or a rediscovery makes: the devices anew. */
+static void restart(struct fixture *f)
+{
+	char options[9000];
+
+	harness_fini(&f->h);
+	snprintf(options, sizeof(options), "{\"bitstreamDir\": \"%s\", \"firmwareDir\": \"%s\", "
+		 "\"stateDir\": \"%s/state\"}", f->store, f->fw, f->store);
+	assert_int_equal(harness_init(&f->h, &backend_fpga_region, f->m.dir, options), 0);
+	f->h.ctx.node = &f->m.node;
+	assert_int_equal(harness_probe_all(&f->h), 0);
+}
+
 static struct fixture *fixture_new(const char *board)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 	uint8_t blob[256];
-	char options[9000];
+	char options[4400];
 
 	assert_non_null(f);
 	node_model_init(&f->m, board);
@@ -267,11 +280,9 @@ static struct fixture *fixture_new(const char *board)
 	/* the kernel's firmware search path is where dralet copies images */
 	assert_int_equal(f->m.real.write(f->m.real.userdata, "module/firmware_class/parameters/path",
 					 f->fw), 0);
-	snprintf(options, sizeof(options), "{\"bitstreamDir\": \"%s\", \"firmwareDir\": \"%s\"}",
-		 f->store, f->fw);
-	assert_int_equal(harness_init(&f->h, &backend_fpga_region, f->m.dir, options), 0);
-	f->h.ctx.node = &f->m.node;
-	assert_int_equal(harness_probe_all(&f->h), 0);
+	snprintf(options, sizeof(options), "%s/state", f->store);
+	assert_int_equal(mkdir(options, 0755), 0);
+	restart(f);
 	return f;
 }
 
@@ -349,12 +360,7 @@ static void test_overlay_load_and_reset(void **state)
 	assert_string_equal(dralet_undo_get(&t.undo, "fpgaOnUnprepare"), "reset");
 
 	/* a new discovery publishes the image */
-	harness_fini(&f->h);
-	char options[9000];
-	snprintf(options, sizeof(options), "{\"bitstreamDir\": \"%s\", \"firmwareDir\": \"%s\"}",
-		 f->store, f->fw);
-	assert_int_equal(harness_init(&f->h, &backend_fpga_region, f->m.dir, options), 0);
-	f->h.ctx.node = &f->m.node;
+	restart(f);
 	const struct dralet_attr *a = dralet_device_find_attr(harness_device(&f->h, DEV),
 							      "loadedBitstream");
 	assert_non_null(a);
@@ -540,11 +546,36 @@ static void test_crash_points(void **state)
 	assert_int_equal(health_of(f, dev), DRALET_HEALTH_UNHEALTHY);
 	assert_non_null(strstr(f->h.ctx.error, "fpga_manager fpga0 shows accelerator (none): "
 					       "loading bitstream"));
-	/* the image back in the store, the kernel's recovery retried: known again */
+	/* kept on disk (stateDir): a restart or rediscovery finds it again */
+	char mark[4400];
+	snprintf(mark, sizeof(mark), "%s/state/" DEV ".stranded", f->store);
+	assert_int_equal(access(mark, F_OK), 0);
+	restart(f);
+	dev = harness_device(&f->h, DEV);
+	assert_int_equal(health_of(f, dev), DRALET_HEALTH_UNHEALTHY);
+	assert_non_null(strstr(f->h.ctx.error, "its previous accelerator " ACCEL " could not be "
+					       "put back"));
+	/* the image back in the store, recovery's retry puts it back: known again,
+	 * the mark gone from memory and disk */
 	assert_int_equal(rename("/tmp/dralet-test-fpga-mgr-plain", path), 0);
 	assert_int_equal(unprepare(f, &t), 0);
 	marker_is(f, f->sha_plain);
 	assert_int_equal(health_of(f, dev), DRALET_HEALTH_HEALTHY);
+	assert_int_equal(access(mark, F_OK), -1);
+	restart(f);
+	assert_int_equal(health_of(f, harness_device(&f->h, DEV)), DRALET_HEALTH_HEALTHY);
+
+	/* F: marked again, then the region reaches a known state by itself (an
+	 * image loaded by hand): the health op clears the mark, on disk too */
+	drop_marker(f);
+	assert_int_equal(rename(path, "/tmp/dralet-test-fpga-mgr-plain"), 0);
+	assert_int_equal(unprepare(f, &t), -ENOENT);
+	assert_int_equal(access(mark, F_OK), 0);
+	assert_int_equal(rename("/tmp/dralet-test-fpga-mgr-plain", path), 0);
+	put(f->fw, "dralet-fpga0.loaded", f->sha_plain, 64);
+	restart(f);
+	assert_int_equal(health_of(f, harness_device(&f->h, DEV)), DRALET_HEALTH_HEALTHY);
+	assert_int_equal(access(mark, F_OK), -1);
 	t_req_clear(&t);
 	t_req_clear(&first);
 	fixture_free(f);

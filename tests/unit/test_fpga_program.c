@@ -466,12 +466,15 @@ static void test_stranded_unhealthy(void **state)
 	/* the next try cannot put it back either: still Unhealthy */
 	assert_int_equal(unprepare(f, &t), -ENOENT);
 	assert_int_equal(health(&f->h, dev), DRALET_HEALTH_UNHEALTHY);
-	/* an operator loads the previous AFU by hand: known again */
+	/* an operator loads the previous AFU by hand: known again, and the mark
+	 * is gone (a later change is not this load's) */
 	assert_int_equal(f->m.real.write(f->m.real.userdata, AFU_FILE, AFU "\n"), 0);
 	assert_int_equal(health(&f->h, dev), DRALET_HEALTH_HEALTHY);
-	/* garbage again, then an unprepare that succeeds (the port shows the claim's
-	 * AFU: keep) clears it */
 	assert_int_equal(f->m.real.write(f->m.real.userdata, AFU_FILE, GARBAGE "\n"), 0);
+	assert_int_equal(health(&f->h, dev), DRALET_HEALTH_HEALTHY);
+	/* another failed unprepare marks it again; one that succeeds (the port
+	 * shows the claim's AFU: keep) clears it */
+	assert_int_equal(unprepare(f, &t), -ENOENT);
 	assert_int_equal(health(&f->h, dev), DRALET_HEALTH_UNHEALTHY);
 	assert_int_equal(f->m.real.write(f->m.real.userdata, AFU_FILE, NEW_AFU "\n"), 0);
 	assert_int_equal(unprepare(f, &t), 0);
