@@ -581,6 +581,30 @@ static void test_crash_points(void **state)
 	fixture_free(f);
 }
 
+/* The real seam on a tree of plain files: names that are not one path
+ * component are refused; the firmware load writes flags in hex, then the
+ * image's name; removing an overlay that is not there is no error. */
+static void test_real_seam(void **state)
+{
+	struct fixture *f = fixture_new(board_firmware);
+	const struct node_ops *real = &f->m.real;
+	char buf[64];
+
+	(void)state;
+	assert_int_equal(real->fpga_mgr_load(real->userdata, "../fpga0", 0, "a.bin"), -EINVAL);
+	assert_int_equal(real->fpga_mgr_load(real->userdata, "fpga0", 0, "x/a.bin"), -EINVAL);
+	assert_int_equal(real->fpga_mgr_load(real->userdata, "fpga9", 0, "a.bin"), -ENOENT);
+	assert_int_equal(real->fpga_mgr_load(real->userdata, "fpga0", 0x11, "a.bin"), 0);
+	tree_read(f, "class/fpga_manager/fpga0/flags", buf, sizeof(buf));
+	assert_string_equal(buf, "11");
+	assert_int_equal(real->fpga_overlay(real->userdata, "..", "a.dtbo"), -EINVAL);
+	assert_int_equal(real->fpga_overlay(real->userdata, "dralet-fpga0", "../a.dtbo"), -EINVAL);
+	/* this board has no configfs overlays */
+	assert_int_equal(real->fpga_overlay(real->userdata, "dralet-fpga0", "a.dtbo"), -ENOENT);
+	assert_int_equal(real->fpga_overlay(real->userdata, "dralet-fpga0", NULL), 0);
+	fixture_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -594,6 +618,7 @@ int main(void)
 		cmocka_unit_test(test_reset_through_firmware_refused),
 		cmocka_unit_test(test_state_not_operating),
 		cmocka_unit_test(test_crash_points),
+		cmocka_unit_test(test_real_seam),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
