@@ -17,11 +17,17 @@
 #include "hal/scan_internal.h"
 #include "hal/vf_netlink.h"
 
+/* configfs's magic ("beep"; fs/configfs/configfs_internal.h), which
+ * linux/magic.h does not carry. */
+#define CONFIGFS_MAGIC 0x62656570
+
+/* Whether @fd is a kernel attribute (sysfs, or configfs for overlay items),
+ * which takes a value whole and must not be truncated. */
 static bool on_sysfs(int fd)
 {
 	struct statfs fs;
 
-	return fstatfs(fd, &fs) == 0 && fs.f_type == SYSFS_MAGIC;
+	return fstatfs(fd, &fs) == 0 && (fs.f_type == SYSFS_MAGIC || fs.f_type == CONFIGFS_MAGIC);
 }
 
 static int real_write(void *userdata, const char *relpath, const char *value)

@@ -64,8 +64,8 @@ struct node_ops {
 };
 
 /* The real node below @roots (which must outlive the result's use). A write
- * below a root that is not sysfs (a materialized board) replaces the file's
- * content, as a sysfs attribute takes the whole value. */
+ * below a root that is neither sysfs nor configfs (a materialized board)
+ * replaces the file's content, as a kernel attribute takes the whole value. */
 struct node_ops node_ops_real(const struct hal_roots *roots);
 
 #endif
