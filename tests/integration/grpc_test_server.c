@@ -414,6 +414,7 @@ int main(int argc, char **argv)
 		{ "max-message", required_argument, NULL, 'm' },
 		{ "max-connections", required_argument, NULL, 'c' },
 		{ "grace-ms", required_argument, NULL, 'g' },
+		{ "handshake-ms", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct kubelet_endpoint_config cfg = { .driver = "gpu.test.dralet.io" };
@@ -434,6 +435,7 @@ int main(int argc, char **argv)
 		case 'm': limits.max_message = strtoull(optarg, NULL, 10); break;
 		case 'c': limits.max_connections = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'g': limits.shutdown_grace_ms = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 't': limits.handshake_timeout_ms = (unsigned)strtoul(optarg, NULL, 10); break;
 		default: return 2;
 		}
 	}
