@@ -133,8 +133,8 @@ class Registration(Base):
             times.append((time.perf_counter() - t0) * 1000)
         times.sort()
         p50, p99 = statistics.median(times), times[int(len(times) * 0.99) - 1]
+        # the number only: the latency goal is in make bench (bench_prepare's null call)
         print("GetInfo over the socket: p50 %.3f ms, p99 %.3f ms" % (p50, p99))
-        self.assertLess(p50, 50)
         kl.close()
 
 
@@ -197,8 +197,9 @@ class DRACalls(Base):
         t0 = time.time()
         with self.assertRaises(grpc.RpcError) as cm:
             raw_call(self.kl.dra, "/dralet.test.Test/Hang", timeout=0.2)
+        # Hang never answers: only the deadline can end the call
         self.assertEqual(cm.exception.code(), grpc.StatusCode.DEADLINE_EXCEEDED)
-        self.assertLess(time.time() - t0, 2)
+        print("Hang with a 0.2 s deadline ended after %.2f s" % (time.time() - t0))
         # the handler learned about it (server deadline or client RST_STREAM)
         for _ in range(50):
             s = stats(self.server)
@@ -208,40 +209,57 @@ class DRACalls(Base):
         else:
             self.fail("the handler was not cancelled: %s" % s)
 
+    def held(self, n):
+        """Waits until the test server holds n Gate calls (or fails after 30 s)."""
+        for _ in range(1500):
+            if stats(self.server)["held"] >= n:
+                return
+            time.sleep(0.02)
+        self.fail("the server never held %d Gate calls at once: %s" % (n, stats(self.server)))
+
+    def release(self):
+        return int(raw_call(self.kl.dra, "/dralet.test.Test/Release", timeout=30))
+
     def test_slow_call_does_not_block_others(self):
-        result = {}
-
-        def slow():
-            result["slow"] = raw_call(self.kl.dra, "/dralet.test.Test/Slow", b"1500")
-
-        t = threading.Thread(target=slow)
-        t.start()
-        time.sleep(0.1)
-        t0 = time.perf_counter()
-        self.kl.get_info()
-        raw_call(self.kl.dra, "/dralet.test.Test/Echo", b"x")
-        fast = time.perf_counter() - t0
-        t.join()
-        self.assertEqual(result["slow"], b"done")
-        # behind a 1.5 s call; 1 s is the kubelet's GetInfo deadline, and far
-        # below what waiting for the slow call would take
-        self.assertLess(fast, 1.0, "GetInfo+Echo took %.3f s behind a slow call" % fast)
+        # a call held by its handler (until Release) must not hold up others:
+        # GetInfo and Echo answer while it is held; blocked behind it they
+        # would run into their 30 s deadlines
+        slow = self.kl.dra.unary_unary("/dralet.test.Test/Gate").future(b"", timeout=60)
+        self.held(1)
+        self.assertEqual(self.kl.get_info(timeout=30).name, DRIVER)
+        self.assertEqual(raw_call(self.kl.dra, "/dralet.test.Test/Echo", b"x", timeout=30), b"x")
+        self.assertFalse(slow.done())
+        self.assertEqual(self.release(), 1)
+        self.assertEqual(slow.result(), b"done")
 
     def test_concurrent_streams_one_connection(self):
-        # 20 slow calls (300 ms each) multiplexed on one channel run in parallel
-        call = self.kl.dra.unary_unary("/dralet.test.Test/Slow")
-        t0 = time.time()
-        futures = [call.future(b"300", timeout=10) for _ in range(20)]
+        # 20 calls multiplexed on one channel are all in their handlers at once
+        # (held until Release); serialized, the server would never hold more
+        # than one and held(20) would fail
+        call = self.kl.dra.unary_unary("/dralet.test.Test/Gate")
+        futures = [call.future(b"", timeout=60) for _ in range(20)]
+        self.held(20)
+        self.assertFalse(any(f.done() for f in futures))
+        self.assertEqual(self.release(), 20)
         self.assertTrue(all(f.result() == b"done" for f in futures))
-        self.assertLess(time.time() - t0, 3.0)  # serialized they would take 6 s
 
     def test_worker_thread_replies(self):
         call = self.kl.dra.unary_unary("/dralet.test.Test/Work")
-        futures = [call.future(b"200", timeout=10) for _ in range(8)]
+        futures = [call.future(b"200", timeout=30) for _ in range(8)]
         self.assertTrue(all(f.result() == b"worked" for f in futures))
-        t0 = time.perf_counter()
-        self.kl.get_info()
-        self.assertLess(time.perf_counter() - t0, 1.0)  # the kubelet's GetInfo deadline
+        # calls waiting on worker threads (until Release) do not hold up the
+        # loop: GetInfo answers meanwhile, else it would run into its deadline
+        gated = [call.future(b"gate", timeout=60) for _ in range(2)]
+        for _ in range(1500):
+            if stats(self.server)["working"] == 2:
+                break
+            time.sleep(0.02)
+        else:
+            self.fail("the gated Work calls never ran: %s" % stats(self.server))
+        self.assertEqual(self.kl.get_info(timeout=30).name, DRIVER)
+        self.assertFalse(any(f.done() for f in gated))
+        self.release()
+        self.assertTrue(all(f.result() == b"worked" for f in gated))
 
 
 class Misbehaving(Base):
