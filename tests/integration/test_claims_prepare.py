@@ -319,12 +319,20 @@ def check(node):
 
     # SIGTERM while a prepare runs: the call still gets its answer, the claim is
     # recorded, then the sockets go and the daemon exits 0
+    # (held at a gate until the daemon has logged the signal)
+    gate = os.path.join(node.tmp, "gate-term")
     node.put_claim("term", uid(80), [("gpu", 5)],
                    config=[{"source": "FromClaim", "opaque": {"driver": ck.DRIVER,
-                                                             "parameters": {"sleepMs": 1000}}}])
-    fut = kl.prepare_future([("ns", "term", uid(80))])
-    time.sleep(0.3)
+                                                             "parameters": {"gateFile": gate}}}])
+    fut = kl.prepare_future([("ns", "term", uid(80))], timeout=60)
+    wait_arrived(gate, 1)
     node.proc_handle.send_signal(signal.SIGTERM)
+    deadline = time.time() + 30
+    while "removing the sockets, finishing calls in flight" not in node.read_log():
+        assert time.time() < deadline, node.read_log()[-2000:]
+        time.sleep(0.02)
+    assert not fut.done()
+    open(gate, "w").close()
     res = fut.result()
     assert res.claims[uid(80)].error == "", res
     assert node.checkpoint_claims()[uid(80)]["state"] == "PrepareCompleted"
