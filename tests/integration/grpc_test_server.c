@@ -23,7 +23,9 @@
  *   driver giving every claim one device; a claim named "fail" fails.
  *
  * Prints "READY <registration socket> <dra socket>" when serving; SIGTERM
- * or SIGINT close the endpoint gracefully and exit 0.
+ * or SIGINT close the endpoint gracefully and exit 0. SIGUSR1 does what
+ * Release does (for held calls while no new call can get in: a closing
+ * server).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -221,15 +223,12 @@ static void on_gate(struct grpc_call *call, const uint8_t *req, size_t len, void
 	grpc_call_on_cancel(call, gate_cancel, NULL);
 }
 
-static void on_release(struct grpc_call *call, const uint8_t *req, size_t len, void *ud)
+/* Answers the held Gate calls and opens the gated Work calls; returns how
+ * many Gate calls it answered. */
+static unsigned release_all(void)
 {
-	char buf[16];
 	unsigned n = n_held;
-	int r;
 
-	(void)req;
-	(void)len;
-	(void)ud;
 	atomic_fetch_add(&release_gen, 1);
 	while (n_held) {
 		struct grpc_call *g = held[--n_held];
@@ -237,6 +236,18 @@ static void on_release(struct grpc_call *call, const uint8_t *req, size_t len, v
 		stats.served++;
 		grpc_call_reply(g, GRPC_STATUS_OK, "done", 4, NULL);
 	}
+	return n;
+}
+
+static void on_release(struct grpc_call *call, const uint8_t *req, size_t len, void *ud)
+{
+	char buf[16];
+	unsigned n = release_all();
+	int r;
+
+	(void)req;
+	(void)len;
+	(void)ud;
 	r = snprintf(buf, sizeof(buf), "%u", n);
 	grpc_call_reply(call, GRPC_STATUS_OK, buf, (size_t)r, NULL);
 }
@@ -447,7 +458,7 @@ static void on_unprepare(struct grpc_call *call, const uint8_t *req, size_t len,
 
 struct app {
 	uv_loop_t loop;
-	uv_signal_t sigterm, sigint;
+	uv_signal_t sigterm, sigint, sigusr1;
 	struct kubelet_endpoint *ep;
 	bool closing;
 };
@@ -470,6 +481,14 @@ static void endpoint_closed(void *userdata)
 
 	uv_close((uv_handle_t *)&app->sigterm, NULL);
 	uv_close((uv_handle_t *)&app->sigint, NULL);
+	uv_close((uv_handle_t *)&app->sigusr1, NULL);
+}
+
+static void on_sigusr1(uv_signal_t *sig, int signum)
+{
+	(void)sig;
+	(void)signum;
+	log_info("test server: SIGUSR1: released %u held call(s)", release_all());
 }
 
 static void on_signal(uv_signal_t *sig, int signum)
@@ -550,6 +569,8 @@ int main(int argc, char **argv)
 	app.sigterm.data = app.sigint.data = &app;
 	uv_signal_start(&app.sigterm, on_signal, SIGTERM);
 	uv_signal_start(&app.sigint, on_signal, SIGINT);
+	uv_signal_init(&app.loop, &app.sigusr1);
+	uv_signal_start(&app.sigusr1, on_sigusr1, SIGUSR1);
 	printf("READY %s %s\n", kubelet_endpoint_registration_socket(app.ep),
 	       kubelet_endpoint_dra_socket(app.ep));
 	fflush(stdout);

@@ -8,6 +8,7 @@ the real registration code plus test methods (see its header comment).
 """
 import json
 import os
+import signal
 import socket
 import stat
 import statistics
@@ -32,8 +33,17 @@ TMP = k.tempdir()
 PB = k.compile_protos(TMP.name)
 
 
-def raw_call(channel, path, data=b"", timeout=5.0):
+def raw_call(channel, path, data=b"", timeout=30.0):
     return channel.unary_unary(path)(data, timeout=timeout)
+
+
+def wait_until(cond, what, timeout=30):
+    """Polls cond until it holds; fails after timeout (a safety net, not a goal)."""
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting for " + what)
+        time.sleep(0.02)
 
 
 def stats(server):
@@ -106,21 +116,21 @@ class Registration(Base):
                     k.HEALTH_CHECK,
                     request_serializer=PB.health.HealthCheckRequest.SerializeToString,
                     response_deserializer=PB.health.HealthCheckResponse.FromString)
-                resp = check(PB.health.HealthCheckRequest(), timeout=1)
+                resp = check(PB.health.HealthCheckRequest(), timeout=30)
                 self.assertEqual(resp.status, PB.health.HealthCheckResponse.SERVING)
                 with self.assertRaises(grpc.RpcError) as cm:
-                    check(PB.health.HealthCheckRequest(service="nope.Svc"), timeout=1)
+                    check(PB.health.HealthCheckRequest(service="nope.Svc"), timeout=30)
                 self.assertEqual(cm.exception.code(), grpc.StatusCode.NOT_FOUND)
 
     def test_unknown_method(self):
         with grpc.insecure_channel("unix:" + self.server.reg_socket) as ch:
             with self.assertRaises(grpc.RpcError) as cm:
-                raw_call(ch, "/pluginregistration.Registration/Nope", timeout=1)
+                raw_call(ch, "/pluginregistration.Registration/Nope", timeout=30)
             self.assertEqual(cm.exception.code(), grpc.StatusCode.UNIMPLEMENTED)
             # kubelet opens the health stream whether or not it is advertised
             with self.assertRaises(grpc.RpcError) as cm:
                 list(ch.unary_stream("/v1alpha1.DRAResourceHealth/NodeWatchResources")(
-                    b"", timeout=1))
+                    b"", timeout=30))
             self.assertEqual(cm.exception.code(), grpc.StatusCode.UNIMPLEMENTED)
 
     def test_get_info_latency(self):
@@ -201,21 +211,14 @@ class DRACalls(Base):
         self.assertEqual(cm.exception.code(), grpc.StatusCode.DEADLINE_EXCEEDED)
         print("Hang with a 0.2 s deadline ended after %.2f s" % (time.time() - t0))
         # the handler learned about it (server deadline or client RST_STREAM)
-        for _ in range(50):
+        def cancelled():
             s = stats(self.server)
-            if s["deadline"] + s["cancelled"] > before["deadline"] + before["cancelled"]:
-                break
-            time.sleep(0.02)
-        else:
-            self.fail("the handler was not cancelled: %s" % s)
+            return s["deadline"] + s["cancelled"] > before["deadline"] + before["cancelled"]
+        wait_until(cancelled, "the handler cancelled")
 
     def held(self, n):
         """Waits until the test server holds n Gate calls (or fails after 30 s)."""
-        for _ in range(1500):
-            if stats(self.server)["held"] >= n:
-                return
-            time.sleep(0.02)
-        self.fail("the server never held %d Gate calls at once: %s" % (n, stats(self.server)))
+        wait_until(lambda: stats(self.server)["held"] >= n, "%d Gate calls held at once" % n)
 
     def release(self):
         return int(raw_call(self.kl.dra, "/dralet.test.Test/Release", timeout=30))
@@ -250,12 +253,7 @@ class DRACalls(Base):
         # calls waiting on worker threads (until Release) do not hold up the
         # loop: GetInfo answers meanwhile, else it would run into its deadline
         gated = [call.future(b"gate", timeout=60) for _ in range(2)]
-        for _ in range(1500):
-            if stats(self.server)["working"] == 2:
-                break
-            time.sleep(0.02)
-        else:
-            self.fail("the gated Work calls never ran: %s" % stats(self.server))
+        wait_until(lambda: stats(self.server)["working"] == 2, "the gated Work calls running")
         self.assertEqual(self.kl.get_info(timeout=30).name, DRIVER)
         self.assertFalse(any(f.done() for f in gated))
         self.release()
@@ -333,12 +331,7 @@ class Misbehaving(Base):
         kl.close()
         s.close()
         # the stuck streams are cancelled when its connection goes away
-        for _ in range(100):
-            if stats(self.server)["unavailable"] >= 1:
-                break
-            time.sleep(0.02)
-        else:
-            self.fail("stuck streams not cancelled: %s" % stats(self.server))
+        wait_until(lambda: stats(self.server)["unavailable"] >= 1, "stuck streams cancelled")
 
 
 class SilentFlood(Base):
@@ -389,28 +382,24 @@ sys.stdin.read()
 
 
 class Shutdown(Base):
+    server_args = ("--grace-ms", "60000")   # the release comes well within it
+
     def test_graceful_shutdown_finishes_calls(self):
+        # a call held in its handler when SIGTERM comes: the sockets go, new
+        # dials fail, and the call still gets its answer once released
+        # (SIGUSR1) within the grace time
         kl = k.Kubelet(PB, self.server.reg_socket)
         kl.register()
-        result = {}
-
-        def slow():
-            try:
-                result["slow"] = raw_call(kl.dra, "/dralet.test.Test/Slow", b"500")
-            except grpc.RpcError as e:
-                result["slow"] = e.code()
-
-        t = threading.Thread(target=slow)
-        t.start()
-        time.sleep(0.1)
+        held = kl.dra.unary_unary("/dralet.test.Test/Gate").future(b"", timeout=60)
+        wait_until(lambda: stats(self.server)["held"] == 1, "the Gate call held")
         self.server.terminate()
-        time.sleep(0.1)
-        # the sockets go at once, so the kubelet deregisters; new dials fail
-        self.assertFalse(os.path.exists(self.server.reg_socket))
+        # the sockets go, so the kubelet deregisters; new dials fail
+        wait_until(lambda: not os.path.exists(self.server.reg_socket), "the sockets removed")
         with self.assertRaises(OSError):
             k.raw_connect(self.server.reg_socket)
-        t.join()
-        self.assertEqual(result["slow"], b"done")
+        self.assertFalse(held.done())
+        self.server.proc.send_signal(signal.SIGUSR1)
+        self.assertEqual(held.result(), b"done")
         kl.close()
 
 
