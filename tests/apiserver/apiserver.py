@@ -25,7 +25,7 @@ gates are dropped silently, like the real server.
 
 Faults (control endpoint or set_faults()): rate500, rate409 (updates, deletes), rate429 with
 retryAfter, dropRate (connection closed without an answer), watchDropRate (a watch cut after a few
-events), watchCutAfter (every watch cut after that many events), delayMs, reject (422 for every write), verbs (which verbs the faults hit); an expiring
+events), watchCutAfter (every watch cut after that many events), delayMs, hold (requests wait until the faults change), reject (422 for every write), verbs (which verbs the faults hit); an expiring
 token: rotate_token() writes a new one, the old one gets 401.
 
 Control interface: plain HTTP on a second loopback port:
@@ -324,6 +324,11 @@ class Handler(BaseHTTPRequestHandler):
             self.invalid('', [{'reason': 'FieldValueInvalid', 'field': 'spec.devices[0].name',
                                'message': 'Invalid value: injected rejection'}])
             return True
+        if f.get('hold'):
+            # held until the faults change (set_faults); then served as usual
+            with self.st.lock:
+                self.st.lock.wait_for(lambda: self.st.faults is not f, timeout=300)
+            return False
         rng = self.st.rng
         with self.st.lock:
             roll = rng.random()
@@ -863,6 +868,7 @@ class ControlHandler(BaseHTTPRequestHandler):
                 st.log = []
             elif url.path == '/faults':
                 st.faults = body
+                st.lock.notify_all()
             elif url.path == '/gates':
                 st.gates.update(body)
             elif url.path == '/wipe':
@@ -1014,6 +1020,7 @@ class ApiServer:
     def set_faults(self, **faults):
         with self.state.lock:
             self.state.faults = faults
+            self.state.lock.notify_all()
 
     def end_watches(self):
         """Ends every open watch cleanly (the next ones see the current faults)."""

@@ -8,7 +8,14 @@
  *   /dralet.test.Test/Slow    unary: request is "<ms>"; answers after that
  *                             long from a timer (asynchronous reply)
  *   /dralet.test.Test/Work    unary: request is "<ms>"; sleeps on a libuv
- *                             worker thread, replies from after-work
+ *                             worker thread, replies from after-work;
+ *                             "gate": waits there until the next Release
+ *   /dralet.test.Test/Gate    unary: held (counted in Stats "held") until
+ *                             the next Release, then answers "done"; lets
+ *                             a test show calls overlap without a clock
+ *   /dralet.test.Test/Release unary: answers every held Gate call and
+ *                             opens the gated Work calls; answers how many
+ *                             Gate calls it released
  *   /dralet.test.Test/Hang    unary: never answers until cancelled
  *   /dralet.test.Test/Stream  server streaming: "<count> <size> <every_ms>"
  *   /dralet.test.Test/Stats   unary: JSON counters (cancellations ...)
@@ -16,10 +23,13 @@
  *   driver giving every claim one device; a claim named "fail" fails.
  *
  * Prints "READY <registration socket> <dra socket>" when serving; SIGTERM
- * or SIGINT close the endpoint gracefully and exit 0.
+ * or SIGINT close the endpoint gracefully and exit 0. SIGUSR1 does what
+ * Release does (for held calls while no new call can get in: a closing
+ * server).
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +48,8 @@ struct stats {
 };
 
 static struct stats stats;	/* test program: one instance */
+static atomic_uint release_gen;	/* bumped by every Release (worker threads read it) */
+static atomic_uint working;	/* gated Work calls waiting on a worker thread */
 
 /* ---- Echo, Slow, Hang, Work ---- */
 
@@ -119,6 +131,8 @@ struct work {
 	uv_work_t req;
 	struct grpc_call *call;
 	unsigned ms;
+	bool gated;		/* waits for release_gen to move past gen */
+	unsigned gen;
 	bool saw_cancel;
 };
 
@@ -127,6 +141,14 @@ static void work_run(uv_work_t *req)
 	struct work *w = req->data;
 
 	/* Worker thread: only grpc_call_cancelled() is allowed here. */
+	if (w->gated) {
+		atomic_fetch_add(&working, 1);
+		while (atomic_load(&release_gen) == w->gen && !grpc_call_cancelled(w->call))
+			usleep(10000);
+		w->saw_cancel = grpc_call_cancelled(w->call);
+		atomic_fetch_sub(&working, 1);
+		return;
+	}
 	for (unsigned i = 0; i < w->ms; i += 10) {
 		if (grpc_call_cancelled(w->call)) {
 			w->saw_cancel = true;
@@ -158,8 +180,76 @@ static void on_work(struct grpc_call *call, const uint8_t *req, size_t len, void
 	memcpy(buf, req, len < sizeof(buf) - 1 ? len : sizeof(buf) - 1);
 	w->call = call;
 	w->ms = (unsigned)strtoul(buf, NULL, 10);
+	w->gated = !strcmp(buf, "gate");
+	w->gen = atomic_load(&release_gen);
 	w->req.data = w;
 	uv_queue_work(loop, &w->req, work_run, work_done);
+}
+
+/* ---- Gate, Release ---- */
+
+#define MAX_HELD 64
+
+static struct grpc_call *held[MAX_HELD];	/* Gate calls waiting for a Release */
+static unsigned n_held;
+
+static void held_remove(struct grpc_call *call)
+{
+	for (unsigned i = 0; i < n_held; i++)
+		if (held[i] == call) {
+			held[i] = held[--n_held];
+			return;
+		}
+}
+
+static void gate_cancel(struct grpc_call *call, void *ud)
+{
+	(void)ud;
+	count_cancel(call);
+	held_remove(call);
+	grpc_call_reply(call, GRPC_STATUS_CANCELLED, NULL, 0, NULL);
+}
+
+static void on_gate(struct grpc_call *call, const uint8_t *req, size_t len, void *ud)
+{
+	(void)req;
+	(void)len;
+	(void)ud;
+	if (n_held == MAX_HELD) {
+		grpc_call_reply(call, GRPC_STATUS_RESOURCE_EXHAUSTED, NULL, 0, "too many held");
+		return;
+	}
+	held[n_held++] = call;
+	grpc_call_on_cancel(call, gate_cancel, NULL);
+}
+
+/* Answers the held Gate calls and opens the gated Work calls; returns how
+ * many Gate calls it answered. */
+static unsigned release_all(void)
+{
+	unsigned n = n_held;
+
+	atomic_fetch_add(&release_gen, 1);
+	while (n_held) {
+		struct grpc_call *g = held[--n_held];
+
+		stats.served++;
+		grpc_call_reply(g, GRPC_STATUS_OK, "done", 4, NULL);
+	}
+	return n;
+}
+
+static void on_release(struct grpc_call *call, const uint8_t *req, size_t len, void *ud)
+{
+	char buf[16];
+	unsigned n = release_all();
+	int r;
+
+	(void)req;
+	(void)len;
+	(void)ud;
+	r = snprintf(buf, sizeof(buf), "%u", n);
+	grpc_call_reply(call, GRPC_STATUS_OK, buf, (size_t)r, NULL);
 }
 
 /* ---- Stream ---- */
@@ -236,16 +326,18 @@ static void on_stream(struct grpc_call *call, const uint8_t *req, size_t len, vo
 static void on_stats(struct grpc_call *call, const uint8_t *req, size_t len, void *ud)
 {
 	struct grpc_server **dra = ud;
-	char buf[256];
+	char buf[320];
 	int n;
 
 	(void)req;
 	(void)len;
 	n = snprintf(buf, sizeof(buf),
 		     "{\"cancelled\": %u, \"deadline\": %u, \"unavailable\": %u, \"served\": %u, "
-		     "\"registered\": %u, \"rejected\": %u, \"connections\": %u}",
+		     "\"registered\": %u, \"rejected\": %u, \"connections\": %u, "
+		     "\"held\": %u, \"working\": %u}",
 		     stats.cancelled, stats.deadline, stats.unavailable, stats.served,
-		     stats.registered, stats.rejected, grpc_server_n_connections(*dra));
+		     stats.registered, stats.rejected, grpc_server_n_connections(*dra), n_held,
+		     atomic_load(&working));
 	grpc_call_reply(call, GRPC_STATUS_OK, buf, (size_t)n, NULL);
 }
 
@@ -366,7 +458,7 @@ static void on_unprepare(struct grpc_call *call, const uint8_t *req, size_t len,
 
 struct app {
 	uv_loop_t loop;
-	uv_signal_t sigterm, sigint;
+	uv_signal_t sigterm, sigint, sigusr1;
 	struct kubelet_endpoint *ep;
 	bool closing;
 };
@@ -389,6 +481,14 @@ static void endpoint_closed(void *userdata)
 
 	uv_close((uv_handle_t *)&app->sigterm, NULL);
 	uv_close((uv_handle_t *)&app->sigint, NULL);
+	uv_close((uv_handle_t *)&app->sigusr1, NULL);
+}
+
+static void on_sigusr1(uv_signal_t *sig, int signum)
+{
+	(void)sig;
+	(void)signum;
+	log_info("test server: SIGUSR1: released %u held call(s)", release_all());
 }
 
 static void on_signal(uv_signal_t *sig, int signum)
@@ -414,6 +514,7 @@ int main(int argc, char **argv)
 		{ "max-message", required_argument, NULL, 'm' },
 		{ "max-connections", required_argument, NULL, 'c' },
 		{ "grace-ms", required_argument, NULL, 'g' },
+		{ "handshake-ms", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct kubelet_endpoint_config cfg = { .driver = "gpu.test.dralet.io" };
@@ -434,6 +535,7 @@ int main(int argc, char **argv)
 		case 'm': limits.max_message = strtoull(optarg, NULL, 10); break;
 		case 'c': limits.max_connections = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'g': limits.shutdown_grace_ms = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 't': limits.handshake_timeout_ms = (unsigned)strtoul(optarg, NULL, 10); break;
 		default: return 2;
 		}
 	}
@@ -452,6 +554,8 @@ int main(int argc, char **argv)
 	grpc_server_add_method(dra, "/dralet.test.Test/Slow", GRPC_UNARY, on_slow, &app.loop);
 	grpc_server_add_method(dra, "/dralet.test.Test/Work", GRPC_UNARY, on_work, &app.loop);
 	grpc_server_add_method(dra, "/dralet.test.Test/Hang", GRPC_UNARY, on_hang, NULL);
+	grpc_server_add_method(dra, "/dralet.test.Test/Gate", GRPC_UNARY, on_gate, NULL);
+	grpc_server_add_method(dra, "/dralet.test.Test/Release", GRPC_UNARY, on_release, NULL);
 	grpc_server_add_method(dra, "/dralet.test.Test/Stream", GRPC_SERVER_STREAMING, on_stream,
 			       &app.loop);
 	grpc_server_add_method(dra, "/dralet.test.Test/Stats", GRPC_UNARY, on_stats, &dra);
@@ -465,6 +569,8 @@ int main(int argc, char **argv)
 	app.sigterm.data = app.sigint.data = &app;
 	uv_signal_start(&app.sigterm, on_signal, SIGTERM);
 	uv_signal_start(&app.sigint, on_signal, SIGINT);
+	uv_signal_init(&app.loop, &app.sigusr1);
+	uv_signal_start(&app.sigusr1, on_sigusr1, SIGUSR1);
 	printf("READY %s %s\n", kubelet_endpoint_registration_socket(app.ep),
 	       kubelet_endpoint_dra_socket(app.ep));
 	fflush(stdout);

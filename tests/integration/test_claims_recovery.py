@@ -116,7 +116,7 @@ def check(node):
     node.use_pod_uid("pod-b")
     node.start(wait=False)
     new, new_log = node.proc_handle, node.log
-    deadline = time.time() + 10
+    deadline = time.time() + 60   # a safety net, not a goal
     while "waiting for it to exit" not in node.read_log() and time.time() < deadline:
         time.sleep(0.05)
     assert "waiting for it to exit" in node.read_log()
@@ -139,7 +139,7 @@ def check(node):
     node.use_pod_uid(None)
     served = node.read_log().count(" driver(s) on node ")
     node.start()
-    deadline = time.time() + 20	# every driver's sockets, not only the one waited for
+    deadline = time.time() + 60	# a safety net; every driver's sockets, not only the one waited for
     while node.read_log().count(" driver(s) on node ") == served and time.time() < deadline:
         time.sleep(0.05)
     before = {f: os.stat(os.path.join(node.registry, f)).st_ino

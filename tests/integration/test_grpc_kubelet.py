@@ -8,6 +8,7 @@ the real registration code plus test methods (see its header comment).
 """
 import json
 import os
+import signal
 import socket
 import stat
 import statistics
@@ -32,8 +33,17 @@ TMP = k.tempdir()
 PB = k.compile_protos(TMP.name)
 
 
-def raw_call(channel, path, data=b"", timeout=5.0):
+def raw_call(channel, path, data=b"", timeout=30.0):
     return channel.unary_unary(path)(data, timeout=timeout)
+
+
+def wait_until(cond, what, timeout=30):
+    """Polls cond until it holds; fails after timeout (a safety net, not a goal)."""
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting for " + what)
+        time.sleep(0.02)
 
 
 def stats(server):
@@ -106,21 +116,21 @@ class Registration(Base):
                     k.HEALTH_CHECK,
                     request_serializer=PB.health.HealthCheckRequest.SerializeToString,
                     response_deserializer=PB.health.HealthCheckResponse.FromString)
-                resp = check(PB.health.HealthCheckRequest(), timeout=1)
+                resp = check(PB.health.HealthCheckRequest(), timeout=30)
                 self.assertEqual(resp.status, PB.health.HealthCheckResponse.SERVING)
                 with self.assertRaises(grpc.RpcError) as cm:
-                    check(PB.health.HealthCheckRequest(service="nope.Svc"), timeout=1)
+                    check(PB.health.HealthCheckRequest(service="nope.Svc"), timeout=30)
                 self.assertEqual(cm.exception.code(), grpc.StatusCode.NOT_FOUND)
 
     def test_unknown_method(self):
         with grpc.insecure_channel("unix:" + self.server.reg_socket) as ch:
             with self.assertRaises(grpc.RpcError) as cm:
-                raw_call(ch, "/pluginregistration.Registration/Nope", timeout=1)
+                raw_call(ch, "/pluginregistration.Registration/Nope", timeout=30)
             self.assertEqual(cm.exception.code(), grpc.StatusCode.UNIMPLEMENTED)
             # kubelet opens the health stream whether or not it is advertised
             with self.assertRaises(grpc.RpcError) as cm:
                 list(ch.unary_stream("/v1alpha1.DRAResourceHealth/NodeWatchResources")(
-                    b"", timeout=1))
+                    b"", timeout=30))
             self.assertEqual(cm.exception.code(), grpc.StatusCode.UNIMPLEMENTED)
 
     def test_get_info_latency(self):
@@ -133,8 +143,8 @@ class Registration(Base):
             times.append((time.perf_counter() - t0) * 1000)
         times.sort()
         p50, p99 = statistics.median(times), times[int(len(times) * 0.99) - 1]
+        # the number only: the latency goal is in make bench (bench_prepare's null call)
         print("GetInfo over the socket: p50 %.3f ms, p99 %.3f ms" % (p50, p99))
-        self.assertLess(p50, 50)
         kl.close()
 
 
@@ -197,51 +207,57 @@ class DRACalls(Base):
         t0 = time.time()
         with self.assertRaises(grpc.RpcError) as cm:
             raw_call(self.kl.dra, "/dralet.test.Test/Hang", timeout=0.2)
+        # Hang never answers: only the deadline can end the call
         self.assertEqual(cm.exception.code(), grpc.StatusCode.DEADLINE_EXCEEDED)
-        self.assertLess(time.time() - t0, 2)
+        print("Hang with a 0.2 s deadline ended after %.2f s" % (time.time() - t0))
         # the handler learned about it (server deadline or client RST_STREAM)
-        for _ in range(50):
+        def cancelled():
             s = stats(self.server)
-            if s["deadline"] + s["cancelled"] > before["deadline"] + before["cancelled"]:
-                break
-            time.sleep(0.02)
-        else:
-            self.fail("the handler was not cancelled: %s" % s)
+            return s["deadline"] + s["cancelled"] > before["deadline"] + before["cancelled"]
+        wait_until(cancelled, "the handler cancelled")
+
+    def held(self, n):
+        """Waits until the test server holds n Gate calls (or fails after 30 s)."""
+        wait_until(lambda: stats(self.server)["held"] >= n, "%d Gate calls held at once" % n)
+
+    def release(self):
+        return int(raw_call(self.kl.dra, "/dralet.test.Test/Release", timeout=30))
 
     def test_slow_call_does_not_block_others(self):
-        result = {}
-
-        def slow():
-            result["slow"] = raw_call(self.kl.dra, "/dralet.test.Test/Slow", b"1500")
-
-        t = threading.Thread(target=slow)
-        t.start()
-        time.sleep(0.1)
-        t0 = time.perf_counter()
-        self.kl.get_info()
-        raw_call(self.kl.dra, "/dralet.test.Test/Echo", b"x")
-        fast = time.perf_counter() - t0
-        t.join()
-        self.assertEqual(result["slow"], b"done")
-        # behind a 1.5 s call; 1 s is the kubelet's GetInfo deadline, and far
-        # below what waiting for the slow call would take
-        self.assertLess(fast, 1.0, "GetInfo+Echo took %.3f s behind a slow call" % fast)
+        # a call held by its handler (until Release) must not hold up others:
+        # GetInfo and Echo answer while it is held; blocked behind it they
+        # would run into their 30 s deadlines
+        slow = self.kl.dra.unary_unary("/dralet.test.Test/Gate").future(b"", timeout=60)
+        self.held(1)
+        self.assertEqual(self.kl.get_info(timeout=30).name, DRIVER)
+        self.assertEqual(raw_call(self.kl.dra, "/dralet.test.Test/Echo", b"x", timeout=30), b"x")
+        self.assertFalse(slow.done())
+        self.assertEqual(self.release(), 1)
+        self.assertEqual(slow.result(), b"done")
 
     def test_concurrent_streams_one_connection(self):
-        # 20 slow calls (300 ms each) multiplexed on one channel run in parallel
-        call = self.kl.dra.unary_unary("/dralet.test.Test/Slow")
-        t0 = time.time()
-        futures = [call.future(b"300", timeout=10) for _ in range(20)]
+        # 20 calls multiplexed on one channel are all in their handlers at once
+        # (held until Release); serialized, the server would never hold more
+        # than one and held(20) would fail
+        call = self.kl.dra.unary_unary("/dralet.test.Test/Gate")
+        futures = [call.future(b"", timeout=60) for _ in range(20)]
+        self.held(20)
+        self.assertFalse(any(f.done() for f in futures))
+        self.assertEqual(self.release(), 20)
         self.assertTrue(all(f.result() == b"done" for f in futures))
-        self.assertLess(time.time() - t0, 3.0)  # serialized they would take 6 s
 
     def test_worker_thread_replies(self):
         call = self.kl.dra.unary_unary("/dralet.test.Test/Work")
-        futures = [call.future(b"200", timeout=10) for _ in range(8)]
+        futures = [call.future(b"200", timeout=30) for _ in range(8)]
         self.assertTrue(all(f.result() == b"worked" for f in futures))
-        t0 = time.perf_counter()
-        self.kl.get_info()
-        self.assertLess(time.perf_counter() - t0, 1.0)  # the kubelet's GetInfo deadline
+        # calls waiting on worker threads (until Release) do not hold up the
+        # loop: GetInfo answers meanwhile, else it would run into its deadline
+        gated = [call.future(b"gate", timeout=60) for _ in range(2)]
+        wait_until(lambda: stats(self.server)["working"] == 2, "the gated Work calls running")
+        self.assertEqual(self.kl.get_info(timeout=30).name, DRIVER)
+        self.assertFalse(any(f.done() for f in gated))
+        self.release()
+        self.assertTrue(all(f.result() == b"worked" for f in gated))
 
 
 class Misbehaving(Base):
@@ -291,6 +307,37 @@ class Misbehaving(Base):
             ch.close()
         self.assertEqual(errors, [])
 
+    def test_stuck_reader_does_not_delay_others(self):
+        # A client that opens streams asking for lots of data (with huge flow
+        # control windows) and never reads.
+        s = k.raw_connect(self.server.dra_socket)
+        data = k.PREFACE + k.h2_settings(initial_window_size=2 ** 31 - 1) + \
+            k.h2_window_update(0, 2 ** 30)
+        for i in range(20):
+            data += k.h2_grpc_request(2 * i + 1, "/dralet.test.Test/Stream", b"200 65536 1")
+        s.sendall(data)
+        time.sleep(0.5)  # the server fills the socket buffer and backs off
+        kl = k.Kubelet(PB, self.server.reg_socket)
+        kl.register()
+        times = []
+        for _ in range(20):
+            t0 = time.perf_counter()
+            # blocked behind the stuck reader, calls would wait forever and run
+            # into these deadlines (timings: make bench, not this test)
+            kl.get_info(timeout=30)
+            raw_call(kl.dra, "/dralet.test.Test/Echo", b"x", timeout=30)
+            times.append(time.perf_counter() - t0)
+        print("GetInfo+Echo next to a stuck reader: max %.1f ms" % (max(times) * 1000))
+        kl.close()
+        s.close()
+        # the stuck streams are cancelled when its connection goes away
+        wait_until(lambda: stats(self.server)["unavailable"] >= 1, "stuck streams cancelled")
+
+
+class SilentFlood(Base):
+    # no handshake timeout to wait out: only eviction can serve the kubelet
+    server_args = ("--handshake-ms", "600000")
+
     def test_silent_connections_do_not_lock_out(self):
         # more silent connections than the server's 128 slots, half of them
         # past the handshake, from another process than the real client
@@ -319,13 +366,13 @@ sys.stdin.read()
         try:
             for p in floods:
                 self.assertEqual(p.stdout.readline().strip(), "ready")
-            t0 = time.monotonic()
+            # the silent connections are never timed out here (--handshake-ms):
+            # locked out, the call would run into its deadline
             with grpc.insecure_channel("unix:" + self.server.dra_socket) as ch:
-                self.assertEqual(raw_call(ch, "/dralet.test.Test/Echo", b"kubelet", timeout=5),
+                self.assertEqual(raw_call(ch, "/dralet.test.Test/Echo", b"kubelet", timeout=60),
                                  b"kubelet")
-            self.assertLess(time.monotonic() - t0, 5)
             kl = k.Kubelet(PB, self.server.reg_socket)
-            self.assertEqual(kl.get_info().name, DRIVER)
+            self.assertEqual(kl.get_info(timeout=60).name, DRIVER)
             kl.close()
         finally:
             for p in floods:
@@ -333,62 +380,26 @@ sys.stdin.read()
                 p.wait(timeout=10)
                 p.stdout.close()
 
-    def test_stuck_reader_does_not_delay_others(self):
-        # A client that opens streams asking for lots of data (with huge flow
-        # control windows) and never reads.
-        s = k.raw_connect(self.server.dra_socket)
-        data = k.PREFACE + k.h2_settings(initial_window_size=2 ** 31 - 1) + \
-            k.h2_window_update(0, 2 ** 30)
-        for i in range(20):
-            data += k.h2_grpc_request(2 * i + 1, "/dralet.test.Test/Stream", b"200 65536 1")
-        s.sendall(data)
-        time.sleep(0.5)  # the server fills the socket buffer and backs off
-        kl = k.Kubelet(PB, self.server.reg_socket)
-        kl.register()
-        times = []
-        for _ in range(20):
-            t0 = time.perf_counter()
-            kl.get_info()
-            raw_call(kl.dra, "/dralet.test.Test/Echo", b"x")
-            times.append(time.perf_counter() - t0)
-        print("GetInfo+Echo next to a stuck reader: max %.1f ms" % (max(times) * 1000))
-        # blocked behind the stuck reader, calls would wait forever; 1 s is the
-        # kubelet's GetInfo deadline (timings: make bench, not this test)
-        self.assertLess(max(times), 1.0)
-        kl.close()
-        s.close()
-        # the stuck streams are cancelled when its connection goes away
-        for _ in range(100):
-            if stats(self.server)["unavailable"] >= 1:
-                break
-            time.sleep(0.02)
-        else:
-            self.fail("stuck streams not cancelled: %s" % stats(self.server))
-
 
 class Shutdown(Base):
+    server_args = ("--grace-ms", "60000")   # the release comes well within it
+
     def test_graceful_shutdown_finishes_calls(self):
+        # a call held in its handler when SIGTERM comes: the sockets go, new
+        # dials fail, and the call still gets its answer once released
+        # (SIGUSR1) within the grace time
         kl = k.Kubelet(PB, self.server.reg_socket)
         kl.register()
-        result = {}
-
-        def slow():
-            try:
-                result["slow"] = raw_call(kl.dra, "/dralet.test.Test/Slow", b"500")
-            except grpc.RpcError as e:
-                result["slow"] = e.code()
-
-        t = threading.Thread(target=slow)
-        t.start()
-        time.sleep(0.1)
+        held = kl.dra.unary_unary("/dralet.test.Test/Gate").future(b"", timeout=60)
+        wait_until(lambda: stats(self.server)["held"] == 1, "the Gate call held")
         self.server.terminate()
-        time.sleep(0.1)
-        # the sockets go at once, so the kubelet deregisters; new dials fail
-        self.assertFalse(os.path.exists(self.server.reg_socket))
+        # the sockets go, so the kubelet deregisters; new dials fail
+        wait_until(lambda: not os.path.exists(self.server.reg_socket), "the sockets removed")
         with self.assertRaises(OSError):
             k.raw_connect(self.server.reg_socket)
-        t.join()
-        self.assertEqual(result["slow"], b"done")
+        self.assertFalse(held.done())
+        self.server.proc.send_signal(signal.SIGUSR1)
+        self.assertEqual(held.result(), b"done")
         kl.close()
 
 

@@ -45,7 +45,7 @@ def get(port, path, method="GET"):
 
 
 def port_of(node):
-    deadline = time.time() + 10
+    deadline = time.time() + 60   # a safety net, not a goal
     while time.time() < deadline:
         m = re.search(r"serving /metrics, /healthz and /readyz on \S+ \(port (\d+)\)",
                       node.read_log())
@@ -94,9 +94,10 @@ def by(got, name, **labels):
 
 def check(node):
     node.extra_args = ["--metrics-address", "127.0.0.1:0"]
+    started = time.monotonic()
     node.start()
     port = port_of(node)
-    deadline = time.time() + 10
+    deadline = time.time() + 60   # a safety net, not a goal
     while get(port, "/healthz")[:2] != (200, "ok\n"):   # "ok (starting)" before the loop runs
         assert get(port, "/healthz")[0] == 200 and time.time() < deadline, get(port, "/healthz")
         time.sleep(0.05)
@@ -113,7 +114,7 @@ def check(node):
         kl = k.Kubelet(pb, path)
         kl.register()
         kl.close()
-    deadline = time.time() + 10
+    deadline = time.time() + 60   # a safety net, not a goal
     while get(port, "/readyz")[0] != 200:
         assert time.time() < deadline, get(port, "/readyz")
         time.sleep(0.05)
@@ -147,7 +148,8 @@ def check(node):
     assert not [k for k in calls if dict(k)["code"] != "OK"], calls
     # the prepare writes its entry, the unprepare removes it: two writes at least
     assert got[("dralet_checkpoint_write_seconds_count", drv)] >= 2, got
-    assert 0 < got[("dralet_checkpoint_write_seconds_sum", drv)] < 10, got
+    # seconds, measured: more than nothing, less than the daemon has been running
+    assert 0 < got[("dralet_checkpoint_write_seconds_sum", drv)] < time.monotonic() - started, got
     assert got[("dralet_checkpoint_write_seconds_bucket", drv + (("le", "+Inf"),))] == \
         got[("dralet_checkpoint_write_seconds_count", drv)], got
     writes = by(got, "dralet_slice_writes_total")
@@ -181,7 +183,7 @@ def check(node):
     node.start()
     assert "127.0.0.1:%d is taken" % port in node.read_log(), node.read_log()[-2000:]
     busy.close()
-    deadline = time.time() + 10
+    deadline = time.time() + 60   # a safety net, not a goal
     while True:
         try:
             if get(port, "/healthz")[0] == 200:

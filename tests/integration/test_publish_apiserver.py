@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
 """dralet publishing ResourceSlices to the test apiserver (tests/apiserver):
-first publish and its request count, kubelet-style wipe repaired within 2 s,
+first publish and its request count, kubelet-style wipe repaired by the watch events,
 one generation bump and minimal writes when a device comes or goes, a
 hot-plug burst debounced into one round, convergence under injected faults
 (and staying converged once they stop), 410 relists, 422 without a loop,
@@ -33,6 +33,21 @@ def server(**kw):
 
 def writes(counts):
     return sum(counts.get(k, 0) for k in ('create', 'update', 'delete'))
+
+
+def wipe_repaired_by_watch(srv, expected, what='repair of a wipe'):
+    """Wipes the node's slices as the kubelet does and waits until they are back.
+    The cause is asserted, not a time (the repair time is in make bench): dralet
+    has no periodic resync, so only the watch's DELETED events can start the
+    repair, on the watch that was open (no list, no new watch). Returns how
+    many slices the wipe deleted."""
+    srv.reset_counts()
+    n = srv.wipe(NODE)
+    took = wait_for(lambda: converged(srv, NODE, expected), 60, what=what)
+    c = srv.counts()
+    assert writes(c) >= 1 and c.get('list', 0) == 0 and c.get('watch', 0) == 0, c
+    print('%s: %.2fs' % (what, took))
+    return n
 
 
 def test_first_publish_and_requests():
@@ -76,13 +91,11 @@ def test_wipe_and_device_changes():
     d = Dralet(srv, dev).start()
     try:
         expected = {GPU: names(200), NET: names(4)}
-        wait_for(lambda: converged(srv, NODE, expected), 10, what='first publish')
+        wait_for(lambda: converged(srv, NODE, expected), 60, what='first publish')
         time.sleep(0.3)
         # kubelet-style wipe: deletecollection by node; repaired within 2 s
         for rnd in range(3):
-            assert srv.wipe(NODE) == 3
-            took = wait_for(lambda: converged(srv, NODE, expected), 5, what='repair')
-            assert took < 2.0, 'wipe repaired after %.2fs' % took
+            assert wipe_repaired_by_watch(srv, expected) == 3
             time.sleep(0.3)
         # somebody deletes or edits one slice: repaired too
         victim = srv.slices(NODE, GPU)[0]['metadata']['name']
@@ -93,7 +106,7 @@ def test_wipe_and_device_changes():
             srv.state.emit('DELETED', obj)
         finally:
             srv.state.lock.release()
-        wait_for(lambda: converged(srv, NODE, expected), 2, what='repair of one slice')
+        wait_for(lambda: converged(srv, NODE, expected), 60, what='repair of one slice')
         time.sleep(0.3)
         # a device appears: one generation bump, writes = the pool's slices (updates)
         gen_before = srv.slices(NODE, GPU)[0]['spec']['pool']['generation']
@@ -101,7 +114,7 @@ def test_wipe_and_device_changes():
         write_devices(dev, {GPU: 201, NET: 4})
         d.reload()
         expected = {GPU: names(201), NET: names(4)}
-        wait_for(lambda: converged(srv, NODE, expected), 5, what='device added')
+        wait_for(lambda: converged(srv, NODE, expected), 60, what='device added')
         time.sleep(0.5)
         c = srv.counts()
         gens = {s['spec']['pool']['generation'] for s in srv.slices(NODE, GPU)}
@@ -114,7 +127,7 @@ def test_wipe_and_device_changes():
         write_devices(dev, {GPU: 201, NET: 3})
         d.reload()
         expected = {GPU: names(201), NET: names(3)}
-        wait_for(lambda: converged(srv, NODE, expected), 5, what='device removed')
+        wait_for(lambda: converged(srv, NODE, expected), 60, what='device removed')
         time.sleep(0.5)
         c = srv.counts()
         assert writes(c) == 1 and c.get('update') == 1, c
@@ -122,7 +135,7 @@ def test_wipe_and_device_changes():
         # a driver goes away: its slices are deleted
         write_devices(dev, {GPU: 201})
         d.reload()
-        wait_for(lambda: not srv.slices(NODE, NET), 5, what='driver removed')
+        wait_for(lambda: not srv.slices(NODE, NET), 60, what='driver removed')
         assert d.alive()
     finally:
         rc = d.stop()
@@ -141,7 +154,7 @@ def test_burst_is_one_round():
     # which need longer to re-read the devices, still see one burst
     d = Dralet(srv, dev, extra=['--debounce', '600']).start()
     try:
-        wait_for(lambda: converged(srv, NODE, {GPU: names(201), NET: names(3)}), 10)
+        wait_for(lambda: converged(srv, NODE, {GPU: names(201), NET: names(3)}), 60)
         time.sleep(0.8)
         srv.reset_counts()
         for i in range(5):
@@ -149,7 +162,7 @@ def test_burst_is_one_round():
             d.reload()
             time.sleep(0.01)
         expected = {GPU: names(201), NET: names(8)}
-        wait_for(lambda: converged(srv, NODE, expected), 10, what='burst')
+        wait_for(lambda: converged(srv, NODE, expected), 60, what='burst')
         time.sleep(0.8)
         c = srv.counts()
         assert writes(c) == 1, c
@@ -157,6 +170,15 @@ def test_burst_is_one_round():
     finally:
         d.stop()
         srv.stop()
+
+
+RETRY_WATCH = 'the ResourceSlices of %s again in ' % GPU   # listing or watching
+
+
+def watch_retry_delays(log):
+    """The delays (ms) before dralet lists or watches again, in the order logged."""
+    return [int(line.split(RETRY_WATCH, 1)[1].split()[0])
+            for line in log.splitlines() if RETRY_WATCH in line]
 
 
 def test_watch_cuts_do_not_add_up():
@@ -169,18 +191,25 @@ def test_watch_cuts_do_not_add_up():
     d = Dralet(srv, dev).start()
     try:
         expected = {GPU: names(3)}
-        wait_for(lambda: converged(srv, NODE, expected), 10, what='first publish')
+        wait_for(lambda: converged(srv, NODE, expected), 60, what='first publish')
+        # the cause, from dralet's own log: every watch it starts again after a
+        # cut is scheduled with the first backoff step (100-200 ms), however many
+        # cuts came before; without the reset the delays double with every cut
+        # (the 8th: 12.8-25.6 s)
+        logged_before = d.log().count(RETRY_WATCH)
+        srv.reset_counts()
         srv.set_faults(watchCutAfter=1)
         srv.end_watches()
-        time.sleep(8)   # without the reset, the delay between watches is 3-6 s by now
-        srv.reset_counts()
-        time.sleep(4)
+        wait_for(lambda: d.log().count(RETRY_WATCH) - logged_before >= 8, 60, interval=0.1,
+                 what='8 watches started again after cuts')
+        delays = watch_retry_delays(d.log())[logged_before:]
+        print('watch retry delays after cuts: %s ms' % delays)
+        assert max(delays) <= 200, delays
         c = srv.counts()
-        assert c.get('fault_watchdrop', 0) > 0, c
-        assert c.get('watch', 0) >= 5, c
+        assert c.get('fault_watchdrop', 0) >= 8, c
+        assert c.get('watch', 0) >= 8, c
         srv.wipe(NODE)
-        took = wait_for(lambda: converged(srv, NODE, expected), 10, what='repair after a wipe')
-        assert took < 2.0, took
+        wait_for(lambda: converged(srv, NODE, expected), 60, what='repair after a wipe')
         assert d.alive()
     finally:
         d.stop()
@@ -259,7 +288,7 @@ def test_watch_expiry_relists():
     d = Dralet(srv, dev).start()
     try:
         expected = {GPU: names(3)}
-        wait_for(lambda: converged(srv, NODE, expected), 10)
+        wait_for(lambda: converged(srv, NODE, expected), 60)
         time.sleep(0.3)
         srv.reset_counts()
         with srv.state.lock:
@@ -268,13 +297,13 @@ def test_watch_expiry_relists():
             srv.state.watch_expire = True
             srv.state.lock.notify_all()
         wait_for(lambda: srv.counts().get('list', 0) >= 1 and srv.counts().get('watch', 0) >= 1,
-                 5, what='relist after 410')
+                 60, what='relist after 410')
         with srv.state.lock:
             srv.state.watch_expire = False
         # the relisted informer still repairs
         time.sleep(0.3)
         srv.wipe(NODE)
-        wait_for(lambda: converged(srv, NODE, expected), 3, what='repair after relist')
+        wait_for(lambda: converged(srv, NODE, expected), 60, what='repair after relist')
         assert writes(srv.counts()) == 1, srv.counts()
     finally:
         d.stop()
@@ -288,7 +317,7 @@ def test_rejected_is_not_retried():
     srv.set_faults(reject=True)
     d = Dralet(srv, dev).start()
     try:
-        wait_for(lambda: srv.counts().get('fault_422', 0) >= 1, 10, what='a rejected create')
+        wait_for(lambda: srv.counts().get('fault_422', 0) >= 1, 60, what='a rejected create')
         time.sleep(2)
         c = srv.counts()
         assert c.get('fault_422') == 1, c     # logged once, not looped
@@ -297,7 +326,7 @@ def test_rejected_is_not_retried():
         srv.set_faults()
         write_devices(dev, {GPU: 4})
         d.reload()
-        wait_for(lambda: converged(srv, NODE, {GPU: names(4)}), 5)
+        wait_for(lambda: converged(srv, NODE, {GPU: names(4)}), 60)
     finally:
         d.stop()
         srv.stop()
@@ -314,7 +343,7 @@ def test_dropped_alpha_fields():
         f.write('featureGates:\n  DRADeviceTaints: true\n')
     d = Dralet(srv, dev, extra=['--config', cfg]).start()
     try:
-        wait_for(lambda: converged(srv, NODE, {GPU: names(3)}), 10)
+        wait_for(lambda: converged(srv, NODE, {GPU: names(3)}), 60)
         time.sleep(1)
         c = srv.counts()
         assert writes(c) == 1, c              # no update loop over the dropped taint
@@ -329,7 +358,7 @@ def test_dropped_alpha_fields():
         srv.state.gates['DRADeviceTaints'] = True
     d = Dralet(srv, dev, extra=['--config', cfg]).start()
     try:
-        wait_for(lambda: converged(srv, NODE, {GPU: names(3)}), 10)
+        wait_for(lambda: converged(srv, NODE, {GPU: names(3)}), 60)
         time.sleep(0.5)
         devs = [x for s in srv.slices() for x in s['spec']['devices']]
         tainted = [x for x in devs if x.get('taints')]
@@ -350,12 +379,12 @@ def test_token_rotation_and_secrets():
     d = Dralet(srv, dev, verbosity=10).start()
     tokens = [srv.token()]
     try:
-        wait_for(lambda: converged(srv, NODE, {GPU: names(2)}), 10)
+        wait_for(lambda: converged(srv, NODE, {GPU: names(2)}), 60)
         for i in range(3):
             srv.rotate_token()
             tokens.append(srv.token())
             srv.wipe(NODE)
-            wait_for(lambda: converged(srv, NODE, {GPU: names(2)}), 5,
+            wait_for(lambda: converged(srv, NODE, {GPU: names(2)}), 60,
                      what='publish with a rotated token')
         c = srv.counts()
         assert c.get('bad_token', 0) <= 6, c
@@ -468,9 +497,7 @@ def test_daemon_publishes_and_repairs():
         wait_for(lambda: converged(srv, NODE, expected), 30, what='the daemon publishing')
         harness.check_schema(srv.slices())
         time.sleep(0.3)
-        srv.wipe(NODE)
-        took = wait_for(lambda: converged(srv, NODE, expected), 5, what='the daemon repairing')
-        assert took < 2.0, took
+        wipe_repaired_by_watch(srv, expected, 'the daemon repairing')
     finally:
         proc.send_signal(signal.SIGTERM)
         rc = proc.wait(30)

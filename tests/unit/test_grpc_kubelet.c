@@ -237,11 +237,12 @@ static void do_call(struct fixture *f, void *arg)
 	struct grpc_client_result res;
 
 	(void)f;
-	j->err = grpc_client_connect(j->socket, 2000, &c);
+	/* deadlines: safety nets, not goals (the kubelet's GetInfo has 1 s;
+	 * timings: make bench) */
+	j->err = grpc_client_connect(j->socket, 30000, &c);
 	if (j->err < 0)
 		return;
-	/* the kubelet's deadline for GetInfo */
-	j->err = grpc_client_call(c, j->path, j->req, j->req_len, 1000, &res);
+	j->err = grpc_client_call(c, j->path, j->req, j->req_len, 30000, &res);
 	if (j->err == 0) {
 		j->status = res.status;
 		snprintf(j->message, sizeof(j->message), "%s", res.message ? res.message : "");

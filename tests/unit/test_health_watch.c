@@ -181,7 +181,7 @@ static void *watch_main(void *arg)
 		.userdata = w,
 	};
 
-	w->err = grpc_client_connect(w->f->path, 2000, &cl);
+	w->err = grpc_client_connect(w->f->path, DEADLINE_MS, &cl);
 	if (w->err == 0) {
 		w->err = grpc_client_invoke(cl, &opts, &w->res);
 		grpc_client_free(cl);

@@ -102,7 +102,7 @@ class TestServer:
             wrapper + [str(binary), "--driver", self.driver, "--registry-dir", str(self.registry_dir),
              "--plugins-dir", str(self.plugins_dir)] + self.args,
             stdout=subprocess.PIPE, stderr=self.log, text=True)
-        ready, _, _ = select.select([self.proc.stdout], [], [], 10)
+        ready, _, _ = select.select([self.proc.stdout], [], [], 60)
         line = self.proc.stdout.readline() if ready else ""
         if not line.startswith("READY "):
             self.proc.kill()
@@ -121,7 +121,7 @@ class TestServer:
             self.terminated = True
             self.proc.send_signal(signal.SIGTERM)
 
-    def stop(self, timeout=10):
+    def stop(self, timeout=60):
         """SIGTERM, wait; returns the exit status."""
         self.terminate()
         try:
@@ -153,13 +153,15 @@ class Kubelet:
         self.info = None
         self.service = None
 
-    def get_info(self, timeout=1.0):
+    # deadlines here are safety nets, not goals (the kubelet's own are 1-5 s;
+    # timings: make bench)
+    def get_info(self, timeout=30.0):
         call = self.reg.unary_unary(GET_INFO,
                                     request_serializer=self.pb.pr.InfoRequest.SerializeToString,
                                     response_deserializer=self.pb.pr.PluginInfo.FromString)
         return call(self.pb.pr.InfoRequest(), timeout=timeout)
 
-    def notify(self, registered, error="", timeout=5.0):
+    def notify(self, registered, error="", timeout=30.0):
         call = self.reg.unary_unary(
             NOTIFY, request_serializer=self.pb.pr.RegistrationStatus.SerializeToString,
             response_deserializer=self.pb.pr.RegistrationStatusResponse.FromString)

@@ -12,12 +12,17 @@
  * state directory exactly which devices are prepared, and double
  * preparation is caught. Opaque config (strict: unknown fields are errors):
  *   {"mode": "<string>", "sleepMs": <int>, "failPrepare": <bool>,
- *    "apiVersion": ..., "kind": ...}
+ *    "gateFile": "<path>", "apiVersion": ..., "kind": ...}
+ * gateFile lets a test show causes without a clock: a prepare creates
+ * <path>.arrived.<device> and then waits until <path> exists (a test opens
+ * the gate by creating it; after 120 s the prepare fails instead), so a test
+ * sees which prepares run at the same time, and whether one ran at all.
  * A function's sysfs file "fake_uuid" becomes the device's uuid attribute
  * (a test changes it to simulate another device in the same slot).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,10 +56,11 @@ static int fake_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_fu
 }
 
 static int parse_config(struct dralet_backend_ctx *ctx, const char *config, const char **mode,
-			int *sleep_ms, int *fail, struct json_object **ret)
+			int *sleep_ms, int *fail, const char **gate, struct json_object **ret)
 {
 	struct json_object *o = json_tokener_parse(config);
 
+	*gate = NULL;
 	*mode = "default";
 	*sleep_ms = 0;
 	*fail = 0;
@@ -70,6 +76,8 @@ static int parse_config(struct dralet_backend_ctx *ctx, const char *config, cons
 			*sleep_ms = json_object_get_int(val);
 		} else if (!strcmp(key, "failPrepare") && json_object_is_type(val, json_type_boolean)) {
 			*fail = json_object_get_boolean(val);
+		} else if (!strcmp(key, "gateFile") && json_object_is_type(val, json_type_string)) {
+			*gate = json_object_get_string(val);
 		} else if (!strcmp(key, "apiVersion") || !strcmp(key, "kind")) {
 			continue;
 		} else {
@@ -85,8 +93,8 @@ static int parse_config(struct dralet_backend_ctx *ctx, const char *config, cons
 static int fake_validate(struct dralet_backend_ctx *ctx, const char *config)
 {
 	struct json_object *o = NULL;
-	const char *mode;
-	int sleep_ms, fail, r = parse_config(ctx, config, &mode, &sleep_ms, &fail, &o);
+	const char *mode, *gate;
+	int sleep_ms, fail, r = parse_config(ctx, config, &mode, &sleep_ms, &fail, &gate, &o);
 
 	json_object_put(o);
 	return r;
@@ -103,20 +111,44 @@ static int state_path(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 	return 0;
 }
 
+/* Marks the arrival, then waits for the gate (see the header comment). */
+static int wait_gate(struct dralet_backend_ctx *ctx, struct dralet_device *dev, const char *gate)
+{
+	char arrived[PATH_MAX];
+	int fd;
+
+	snprintf(arrived, sizeof(arrived), "%s.arrived.%s", gate, dralet_device_name(dev));
+	fd = open(arrived, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		close(fd);
+	for (int i = 0; i < 12000; i++) {
+		if (access(gate, F_OK) == 0)
+			return 0;
+		usleep(10000);
+	}
+	dralet_ctx_error(ctx, "gate %s never opened", gate);
+	return -ETIMEDOUT;
+}
+
 static int fake_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 			struct dralet_prepare_req *req)
 {
 	struct json_object *o = NULL;
-	const char *mode = "default";
+	const char *mode = "default", *gate = NULL;
 	int sleep_ms = 0, fail = 0, r;
 	char path[4096], held[256] = "", minor_env[32];
 	struct dralet_devnode node;
 	FILE *f;
 
-	if (req->config && (r = parse_config(ctx, req->config, &mode, &sleep_ms, &fail, &o)) < 0)
+	if (req->config &&
+	    (r = parse_config(ctx, req->config, &mode, &sleep_ms, &fail, &gate, &o)) < 0)
 		return r;
 	if (sleep_ms > 0)
 		usleep((useconds_t)sleep_ms * 1000);
+	if (gate && (r = wait_gate(ctx, dev, gate)) < 0) {
+		json_object_put(o);
+		return r;
+	}
 	if (fail) {
 		dralet_ctx_error(ctx, "failing as configured (failPrepare)");
 		json_object_put(o);
