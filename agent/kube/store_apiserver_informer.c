@@ -165,6 +165,7 @@ static void list_done(void *ud, const struct kube_response *resp)
 	d->list_acc = NULL;
 	free(d->rv);
 	d->rv = d->list_rv;
+	d->rv_from_list = d->rv != NULL;
 	d->list_rv = NULL;
 	d->listed = true;
 	log_debug("apiserver: listed %zu ResourceSlice(s) of %s at resourceVersion %s (%zu bytes "
@@ -218,8 +219,10 @@ static int watch_event(void *ud, const struct kube_watch_event *ev)
 		}
 		return -ESTALE;
 	}
-	if (ev->resource_version)
+	if (ev->resource_version) {
 		api_set_str(&d->rv, ev->resource_version);
+		d->rv_from_list = false;
+	}
 	if (ev->type == KUBE_WATCH_BOOKMARK)
 		return 0;
 	const char *name = json_get_str_at(ev->object, JSON_PATH("metadata", "name"));
@@ -278,9 +281,13 @@ static void watch_done(void *ud, const struct kube_response *resp)
 	bool clean = resp->status == 200 && !resp->error && kube_watch_parser_idle(d->parser);
 	if (d->watch_expired || resp->status == 410) {
 		d->watch_expired = false;
-		/* Relist right away after a watch that ran a while; a server that
-		 * expires every new watch at once gets a backoff. */
-		if (lasted >= 1000) {
+		/* Relist right away after a watch that ran a while, or one from the
+		 * rv of an earlier watch: after an apiserver restart its watch cache
+		 * starts at the current revision, so the first watch gets 410 at
+		 * once; the backoff of the refused connections before it must not
+		 * delay the list. A server that expires every watch from a fresh
+		 * list's rv at once gets a backoff. */
+		if (lasted >= 1000 || !d->rv_from_list) {
 			backoff_reset(&d->watch_backoff);
 			drv_start_list(d);
 		} else {
