@@ -19,6 +19,7 @@
 
 #define WATCH_MIN_SECONDS 300u
 #define WATCH_SPREAD_SECONDS 300u
+#define FORBIDDEN_RETRY_MS 5000u	/* a 403 retries after 5-10 s at the soonest */
 
 bool rv_older(const char *a, const char *b)
 {
@@ -81,6 +82,11 @@ static void drv_retry_informer(struct drv *d, enum watch_next next,
 			       const struct kube_response *resp)
 {
 	uint32_t delay = api_retry_delay(d->s, &d->watch_backoff, resp);
+	/* 403: an apiserver that has just started answers before its authorizer
+	 * has read the RBAC objects (seconds; or an operator fixes the RBAC):
+	 * asking again sooner only adds requests (docs/performance.md, "Fleet"). */
+	if (resp && resp->status == 403 && delay < FORBIDDEN_RETRY_MS)
+		delay = FORBIDDEN_RETRY_MS + api_rnd(d->s) % FORBIDDEN_RETRY_MS;
 	d->watch_next = next;
 	log_info("apiserver: %s the ResourceSlices of %s again in %u ms",
 		 next == WATCH_NEXT_RELIST || !d->rv ? "listing" : "watching", d->driver, delay);

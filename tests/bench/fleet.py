@@ -442,8 +442,9 @@ def inside(args):
         reaped1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         shutdown_cpu = (reaped1.ru_utime + reaped1.ru_stime -
                         reaped0.ru_utime - reaped0.ru_stime) - old_cpu
-        c.procs["kube-apiserver"].start()
         t_up0 = time.time()
+        r["apiserver_stop_s"] = t_up0 - t_restart
+        c.procs["kube-apiserver"].start()
         c.wait_apiserver()
         r["apiserver_down_s"] = time.time() - t_restart
         new_pid = c.apiserver_pid()
@@ -490,6 +491,15 @@ def inside(args):
         r["restart_answers"] = dict(collections.Counter(
             f"{verb} {code}" for t, u, verb, code, st, uri, aid in entries
             if t_restart <= t < t_end and st == "ResponseComplete"))
+        # the reconnects' spread (jittered backoff): each agent's first request
+        # the new apiserver received, in seconds after it was started
+        firsts = {}
+        for t, u, verb, code, st, uri, aid in entries:
+            if t >= t_up0 and (u not in firsts or t < firsts[u]):
+                firsts[u] = t
+        spread = sorted(t - t_up0 for t in firsts.values())
+        if spread:
+            r["restart_first_request_s"] = [spread[0], spread[len(spread) // 2], spread[-1]]
         r["timeline"] = {"start": t_start, "idle": t_idle, "restart": t_restart, "end": t_end}
     except Exception:
         traceback.print_exc()
@@ -554,11 +564,16 @@ def table(r):
         (f"requests per agent idle {r['idle_s']} s, mean / max", reqs("idle")),
         ("non-watch requests while idle", ", ".join(f"{v} {p}" for v, p in r["idle_non_watch"])
          or "none"),
-        ("apiserver restart: down until /readyz", f"{r['apiserver_down_s']:.1f} s"),
+        ("apiserver restart: stop (SIGTERM; SIGKILL after 30 s) / stop to /readyz",
+         f"{r.get('apiserver_stop_s', 0):.1f} s / {r['apiserver_down_s']:.1f} s"),
         ("restart: every agent watching again, slices as before",
          f"{conv:.1f} s after the stop ({r['restart_converged_after_ready_s']:.1f} s after ready)"
          if conv is not None else "not within 180 s"),
+        ("each agent's first request after the apiserver started: min / median / max",
+         " / ".join(f"{x:.1f} s" for x in r.get("restart_first_request_s", [])) or "?"),
         ("requests per agent after the restart, mean / max", reqs("restart")),
+        ("their answers (all agents)", ", ".join(f"{k}: {v}" for k, v in
+                                                 sorted(r.get("restart_answers", {}).items()))),
         ("TCP connections to the apiserver per agent (connections: agents)",
          f"after start {conns('connections_after_start')}; after idle "
          f"{conns('connections_after_idle')}; after restart {conns('connections_after_restart')}"),
