@@ -17,8 +17,8 @@ entry per request, by the agent's user) and /proc:
   idle     --idle-seconds with nothing happening (goal: no request beyond
            the watches, which the agents renew every 5-10 minutes)
   restart  the apiserver stopped and started; until every agent watches again
-           and every slice is as before, plus a settle (goal: within 60 s,
-           at most 3 requests per agent)
+           and every slice is as before, plus a settle (goal: within 60 s of
+           the new apiserver's start, at most 3 requests per agent)
 
 Also: each agent's TCP connections to the apiserver (its fds against
 /proc/net/tcp) after the start and after the restart (goal: exactly 1, the
@@ -533,9 +533,13 @@ def goals_missed(r):
     beyond = {v: s for v, s in idle.items() if v not in ("watch", "all") and s[1] > 0}
     if beyond:
         missed.append(f"requests beyond watches while idle: {beyond}")
+    # from the new apiserver's start: the old one's graceful stop is its own
     conv = r.get("restart_converged_s")
+    if conv is not None:
+        conv -= r.get("apiserver_stop_s", 0)
     if conv is None or conv > CONVERGE_LIMIT_S:
-        missed.append(f"converged {conv} s after the restart (want <= {CONVERGE_LIMIT_S})")
+        missed.append(f"converged {conv} s after the apiserver started again "
+                      f"(want <= {CONVERGE_LIMIT_S})")
     worst = r["requests"]["restart"]["per_agent"].get("all", (0, 0))[1]
     if worst > RESTART_REQUEST_LIMIT:
         missed.append(f"up to {worst} requests per agent after the restart "
@@ -567,7 +571,9 @@ def table(r):
         ("apiserver restart: stop (SIGTERM; SIGKILL after 30 s) / stop to /readyz",
          f"{r.get('apiserver_stop_s', 0):.1f} s / {r['apiserver_down_s']:.1f} s"),
         ("restart: every agent watching again, slices as before",
-         f"{conv:.1f} s after the stop ({r['restart_converged_after_ready_s']:.1f} s after ready)"
+         f"{conv - r.get('apiserver_stop_s', 0):.1f} s after the apiserver started again "
+         f"({conv:.1f} s after the stop, {r['restart_converged_after_ready_s']:.1f} s after "
+         "/readyz)"
          if conv is not None else "not within 180 s"),
         ("each agent's first request after the apiserver started: min / median / max",
          " / ".join(f"{x:.1f} s" for x in r.get("restart_first_request_s", [])) or "?"),
