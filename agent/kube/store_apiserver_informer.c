@@ -323,9 +323,14 @@ static void watch_done(void *ud, const struct kube_response *resp)
 	 * starts again, or faults spread over a long time would add up to the cap. */
 	if (lasted >= 1000 || events > 0)
 		backoff_reset(&d->watch_backoff);
-	/* Connection trouble: resume from the last rv; anything else: list again. */
-	drv_retry_informer(d, api_retryable(resp) && resp->status != 200 ? WATCH_NEXT_REWATCH
-								     : WATCH_NEXT_RELIST, resp);
+	/* Connection trouble, also a stream that broke after it began (a reset,
+	 * or our timeout a moment before the server's timeoutSeconds when the
+	 * server began the stream late): resume from the last rv, which the
+	 * server answers with 410 when it is too old. Anything else (an error
+	 * status, a malformed stream): list again. */
+	bool resume = resp->status == 200 ? resp->error && resp->error != -ECANCELED
+					  : api_retryable(resp);
+	drv_retry_informer(d, resume ? WATCH_NEXT_REWATCH : WATCH_NEXT_RELIST, resp);
 }
 
 void drv_start_watch(struct drv *d)
