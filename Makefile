@@ -7,6 +7,8 @@
 #   make bench      benchmarks (timing goals live here, never in tests)
 #   make bench-peers  dralet against the example driver and DRANET on one e2e cluster (root;
 #                   PEERS_VERSION=, PEERS_ARGS="--counts 1,10,100 --idle 300"; not in check)
+#   make bench-fleet  500 agents against one real kube-apiserver: requests, restart, memory
+#                   (root; FLEET_VERSION=, FLEET_ARGS="--agents 500 --idle-seconds 600"; not in check)
 #   make e2e        dralet under real Kubernetes (each pinned release; root)
 #   make e2e-shell  a test cluster left up with dralet deployed (E2E_VERSION=, E2E_BOARD=)
 #   make image      dralet's OCI image (no container daemon needed)
@@ -83,7 +85,7 @@ TEST_LIBS := $(patsubst tests/lib/%/,$(BUILD)/tests/lib/%.so,$(sort $(dir $(wild
 SIM_PROGS := $(patsubst tests/sim/%.c,$(BUILD)/tests/sim/%,$(sort $(wildcard tests/sim/*.c)))
 
 .PHONY: all run check check-unit check-integration check-vm check-san check-valgrind \
-	check-fuzz bench bench-peers deps install clean help test-libs sample-backend image \
+	check-fuzz bench bench-peers bench-fleet deps install clean help test-libs sample-backend image \
 	check-c check-layers e2e e2e-build e2e-shell image-rootfs
 .DEFAULT_GOAL := all
 
@@ -252,6 +254,13 @@ PEERS_ARGS ?=
 bench-peers: e2e-build image $(TEST_LIBS)
 	$(Q)BUILD=$(BUILD) GO=$(GO) tests/peers/build.sh
 	$(Q)BUILD=$(BUILD) /usr/bin/python3 tests/peers/bench.py --version $(PEERS_VERSION) $(PEERS_ARGS)
+
+# Fleet scale (tests/bench/fleet.py, issue 14): agents with their own node names and
+# small simulated boards against the e2e suite's etcd + kube-apiserver, no kubelet.
+FLEET_VERSION ?= $(E2E_VERSION)
+FLEET_ARGS ?=
+bench-fleet: e2e-build $(BUILD)/dralet
+	$(Q)BUILD=$(BUILD) /usr/bin/python3 tests/bench/fleet.py --version $(FLEET_VERSION) $(FLEET_ARGS)
 
 # ---- the container image (no container daemon needed: umoci) ----
 IMAGE_NAME ?= ghcr.io/dralet/dralet

@@ -579,6 +579,10 @@ int kube_request_start(struct kube_client *c, const struct kube_request_opts *o,
 	curl_easy_setopt(e, CURLOPT_USERAGENT, "dralet/" DRALET_VERSION);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "https");
 	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+	/* One connection per agent: a request that starts while the connection
+	 * is still being set up waits to learn whether it can multiplex on it
+	 * (HTTP/2) instead of opening a second one (kube_client_new). */
+	curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
 	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
 			 (long)(r->timeout_ms < CONNECT_TIMEOUT_MS ? r->timeout_ms : CONNECT_TIMEOUT_MS));
@@ -758,6 +762,11 @@ int kube_client_new(uv_loop_t *loop, const struct kube_config *cfg, struct kube_
 	curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
 	curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, on_curl_timer);
 	curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
+	/* Every request is a stream on one HTTP/2 connection (PIPEWAIT on each
+	 * easy handle makes the requests that start before the server's ALPN
+	 * answer wait for it). No CURLMOPT_MAX_HOST_CONNECTIONS: a server that
+	 * only speaks HTTP/1.1 would then serialize every request behind a
+	 * watch that never ends; there each request gets its own connection. */
 	curl_multi_setopt(c->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
 	uv_timer_init(loop, &c->timer);
 	c->timer.data = c;

@@ -8,7 +8,10 @@
  * (unless the kubeconfig says insecure-skip-tls-verify), the bearer token
  * (the token file is re-read when it changes, and once more on a 401 before
  * the request is retried) or the client certificate, User-Agent
- * dralet/<version>, a connect timeout and a total timeout. Requests that
+ * dralet/<version>, a connect timeout and a total timeout. All requests of
+ * a client share one HTTP/2 connection to an apiserver that speaks it (the
+ * watches are streams on it; docs/performance.md, "Fleet"); over HTTP/1.1
+ * each request in flight has its own. Requests that
  * ask for it are retried with exponential backoff and jitter on connection
  * errors, 5xx and 429 (honouring Retry-After). Nothing here logs; the token
  * never leaves the Authorization header.

@@ -19,6 +19,7 @@
 
 #define WATCH_MIN_SECONDS 300u
 #define WATCH_SPREAD_SECONDS 300u
+#define FORBIDDEN_RETRY_MS 5000u	/* a 403 retries after 5-10 s at the soonest */
 
 bool rv_older(const char *a, const char *b)
 {
@@ -81,6 +82,11 @@ static void drv_retry_informer(struct drv *d, enum watch_next next,
 			       const struct kube_response *resp)
 {
 	uint32_t delay = api_retry_delay(d->s, &d->watch_backoff, resp);
+	/* 403: an apiserver that has just started answers before its authorizer
+	 * has read the RBAC objects (seconds; or an operator fixes the RBAC):
+	 * asking again sooner only adds requests (docs/performance.md, "Fleet"). */
+	if (resp && resp->status == 403 && delay < FORBIDDEN_RETRY_MS)
+		delay = FORBIDDEN_RETRY_MS + api_rnd(d->s) % FORBIDDEN_RETRY_MS;
 	d->watch_next = next;
 	log_info("apiserver: %s the ResourceSlices of %s again in %u ms",
 		 next == WATCH_NEXT_RELIST || !d->rv ? "listing" : "watching", d->driver, delay);
@@ -165,6 +171,7 @@ static void list_done(void *ud, const struct kube_response *resp)
 	d->list_acc = NULL;
 	free(d->rv);
 	d->rv = d->list_rv;
+	d->rv_from_list = d->rv != NULL;
 	d->list_rv = NULL;
 	d->listed = true;
 	log_debug("apiserver: listed %zu ResourceSlice(s) of %s at resourceVersion %s (%zu bytes "
@@ -218,8 +225,10 @@ static int watch_event(void *ud, const struct kube_watch_event *ev)
 		}
 		return -ESTALE;
 	}
-	if (ev->resource_version)
+	if (ev->resource_version) {
 		api_set_str(&d->rv, ev->resource_version);
+		d->rv_from_list = false;
+	}
 	if (ev->type == KUBE_WATCH_BOOKMARK)
 		return 0;
 	const char *name = json_get_str_at(ev->object, JSON_PATH("metadata", "name"));
@@ -278,9 +287,13 @@ static void watch_done(void *ud, const struct kube_response *resp)
 	bool clean = resp->status == 200 && !resp->error && kube_watch_parser_idle(d->parser);
 	if (d->watch_expired || resp->status == 410) {
 		d->watch_expired = false;
-		/* Relist right away after a watch that ran a while; a server that
-		 * expires every new watch at once gets a backoff. */
-		if (lasted >= 1000) {
+		/* Relist right away after a watch that ran a while, or one from the
+		 * rv of an earlier watch: after an apiserver restart its watch cache
+		 * starts at the current revision, so the first watch gets 410 at
+		 * once; the backoff of the refused connections before it must not
+		 * delay the list. A server that expires every watch from a fresh
+		 * list's rv at once gets a backoff. */
+		if (lasted >= 1000 || !d->rv_from_list) {
 			backoff_reset(&d->watch_backoff);
 			drv_start_list(d);
 		} else {
@@ -310,9 +323,14 @@ static void watch_done(void *ud, const struct kube_response *resp)
 	 * starts again, or faults spread over a long time would add up to the cap. */
 	if (lasted >= 1000 || events > 0)
 		backoff_reset(&d->watch_backoff);
-	/* Connection trouble: resume from the last rv; anything else: list again. */
-	drv_retry_informer(d, api_retryable(resp) && resp->status != 200 ? WATCH_NEXT_REWATCH
-								     : WATCH_NEXT_RELIST, resp);
+	/* Connection trouble, also a stream that broke after it began (a reset,
+	 * or our timeout a moment before the server's timeoutSeconds when the
+	 * server began the stream late): resume from the last rv, which the
+	 * server answers with 410 when it is too old. Anything else (an error
+	 * status, a malformed stream): list again. */
+	bool resume = resp->status == 200 ? resp->error && resp->error != -ECANCELED
+					  : api_retryable(resp);
+	drv_retry_informer(d, resume ? WATCH_NEXT_REWATCH : WATCH_NEXT_RELIST, resp);
 }
 
 void drv_start_watch(struct drv *d)

@@ -54,6 +54,7 @@ struct drv {
 	struct slice_list *desired;	/* a reference; NULL before the first publish */
 	struct slice_list *cache;	/* published records, one per name */
 	char *rv;			/* last resourceVersion seen */
+	bool rv_from_list;		/* rv is a list's, no watch event since */
 
 	/* informer */
 	bool listed;			/* cache is valid, a watch runs or will */

@@ -310,6 +310,45 @@ def test_watch_expiry_relists():
         srv.stop()
 
 
+def test_watch_gone_after_outage_relists_at_once():
+    """An apiserver restart: the watch breaks, its retries fail for a while (they
+    back off), then the first watch from the old rv gets 410 (a new watch cache
+    starts at the current revision). The list follows at once, not after the
+    outage's backoff (docs/performance.md, "Fleet")."""
+    srv = server()
+    dev = os.path.join(TMP, 'outage.json')
+    write_devices(dev, {GPU: 3})
+    d = Dralet(srv, dev).start()
+    try:
+        wait_for(lambda: converged(srv, NODE, {GPU: names(3)}), 10)
+        time.sleep(0.3)
+        srv.set_faults(rate500=1.0)
+        with srv.state.lock:
+            srv.state.watch_generation += 1     # the watch ends; its retries get 500
+            srv.state.lock.notify_all()
+        time.sleep(5)                           # >= 4 failed tries: the backoff is >= 1.6 s
+        with srv.state.lock:
+            srv.state.compacted = srv.state.rv + 1
+            t0 = time.monotonic()
+        srv.set_faults()
+
+        def served(after, watch):
+            with srv.state.lock:
+                return [e['t'] for e in srv.state.log
+                        if e['t'] > after and e['status'] == 200 and e['method'] == 'GET'
+                        and 'resourceslices' in e['path']
+                        and ('watch=true' in e['path']) == watch]
+        wait_for(lambda: served(t0, True), 10, what='the watch from the old rv')
+        t_watch = served(t0, True)[0]
+        wait_for(lambda: served(t_watch, False), 10, what='the list after 410')
+        t_list = served(t_watch, False)[0]
+        assert t_list - t_watch < 1.0, t_list - t_watch
+        wait_for(lambda: len(served(t_list, True)) >= 1, 5, what='a watch from the list')
+    finally:
+        d.stop()
+        srv.stop()
+
+
 def test_rejected_is_not_retried():
     srv = server()
     dev = os.path.join(TMP, 'reject.json')
