@@ -191,15 +191,20 @@ static int engine_counters(struct dralet_device *dev, const char *set, counter_f
 			   unsigned long long enc, unsigned long long jpeg, unsigned long long ofa,
 			   unsigned long long memory_mib)
 {
+	const struct {
+		const char *name;
+		unsigned long long value;
+	} engines[] = {
+		{ "multiprocessors", mp }, { "copy-engines", ce }, { "decoders", dec },
+		{ "encoders", enc }, { "jpeg-engines", jpeg }, { "ofa-engines", ofa },
+	};
 	int r = 0;
 
-	if ((r = fn(dev, set, "multiprocessors", (int64_t)mp)) < 0 ||
-	    (r = fn(dev, set, "copy-engines", (int64_t)ce)) < 0 ||
-	    (r = fn(dev, set, "decoders", (int64_t)dec)) < 0 ||
-	    (r = fn(dev, set, "encoders", (int64_t)enc)) < 0 ||
-	    (r = fn(dev, set, "jpeg-engines", (int64_t)jpeg)) < 0 ||
-	    (r = fn(dev, set, "ofa-engines", (int64_t)ofa)) < 0)
-		return r;
+	/* a zero is left out: the set has it only when some profile uses it */
+	for (size_t i = 0; i < sizeof(engines) / sizeof(engines[0]); i++)
+		if (engines[i].value && (r = fn(dev, set, engines[i].name,
+						(int64_t)engines[i].value)) < 0)
+			return r;
 	return set_or_consume_memory(dev, set, own, memory_mib);
 }
 
