@@ -50,6 +50,20 @@ static int set_timeslice(struct dralet_backend_ctx *ctx, const char *tool, const
 	return r < 0 ? r : -EIO;
 }
 
+/* False only when NVML says the GPU instance of static MIG device @dev is gone. */
+static bool mig_instance_exists(const struct nvidia_state *st, const struct dralet_device *dev,
+				const struct gpu_info *info)
+{
+	const struct dralet_pci_func *f = dralet_device_pci(dev);
+	const struct nvml *n = st->nvml;
+	nvml_gpu_instance gi;
+	nvml_device h;
+
+	if (!n || !f || !n->gpu_instance_by_id || n->by_pci_bus_id(f->address, &h) != NVML_OK)
+		return true;	/* cannot tell */
+	return n->gpu_instance_by_id(h, info->gi, &gi) != NVML_ERR_NOT_FOUND;
+}
+
 int nvidia_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 		   struct dralet_prepare_req *req)
 {
@@ -85,6 +99,14 @@ int nvidia_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 			nvidia_dynmig_unprepare(ctx, st, req->undo);
 		}
 		return r;
+	}
+	if (info->type == GPU_TYPE_MIG && !mig_instance_exists(st, dev, info)) {
+		/* made dynamically and destroyed since (a claim's undo after a
+		 * restart): discovery publishes the GPU's partitions again */
+		dralet_ctx_error(ctx, "device %s: its MIG GPU instance %u no longer exists; the "
+				      "node's devices are being discovered again", name, info->gi);
+		dralet_ctx_node_changed(ctx);
+		return -ENODEV;
 	}
 	if (info->type == GPU_TYPE_MIG && !info->caps_known) {
 		dralet_ctx_error(ctx, "device %s: the nvidia-cap device nodes of MIG GPU instance "

@@ -318,6 +318,11 @@ static void test_unprepare_without_recorded_ids(void **state_)
 	assert_false(dralet_device_is_partition(s));
 	assert_int_equal(gpu_nvidia_backend.unprepare(&e.h.ctx, NULL, &e.req.claim, &early), 0);
 	assert_int_equal(count_instances(&e), 0);
+	/* the static view of it is stale now: refused, with a new discovery asked */
+	e.h.ctx.node_changed = false;
+	assert_int_equal(prepare(&e, "mig-0000-18-00-0-4g-40gb-0"), -ENODEV);
+	assert_non_null(strstr(e.h.ctx.error, "its MIG GPU instance 1 no longer exists"));
+	assert_true(e.h.ctx.node_changed);
 	/* the next discovery finds the GPU free: dynamic again */
 	harness_fini(&e.h);
 	start(&e.h, e.dir, NULL);
