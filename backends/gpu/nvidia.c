@@ -33,6 +33,7 @@ static const struct dralet_option nvidia_options[] = {
 	{ "hostDriverRoot", 0 },
 	{ "nvidiaSmi", DRALET_OPTION_TRUSTED_FILE },	/* run by time-slicing */
 	{ "dynamicMig", 0 },	/* "false": MIG-mode GPUs without instances publish nothing */
+	{ "migStateDir", 0 },	/* where dynamic MIG GPUs are marked (nvidia_dynmig.c) */
 	{ NULL, 0 },
 };
 

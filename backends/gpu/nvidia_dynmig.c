@@ -25,16 +25,21 @@
  * profile and placement, and a compute instance by trying the ids a GPU
  * instance can have, so a crash between any two steps is undone.
  *
- * Which GPUs: decided per probe; a GPU the backend has once taken as
- * dynamic stays dynamic in this process (its instances are then the
- * backend's own). After a restart with instances of prepared claims left,
- * the GPU is published as static MIG until they are unprepared (which asks
- * for a new discovery). Option dynamicMig "false" turns it off.
+ * Which GPUs: a GPU in MIG mode without any GPU instance is taken as
+ * dynamic, and marked so by an empty file "nvidia-dynamic-mig-<address>" in
+ * the directory of option migStateDir (default the driver's plugin
+ * directory, /var/lib/kubelet/plugins/<driver>, which outlives the agent's
+ * restarts): from then on its instances are the backend's own, also after a
+ * restart with instances of prepared (or half-prepared) claims left. A GPU
+ * with instances and no mark is someone else's: static MIG. Option
+ * dynamicMig "false" turns it off.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <dralet/counters.h>
 #include <dralet/prepare.h>
@@ -81,6 +86,44 @@ static int remember(struct nvidia_state *st, const char *address)
 	st->dynamic = d;
 	snprintf(d[st->n_dynamic++], sizeof(*d), "%s", address);
 	return 0;
+}
+
+static void mark_path(struct dralet_backend_ctx *ctx, const char *address, char *buf,
+		      size_t size, char *dir, size_t dir_size)
+{
+	const char *opt = dralet_ctx_option(ctx, "migStateDir");
+
+	if (opt && *opt)
+		snprintf(dir, dir_size, "%s", opt);
+	else
+		snprintf(dir, dir_size, "/var/lib/kubelet/plugins/%s", dralet_ctx_driver(ctx));
+	snprintf(buf, size, "%s/nvidia-dynamic-mig-%s", dir, address);
+}
+
+static bool marked(struct dralet_backend_ctx *ctx, const char *address)
+{
+	char path[4200], dir[4096];
+
+	mark_path(ctx, address, path, sizeof(path), dir, sizeof(dir));
+	return access(path, F_OK) == 0;
+}
+
+/* Without the mark a restart would take the GPU's instances for someone
+ * else's: said once, and the GPU is still managed in this process. */
+static void mark(struct dralet_backend_ctx *ctx, const char *address)
+{
+	char path[4200], dir[4096];
+	FILE *f;
+
+	mark_path(ctx, address, path, sizeof(path), dir, sizeof(dir));
+	if (access(path, F_OK) == 0)
+		return;
+	mkdir(dir, 0755);
+	if (!(f = fopen(path, "w")))
+		dralet_ctx_warn(ctx, "%s: cannot write %s (%m); after a restart with MIG instances "
+				     "left the GPU is taken for static MIG", address, path);
+	else
+		fclose(f);
 }
 
 /* The GPU's GPU instance profiles with their placements; 0 when NVML has none. */
@@ -139,9 +182,13 @@ bool nvidia_dynmig_applies(struct dralet_backend_ctx *ctx, struct nvidia_state *
 	if (!(profiles = calloc(PROFILES_MAX, sizeof(*profiles))))
 		return false;
 	n_profiles = read_profiles(n, h, profiles);
-	applies = n_profiles && !has_gpu_instances(n, h, profiles, n_profiles);
+	applies = n_profiles && (!has_gpu_instances(n, h, profiles, n_profiles) ||
+				 marked(ctx, func->address));
 	free(profiles);
-	return applies && remember(st, func->address) == 0;
+	if (!applies || remember(st, func->address) < 0)
+		return false;
+	mark(ctx, func->address);
+	return true;
 }
 
 /* ---- publishing ---- */

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include <dralet/counters.h>
@@ -72,7 +73,8 @@ static void start(struct harness *h, const char *dir, const char *extra)
 	snprintf(data, sizeof(data), "%s/nvml.json", dir);
 	setenv("FAKE_NVML_DATA", data, 1);
 	unsetenv("FAKE_NVML_STATE");
-	assert_true(asprintf(&opts, "{\"nvmlLibrary\":\"%s\"%s}", so, extra ? extra : "") > 0);
+	assert_true(asprintf(&opts, "{\"nvmlLibrary\":\"%s\",\"migStateDir\":\"%s/mig\"%s}", so,
+			     dir, extra ? extra : "") > 0);
 	assert_int_equal(harness_init(h, &gpu_nvidia_backend, dir, opts), 0);
 	assert_int_equal(harness_probe_all(h), 0);
 	free(opts);
@@ -296,37 +298,52 @@ static void test_compute_instance_failure_rolls_back(void **state_)
 
 /* A crash after the creates, before their ids were recorded: unprepare
  * finds the GPU instance by profile and placement and its compute
- * instance by trying the ids. */
+ * instance by trying the ids. The GPU stays dynamic across the restart
+ * (its mark); without the mark its instances look like someone else's. */
 static void test_unprepare_without_recorded_ids(void **state_)
 {
 	struct env e;
 	struct dralet_undo early = { 0 };
+	char mark[4200];
 
 	(void)state_;
 	setup(&e);
+	snprintf(mark, sizeof(mark), "%s/mig/nvidia-dynamic-mig-" GPU0, e.dir);
+	assert_int_equal(access(mark, F_OK), 0);
 	assert_int_equal(prepare(&e, "mig-0000-18-00-0-4g-40gb-0"), 0);
 	assert_int_equal(count_instances(&e), 1);
 	assert_int_equal(dralet_undo_set_all(&early, (const struct dralet_undo_value[]){
 		{ "nvidia.mig.gpu", GPU0 }, { "nvidia.mig.profile", "3" },
 		{ "nvidia.mig.start", "0" } }, 3), 0);
-	/* a new process sees the instance: the GPU is static MIG until it goes */
+	/* a new process: the mark keeps the GPU dynamic with the instance there */
+	harness_fini(&e.h);
+	start(&e.h, e.dir, NULL);
+	assert_true(dralet_device_is_partition(harness_device(&e.h, "mig-0000-18-00-0-4g-40gb-0")));
+	assert_non_null(harness_device(&e.h, "mig-0000-18-00-0-1g-10gb-0"));
+	assert_int_equal(gpu_nvidia_backend.unprepare(&e.h.ctx, NULL, &e.req.claim, &early), 0);
+	assert_int_equal(count_instances(&e), 0);
+
+	/* without the mark a restart finds someone's instance: static MIG */
+	assert_int_equal(prepare(&e, "mig-0000-18-00-0-4g-40gb-0"), 0);
+	assert_int_equal(unlink(mark), 0);
 	harness_fini(&e.h);
 	start(&e.h, e.dir, NULL);
 	assert_null(harness_device(&e.h, "mig-0000-18-00-0-1g-10gb-0"));
 	struct dralet_device *s = harness_device(&e.h, "mig-0000-18-00-0-4g-40gb-0");
 	assert_non_null(s);
 	assert_false(dralet_device_is_partition(s));
-	assert_int_equal(gpu_nvidia_backend.unprepare(&e.h.ctx, NULL, &e.req.claim, &early), 0);
+	assert_int_equal(gpu_nvidia_backend.unprepare(&e.h.ctx, NULL, &e.req.claim, &e.undo), 0);
 	assert_int_equal(count_instances(&e), 0);
 	/* the static view of it is stale now: refused, with a new discovery asked */
 	e.h.ctx.node_changed = false;
 	assert_int_equal(prepare(&e, "mig-0000-18-00-0-4g-40gb-0"), -ENODEV);
 	assert_non_null(strstr(e.h.ctx.error, "its MIG GPU instance 1 no longer exists"));
 	assert_true(e.h.ctx.node_changed);
-	/* the next discovery finds the GPU free: dynamic again */
+	/* the next discovery finds the GPU free: dynamic (and marked) again */
 	harness_fini(&e.h);
 	start(&e.h, e.dir, NULL);
 	assert_non_null(harness_device(&e.h, "mig-0000-18-00-0-1g-10gb-0"));
+	assert_int_equal(access(mark, F_OK), 0);
 	undo_clear(&early);
 	teardown(&e);
 }
