@@ -328,7 +328,8 @@ int store_apiserver_new(uv_loop_t *loop, const struct store_options *opts,
 	uv_timer_init(loop, &s->release_timer);
 	uv_unref((uv_handle_t *)&s->release_timer);	/* never keeps a loop running */
 	node_fetch(s);
-	version_fetch(s);
+	if (s->on_server_version)
+		version_fetch(s);
 	*ret_store = &s->base;
 	return 0;
 }
