@@ -109,8 +109,10 @@ static bool marked(struct dralet_backend_ctx *ctx, const char *address)
 }
 
 /* Without the mark a restart would take the GPU's instances for someone
- * else's: said once, and the GPU is still managed in this process. */
-static void mark(struct dralet_backend_ctx *ctx, const char *address)
+ * else's. Tried at discovery (the directory may not exist yet: the agent
+ * makes the plugin directory after its first discovery) and again, with a
+ * warning when it fails, before a prepare makes an instance. */
+static void mark(struct dralet_backend_ctx *ctx, const char *address, bool warn)
 {
 	char path[4200], dir[4096];
 	FILE *f;
@@ -119,10 +121,12 @@ static void mark(struct dralet_backend_ctx *ctx, const char *address)
 	if (access(path, F_OK) == 0)
 		return;
 	mkdir(dir, 0755);
-	if (!(f = fopen(path, "w")))
-		dralet_ctx_warn(ctx, "%s: cannot write %s (%m); after a restart with MIG instances "
-				     "left the GPU is taken for static MIG", address, path);
-	else
+	if (!(f = fopen(path, "w"))) {
+		if (warn)
+			dralet_ctx_warn(ctx, "%s: cannot write %s (%m); after a restart with MIG "
+					     "instances left the GPU is taken for static MIG",
+					address, path);
+	} else
 		fclose(f);
 }
 
@@ -187,7 +191,7 @@ bool nvidia_dynmig_applies(struct dralet_backend_ctx *ctx, struct nvidia_state *
 	free(profiles);
 	if (!applies || remember(st, func->address) < 0)
 		return false;
-	mark(ctx, func->address);
+	mark(ctx, func->address, false);
 	return true;
 }
 
@@ -475,6 +479,7 @@ int nvidia_dynmig_prepare(struct dralet_backend_ctx *ctx, struct nvidia_state *s
 				 name, f ? f->address : "?");
 		return -ENODEV;
 	}
+	mark(ctx, f->address, true);
 	/* before each create, what unprepare needs to undo it */
 	char profile_text[16], start_text[16];
 	snprintf(profile_text, sizeof(profile_text), "%u", info->profile_id);
