@@ -457,22 +457,117 @@ static int destroy(const struct nvml *n, nvml_gpu_instance gi, const unsigned *c
 	return n->gi_destroy(gi);
 }
 
+/* The instances a prepare made. */
+struct made {
+	nvml_gpu_instance gi;
+	unsigned gi_id, ci_id;
+};
+
+/* Makes the GPU instance of @info at its placement and a compute instance
+ * spanning it, recording in @undo before each create what undoes it; a
+ * failure leaves nothing made. */
+static int make_instances(struct dralet_backend_ctx *ctx, const struct nvml *n, nvml_device h,
+			  const char *address, const char *name, const struct gpu_info *info,
+			  struct dralet_undo *undo, struct made *m)
+{
+	struct nvml_placement pl = { info->placement_start, info->placement_size };
+	struct nvml_gpu_instance_info gi_info;
+	struct nvml_ci_info ci_info;
+	nvml_compute_instance ci = NULL;
+	char profile_text[16], start_text[16];
+	unsigned ci_profile;
+	int nr, r;
+
+	snprintf(profile_text, sizeof(profile_text), "%u", info->profile_id);
+	snprintf(start_text, sizeof(start_text), "%u", info->placement_start);
+	r = dralet_undo_set_all(undo, (const struct dralet_undo_value[]){
+		{ UNDO_GPU, address }, { UNDO_PROFILE, profile_text }, { UNDO_START, start_text } },
+		3);
+	if (r < 0)
+		return r;
+	if ((nr = n->create_gi_with_placement(h, info->profile_id, &pl, &m->gi)) != NVML_OK) {
+		dralet_ctx_error(ctx, "device %s: cannot make the MIG GPU instance %s at placement "
+				      "%u: %s", name, info->profile, pl.start, nvml_error(n, nr));
+		return -EBUSY;
+	}
+	if ((nr = n->gpu_instance_info(m->gi, &gi_info)) != NVML_OK) {
+		dralet_ctx_error(ctx, "device %s: the new GPU instance cannot be described: %s; "
+				      "rolled back", name, nvml_error(n, nr));
+		n->gi_destroy(m->gi);
+		return -EIO;
+	}
+	m->gi_id = gi_info.id;
+	if ((r = set_undo_uint(undo, UNDO_GI, m->gi_id)) < 0) {
+		n->gi_destroy(m->gi);
+		return r;
+	}
+	bool have_profile = full_ci_profile(n, m->gi, info->gi_slices, &ci_profile) == 0;
+	if (!have_profile || (nr = n->create_ci(m->gi, ci_profile, &ci)) != NVML_OK) {
+		dralet_ctx_error(ctx, "device %s: cannot make the compute instance of GPU instance "
+				      "%u: %s; GPU instance rolled back", name, m->gi_id,
+				 have_profile ? nvml_error(n, nr)
+					      : "no compute instance profile spans it");
+		destroy(n, m->gi, NULL);
+		return -EBUSY;
+	}
+	if ((nr = n->ci_info(ci, &ci_info)) != NVML_OK) {
+		dralet_ctx_error(ctx, "device %s: the new compute instance cannot be described: %s; "
+				      "rolled back", name, nvml_error(n, nr));
+		n->ci_destroy(ci);
+		n->gi_destroy(m->gi);
+		return -EIO;
+	}
+	m->ci_id = ci_info.id;
+	if ((r = set_undo_uint(undo, UNDO_CI, m->ci_id)) < 0) {
+		destroy(n, m->gi, &m->ci_id);
+		return r;
+	}
+	return 0;
+}
+
+/* What the container gets for the instances @m of partition @dev. */
+static int instance_edits(struct dralet_backend_ctx *ctx, struct nvidia_state *st,
+			  nvml_device h, struct dralet_device *dev, const struct made *m,
+			  struct dralet_prepare_req *req)
+{
+	const struct gpu_info *info = gpu_info_of(dev);
+	const char *name = dralet_device_name(dev);
+	char uuid[GPU_UUID_MAX], gi[16], ci[16];
+	int r;
+
+	if ((r = mig_uuid(st->nvml, h, m->gi_id, m->ci_id, uuid, sizeof(uuid))) < 0) {
+		dralet_ctx_error(ctx, "device %s: the MIG device of GPU instance %u is not visible",
+				 name, m->gi_id);
+		return r;
+	}
+	if ((r = gpu_prepare_common(ctx, dev, req)) < 0)
+		return r;
+	if (add_cap(ctx, st, req->edits, info->minor, m->gi_id, -1) < 0 ||
+	    add_cap(ctx, st, req->edits, info->minor, m->gi_id, (int)m->ci_id) < 0) {
+		dralet_ctx_error(ctx, "device %s: the nvidia-cap nodes of GPU instance %u / compute "
+				      "instance %u are unknown (proc driver/nvidia-caps/mig-minors)",
+				 name, m->gi_id, m->ci_id);
+		return -ENODEV;
+	}
+	snprintf(gi, sizeof(gi), "%u", m->gi_id);
+	snprintf(ci, sizeof(ci), "%u", m->ci_id);
+	if ((r = gpu_env(dev, req->edits, "UUID", uuid)) < 0 ||
+	    (r = gpu_env(dev, req->edits, "MIG_GI", gi)) < 0 ||
+	    (r = gpu_env(dev, req->edits, "MIG_CI", ci)) < 0)
+		dralet_ctx_error(ctx, "device %s: cannot build container edits: %s", name,
+				 strerror(-r));
+	return r;
+}
+
 int nvidia_dynmig_prepare(struct dralet_backend_ctx *ctx, struct nvidia_state *st,
 			  struct dralet_device *dev, struct dralet_prepare_req *req)
 {
 	const struct nvml *n = st->nvml;
-	const struct gpu_info *info = gpu_info_of(dev);
 	const struct dralet_pci_func *f = dralet_device_pci(dev);
 	const char *name = dralet_device_name(dev);
-	struct nvml_placement pl = { info->placement_start, info->placement_size };
-	struct nvml_gpu_instance_info gi_info;
-	struct nvml_ci_info ci_info;
-	nvml_gpu_instance gi = NULL;
-	nvml_compute_instance ci = NULL;
+	struct made m = { 0 };
 	nvml_device h = NULL;
-	char uuid[GPU_UUID_MAX], num[16];
-	unsigned ci_profile;
-	int nr, r;
+	int r;
 
 	if (!n || !NVML_HAS_DYNAMIC_MIG(n) || !f || n->by_pci_bus_id(f->address, &h) != NVML_OK) {
 		dralet_ctx_error(ctx, "device %s: NVML cannot reach GPU %s to make the MIG instance",
@@ -480,76 +575,10 @@ int nvidia_dynmig_prepare(struct dralet_backend_ctx *ctx, struct nvidia_state *s
 		return -ENODEV;
 	}
 	mark(ctx, f->address, true);
-	/* before each create, what unprepare needs to undo it */
-	char profile_text[16], start_text[16];
-	snprintf(profile_text, sizeof(profile_text), "%u", info->profile_id);
-	snprintf(start_text, sizeof(start_text), "%u", info->placement_start);
-	r = dralet_undo_set_all(req->undo, (const struct dralet_undo_value[]){
-		{ UNDO_GPU, f->address }, { UNDO_PROFILE, profile_text }, { UNDO_START, start_text } },
-		3);
-	if (r < 0)
+	if ((r = make_instances(ctx, n, h, f->address, name, gpu_info_of(dev), req->undo, &m)) < 0)
 		return r;
-	nr = n->create_gi_with_placement(h, info->profile_id, &pl, &gi);
-	if (nr != NVML_OK) {
-		dralet_ctx_error(ctx, "device %s: cannot make the MIG GPU instance %s at placement "
-				      "%u: %s", name, info->profile, pl.start, nvml_error(n, nr));
-		return -EBUSY;
-	}
-	if ((nr = n->gpu_instance_info(gi, &gi_info)) != NVML_OK) {
-		dralet_ctx_error(ctx, "device %s: the new GPU instance cannot be described: %s; "
-				      "rolled back", name, nvml_error(n, nr));
-		n->gi_destroy(gi);
-		return -EIO;
-	}
-	if ((r = set_undo_uint(req->undo, UNDO_GI, gi_info.id)) < 0) {
-		n->gi_destroy(gi);
-		return r;
-	}
-	bool have_profile = full_ci_profile(n, gi, info->gi_slices, &ci_profile) == 0;
-	if (!have_profile || (nr = n->create_ci(gi, ci_profile, &ci)) != NVML_OK) {
-		dralet_ctx_error(ctx, "device %s: cannot make the compute instance of GPU instance "
-				      "%u: %s; GPU instance rolled back", name, gi_info.id,
-				 have_profile ? nvml_error(n, nr)
-					      : "no compute instance profile spans it");
-		destroy(n, gi, NULL);
-		return -EBUSY;
-	}
-	if ((nr = n->ci_info(ci, &ci_info)) != NVML_OK) {
-		dralet_ctx_error(ctx, "device %s: the new compute instance cannot be described: %s; "
-				      "rolled back", name, nvml_error(n, nr));
-		n->ci_destroy(ci);
-		n->gi_destroy(gi);
-		return -EIO;
-	}
-	if ((r = set_undo_uint(req->undo, UNDO_CI, ci_info.id)) < 0)
-		goto rollback;
-	if ((r = mig_uuid(n, h, gi_info.id, ci_info.id, uuid, sizeof(uuid))) < 0) {
-		dralet_ctx_error(ctx, "device %s: the MIG device of GPU instance %u is not visible",
-				 name, gi_info.id);
-		goto rollback;
-	}
-	if ((r = gpu_prepare_common(ctx, dev, req)) < 0)
-		goto rollback;
-	if (add_cap(ctx, st, req->edits, info->minor, gi_info.id, -1) < 0 ||
-	    add_cap(ctx, st, req->edits, info->minor, gi_info.id, (int)ci_info.id) < 0) {
-		dralet_ctx_error(ctx, "device %s: the nvidia-cap nodes of GPU instance %u / compute "
-				      "instance %u are unknown (proc driver/nvidia-caps/mig-minors)",
-				 name, gi_info.id, ci_info.id);
-		r = -ENODEV;
-		goto rollback;
-	}
-	snprintf(num, sizeof(num), "%u", gi_info.id);
-	if ((r = gpu_env(dev, req->edits, "UUID", uuid)) < 0 ||
-	    (r = gpu_env(dev, req->edits, "MIG_GI", num)) < 0 ||
-	    (r = gpu_env(dev, req->edits, "MIG_CI",
-			 (snprintf(num, sizeof(num), "%u", ci_info.id), num))) < 0) {
-		dralet_ctx_error(ctx, "device %s: cannot build container edits: %s", name,
-				 strerror(-r));
-		goto rollback;
-	}
-	return 0;
-rollback:
-	destroy(n, gi, &ci_info.id);
+	if ((r = instance_edits(ctx, st, h, dev, &m, req)) < 0)
+		destroy(n, m.gi, &m.ci_id);	/* a failing prepare cleans up after itself */
 	return r;
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
-"""Dynamic MIG on the demo board (boards/hgx-h100.yaml with its MIG GPU's
-instances taken away) with the fake NVML: the daemon publishes the GPU's
+"""Dynamic MIG on boards/hgx-h100-mig.yaml (GPU 7 in MIG mode without
+instances) with the fake NVML: the daemon publishes the GPU's
 counter set in a slice of its own (the 1.35+ layout) and every MIG profile x
 placement as a device consuming it; claims for two placements are prepared
 through the kubelet socket (the fake NVML then holds their GPU and compute
@@ -22,23 +22,12 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 import claims_kubelet as ck  # noqa: E402
 
-BOARD = os.path.join(ck.REPO, "boards", "hgx-h100.yaml")
+BOARD = os.path.join(ck.REPO, "boards", "hgx-h100-mig.yaml")  # GPU 7: MIG, no instances
 BUILD = os.environ.get("BUILD", "build")
 FAKE_NVML = os.path.join(ck.REPO, BUILD, "tests", "lib", "fake-nvml.so")
 DRIVER = "gpu.dralet.dev"
 GPU = "0000:e3:00.0"
 SET = "gpu-0000-e3-00-0"
-
-
-def board_without_instances(tmp):
-    with open(BOARD) as f:
-        text = f.read()
-    lines = [l for l in text.splitlines(True)
-             if not l.strip().startswith("- {profile:") and l.strip() != "mig:"]
-    path = os.path.join(tmp, "board.yaml")
-    with open(path, "w") as f:
-        f.write("".join(lines))
-    return path
 
 
 class Run:
@@ -155,8 +144,8 @@ def test(tmp):
     ck.need(dralet, "DRALET is not set")
     ck.need(os.path.isfile(FAKE_NVML), "the fake NVML is not built")
     tree = os.path.join(tmp, "node")
-    r = subprocess.run([dralet, "board", "materialize", "--quiet", board_without_instances(tmp),
-                        tree], capture_output=True, text=True)
+    r = subprocess.run([dralet, "board", "materialize", "--quiet", BOARD, tree],
+                       capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-500:]
     config = os.path.join(tmp, "config.yaml")
     with open(config, "w") as f:

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
-"""Partitionable devices (dynamic MIG on the demo board, fake NVML) published
+"""Partitionable devices (dynamic MIG on boards/hgx-h100-mig.yaml, fake NVML) published
 by the daemon through the test apiserver, by the server's version (GET
 /version): 1.37 with the gate gets a counters-only slice and the partitions;
 1.36 with the gate off (the server drops the fields) gets one warning, the
@@ -30,11 +30,7 @@ WARNING = 'feature gate DRAPartitionableDevices is probably disabled'
 
 
 def node_tree():
-    with open(os.path.join(TOP, 'boards', 'hgx-h100.yaml')) as f:
-        lines = [l for l in f if not l.strip().startswith('- {profile:') and l.strip() != 'mig:']
-    board = os.path.join(TMP, 'board.yaml')
-    with open(board, 'w') as f:
-        f.write(''.join(lines))
+    board = os.path.join(TOP, 'boards', 'hgx-h100-mig.yaml')
     tree = os.path.join(TMP, 'node')
     r = subprocess.run([harness.dralet_path(), 'board', 'materialize', '--quiet', board, tree],
                        capture_output=True, text=True)
