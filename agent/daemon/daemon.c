@@ -209,6 +209,8 @@ static void on_server_version(void *userdata, unsigned minor)
 	struct daemon *d = userdata;
 	struct slice_options before = d->slice_opts;
 
+	if (!minor)
+		return;	/* not said: the configuration's kubernetesVersion, else the newest */
 	slice_options_for_server(&d->slice_opts, minor);
 	if (d->slice_opts.partitionable != before.partitionable ||
 	    counters_layout_kind(&d->slice_opts) != counters_layout_kind(&before)) {
