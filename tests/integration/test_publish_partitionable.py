@@ -154,6 +154,30 @@ def test_unknown_version_is_newest(tree):
     assert 'version is unknown' in text
 
 
+def test_cli_publish_gate_off(tree):
+    """`dralet slices --publish` (no version asked: the newest) to a server
+    without the gate: warned once, published again without partitions."""
+    from harness import Dralet
+    srv = ApiServer(tempfile.mkdtemp(dir=TMP)).start()
+    cfg = os.path.join(TMP, 'cli-config.yaml')
+    with open(cfg, 'w') as f:
+        f.write('backends:\n  nvidia:\n    options:\n      nvmlLibrary: "%s"\n'
+                '      migStateDir: "%s"\n' % (FAKE_NVML, os.path.join(TMP, 'cli-mig')))
+    d = Dralet(srv, None, node=NODE, extra=['--sysfs-root', tree + '/sys', '--dev-root',
+                                            tree + '/dev', '--proc-root', tree + '/proc',
+                                            '--config', cfg],
+               env={'FAKE_NVML_DATA': os.path.join(tree, 'nvml.json'),
+                    'FAKE_NVML_STATE': os.path.join(TMP, 'cli-nvml-state.json')}).start()
+    try:
+        settle(srv, lambda s: s[0] == 9 and not s[1] and s[3] == 0)
+    finally:
+        d.stop()
+        srv.stop()
+    log = d.log()
+    assert log.count(WARNING) == 1, log[-3000:]
+    assert 'publishing again without partitionable devices' in log
+
+
 def main():
     if not os.path.isfile(FAKE_NVML):
         print('SKIP: the fake NVML is not built')
@@ -161,7 +185,8 @@ def main():
     tree = node_tree()
     failed = 0
     for t in (test_newest_with_gate, test_gate_off_drops_partitions_once,
-              test_134_without_counters, test_unknown_version_is_newest):
+              test_134_without_counters, test_unknown_version_is_newest,
+              test_cli_publish_gate_off):
         start = time.monotonic()
         try:
             t(tree)
