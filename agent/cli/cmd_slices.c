@@ -19,6 +19,7 @@
 #include "agent/lib/log.h"
 #include "agent/cli/setup.h"
 #include "agent/slices/devices_file.h"
+#include "agent/slices/gates.h"
 #include "agent/slices/slices.h"
 #include "agent/slices/sync.h"
 #include "agent/kube/store_open.h"
@@ -257,6 +258,23 @@ static int publish_all(struct run *rn, struct slice_by_driver *by_driver)
 	return r;
 }
 
+/* The server dropped counters (its DRAPartitionableDevices gate is off):
+ * partitions without them would be offered overlapping, so they go. */
+static void on_gates_dropped(void *userdata, unsigned gates)
+{
+	struct run *rn = userdata;
+	struct slice_by_driver by_driver = { 0 };
+
+	if (!(gates & SLICE_GATE_PARTITIONABLE) || !rn->slice_opts.partitionable)
+		return;
+	rn->slice_opts.partitionable = false;
+	log_info("publishing again without partitionable devices");
+	uv_timer_stop(&rn->stopper);
+	if (build_desired(rn, rn->node_uid, &by_driver) == 0)
+		publish_all(rn, &by_driver);
+	slice_by_driver_clear(&by_driver);
+}
+
 static void on_signal(uv_signal_t *h, int signum)
 {
 	struct run *rn = h->data;
@@ -289,6 +307,7 @@ static int publish_and_wait(struct run *rn, struct slice_by_driver *by_driver)
 	}
 	rn->store_opts.node_name = rn->node_name;
 	rn->store_opts.on_synced = on_synced;
+	rn->store_opts.on_gates_dropped = on_gates_dropped;
 	rn->store_opts.userdata = rn;
 	rn->published = json_object_new_object();
 	rn->synced = json_object_new_object();

@@ -41,6 +41,13 @@ void device_sink_clear(struct device_sink *sink, struct dralet_backend_ctx *ctx)
 /* Frees one device (remove op + private destructor). */
 void dralet_device_free(struct dralet_backend_ctx *ctx, struct dralet_device *dev);
 
+/* A device's counter sets and consumptions (device_counters.c, SDK
+ * counters.h): owned by the device, freed with it; NULL until the first. */
+struct device_counters;
+struct device_counters **device_counters_slot(struct dralet_device *dev);
+const struct device_counters *device_counters_of(const struct dralet_device *dev);
+void device_counters_free(struct device_counters *c);
+
 /* The context a device was created with. */
 struct dralet_backend_ctx *dralet_device_ctx(const struct dralet_device *dev);
 

@@ -2,6 +2,7 @@
 #include "agent/core/config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -110,6 +111,18 @@ static int decode_gates(struct dralet_decoder *d, const struct dralet_value *v, 
 	return decoder_object(d, decoder_json(v), gate_fields, gates);
 }
 
+/* "1.34" or "v1.34.2": read by slice_options_from_config (slices/build.h). */
+static int parse_kubernetes_version(const char *text, void *dst, char *why, size_t whylen)
+{
+	unsigned major, minor;
+
+	(void)dst;
+	if (sscanf(text + (*text == 'v'), "%u.%u", &major, &minor) != 2 || major != 1 || !minor ||
+	    minor > 999)
+		return err_printf(why, whylen, -EINVAL, "want \"1.<minor>\", e.g. \"1.34\"");
+	return 0;
+}
+
 static const struct dralet_field config_fields[] = {
 	{ "apiVersion", DRALET_FIELD_CUSTOM, .decode = decode_anything },
 	{ "kind", DRALET_FIELD_CUSTOM, .decode = decode_anything },
@@ -118,6 +131,8 @@ static const struct dralet_field config_fields[] = {
 	{ "pciIDs", DRALET_FIELD_STRING, DRALET_AT(struct config, pci_ids),
 	  .parse = decoder_borrow_string, .help = "a file path" },
 	{ "featureGates", DRALET_FIELD_CUSTOM, .decode = decode_gates },
+	{ "kubernetesVersion", DRALET_FIELD_STRING, .parse = parse_kubernetes_version,
+	  .help = "\"1.<minor>\", e.g. \"1.34\"" },
 	{ "healthCheckIntervalSeconds", DRALET_FIELD_INT,
 	  DRALET_AT(struct config, health_interval_s), .min = 1,
 	  .max = CONFIG_HEALTH_INTERVAL_MAX_S },

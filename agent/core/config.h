@@ -16,7 +16,10 @@
  *   pciIDs: /usr/share/misc/pci.ids   # name database (default: libpci's)
  *   featureGates:                 # alpha resource.k8s.io fields to publish (default off;
  *     DRADeviceTaints: true       # the cluster must enable the same gates)
- *     DRAPartitionableDevices: false
+ *     DRAPartitionableDevices: true  # default: on where the server has it on (1.36 on)
+ *   kubernetesVersion: "1.34"     # the server the slices are for when the agent cannot
+ *                                 # ask it (the file store); decides the layout of
+ *                                 # partitionable devices (docs/publishing.md)
  *   healthCheckIntervalSeconds: 10    # device health checks while running (1-20;
  *                                 # docs/health.md); also how often the kubelet
  *                                 # gets the health list again

@@ -28,6 +28,8 @@
 #include "agent/kubelet/health_service.h"
 #include "agent/kubelet/registration.h"
 #include "agent/lib/log.h"
+#include "agent/slices/counters_layout.h"
+#include "agent/slices/gates.h"
 #include "agent/slices/slices.h"
 #include "agent/sriov/enforce.h"
 #include "agent/sriov/prepared.h"
@@ -75,6 +77,9 @@ struct daemon {
 	size_t drivers_open;	/* endpoints not yet closed + engines not yet idle */
 	bool stopping;
 	char boot_id[128];
+	/* the options' slice_opts, fitted to the server (on_server_version,
+	 * on_gates_dropped) */
+	struct slice_options slice_opts;
 };
 
 /* The note of the driver's health answers (kubelet_health_note_fn). */
@@ -176,7 +181,7 @@ static void publish_driver(struct daemon *d, struct daemon_driver *dd)
 {
 	const struct daemon_options *o = d->o;
 	struct slice_list *slices = NULL;
-	int r = slices_build_set(dd->devices, o->node_name, NULL, &o->slice_opts, &slices);
+	int r = slices_build_set(dd->devices, o->node_name, NULL, &d->slice_opts, &slices);
 
 	if (r < 0) {
 		log_error_kv(LOG_KV("driver", dd->name, "err", strerror(-r)),
@@ -188,6 +193,46 @@ static void publish_driver(struct daemon *d, struct daemon_driver *dd)
 		log_error_kv(LOG_KV("driver", dd->name, "err", strerror(-r)),
 			     "driver %s: cannot publish its ResourceSlices: %s", dd->name, strerror(-r));
 	slice_list_unref(slices);
+}
+
+static void publish_all(struct daemon *d)
+{
+	for (size_t i = 0; i < d->n_drivers; i++)
+		if (d->drivers[i].devices)
+			publish_driver(d, &d->drivers[i]);
+}
+
+/* The apiserver's version decides the layout of partitionable devices and
+ * whether they are on by default (slices/build.h). */
+static void on_server_version(void *userdata, unsigned minor)
+{
+	struct daemon *d = userdata;
+	struct slice_options before = d->slice_opts;
+
+	if (!minor)
+		return;	/* not said: the configuration's kubernetesVersion, else the newest */
+	slice_options_for_server(&d->slice_opts, minor);
+	if (d->slice_opts.partitionable != before.partitionable ||
+	    counters_layout_kind(&d->slice_opts) != counters_layout_kind(&before)) {
+		log_info("slices: partitionable devices %s for this server",
+			 d->slice_opts.partitionable ? "on" : "off");
+		publish_all(d);
+	}
+}
+
+/* The server dropped counters (its DRAPartitionableDevices gate is off):
+ * publishing partitions without them would offer overlapping devices, so
+ * they go (the store warned once already). */
+static void on_gates_dropped(void *userdata, unsigned gates)
+{
+	struct daemon *d = userdata;
+
+	if (!(gates & SLICE_GATE_PARTITIONABLE) || !d->slice_opts.partitionable)
+		return;
+	d->slice_opts.partitionable = false;
+	d->slice_opts.partitionable_explicit = true;	/* a later version answer keeps it */
+	log_info("slices: publishing without partitionable devices");
+	publish_all(d);
 }
 
 /* Worker thread: a device's health, under its claims-engine device lock. */
@@ -859,11 +904,14 @@ static int start_metrics(struct daemon *d)
 
 int daemon_run(const struct daemon_options *o)
 {
-	struct daemon d = { .o = o };
+	struct daemon d = { .o = o, .slice_opts = o->slice_opts };
 	struct store_options so = {
 		.store_dir = o->store_dir,
 		.kubeconfig = o->kubeconfig,
 		.node_name = o->node_name,
+		.on_server_version = on_server_version,
+		.on_gates_dropped = on_gates_dropped,
+		.userdata = &d,
 	};
 	char err[1024];
 	int r, status = 0;

@@ -39,6 +39,7 @@
 #include "agent/kube/store_apiserver_internal.h"
 #include "agent/lib/log.h"
 #include "agent/lib/err_msg.h"
+#include "agent/lib/json_get.h"
 
 #define DEBOUNCE_DEFAULT_MS 100u
 #define RELEASE_DELAY_MS 500u		/* quiet time before the heap is trimmed */
@@ -237,6 +238,46 @@ static const struct store_ops api_ops = {
 	.destroy = api_destroy,
 };
 
+/* "34", "34+" (a vendor's build) -> 34; 0 when it is not a minor. */
+static unsigned minor_of(const char *text)
+{
+	unsigned long v = 0;
+	char *end = NULL;
+	if (!text || *text < '0' || *text > '9')
+		return 0;
+	v = strtoul(text, &end, 10);
+	return (*end == '\0' || *end == '+') && v < 1000 ? (unsigned)v : 0;
+}
+
+static void on_version(void *ud, const struct kube_response *resp)
+{
+	struct store_api *s = ud;
+	struct json_object *v = NULL;
+	unsigned minor = 0;
+	if (resp->status == 200 && resp->body)
+		v = kube_json_parse(resp->body, resp->body_len);
+	const char *major = json_get_str(v, "major");
+	if (major && !strcmp(major, "1"))
+		minor = minor_of(json_get_str(v, "minor"));
+	if (minor)
+		log_info("apiserver: Kubernetes 1.%u", minor);
+	else
+		log_info("apiserver: the server's version is unknown (GET /version: %ld); "
+			 "assuming the newest", resp->status);
+	json_object_put(v);
+	if (s->on_server_version)
+		s->on_server_version(s->userdata, minor);
+}
+
+/* The server's version, once, before the first slices are written (the
+ * layout of partitionable devices depends on it). */
+static void version_fetch(struct store_api *s)
+{
+	if (api_start(s, "GET", "/version", NULL, REQUEST_TIMEOUT_MS, 3, NULL, on_version, s,
+		      NULL) < 0)
+		log_warn("apiserver: cannot ask the server's version; assuming the newest");
+}
+
 int store_apiserver_new(uv_loop_t *loop, const struct store_options *opts,
 			struct store **ret_store, char *err, size_t errlen)
 {
@@ -260,6 +301,8 @@ int store_apiserver_new(uv_loop_t *loop, const struct store_options *opts,
 	s->loop = loop;
 	s->debounce_ms = opts->debounce_ms ? opts->debounce_ms : DEBOUNCE_DEFAULT_MS;
 	s->on_synced = opts->on_synced;
+	s->on_server_version = opts->on_server_version;
+	s->on_gates_dropped = opts->on_gates_dropped;
 	s->userdata = opts->userdata;
 	s->node_backoff = (struct backoff)BACKOFF_INIT(500, BACKOFF_MAX_MS);
 	s->rng = (uint32_t)time(NULL) ^ (uint32_t)(uintptr_t)s;
@@ -285,6 +328,8 @@ int store_apiserver_new(uv_loop_t *loop, const struct store_options *opts,
 	uv_timer_init(loop, &s->release_timer);
 	uv_unref((uv_handle_t *)&s->release_timer);	/* never keeps a loop running */
 	node_fetch(s);
+	if (s->on_server_version)
+		version_fetch(s);
 	*ret_store = &s->base;
 	return 0;
 }

@@ -115,6 +115,9 @@ struct store_api {
 	} events;
 	bool claims_beta;		/* resource.k8s.io/v1 not served: use v1beta2 */
 	unsigned dropped_gates;		/* feature gates the server does not have */
+	unsigned told_gates;		/* of which on_gates_dropped heard */
+	void (*on_server_version)(void *userdata, unsigned minor);
+	void (*on_gates_dropped)(void *userdata, unsigned gates);
 	uint32_t debounce_ms;
 	store_synced_cb on_synced;
 	void *userdata;

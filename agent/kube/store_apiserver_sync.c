@@ -136,6 +136,10 @@ static void drv_sync_now(struct drv *d)
 		d->synced_once = true;
 		if (s->on_synced)
 			s->on_synced(s->userdata, d->driver, d->generation);
+		if (s->on_gates_dropped && (s->dropped_gates & ~s->told_gates)) {
+			s->told_gates = s->dropped_gates;
+			s->on_gates_dropped(s->userdata, s->dropped_gates);
+		}
 		return;
 	}
 	if (d->unconverged >= MAX_UNCONVERGED_ROUNDS) {

@@ -41,6 +41,15 @@ struct store_options {
 	uint32_t debounce_ms;		/* quiet time that merges bursts (0: 100 ms); a
 					 * burst waits at most 10 times that (>= 1 s) */
 	store_synced_cb on_synced;	/* optional */
+	/* optional, apiserver store: the server's version 1.<minor> (0: it did
+	 * not say), asked once at start (GET /version); the slices' layout
+	 * depends on it (slices/counters_layout.h) */
+	void (*on_server_version)(void *userdata, unsigned minor);
+	/* optional, apiserver store: the server silently dropped the fields of
+	 * @gates (slices/gates.h; all known so far), called once per new gate
+	 * when the slices have converged without them, outside any write
+	 * round, so the callback may publish again */
+	void (*on_gates_dropped)(void *userdata, unsigned gates);
 	void *userdata;
 };
 

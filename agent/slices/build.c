@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "agent/slices/build.h"
+#include "agent/slices/counters_json.h"
+#include "agent/slices/counters_layout.h"
 #include "agent/slices/devices_text.h"
 #include "agent/slices/device_json.h"
 #include "agent/core/k8s_names.h"
@@ -114,8 +116,19 @@ static bool seen_before(const char *const *names, size_t n, const char *name)
  * 32-per-device budget (capacities first: selectors on memory matter most),
  * and written in name order like the apiserver returns maps.
  */
+/* What @dev consumes (counters_layout.h decides whether it is published). */
+static int device_uses_json(struct json_object *obj, const struct slice_device_in *dev)
+{
+	const struct dralet_counter_list *uses[DRALET_CONSUMPTIONS_PER_DEVICE_MAX];
+	size_t n = 0;
+	for (; n < dev->n_uses && n < DRALET_CONSUMPTIONS_PER_DEVICE_MAX; n++)
+		uses[n] = &dev->uses[n];
+	return counters_json_add(obj, "consumesCounters", "counterSet", uses, n);
+}
+
 static int device_json(const struct build_ctx *ctx, const struct slice_device_in *dev,
-		       const struct slice_options *opts, struct json_object **ret_dev)
+		       const struct slice_options *opts, bool with_uses,
+		       struct json_object **ret_dev)
 {
 	size_t n_attrs = dev->n_attrs, n_caps = dev->n_caps;
 	const char **attr_names = calloc(n_attrs + 1, sizeof(*attr_names));
@@ -198,6 +211,9 @@ static int device_json(const struct build_ctx *ctx, const struct slice_device_in
 				goto out;
 		}
 	}
+	if (with_uses && (r = device_uses_json(obj, dev)) < 0)
+		goto out;
+	r = -ENOMEM;
 	if (opts->device_taints && dev->unhealthy) {
 		struct json_object *taints = json_object_new_array(), *t = NULL;
 		if (obj_add(obj, "taints", taints) < 0 ||
@@ -220,9 +236,12 @@ out:
 	return r;
 }
 
-/* The slice without its devices: spec.devices holds the placeholder (devices_text.h). */
+/* The slice without its devices: spec.devices holds the placeholder
+ * (devices_text.h), or spec.sharedCounters @sets (a slice of counters only,
+ * 1.35 and later: it may not carry devices). */
 static struct json_object *slice_skeleton(const char *driver, const char *node_name,
-					  const char *node_uid, size_t n_slices)
+					  const char *node_uid, size_t n_slices,
+					  const struct counters_slice *plan, bool counters_only)
 {
 	struct json_object *s = json_object_new_object(), *meta = NULL, *spec = NULL, *pool = NULL;
 	char gen[512];
@@ -251,7 +270,8 @@ static struct json_object *slice_skeleton(const char *driver, const char *node_n
 	    obj_add(pool, "generation", json_object_new_int64(0)) < 0 ||
 	    obj_add(pool, "resourceSliceCount", json_object_new_int64((int64_t)n_slices)) < 0 ||
 	    obj_add(spec, "nodeName", json_object_new_string(node_name)) < 0 ||
-	    obj_add(spec, "devices", slice_devices_placeholder()) < 0)
+	    counters_json_add(spec, "sharedCounters", "name", plan->sets, plan->n_sets) < 0 ||
+	    (!counters_only && obj_add(spec, "devices", slice_devices_placeholder()) < 0))
 		goto fail;
 	return s;
 fail:
@@ -259,28 +279,21 @@ fail:
 	return NULL;
 }
 
-/* Gives @b the devices from @order[*cursor..]: up to @per, duplicates warned
- * about and skipped; one device's tree at a time. */
-static int fill_slice(const struct build_ctx *ctx, const struct slice_device_in *const *order,
-		      size_t n_order, size_t *cursor, unsigned per, const struct slice_options *opts,
-		      const char **last_name, struct slice_record_builder *b)
+/* Gives @b the devices @plan names (indexes into @unique); one device's
+ * tree at a time. */
+static int fill_slice(const struct build_ctx *ctx, const struct slice_device_in *const *unique,
+		      const struct counters_slice *plan, const struct counters_layout *layout,
+		      const struct slice_options *opts, struct slice_record_builder *b)
 {
-	size_t added = 0;
-	while (*cursor < n_order && added < per) {
-		const struct slice_device_in *dev = order[(*cursor)++];
+	for (size_t k = 0; k < plan->n_devices; k++) {
+		size_t i = plan->devices[k];
 		struct json_object *obj = NULL;
-		if (*last_name && !strcmp(dev->name, *last_name)) {
-			warn(ctx, dev, NULL, "duplicate device name; only the first is published");
-			continue;
-		}
-		int r = device_json(ctx, dev, opts, &obj);
+		int r = device_json(ctx, unique[i], opts, layout->with_uses[i], &obj);
 		if (r == 0)
 			r = slice_record_builder_device(b, obj);
 		json_object_put(obj);
 		if (r < 0)
 			return r;
-		*last_name = dev->name;
-		added++;
 	}
 	return 0;
 }
@@ -300,11 +313,13 @@ int slice_build(const char *driver, const char *node_name, const char *node_uid,
 		return -EINVAL;
 
 	const struct slice_device_in **order = calloc(n_devs + 1, sizeof(*order));
+	const struct slice_device_in **unique = calloc(n_devs + 1, sizeof(*unique));
+	struct counters_layout *layout = NULL;
 	struct slice_list *slices = NULL;
 	int r = -ENOMEM;
 	size_t n_ok = 0, n_order = 0;
 	bool any_taints = false;
-	if (!order || slice_list_new(&slices) < 0)
+	if (!order || !unique || slice_list_new(&slices) < 0)
 		goto out;
 
 	for (size_t i = 0; i < n_devs; i++) {
@@ -319,45 +334,80 @@ int slice_build(const char *driver, const char *node_name, const char *node_uid,
 	qsort(order, n_order, sizeof(*order), cmp_devices);
 	/* The devices published (the first of each name) and whether any gets a taint. */
 	for (size_t i = 0; i < n_order; i++) {
-		if (i && !strcmp(order[i]->name, order[i - 1]->name))
+		if (i && !strcmp(order[i]->name, order[i - 1]->name)) {
+			warn(&ctx, order[i], NULL, "duplicate device name; only the first is published");
 			continue;
-		n_ok++;
+		}
+		unique[n_ok++] = order[i];
 		any_taints |= opts->device_taints && order[i]->unhealthy;
 	}
 
+	/* Which devices and counter sets go into which slice (counters_layout.h). */
+	enum counters_layout_kind kind = counters_layout_kind(opts);
+	r = counters_layout_plan(unique, n_ok, kind, slice_max_devices(opts, any_taints), warn_fn,
+				 userdata, &layout);
+	if (r < 0)
+		goto out;
+
 	/* One device's tree at a time: the slice's text grows device by device. */
-	unsigned per = slice_max_devices(opts, any_taints);
-	size_t n_slices = (n_ok + per - 1) / per, cursor = 0;
-	const char *last_name = NULL;
+	size_t n_slices = layout->n_slices;
 	for (size_t s = 0; s < n_slices; s++) {
-		struct json_object *slice = slice_skeleton(driver, node_name, node_uid, n_slices);
+		const struct counters_slice *plan = &layout->slices[s];
+		bool counters_only = kind == COUNTERS_LAYOUT_SEPARATE && plan->n_sets;
+		struct json_object *slice = slice_skeleton(driver, node_name, node_uid, n_slices,
+							   plan, counters_only);
 		struct slice_record_builder *b = NULL;
 		struct slice_record *rec = NULL;
 		r = slice ? slice_record_builder_new(SLICE_RECORD_DESIRED, slice, &b) : -ENOMEM;
 		json_object_put(slice);	/* the builder holds it */
-		if (r == 0 &&
-		    (r = fill_slice(&ctx, order, n_order, &cursor, per, opts, &last_name, b)) < 0)
+		if (r == 0 && (r = fill_slice(&ctx, unique, plan, layout, opts, b)) < 0)
 			slice_record_builder_free(b);
 		else if (r == 0)
 			r = slice_record_builder_finish(b, &rec);
 		if (r < 0 || (r = slice_list_append(slices, rec)) < 0)
 			goto out;
 	}
-	while (cursor < n_order)	/* duplicates of the last device */
-		warn(&ctx, order[cursor++], NULL, "duplicate device name; only the first is published");
 	*ret_slices = slices;
 	slices = NULL;
 	r = 0;
 out:
+	counters_layout_free(layout);
 	slice_list_unref(slices);
 	free(order);
+	free(unique);
 	return r;
+}
+
+void slice_options_for_server(struct slice_options *opts, unsigned minor)
+{
+	opts->server_minor = minor;
+	if (!opts->partitionable_explicit)
+		opts->partitionable = minor == 0 || minor >= 36;	/* beta, on, since 1.36 */
+}
+
+/* "1.34", "v1.34.2" -> 34; -EINVAL for anything else. */
+static int minor_of(const char *text)
+{
+	unsigned major, minor;
+	int end = 0;
+	if (!text || sscanf(text + (*text == 'v'), "%u.%u%n", &major, &minor, &end) != 2 ||
+	    major != 1 || minor == 0 || minor > 999)
+		return -EINVAL;
+	return (int)minor;
 }
 
 int slice_options_from_config(struct json_object *config, struct slice_options *ret_opts)
 {
 	struct slice_options o = { .device_taints = true };
 	struct json_object *gates = NULL, *v;
+	unsigned minor = 0;
+	if (config && json_object_object_get_ex(config, "kubernetesVersion", &v)) {
+		int m = json_object_is_type(v, json_type_string) ? minor_of(json_object_get_string(v))
+								 : -EINVAL;
+		if (m < 0)
+			return -EINVAL;
+		minor = (unsigned)m;
+	}
 	if (config && json_object_object_get_ex(config, "featureGates", &gates) && gates) {
 		if (!json_object_is_type(gates, json_type_object))
 			return -EINVAL;
@@ -370,8 +420,10 @@ int slice_options_from_config(struct json_object *config, struct slice_options *
 			if (!json_object_is_type(v, json_type_boolean))
 				return -EINVAL;
 			o.partitionable = json_object_get_boolean(v);
+			o.partitionable_explicit = true;
 		}
 	}
+	slice_options_for_server(&o, minor);
 	*ret_opts = o;
 	return 0;
 }

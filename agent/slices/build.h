@@ -5,8 +5,9 @@
  * no logging; problems go to a warning callback.
  *
  * Shape (kubelet-contract.md 4.4): one pool named after the node; devices
- * sorted by name, split into slices of at most 128 (64 when taints are
- * published, the 1.35 limit); metadata.generateName "<node>-<driver>-";
+ * sorted by name, split into slices of at most 128 (64 when taints or
+ * counters are published, the 1.35 limit), with counter sets laid out as the
+ * server's version wants (counters_layout.h); metadata.generateName "<node>-<driver>-";
  * an owner reference to the Node (controller: true) when its UID is known;
  * spec.nodeName set. spec.pool.generation is left 0: the sync planner
  * (sync.h) decides the generation against what is already published.
@@ -24,6 +25,7 @@
 #include <stddef.h>
 #include <json-c/json.h>
 
+#include <dralet/counters.h>
 #include <dralet/device.h>
 
 #include "agent/slices/record.h"
@@ -35,7 +37,16 @@ struct slice_options {
 	 * server without the gate drops the field, which the store notices
 	 * (gates.h): no write loop, one warning. */
 	bool device_taints;
-	bool partitionable;	/* DRAPartitionableDevices: shared counters (none emitted yet) */
+	/* DRAPartitionableDevices: counter sets, consumptions and partitions
+	 * (counters.h) are published; off: partitions are left out and whole
+	 * devices published without consumptions. Default: on from 1.36 (beta),
+	 * off before; the config's featureGates entry overrides
+	 * (partitionable_explicit) */
+	bool partitionable;
+	bool partitionable_explicit;
+	/* the Kubernetes minor version the slices are for (1.<minor>), which
+	 * decides their layout (counters_layout.h); 0: the newest */
+	unsigned server_minor;
 	unsigned max_devices;	/* per slice; 0 means the API limit */
 };
 
@@ -53,6 +64,13 @@ struct slice_device_in {
 	size_t n_caps;
 	bool unhealthy;
 	const char *taint_key;	/* the cause's taint key; NULL: SLICE_TAINT_UNHEALTHY_KEY */
+	/* counter sets it owns, what it consumes, whether it is a partition
+	 * (counters.h) */
+	const struct dralet_counter_list *sets;
+	size_t n_sets;
+	const struct dralet_counter_list *uses;
+	size_t n_uses;
+	bool partition;
 };
 
 /* @what is the attribute/capacity name (or NULL for the device itself). */
@@ -74,11 +92,18 @@ int slice_build(const char *driver, const char *node_name, const char *node_uid,
 
 /*
  * Reads the alpha switches from a config document (YAML/JSON as json-c):
- * featureGates: {DRADeviceTaints: bool, DRAPartitionableDevices: bool}.
+ * featureGates: {DRADeviceTaints: bool, DRAPartitionableDevices: bool},
+ * and kubernetesVersion: "1.<minor>" (the server the slices are for when the
+ * agent cannot ask it: the file store; the apiserver's own /version wins).
  * @config may be NULL. Unknown gates are ignored (other modules may use
- * them). -EINVAL when featureGates or a known gate has the wrong type.
+ * them). -EINVAL when featureGates, a known gate or kubernetesVersion has
+ * the wrong type or form.
  */
 int slice_options_from_config(struct json_object *config, struct slice_options *ret_opts);
+
+/* @opts for a server of version 1.<minor> (0: the newest): server_minor set,
+ * and partitionable to the gate's default there unless explicit. */
+void slice_options_for_server(struct slice_options *opts, unsigned minor);
 
 /* Largest number of devices one slice gets with @opts. */
 unsigned slice_max_devices(const struct slice_options *opts, bool any_taints);

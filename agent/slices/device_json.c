@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <dralet/counters.h>
+
 #include "agent/health/health_table.h"
 #include "agent/core/backend_ctx.h"
 
@@ -88,6 +90,10 @@ void device_write_json(struct json_writer *w, const struct dralet_device *dev, b
 		jw_string(w, dralet_device_ctx(dev)->backend->name);
 		jw_key(w, "health");
 		jw_string(w, health_name(dralet_device_health(dev)));
+		if (dralet_device_is_partition(dev)) {	/* published only with counters */
+			jw_key(w, "partition");
+			jw_bool(w, true);
+		}
 		if (f) {
 			jw_key(w, "pciAddress");
 			jw_string(w, f->address);

@@ -54,6 +54,12 @@ static int build(const char *driver, size_t n,
 			.n_caps = nc,
 			.unhealthy = dralet_device_health(d) == DRALET_HEALTH_UNHEALTHY,
 			.taint_key = device_health_taint(d),
+			/* the getters' elements are one array each (counters.h) */
+			.sets = dralet_device_counter_set(d, 0),
+			.n_sets = dralet_device_n_counter_sets(d),
+			.uses = dralet_device_consumption(d, 0),
+			.n_uses = dralet_device_n_consumptions(d),
+			.partition = dralet_device_is_partition(d),
 		};
 	}
 	r = slice_build(driver, node_name, node_uid, devs, n, opts, log_dropped, (void *)driver,

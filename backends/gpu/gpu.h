@@ -42,6 +42,9 @@ struct gpu_info {
 	int index;			/* NVML index / partition index; -1 unknown */
 	unsigned gi, ci;		/* MIG: GPU and compute instance ids */
 	bool caps_known;		/* MIG: the GI/CI capability nodes were found */
+	/* dynamic MIG (nvidia_dynmig.c): made at prepare from these */
+	bool dynamic;
+	unsigned profile_id, placement_start, placement_size, gi_slices;
 };
 
 /* Allocates a zeroed gpu_info (minor and index -1) and attaches it to @dev

@@ -32,6 +32,8 @@ static const struct dralet_option nvidia_options[] = {
 	{ "driverRoot", 0 },
 	{ "hostDriverRoot", 0 },
 	{ "nvidiaSmi", DRALET_OPTION_TRUSTED_FILE },	/* run by time-slicing */
+	{ "dynamicMig", 0 },	/* "false": MIG-mode GPUs without instances publish nothing */
+	{ "migStateDir", 0 },	/* where dynamic MIG GPUs are marked (nvidia_dynmig.c) */
 	{ NULL, 0 },
 };
 
@@ -78,6 +80,7 @@ static void nvidia_fini(void *state)
 	nvidia_watch_clear(st);	/* remove ran for every device; this is the rest */
 	nvml_close(st->nvml);
 	free(st->caps);
+	free(st->dynamic);
 	free(st);
 }
 
@@ -190,14 +193,18 @@ static void nvml_facts(struct nvidia_state *st, nvml_device h, struct nvidia_gpu
 		g->index = (int)u;
 }
 
+static int publish_gpu(struct dralet_backend_ctx *ctx, struct nvidia_state *st,
+		       const struct dralet_pci_func *f, nvml_device h,
+		       const struct nvidia_gpu_facts *gp, const struct nvidia_proc_gpu *proc,
+		       bool mig_capable, bool mig_enabled, struct dralet_device **ret_dev);
+
 static int nvidia_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *f,
 			const struct dralet_pci_id *id)
 {
 	struct nvidia_state *st = dralet_ctx_state(ctx);
 	struct nvidia_gpu_facts g = { .minor = -1, .index = -1 };
 	struct nvidia_proc_gpu proc;
-	struct dralet_device *dev;
-	struct gpu_info *info;
+	struct dralet_device *dev = NULL;
 	(void)id;
 	nvml_device h = NULL;
 	unsigned mig_current = 0, mig_pending = 0;
@@ -239,7 +246,8 @@ static int nvidia_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_
 	if (mig_capable && mig_current != mig_pending)
 		dralet_ctx_warn(ctx, "%s: MIG mode change to %s is pending a GPU reset; publishing "
 				     "the current mode", f->address, mig_pending ? "on" : "off");
-	if (mig_capable && mig_current == 1) {
+	bool dynamic = mig_capable && mig_current == 1 && nvidia_dynmig_applies(ctx, st, f, h);
+	if (mig_capable && mig_current == 1 && !dynamic) {
 		/* NVIDIA's own driver does the same: a GPU in MIG mode is only
 		 * allocatable through its MIG devices */
 		r = nvidia_probe_mig(ctx, st, f, h, &g);
@@ -250,6 +258,23 @@ static int nvidia_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_
 				     "them; not published", f->address);
 		return 0;
 	}
+	if ((r = publish_gpu(ctx, st, f, h, &g, &proc, mig_capable, dynamic, &dev)) < 0 || !dynamic)
+		return r;
+	/* dynamic MIG: the whole GPU next to every profile x placement */
+	r = nvidia_dynmig_probe(ctx, st, f, h, &g, dev);
+	return r < 0 ? r : 0;
+}
+
+/* The full GPU's device (*ret_dev). */
+static int publish_gpu(struct dralet_backend_ctx *ctx, struct nvidia_state *st,
+		       const struct dralet_pci_func *f, nvml_device h,
+		       const struct nvidia_gpu_facts *gp, const struct nvidia_proc_gpu *proc,
+		       bool mig_capable, bool mig_enabled, struct dralet_device **ret_dev)
+{
+	struct nvidia_gpu_facts g = *gp;
+	struct dralet_device *dev;
+	struct gpu_info *info;
+	int r;
 
 	r = dralet_device_new(ctx, f, "gpu", NULL, &dev);
 	if (r < 0)
@@ -266,15 +291,16 @@ static int nvidia_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_
 	nvidia_set_identity(ctx, st, dev, &g);
 	if (h) {
 		dralet_device_set_bool(dev, "migCapable", mig_capable);
-		dralet_device_set_bool(dev, "migEnabled", false);
+		dralet_device_set_bool(dev, "migEnabled", mig_enabled);
 	}
-	if (proc.vbios[0])
-		dralet_device_set_string(dev, "vbiosVersion", proc.vbios);
+	if (proc->vbios[0])
+		dralet_device_set_string(dev, "vbiosVersion", proc->vbios);
 	if (g.memory)
 		dralet_device_set_capacity_bytes(dev, "memory", g.memory);
 	gpu_set_defaults(dev);
 	nvidia_add_nodes(ctx, st, dev, g.minor);
 	dralet_device_set_health(dev, DRALET_HEALTH_HEALTHY);
+	*ret_dev = dev;
 	return nvidia_watch_add(st, dev, h, &(struct nvidia_place){ .mig = false });
 }
 

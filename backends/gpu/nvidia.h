@@ -46,6 +46,9 @@ struct nvidia_state {
 	 * by remove; health reads only its own device's */
 	struct nvidia_watch **watches;
 	size_t n_watches;
+	/* GPUs (PCI addresses) taken as dynamic MIG in this process */
+	char (*dynamic)[32];
+	size_t n_dynamic;
 };
 
 /* Facts of /proc/driver/nvidia/gpus/<address>/information. */
@@ -100,6 +103,25 @@ void nvidia_set_identity(struct dralet_backend_ctx *ctx, struct nvidia_state *st
 int nvidia_probe_mig(struct dralet_backend_ctx *ctx, struct nvidia_state *st,
 		     const struct dralet_pci_func *func, nvml_device handle,
 		     const struct nvidia_gpu_facts *gpu);
+
+/* ---- nvidia_dynmig.c ---- */
+/* True when GPU @h (MIG mode on) is published as dynamic MIG: NVML has the
+ * calls, the option allows it, and no GPU instance exists that the backend
+ * did not make (remembered from then on). */
+bool nvidia_dynmig_applies(struct dralet_backend_ctx *ctx, struct nvidia_state *st,
+			   const struct dralet_pci_func *func, nvml_device h);
+/* Gives @full (the GPU's device) its counter set and publishes every MIG
+ * profile x placement as a partition. The number published or -errno. */
+int nvidia_dynmig_probe(struct dralet_backend_ctx *ctx, struct nvidia_state *st,
+			const struct dralet_pci_func *func, nvml_device h,
+			const struct nvidia_gpu_facts *gpu, struct dralet_device *full);
+/* Makes the GPU and compute instance of partition @dev (config checked). */
+int nvidia_dynmig_prepare(struct dralet_backend_ctx *ctx, struct nvidia_state *st,
+			  struct dralet_device *dev, struct dralet_prepare_req *req);
+/* True when @undo is a dynamic MIG instance's; then unprepare destroys it. */
+bool nvidia_dynmig_owns_undo(const struct dralet_undo *undo);
+int nvidia_dynmig_unprepare(struct dralet_backend_ctx *ctx, struct nvidia_state *st,
+			    const struct dralet_undo *undo);
 
 /* ---- nvidia_libs.c ---- */
 /* Fills st->driver_root and st->host_driver_root from the options. */

@@ -50,10 +50,24 @@ static int set_timeslice(struct dralet_backend_ctx *ctx, const char *tool, const
 	return r < 0 ? r : -EIO;
 }
 
+/* False only when NVML says the GPU instance of static MIG device @dev is gone. */
+static bool mig_instance_exists(const struct nvidia_state *st, const struct dralet_device *dev,
+				const struct gpu_info *info)
+{
+	const struct dralet_pci_func *f = dralet_device_pci(dev);
+	const struct nvml *n = st->nvml;
+	nvml_gpu_instance gi;
+	nvml_device h;
+
+	if (!n || !f || !n->gpu_instance_by_id || n->by_pci_bus_id(f->address, &h) != NVML_OK)
+		return true;	/* cannot tell */
+	return n->gpu_instance_by_id(h, info->gi, &gi) != NVML_ERR_NOT_FOUND;
+}
+
 int nvidia_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 		   struct dralet_prepare_req *req)
 {
-	const struct nvidia_state *st = dralet_ctx_state(ctx);
+	struct nvidia_state *st = dralet_ctx_state(ctx);
 	const struct gpu_info *info = gpu_info_of(dev);
 	const char *name = dralet_device_name(dev);
 	struct gpu_config cfg;
@@ -73,6 +87,26 @@ int nvidia_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 		dralet_ctx_error(ctx, "device %s is a full GPU: use kind GpuConfig, not "
 				      "MigDeviceConfig", name);
 		return -EINVAL;
+	}
+	if (info->dynamic) {
+		if ((r = nvidia_dynmig_prepare(ctx, st, dev, req)) < 0)
+			return r;
+		if ((r = dralet_edits_add_env(req->edits, "NVIDIA_VISIBLE_DEVICES", "void")) < 0 ||
+		    (r = nvidia_add_driver_mounts(ctx, st, req->edits)) < 0) {
+			dralet_ctx_error(ctx, "device %s: cannot build container edits: %s", name,
+					 strerror(-r));
+			/* a failing prepare cleans up after itself (backend.h) */
+			nvidia_dynmig_unprepare(ctx, st, req->undo);
+		}
+		return r;
+	}
+	if (info->type == GPU_TYPE_MIG && !mig_instance_exists(st, dev, info)) {
+		/* made dynamically and destroyed since (a claim's undo after a
+		 * restart): discovery publishes the GPU's partitions again */
+		dralet_ctx_error(ctx, "device %s: its MIG GPU instance %u no longer exists; the "
+				      "node's devices are being discovered again", name, info->gi);
+		dralet_ctx_node_changed(ctx);
+		return -ENODEV;
 	}
 	if (info->type == GPU_TYPE_MIG && !info->caps_known) {
 		dralet_ctx_error(ctx, "device %s: the nvidia-cap device nodes of MIG GPU instance "
@@ -115,13 +149,19 @@ int nvidia_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 int nvidia_unprepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 		     const struct dralet_claim_ref *claim, const struct dralet_undo *undo)
 {
-	const struct nvidia_state *st = dralet_ctx_state(ctx);
+	struct nvidia_state *st = dralet_ctx_state(ctx);
 	const char *uuid = dralet_undo_get(undo, UNDO_UUID);
 	const char *recorded = dralet_undo_get(undo, UNDO_TOOL);
 	const char *name = dev ? dralet_device_name(dev) : uuid;
 	char tool[4096];
 
 	(void)claim;
+	if (nvidia_dynmig_owns_undo(undo)) {
+		int r = nvidia_dynmig_unprepare(ctx, st, undo);
+		if (r == 0)
+			dralet_ctx_node_changed(ctx);	/* a static-MIG GPU may be dynamic again */
+		return r;
+	}
 	if (!uuid)
 		return 0;	/* nothing was changed */
 	/* the tool prepare used, unless it is gone and another one is known */

@@ -20,7 +20,7 @@ _Static_assert(sizeof(struct nvml_field_value) == 40 &&
 static void *sym(void *lib, const char *versioned, const char *plain)
 {
 	void *p = versioned ? dlsym(lib, versioned) : NULL;
-	return p ? p : dlsym(lib, plain);
+	return p || !plain ? p : dlsym(lib, plain);
 }
 
 /* dlsym returns an object pointer; POSIX guarantees it converts to a
@@ -79,6 +79,15 @@ int nvml_open(const char *path, struct nvml **ret, char *err, size_t errlen)
 	LOAD(event_set_wait_v2, NULL, "nvmlEventSetWait_v2");
 	LOAD(event_set_free, NULL, "nvmlEventSetFree");
 	LOAD(field_values, NULL, "nvmlDeviceGetFieldValues");
+	LOAD(gpu_instances, NULL, "nvmlDeviceGetGpuInstances");
+	LOAD(gi_possible_placements, "nvmlDeviceGetGpuInstancePossiblePlacements_v2", NULL);
+	LOAD(create_gi_with_placement, NULL, "nvmlDeviceCreateGpuInstanceWithPlacement");
+	LOAD(gi_destroy, NULL, "nvmlGpuInstanceDestroy");
+	LOAD(ci_profile_v1, NULL, "nvmlGpuInstanceGetComputeInstanceProfileInfo");
+	LOAD(create_ci, NULL, "nvmlGpuInstanceCreateComputeInstance");
+	LOAD(ci_by_id, NULL, "nvmlGpuInstanceGetComputeInstanceById");
+	LOAD(ci_info, "nvmlComputeInstanceGetInfo_v2", NULL);
+	LOAD(ci_destroy, NULL, "nvmlComputeInstanceDestroy");
 	if (!n->init || !n->shutdown || !n->by_pci_bus_id) {
 		snprintf(err, errlen, "%s lacks nvmlInit, nvmlShutdown or "
 				      "nvmlDeviceGetHandleByPciBusId", path);

@@ -26,6 +26,7 @@
 typedef struct nvml_device_opaque *nvml_device;
 typedef struct nvml_gpu_instance_opaque *nvml_gpu_instance;
 typedef struct nvml_event_set_opaque *nvml_event_set;
+typedef struct nvml_compute_instance_opaque *nvml_compute_instance;
 
 /* nvmlEventType bits (nvmlEventTypeSingleBitEccError, ...DoubleBitEccError,
  * ...XidCriticalError) */
@@ -99,6 +100,26 @@ struct nvml_gi_profile_v2 {
 /* NVML_STRUCT_VERSION(GpuInstanceProfileInfo, 2) */
 #define NVML_GI_PROFILE_V2_VERSION ((unsigned)sizeof(struct nvml_gi_profile_v2) | (2u << 24))
 
+/* nvmlGpuInstancePlacement_t, nvmlComputeInstancePlacement_t */
+struct nvml_placement {
+	unsigned start, size;
+};
+
+/* nvmlComputeInstanceProfileInfo_t (v1) */
+struct nvml_ci_profile_v1 {
+	unsigned id, slices, instances, multiprocessors;
+	unsigned copy_engines, decoders, encoders, jpeg_engines, ofa_engines;	/* shared */
+};
+#define NVML_CI_ENGINE_PROFILE_SHARED 0
+
+/* nvmlComputeInstanceInfo_t (nvmlComputeInstanceGetInfo_v2) */
+struct nvml_ci_info {
+	nvml_device device;
+	nvml_gpu_instance gpu_instance;
+	unsigned id, profile_id;
+	struct nvml_placement placement;
+};
+
 struct nvml {
 	void *lib;
 	int (*init)(void);
@@ -136,7 +157,29 @@ struct nvml {
 				 unsigned timeout_ms);
 	int (*event_set_free)(nvml_event_set set);
 	int (*field_values)(nvml_device dev, int count, struct nvml_field_value *values);
+	/* dynamic MIG (nvidia_dynmig.c): all of them or none are used */
+	int (*gpu_instances)(nvml_device dev, unsigned profile_id, nvml_gpu_instance *gis,
+			     unsigned *count);
+	int (*gi_possible_placements)(nvml_device dev, unsigned profile_id,
+				      struct nvml_placement *placements, unsigned *count);
+	int (*create_gi_with_placement)(nvml_device dev, unsigned profile_id,
+					const struct nvml_placement *placement,
+					nvml_gpu_instance *gi);
+	int (*gi_destroy)(nvml_gpu_instance gi);
+	int (*ci_profile_v1)(nvml_gpu_instance gi, unsigned profile, unsigned engine_profile,
+			     struct nvml_ci_profile_v1 *info);
+	int (*create_ci)(nvml_gpu_instance gi, unsigned profile_id, nvml_compute_instance *ci);
+	int (*ci_by_id)(nvml_gpu_instance gi, unsigned id, nvml_compute_instance *ci);
+	int (*ci_info)(nvml_compute_instance ci, struct nvml_ci_info *info);
+	int (*ci_destroy)(nvml_compute_instance ci);
 };
+
+/* True when @n has every call dynamic MIG needs. */
+#define NVML_HAS_DYNAMIC_MIG(n)                                                          \
+	((n)->gpu_instances && (n)->gi_possible_placements && (n)->create_gi_with_placement && \
+	 (n)->gi_destroy && (n)->ci_profile_v1 && (n)->create_ci && (n)->ci_by_id &&         \
+	 (n)->ci_info && (n)->ci_destroy && (n)->gpu_instance_by_id &&                        \
+	 (n)->gpu_instance_info && (n)->gi_profile_v2)
 
 /*
  * Loads @path and calls nvmlInit. Returns 0 and a handle to close with

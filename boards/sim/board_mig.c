@@ -55,6 +55,33 @@ static const struct {
 	{ 0x2335, h200_141gb },	/* H200 SXM 141GB */
 };
 
+const struct board_mig_profile *board_mig_profiles(uint16_t device_id)
+{
+	for (size_t i = 0; i < sizeof(gpus) / sizeof(gpus[0]); i++)
+		if (gpus[i].device == device_id)
+			return gpus[i].table;
+	return NULL;
+}
+
+unsigned board_mig_placements(const struct board_mig_profile *table,
+			      const struct board_mig_profile *p, unsigned starts[8],
+			      unsigned *ret_size)
+{
+	uint64_t full = 0;
+	unsigned size = 1, n = 0;
+
+	for (const struct board_mig_profile *t = table; t->name; t++)
+		if (t->memory_mib > full)
+			full = t->memory_mib;
+	while (size < 8 && (uint64_t)size * full < p->memory_mib * 8)
+		size *= 2;
+	for (unsigned start = 0; start + size <= 8; start += size)
+		if (start + (unsigned)p->slices <= 7 || p->slices == 7)
+			starts[n++] = start;
+	*ret_size = size;
+	return n;
+}
+
 const struct board_mig_profile *board_mig_profile(uint16_t device_id, const char *name)
 {
 	for (size_t i = 0; i < sizeof(gpus) / sizeof(gpus[0]); i++) {

@@ -454,6 +454,15 @@ struct board_mig_profile {
 	uint64_t memory_mib;
 };
 const struct board_mig_profile *board_mig_profile(uint16_t device_id, const char *name);
+/* The built-in profiles of @device_id (ended by a NULL name), or NULL. */
+const struct board_mig_profile *board_mig_profiles(uint16_t device_id);
+/* Where a GPU instance of @p may start (NVIDIA MIG user guide: 8 memory
+ * slices, 7 compute slices; an instance takes its memory share rounded to
+ * slices, starts at a multiple of that and ends within the compute slices):
+ * fills @starts, *ret_size (memory slices taken); returns the count. */
+unsigned board_mig_placements(const struct board_mig_profile *table,
+			      const struct board_mig_profile *p, unsigned starts[8],
+			      unsigned *ret_size);
 
 /* Stable pseudo-random values derived from strings (FNV-1a), so that boards
  * need not spell out every MAC, GUID and UUID and still get the same tree on

@@ -72,6 +72,44 @@ static void write_mig_minors(struct bw *w, int max_minor)
 	free(buf);
 }
 
+/* The GPU instance profiles and placements of a MIG-capable GPU the
+ * built-in tables know (dynamic MIG with the fake NVML). */
+static void nvml_profiles(struct json_object *o, uint16_t device_id)
+{
+	const struct board_mig_profile *table = board_mig_profiles(device_id);
+	struct json_object *arr;
+
+	if (!table)
+		return;
+	arr = json_object_new_array();
+	for (const struct board_mig_profile *p = table; p->name; p++) {
+		struct json_object *e = json_object_new_object(), *pl = json_object_new_array();
+		unsigned starts[8], size, n = board_mig_placements(table, p, starts, &size);
+		bool media = strstr(p->name, "+me") != NULL;
+
+		json_object_object_add(e, "id", json_object_new_int(p->gi_profile_id));
+		json_object_object_add(e, "name", json_object_new_string(p->name));
+		json_object_object_add(e, "slices", json_object_new_int(p->slices));
+		json_object_object_add(e, "instances", json_object_new_int(media ? 1 : (int)n));
+		json_object_object_add(e, "multiprocessors", json_object_new_int(p->multiprocessors));
+		json_object_object_add(e, "copyEngines", json_object_new_int(p->copy_engines));
+		json_object_object_add(e, "decoders", json_object_new_int(p->decoders));
+		json_object_object_add(e, "encoders", json_object_new_int(p->encoders));
+		json_object_object_add(e, "jpegEngines", json_object_new_int(p->jpeg_engines));
+		json_object_object_add(e, "ofaEngines", json_object_new_int(p->ofa_engines));
+		json_object_object_add(e, "memoryBytes", json_object_new_int64((int64_t)(p->memory_mib << 20)));
+		for (unsigned k = 0; k < n; k++) {
+			struct json_object *x = json_object_new_array();
+			json_object_array_add(x, json_object_new_int((int)starts[k]));
+			json_object_array_add(x, json_object_new_int((int)size));
+			json_object_array_add(pl, x);
+		}
+		json_object_object_add(e, "placements", pl);
+		json_object_array_add(arr, e);
+	}
+	json_object_object_add(o, "migProfiles", arr);
+}
+
 static struct json_object *nvml_device(const struct board_func *f)
 {
 	const struct board_nvidia *nv = f->nvidia;
@@ -116,6 +154,7 @@ static struct json_object *nvml_device(const struct board_func *f)
 		json_object_array_add(migs, e);
 	}
 	json_object_object_add(o, "migDevices", migs);
+	nvml_profiles(o, f->device);
 	return o;
 }
 

@@ -37,6 +37,7 @@ Control interface: plain HTTP on a second loopback port:
   GET  /slices            all slices            POST /compact   old resourceVersions -> 410
   POST /end-watches       end every watch (ERROR 410 with ?expire=1)
   POST /gates {json}      feature gates         GET  /log       recent requests
+  POST /version {"minor": "34"}  what GET /version answers (default: 404, like no version)
   POST /delete?name=N     delete one slice as somebody else
   POST /modify?name=N     change one slice as somebody else (adds a device attribute)
 
@@ -119,6 +120,7 @@ class State:
         self.status_applies = []  # every server-side apply of a claim status, in order
         self.claims = {}          # (version, ns, name) -> object
         self.gates = {g: False for g in GATE_FIELDS}
+        self.version = None       # "34": GET /version answers 1.34; None: 404 (unknown)
         self.faults = {}
         self.counts = {}
         self.log = []
@@ -383,6 +385,12 @@ class Handler(BaseHTTPRequestHandler):
             return
         if parts[:3] == ['api', 'v1', 'nodes'] and len(parts) == 4 and self.command == 'GET':
             return self.get_node(parts[3])
+        if parts == ['version'] and self.command == 'GET':
+            with self.st.lock:
+                minor = self.st.version
+            if minor:
+                return self.send_json(200, {'major': '1', 'minor': minor,
+                                            'gitVersion': 'v1.%s.0' % minor.rstrip('+')})
         if (parts[:3] == ['api', 'v1', 'namespaces'] and len(parts) == 5 and parts[4] == 'events'
                 and self.command == 'POST'):
             return self.create_k8s_event(parts[3], body)
@@ -871,6 +879,8 @@ class ControlHandler(BaseHTTPRequestHandler):
                 st.lock.notify_all()
             elif url.path == '/gates':
                 st.gates.update(body)
+            elif url.path == '/version':
+                st.version = body.get('minor')
             elif url.path == '/wipe':
                 gone = st.wipe(q['node'], q.get('driver'))
                 return self.reply({'deleted': len(gone)})

@@ -69,8 +69,15 @@ class Env:
         self.devices = {d["name"]: d for d in json.loads(r.stdout)["devices"]}
         expected = {}
         for d in self.devices.values():
+            if d.get("partition") and not self.partitionable():
+                continue  # published only where the server has counters
             expected.setdefault(d["driver"], []).append(d["name"])
         return {k: sorted(v) for k, v in expected.items()}
+
+    def partitionable(self):
+        """DRAPartitionableDevices is on (beta, on by default, from 1.36)."""
+        major, minor = (int(x) for x in self.c.version.split(".")[:2])
+        return (major, minor) >= (1, 36)
 
     def use_board(self, board):
         expected = self.discover(board)
@@ -1067,6 +1074,88 @@ def agent_board_write(e, name, text):
     attribute."""
     with open(agent_board_path(e, name), "w") as f:
         f.write(text)
+
+
+# ---- hgx-h100-mig: dynamic MIG (a MIG-mode GPU without instances) ----------
+
+MIG_GPU = "gpu-0000-e3-00-0"
+
+
+def mig_claim(e, ns, name, profile):
+    w.create_claim(e.c, ns, name, w.claim_spec([w.request("mig", "mig." + GPU, [
+        f'device.attributes["{GPU}"].migProfile == "{profile}"'])]))
+
+
+def unschedulable(e, ns, pod):
+    p = e.c.get("pod", pod, "-n", ns)
+    for cond in p["status"].get("conditions", []):
+        if cond["type"] == "PodScheduled" and cond["status"] == "False" and \
+                cond.get("reason") == "Unschedulable":
+            return cond.get("message", "") or "unschedulable"
+    return None
+
+
+@scenario("hgx-h100-mig")
+def mig_dynamic_placement(e):
+    """Dynamic MIG: the GPU's counter set and its profile x placement
+    partitions are published (1.36+); two 3g.40gb claims get the two
+    placements the scheduler picks, the agent makes each GPU and compute
+    instance at prepare and the containers get them; a third 3g.40gb claim
+    waits until one of them is released. On 1.34 (gate off) the slices carry
+    neither counters nor partitions, stay still (no write loop), and such a
+    claim stays Pending."""
+    ns = "mig-dynamic"
+    w.namespace(e.c, ns)
+    sl = [s for s in e.c.get("resourceslices")["items"] if s["spec"]["driver"] == GPU]
+    sets = [c["name"] for s in sl for c in s["spec"].get("sharedCounters", [])]
+    if not e.partitionable():
+        if sets or any("consumesCounters" in d for s in sl for d in s["spec"].get("devices", [])):
+            raise ClusterError(f"counters published on {e.c.version}: {sets}")
+        versions = {s["metadata"]["name"]: s["metadata"]["resourceVersion"] for s in sl}
+        mig_claim(e, ns, "a", "3g.40gb")
+        w.create_pod(e.c, ns, "app", claims=["a"])
+        wait_until("the scheduler's verdict", lambda: unschedulable(e, ns, "app"), timeout=60)
+        time.sleep(10)
+        now = {s["metadata"]["name"]: s["metadata"]["resourceVersion"]
+               for s in e.c.get("resourceslices")["items"] if s["spec"]["driver"] == GPU}
+        if now != versions:
+            raise ClusterError(f"the slices keep changing: {versions} -> {now}")
+        w.delete(e.c, "namespace", "", ns)
+        return
+    if sets != [MIG_GPU]:
+        raise ClusterError(f"counter sets {sets}, expected [{MIG_GPU}]")
+    if any(s["spec"].get("sharedCounters") and s["spec"].get("devices") for s in sl):
+        raise ClusterError("a slice carries both devices and sharedCounters")
+    for name in ("a", "b", "c"):
+        mig_claim(e, ns, name, "3g.40gb")
+    w.create_pod(e.c, ns, "pa", claims=["a"])
+    w.create_pod(e.c, ns, "pb", claims=["b"])
+    w.wait_running(e.c, ns, "pa")
+    w.wait_running(e.c, ns, "pb")
+    got = sorted(w.allocation(e.c, ns, n)[0]["device"] for n in ("a", "b"))
+    want = ["mig-0000-e3-00-0-3g-40gb-0", "mig-0000-e3-00-0-3g-40gb-4"]
+    if got != want:
+        raise ClusterError(f"allocated {got}, expected the two placements {want}")
+    minor = e.devices[MIG_GPU]["deviceNodes"][0]["path"]
+    for pod in ("pa", "pb"):
+        view = w.container_view(e.c, ns, pod)
+        caps = [p for p in view["devices"] if p.startswith("/dev/nvidia-caps/")]
+        if minor not in view["devices"] or len(caps) != 2:
+            raise ClusterError(f"pod {pod}: devices {view['devices']}")
+        if not any(k.endswith("_UUID") and v.startswith("MIG-") for k, v in view["env"].items()):
+            raise ClusterError(f"pod {pod}: no MIG UUID in {view['env']}")
+    # the GPU's memory slices are all taken: the third waits
+    w.create_pod(e.c, ns, "pc", claims=["c"])
+    wait_until("the third claim unschedulable", lambda: unschedulable(e, ns, "pc"), timeout=60)
+    freed = w.allocation(e.c, ns, "a")[0]["device"]
+    w.delete(e.c, "pod", ns, "pa")
+    w.delete(e.c, "resourceclaim", ns, "a")
+    w.wait_running(e.c, ns, "pc", timeout=180)
+    [res] = w.allocation(e.c, ns, "c")
+    if res["device"] != freed:
+        raise ClusterError(f"the third claim got {res}, expected the freed {freed}")
+    FIGURES["dynamic MIG: placements the scheduler picked"] = ", ".join(got)
+    w.delete(e.c, "namespace", "", ns)
 
 
 # ---- running them ----------------------------------------------------------

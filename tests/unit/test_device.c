@@ -9,6 +9,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <dralet/counters.h>
+
 #include "agent/core/edits.h"
 #include "board_snippet.h"
 #include "harness.h"
@@ -106,6 +108,59 @@ static void test_limits_and_values(void **state)
 	struct dralet_devnode rel = { "dev/x", 1, 1 };
 	assert_int_equal(dralet_device_add_node(d, &rel), -EINVAL);
 	harness_fini(&h);
+}
+
+/* Counter sets and consumptions (counters.h): names are DNS labels, values
+ * quantities, at most 8 sets a device owns, 2 it consumes from, 32 counters
+ * each; setting a counter again replaces it. */
+static void test_counters(void **state)
+{
+	struct harness h;
+	struct dralet_device *d;
+	struct dralet_pci_func f = sample_func();
+	char name[40];
+	int accepted = 0;
+
+	(void)state;
+	assert_int_equal(harness_init(&h, &harness_plain_backend, NULL, NULL), 0);
+	h.ctx.sink = &h.sink;
+	assert_int_equal(dralet_device_new(&h.ctx, &f, "gpu", NULL, &d), 0);
+	assert_int_equal(dralet_device_n_counter_sets(d), 0);
+	assert_null(dralet_device_counter_set(d, 0));
+	assert_false(dralet_device_is_partition(d));
+
+	assert_int_equal(dralet_device_set_counter_int(d, "gpu-0", "multiprocessors", 112), 0);
+	assert_int_equal(dralet_device_set_counter(d, "gpu-0", "memory", "80Gi"), 0);
+	assert_int_equal(dralet_device_set_counter(d, "gpu-0", "memory", "40Gi"), 0);	/* replaces */
+	assert_int_equal(dralet_device_set_counter(d, "gpu-0", "memorySlice0", "1"), -EINVAL);
+	assert_int_equal(dralet_device_set_counter(d, "GPU 0", "memory", "1"), -EINVAL);
+	assert_int_equal(dralet_device_set_counter(d, "gpu-0", "memory", "80GB"), -EINVAL);
+	assert_int_equal(h.ctx.warnings, 3);
+	const struct dralet_counter_list *set = dralet_device_counter_set(d, 0);
+	assert_string_equal(set->set, "gpu-0");
+	assert_int_equal(set->n, 2);
+	assert_string_equal(set->counters[1].name, "memory");
+	assert_string_equal(set->counters[1].quantity, "40Gi");
+
+	for (int i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "memory-slice-%d", i);
+		accepted += dralet_device_set_counter_int(d, "gpu-0", name, 1) == 0;
+	}
+	assert_int_equal(accepted, 30);	/* 32 a set */
+	for (int i = 1; i < 10; i++) {
+		snprintf(name, sizeof(name), "set-%d", i);
+		assert_int_equal(dralet_device_set_counter_int(d, name, "c", 1), i < 8 ? 0 : -EINVAL);
+	}
+	assert_int_equal(dralet_device_n_counter_sets(d), 8);
+
+	assert_int_equal(dralet_device_consume_counter_int(d, "gpu-0", "multiprocessors", 16), 0);
+	assert_int_equal(dralet_device_consume_counter_int(d, "set-1", "c", 1), 0);
+	assert_int_equal(dralet_device_consume_counter_int(d, "set-2", "c", 1), -EINVAL);
+	assert_int_equal(dralet_device_n_consumptions(d), 2);
+	assert_string_equal(dralet_device_consumption(d, 0)->counters[0].quantity, "16");
+	dralet_device_set_partition(d, true);
+	assert_true(dralet_device_is_partition(d));
+	harness_fini(&h);	/* frees the lists with the device (ASan checks) */
 }
 
 /* dralet_devnode writes the path into the caller's buffer and points the node
@@ -209,6 +264,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_name_and_common_attributes),
 		cmocka_unit_test(test_limits_and_values),
+		cmocka_unit_test(test_counters),
 		cmocka_unit_test(test_devnode_path_is_the_callers),
 		cmocka_unit_test(test_undo_values_in_one_write),
 	};

@@ -186,7 +186,8 @@ static void test_agent_config(void **state)
 		const char *msg;
 	} bad[] = {
 		{ "colour: 1\n", "unknown field \"colour\" (known: apiVersion, kind, backends, "
-		  "publishUnsafeDevices, pciIDs, featureGates, healthCheckIntervalSeconds, sriov, "
+		  "publishUnsafeDevices, pciIDs, featureGates, kubernetesVersion, "
+		  "healthCheckIntervalSeconds, sriov, "
 		  "simulatedBoard)" },
 		{ "- a\n", "the configuration must be a mapping" },
 		{ "publishUnsafeDevices: yes please\n", "publishUnsafeDevices: must be true or false" },

@@ -316,7 +316,38 @@ static void test_options_from_config(void **state)
 		"{\"featureGates\": {\"DRADeviceTaints\": false, \"SomethingElse\": false}}");
 	assert_int_equal(slice_options_from_config(cfg, &o), 0);
 	assert_false(o.device_taints);
+	/* partitionable devices: on by default for the newest server (beta, on
+	 * since 1.36), off for an older one unless the config says so */
+	assert_true(o.partitionable);
+	assert_int_equal(o.server_minor, 0);
+	json_object_put(cfg);
+	cfg = json_tokener_parse("{\"kubernetesVersion\": \"1.34\"}");
+	assert_int_equal(slice_options_from_config(cfg, &o), 0);
 	assert_false(o.partitionable);
+	assert_int_equal(o.server_minor, 34);
+	json_object_put(cfg);
+	cfg = json_tokener_parse("{\"kubernetesVersion\": \"v1.34.3\", "
+				 "\"featureGates\": {\"DRAPartitionableDevices\": true}}");
+	assert_int_equal(slice_options_from_config(cfg, &o), 0);
+	assert_true(o.partitionable);
+	assert_int_equal(o.server_minor, 34);
+	slice_options_for_server(&o, 37);	/* explicit stays */
+	assert_true(o.partitionable);
+	json_object_put(cfg);
+	cfg = json_tokener_parse("{\"featureGates\": {\"DRAPartitionableDevices\": false}}");
+	assert_int_equal(slice_options_from_config(cfg, &o), 0);
+	slice_options_for_server(&o, 37);
+	assert_false(o.partitionable);
+	json_object_put(cfg);
+	cfg = json_tokener_parse("{}");
+	assert_int_equal(slice_options_from_config(cfg, &o), 0);
+	slice_options_for_server(&o, 35);	/* alpha, off, in 1.35 */
+	assert_false(o.partitionable);
+	slice_options_for_server(&o, 36);
+	assert_true(o.partitionable);
+	json_object_put(cfg);
+	cfg = json_tokener_parse("{\"kubernetesVersion\": \"2.1\"}");
+	assert_int_equal(slice_options_from_config(cfg, &o), -EINVAL);
 	json_object_put(cfg);
 	cfg = json_tokener_parse("{\"featureGates\": {\"DRADeviceTaints\": \"yes\"}}");
 	o.device_taints = false;

@@ -24,6 +24,19 @@
  * -1: the field is not supported). A device without "migMode" is not MIG
  * capable. Without FAKE_NVML_DATA, nvmlInit fails with DRIVER_NOT_LOADED.
  *
+ * Dynamic MIG: per device "migProfiles":[{"id":0,"name":"1g.10gb","slices":1,
+ * "instances":7,"multiprocessors":16,"copyEngines":1,"decoders":1,
+ * "encoders":0,"jpegEngines":0,"ofaEngines":0,"memoryBytes":10737418240,
+ * "placements":[[0,1],[1,1],...]}] (a profile's index is its id) answers the
+ * GPU instance profile calls and lets nvmlDeviceCreateGpuInstanceWithPlacement
+ * and nvmlGpuInstanceCreateComputeInstance make instances (one compute
+ * instance spanning its GPU instance), which then show as MIG devices like
+ * the static ones; the destroy calls remove them. The instances made are
+ * kept in a state file (FAKE_NVML_STATE, else "nvml-mig-state.json" beside
+ * FAKE_NVML_DATA), rewritten at every change and read at nvmlInit, so they
+ * outlive the process as the driver's do. FAKE_NVML_FAIL=create-ci makes
+ * every compute instance creation fail (INSUFFICIENT_RESOURCES).
+ *
  * Events, injected while the library runs, come from the events file:
  * FAKE_NVML_EVENTS, else "nvml-events" beside the FAKE_NVML_DATA file (a
  * board's tree holds both). Tests append one line per event:
@@ -53,10 +66,12 @@
 enum {
 	OK = 0, ERR_UNINITIALIZED = 1, ERR_INVALID_ARGUMENT = 2, ERR_NOT_SUPPORTED = 3,
 	ERR_NOT_FOUND = 6, ERR_INSUFFICIENT_SIZE = 7, ERR_DRIVER_NOT_LOADED = 9, ERR_TIMEOUT = 10,
-	ERR_GPU_IS_LOST = 15, ERR_ARGUMENT_VERSION_MISMATCH = 25, ERR_UNKNOWN = 999,
+	ERR_GPU_IS_LOST = 15, ERR_IN_USE = 19, ERR_INSUFFICIENT_RESOURCES = 23,
+	ERR_ARGUMENT_VERSION_MISMATCH = 25, ERR_UNKNOWN = 999,
 };
 
-enum tag { TAG_GPU = 0x67707521, TAG_MIG = 0x6d696721, TAG_GI = 0x67692121, TAG_SET = 0x73657421 };
+enum tag { TAG_GPU = 0x67707521, TAG_MIG = 0x6d696721, TAG_GI = 0x67692121, TAG_SET = 0x73657421,
+	   TAG_CI = 0x63692121 };
 
 struct fake_gpu;
 
@@ -65,10 +80,16 @@ struct fake_gi {
 	struct fake_mig *mig;
 };
 
+/* A MIG device: a static one from the data file, or a GPU instance made
+ * through the create calls (dynamic; visible as a MIG device once it has
+ * its compute instance). */
 struct fake_mig {
 	enum tag tag;
 	struct fake_gpu *parent;
 	struct fake_gi gi_handle;
+	struct fake_gi ci_handle;	/* tag TAG_CI */
+	int live, has_ci, dynamic;
+	char uuid_buf[64], profile_buf[48];
 	const char *uuid, *profile;
 	unsigned gi_profile_id, gi, ci, start, size;
 	unsigned long long memory;
@@ -89,8 +110,22 @@ struct fake_gpu {
 	unsigned long long event_types;
 	int recovery_action;		/* -1: not supported */
 	struct fake_mig *migs;
-	size_t n_migs;
+	size_t n_migs, cap_migs;	/* cap_migs: slots for dynamic instances too */
+	struct fake_profile *profiles;	/* dynamic MIG: the GPU instance profiles */
+	size_t n_profiles;
 };
+
+#define FAKE_PLACEMENTS_MAX 16
+struct fake_profile {
+	unsigned id, slices, instances, mp, ce, dec, enc, jpeg, ofa;
+	unsigned long long memory;
+	const char *name;
+	unsigned pl_start[FAKE_PLACEMENTS_MAX], pl_size[FAKE_PLACEMENTS_MAX];
+	unsigned n_pl;
+};
+
+static void load_profiles(struct fake_gpu *g, struct json_object *o);
+static void load_state(void);
 
 struct nvml_memory { unsigned long long total, free, used; };
 struct nvml_attributes {
@@ -109,6 +144,10 @@ struct nvml_gi_profile_v2 {
 	unsigned version, id, p2p, slices, instances, mp, ce, dec, enc, jpeg, ofa;
 	unsigned long long memory_mib;
 	char name[96];
+};
+struct nvml_placement { unsigned start, size; };
+struct nvml_ci_profile_v1 {
+	unsigned id, slices, instances, mp, ce, dec, enc, jpeg, ofa;
 };
 
 static struct json_object *data;
@@ -171,6 +210,9 @@ static void parse_mig(struct fake_gpu *g, struct fake_mig *m, struct json_object
 	m->parent = g;
 	m->gi_handle.tag = TAG_GI;
 	m->gi_handle.mig = m;
+	m->ci_handle.tag = TAG_CI;
+	m->ci_handle.mig = m;
+	m->live = m->has_ci = 1;
 	m->uuid = str(o, "uuid", "MIG-00000000-0000-0000-0000-000000000000");
 	m->profile = str(o, "profile", "1g.10gb");
 	m->gi_profile_id = (unsigned)num(o, "giProfileId", 0);
@@ -253,19 +295,24 @@ static int load(void)
 		migs = get(o, "migDevices");
 		g->n_migs = migs && json_object_is_type(migs, json_type_array)
 				    ? json_object_array_length(migs) : 0;
-		g->migs = calloc(g->n_migs ? g->n_migs : 1, sizeof(*g->migs));
+		g->cap_migs = g->n_migs + 64;
+		g->migs = calloc(g->cap_migs, sizeof(*g->migs));
 		if (!g->migs)
 			return ERR_UNKNOWN;
 		for (size_t m = 0; m < g->n_migs; m++)
 			parse_mig(g, &g->migs[m], json_object_array_get_idx(migs, m));
+		load_profiles(g, o);
 	}
+	load_state();
 	return OK;
 }
 
 static void unload(void)
 {
-	for (size_t i = 0; i < n_gpus; i++)
+	for (size_t i = 0; i < n_gpus; i++) {
 		free(gpus[i].migs);
+		free(gpus[i].profiles);
+	}
 	free(gpus);
 	gpus = NULL;
 	n_gpus = 0;
@@ -534,15 +581,23 @@ EXPORT int nvmlDeviceGetMaxMigDeviceCount(void *h, unsigned *count)
 	return OK;
 }
 
+/* The @i-th MIG device of @g that exists (live, with its compute instance). */
+static struct fake_mig *visible_mig(struct fake_gpu *g, unsigned i)
+{
+	for (size_t m = 0; m < g->n_migs; m++)
+		if (g->migs[m].live && g->migs[m].has_ci && i-- == 0)
+			return &g->migs[m];
+	return NULL;
+}
+
 EXPORT int nvmlDeviceGetMigDeviceHandleByIndex(void *h, unsigned i, void **out);
 EXPORT int nvmlDeviceGetMigDeviceHandleByIndex(void *h, unsigned i, void **out)
 {
 	DEVICE(h);
 	if (mig || g->mig_current != 1)
 		return ERR_NOT_SUPPORTED;
-	if (i >= g->n_migs)
+	if (!(*out = visible_mig(g, i)))
 		return ERR_NOT_FOUND;
-	*out = &g->migs[i];
 	return OK;
 }
 
@@ -602,7 +657,7 @@ EXPORT int nvmlDeviceGetGpuInstanceById(void *h, unsigned id, void **gi)
 	if (mig)
 		return ERR_INVALID_ARGUMENT;
 	for (size_t m = 0; m < g->n_migs; m++)
-		if (g->migs[m].gi == id) {
+		if (g->migs[m].live && g->migs[m].gi == id) {
 			*gi = &g->migs[m].gi_handle;
 			return OK;
 		}
@@ -623,6 +678,14 @@ EXPORT int nvmlGpuInstanceGetInfo(void *gi, struct nvml_gi_info *info)
 	return OK;
 }
 
+static const struct fake_profile *table_profile(const struct fake_gpu *g, unsigned id)
+{
+	for (size_t i = 0; i < g->n_profiles; i++)
+		if (g->profiles[i].id == id)
+			return &g->profiles[i];
+	return NULL;
+}
+
 /* The profile of index @p as the GPU's MIG devices show it. */
 static const struct fake_mig *profile(struct fake_gpu *g, unsigned p)
 {
@@ -640,7 +703,13 @@ EXPORT int nvmlDeviceGetGpuInstanceProfileInfo(void *h, unsigned p, struct nvml_
 	DEVICE(h);
 	if (mig || g->mig_current < 0)
 		return ERR_NOT_SUPPORTED;
-	if (!(m = profile(g, p)))
+	const struct fake_profile *t = table_profile(g, p);
+	if (t) {
+		*i = (struct nvml_gi_profile_v1){ p, 0, t->slices, t->instances, t->mp, t->ce, t->dec,
+						  t->enc, t->jpeg, t->ofa, t->memory >> 20 };
+		return OK;
+	}
+	if (g->n_profiles || !(m = profile(g, p)))
 		return ERR_NOT_SUPPORTED;
 	*i = (struct nvml_gi_profile_v1){ p, 0, m->gi_slices, 7 / (m->gi_slices ? m->gi_slices : 1),
 					  m->mp, m->ce, m->dec, m->enc, m->jpeg, m->ofa,
@@ -659,7 +728,15 @@ EXPORT int nvmlDeviceGetGpuInstanceProfileInfoV(void *h, unsigned p, struct nvml
 		return ERR_ARGUMENT_VERSION_MISMATCH;
 	if (mig || g->mig_current < 0)
 		return ERR_NOT_SUPPORTED;
-	if (!(m = profile(g, p)))
+	const struct fake_profile *t = table_profile(g, p);
+	if (t) {
+		*i = (struct nvml_gi_profile_v2){ i->version, p, 0, t->slices, t->instances, t->mp,
+						  t->ce, t->dec, t->enc, t->jpeg, t->ofa,
+						  t->memory >> 20, "" };
+		snprintf(i->name, sizeof(i->name), "MIG %s", t->name);
+		return OK;
+	}
+	if (g->n_profiles || !(m = profile(g, p)))
 		return ERR_NOT_SUPPORTED;
 	i->id = p;
 	i->p2p = 0;
@@ -916,3 +993,354 @@ EXPORT int nvmlDeviceGetFieldValues(void *h, int count, struct field *values)
 }
 
 #endif /* FAKE_NVML_NO_EVENTS */
+
+/* ---- dynamic MIG: profiles, placements, instances made and destroyed ---- */
+
+static void load_profiles(struct fake_gpu *g, struct json_object *o)
+{
+	struct json_object *ps = get(o, "migProfiles");
+	size_t n = ps && json_object_is_type(ps, json_type_array) ? json_object_array_length(ps) : 0;
+
+	if (!n || !(g->profiles = calloc(n, sizeof(*g->profiles))))
+		return;
+	g->n_profiles = n;
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *p = json_object_array_get_idx(ps, i), *pl = get(p, "placements");
+		struct fake_profile *t = &g->profiles[i];
+
+		t->id = (unsigned)num(p, "id", (long long)i);
+		t->name = str(p, "name", "1g.10gb");
+		t->slices = (unsigned)num(p, "slices", 1);
+		t->instances = (unsigned)num(p, "instances", 1);
+		t->mp = (unsigned)num(p, "multiprocessors", 0);
+		t->ce = (unsigned)num(p, "copyEngines", 0);
+		t->dec = (unsigned)num(p, "decoders", 0);
+		t->enc = (unsigned)num(p, "encoders", 0);
+		t->jpeg = (unsigned)num(p, "jpegEngines", 0);
+		t->ofa = (unsigned)num(p, "ofaEngines", 0);
+		t->memory = (unsigned long long)num(p, "memoryBytes", 0);
+		for (size_t k = 0; pl && k < json_object_array_length(pl) && k < FAKE_PLACEMENTS_MAX;
+		     k++) {
+			struct json_object *e = json_object_array_get_idx(pl, k);
+			t->pl_start[t->n_pl] = (unsigned)json_object_get_int(json_object_array_get_idx(e, 0));
+			t->pl_size[t->n_pl++] = (unsigned)json_object_get_int(json_object_array_get_idx(e, 1));
+		}
+	}
+}
+
+static void state_path(char *buf, size_t size)
+{
+	const char *path = getenv("FAKE_NVML_DATA"), *slash = path ? strrchr(path, '/') : NULL;
+
+	if (getenv("FAKE_NVML_STATE"))
+		snprintf(buf, size, "%s", getenv("FAKE_NVML_STATE"));
+	else
+		snprintf(buf, size, "%.*snvml-mig-state.json", slash ? (int)(slash - path + 1) : 0,
+			 path ? path : "");
+}
+
+/* Every dynamic instance, written as a whole (rename over the old file). */
+static void save_state(void)
+{
+	struct json_object *arr = json_object_new_array();
+	char path[4096], tmp[4200];
+
+	for (size_t i = 0; i < n_gpus; i++)
+		for (size_t m = 0; m < gpus[i].n_migs; m++) {
+			const struct fake_mig *x = &gpus[i].migs[m];
+			char bus[32];
+			if (!x->live || !x->dynamic)
+				continue;
+			struct json_object *e = json_object_new_object();
+			snprintf(bus, sizeof(bus), "%04x:%02x:%02x.%x", gpus[i].domain, gpus[i].bus,
+				 gpus[i].dev, gpus[i].fn);
+			json_object_object_add(e, "pciBusId", json_object_new_string(bus));
+			json_object_object_add(e, "profileId", json_object_new_int((int)x->gi_profile_id));
+			json_object_object_add(e, "start", json_object_new_int((int)x->start));
+			json_object_object_add(e, "gi", json_object_new_int((int)x->gi));
+			json_object_object_add(e, "ci", json_object_new_int(x->has_ci ? (int)x->ci : -1));
+			json_object_array_add(arr, e);
+		}
+	state_path(path, sizeof(path));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	if (json_object_to_file(tmp, arr) == 0)
+		rename(tmp, path);
+	json_object_put(arr);
+}
+
+static int overlaps(const struct fake_gpu *g, unsigned start, unsigned size)
+{
+	for (size_t m = 0; m < g->n_migs; m++) {
+		const struct fake_mig *x = &g->migs[m];
+		if (x->live && start < x->start + x->size && x->start < start + size)
+			return 1;
+	}
+	return 0;
+}
+
+/* Makes a GPU instance of @t at @start with id @gi (0: the smallest free). */
+static struct fake_mig *make_gi(struct fake_gpu *g, const struct fake_profile *t, unsigned start,
+				unsigned size, unsigned gi)
+{
+	struct fake_mig *m = NULL;
+
+	for (size_t k = 0; k < g->n_migs && !m; k++)
+		if (!g->migs[k].live)
+			m = &g->migs[k];
+	if (!m && g->n_migs < g->cap_migs)
+		m = &g->migs[g->n_migs++];
+	if (!m)
+		return NULL;
+	if (!gi)
+		for (gi = 1;; gi++) {
+			int used = 0;
+			for (size_t k = 0; k < g->n_migs; k++)
+				used |= g->migs[k].live && g->migs[k].gi == gi;
+			if (!used)
+				break;
+		}
+	memset(m, 0, sizeof(*m));
+	m->tag = TAG_MIG;
+	m->parent = g;
+	m->gi_handle = (struct fake_gi){ TAG_GI, m };
+	m->ci_handle = (struct fake_gi){ TAG_CI, m };
+	m->live = m->dynamic = 1;
+	m->gi = gi;
+	m->gi_profile_id = t->id;
+	m->start = start;
+	m->size = size;
+	m->memory = t->memory;
+	m->mp = t->mp;
+	m->ce = t->ce;
+	m->dec = t->dec;
+	m->enc = t->enc;
+	m->jpeg = t->jpeg;
+	m->ofa = t->ofa;
+	m->gi_slices = m->ci_slices = t->slices;
+	snprintf(m->profile_buf, sizeof(m->profile_buf), "%s", t->name);
+	snprintf(m->gi_name, sizeof(m->gi_name), "%s", t->name);
+	m->profile = m->profile_buf;
+	snprintf(m->uuid_buf, sizeof(m->uuid_buf), "MIG-%08x-%04x-0000-0000-%012x",
+		 (g->domain << 16) | (g->bus << 8) | (g->dev << 3) | g->fn, g->minor, gi);
+	m->uuid = m->uuid_buf;
+	return m;
+}
+
+static const struct fake_profile *placement_of(const struct fake_gpu *g, unsigned profile_id,
+					       unsigned start, unsigned *ret_size)
+{
+	const struct fake_profile *t = table_profile(g, profile_id);
+
+	for (unsigned k = 0; t && k < t->n_pl; k++)
+		if (t->pl_start[k] == start) {
+			*ret_size = t->pl_size[k];
+			return t;
+		}
+	return NULL;
+}
+
+static void load_state(void)
+{
+	char path[4096];
+	struct json_object *arr;
+
+	state_path(path, sizeof(path));
+	if (!(arr = json_object_from_file(path)))
+		return;
+	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+		struct json_object *e = json_object_array_get_idx(arr, i);
+		unsigned d, b, s, f, size = 0;
+		if (sscanf(str(e, "pciBusId", ""), "%x:%x:%x.%x", &d, &b, &s, &f) != 4)
+			continue;
+		for (size_t k = 0; k < n_gpus; k++) {
+			struct fake_gpu *g = &gpus[k];
+			const struct fake_profile *t;
+			if (g->domain != d || g->bus != b || g->dev != s || g->fn != f)
+				continue;
+			t = placement_of(g, (unsigned)num(e, "profileId", 0), (unsigned)num(e, "start", 0),
+					 &size);
+			struct fake_mig *m = t ? make_gi(g, t, (unsigned)num(e, "start", 0), size,
+							 (unsigned)num(e, "gi", 0)) : NULL;
+			if (m && num(e, "ci", -1) >= 0) {
+				m->has_ci = 1;
+				m->ci = (unsigned)num(e, "ci", 0);
+			}
+		}
+	}
+	json_object_put(arr);
+}
+
+static struct fake_mig *gi_of(void *gi)
+{
+	struct fake_gi *h = gi;
+	return initialized && h && h->tag == TAG_GI && h->mig->live ? h->mig : NULL;
+}
+
+static struct fake_mig *ci_of(void *ci)
+{
+	struct fake_gi *h = ci;
+	return initialized && h && h->tag == TAG_CI && h->mig->live && h->mig->has_ci ? h->mig
+										      : NULL;
+}
+
+EXPORT int nvmlDeviceGetGpuInstances(void *h, unsigned profile_id, void **gis, unsigned *count);
+EXPORT int nvmlDeviceGetGpuInstances(void *h, unsigned profile_id, void **gis, unsigned *count)
+{
+	unsigned n = 0;
+
+	DEVICE(h);
+	if (mig || g->mig_current != 1)
+		return ERR_NOT_SUPPORTED;
+	for (size_t m = 0; m < g->n_migs; m++) {
+		struct fake_mig *x = &g->migs[m];
+		int seen = 0;
+		if (!x->live || x->gi_profile_id != profile_id)
+			continue;
+		for (size_t k = 0; k < m; k++)	/* one GPU instance, several compute instances */
+			seen |= g->migs[k].live && g->migs[k].gi == x->gi;
+		if (!seen && gis)
+			gis[n] = &x->gi_handle;
+		n += !seen;
+	}
+	*count = n;
+	return OK;
+}
+
+EXPORT int nvmlDeviceGetGpuInstancePossiblePlacements_v2(void *h, unsigned profile_id,
+							 struct nvml_placement *pl, unsigned *count);
+EXPORT int nvmlDeviceGetGpuInstancePossiblePlacements_v2(void *h, unsigned profile_id,
+							 struct nvml_placement *pl, unsigned *count)
+{
+	const struct fake_profile *t;
+
+	DEVICE(h);
+	if (mig || g->mig_current != 1)
+		return ERR_NOT_SUPPORTED;
+	if (!(t = table_profile(g, profile_id)))
+		return ERR_INVALID_ARGUMENT;
+	if (pl && *count < t->n_pl)
+		return ERR_INSUFFICIENT_SIZE;
+	for (unsigned k = 0; pl && k < t->n_pl; k++)
+		pl[k] = (struct nvml_placement){ t->pl_start[k], t->pl_size[k] };
+	*count = t->n_pl;
+	return OK;
+}
+
+EXPORT int nvmlDeviceCreateGpuInstanceWithPlacement(void *h, unsigned profile_id,
+						    const struct nvml_placement *pl, void **gi);
+EXPORT int nvmlDeviceCreateGpuInstanceWithPlacement(void *h, unsigned profile_id,
+						    const struct nvml_placement *pl, void **gi)
+{
+	const struct fake_profile *t;
+	struct fake_mig *m;
+	unsigned size = 0;
+
+	DEVICE(h);
+	if (mig || g->mig_current != 1)
+		return ERR_NOT_SUPPORTED;
+	if (!pl || !gi || !(t = placement_of(g, profile_id, pl->start, &size)) || size != pl->size)
+		return ERR_INVALID_ARGUMENT;
+	if (overlaps(g, pl->start, size) || !(m = make_gi(g, t, pl->start, size, 0)))
+		return ERR_INSUFFICIENT_RESOURCES;
+	save_state();
+	*gi = &m->gi_handle;
+	return OK;
+}
+
+EXPORT int nvmlGpuInstanceDestroy(void *gi);
+EXPORT int nvmlGpuInstanceDestroy(void *gi)
+{
+	struct fake_mig *m = gi_of(gi);
+
+	if (!m)
+		return initialized ? ERR_INVALID_ARGUMENT : ERR_UNINITIALIZED;
+	if (m->has_ci)
+		return ERR_IN_USE;
+	m->live = 0;
+	save_state();
+	return OK;
+}
+
+/* NVML_COMPUTE_INSTANCE_PROFILE_<N>_SLICE indexes 0..6 -> slices */
+static const unsigned ci_profile_slices[] = { 1, 2, 3, 4, 7, 8, 6 };
+
+EXPORT int nvmlGpuInstanceGetComputeInstanceProfileInfo(void *gi, unsigned profile, unsigned eng,
+							struct nvml_ci_profile_v1 *info);
+EXPORT int nvmlGpuInstanceGetComputeInstanceProfileInfo(void *gi, unsigned profile, unsigned eng,
+							struct nvml_ci_profile_v1 *info)
+{
+	struct fake_mig *m = gi_of(gi);
+
+	if (!m || !info || eng != 0)
+		return initialized ? ERR_INVALID_ARGUMENT : ERR_UNINITIALIZED;
+	if (profile >= sizeof(ci_profile_slices) / sizeof(*ci_profile_slices) ||
+	    ci_profile_slices[profile] > m->gi_slices)
+		return ERR_NOT_SUPPORTED;
+	*info = (struct nvml_ci_profile_v1){ profile, ci_profile_slices[profile],
+					     m->gi_slices / ci_profile_slices[profile],
+					     m->mp * ci_profile_slices[profile] / m->gi_slices,
+					     m->ce, m->dec, m->enc, m->jpeg, m->ofa };
+	return OK;
+}
+
+EXPORT int nvmlGpuInstanceCreateComputeInstance(void *gi, unsigned profile_id, void **ci);
+EXPORT int nvmlGpuInstanceCreateComputeInstance(void *gi, unsigned profile_id, void **ci)
+{
+	struct fake_mig *m = gi_of(gi);
+	const char *fail = getenv("FAKE_NVML_FAIL");
+
+	if (!m || !ci)
+		return initialized ? ERR_INVALID_ARGUMENT : ERR_UNINITIALIZED;
+	if (profile_id >= sizeof(ci_profile_slices) / sizeof(*ci_profile_slices) ||
+	    ci_profile_slices[profile_id] != m->gi_slices)
+		return ERR_NOT_SUPPORTED;	/* only instances spanning their GPU instance */
+	if ((fail && strstr(fail, "create-ci")) || m->has_ci)
+		return ERR_INSUFFICIENT_RESOURCES;
+	m->has_ci = 1;
+	m->ci = 0;
+	save_state();
+	*ci = &m->ci_handle;
+	return OK;
+}
+
+EXPORT int nvmlGpuInstanceGetComputeInstanceById(void *gi, unsigned id, void **ci);
+EXPORT int nvmlGpuInstanceGetComputeInstanceById(void *gi, unsigned id, void **ci)
+{
+	struct fake_mig *m = gi_of(gi);
+
+	if (!m || !ci)
+		return initialized ? ERR_INVALID_ARGUMENT : ERR_UNINITIALIZED;
+	if (!m->has_ci || m->ci != id)
+		return ERR_NOT_FOUND;
+	*ci = &m->ci_handle;
+	return OK;
+}
+
+struct nvml_ci_info {
+	void *device, *gpu_instance;
+	unsigned id, profile_id;
+	struct nvml_placement placement;
+};
+
+EXPORT int nvmlComputeInstanceGetInfo_v2(void *ci, struct nvml_ci_info *info);
+EXPORT int nvmlComputeInstanceGetInfo_v2(void *ci, struct nvml_ci_info *info)
+{
+	struct fake_mig *m = ci_of(ci);
+
+	if (!m || !info)
+		return initialized ? ERR_INVALID_ARGUMENT : ERR_UNINITIALIZED;
+	*info = (struct nvml_ci_info){ m->parent, &m->gi_handle, m->ci, 0, { 0, m->ci_slices } };
+	return OK;
+}
+
+EXPORT int nvmlComputeInstanceDestroy(void *ci);
+EXPORT int nvmlComputeInstanceDestroy(void *ci)
+{
+	struct fake_mig *m = ci_of(ci);
+
+	if (!m)
+		return initialized ? ERR_INVALID_ARGUMENT : ERR_UNINITIALIZED;
+	m->has_ci = 0;
+	save_state();
+	return OK;
+}
