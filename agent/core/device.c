@@ -25,6 +25,7 @@ struct dralet_device {
 	const char *health_taint;	/* backend_ctx.h: a static string or NULL */
 	bool node_changed;		/* backend_ctx.h: device_note_node_changed */
 	const char *backend_cause;	/* backend_ctx.h: the backend's string or NULL */
+	struct device_sharing *sharing;	/* device_sharing.c; NULL: not shared */
 	void *priv;
 	void (*priv_free)(void *);
 };
@@ -94,6 +95,7 @@ void dralet_device_free(struct dralet_backend_ctx *ctx, struct dralet_device *de
 		backend_call_remove(ctx, dev);
 	if (dev->priv_free)
 		dev->priv_free(dev->priv);
+	device_sharing_free(dev->sharing);
 	for (size_t i = 0; i < dev->n_attrs; i++)
 		attr_clear(&dev->attrs[i]);
 	for (size_t i = 0; i < dev->n_caps; i++) {
@@ -468,6 +470,8 @@ size_t dralet_device_n_attrs(const struct dralet_device *dev) { return dev->n_at
 size_t dralet_device_n_capacities(const struct dralet_device *dev) { return dev->n_caps; }
 size_t dralet_device_n_nodes(const struct dralet_device *dev) { return dev->n_nodes; }
 struct dralet_backend_ctx *dralet_device_ctx(const struct dralet_device *dev) { return dev->ctx; }
+struct device_sharing **device_sharing_slot(struct dralet_device *dev) { return &dev->sharing; }
+const struct device_sharing *device_sharing_of(const struct dralet_device *dev) { return dev->sharing; }
 
 const struct dralet_attr *dralet_device_attr(const struct dralet_device *dev, size_t i)
 {

@@ -25,6 +25,7 @@
 #include <json-c/json.h>
 
 #include <dralet/device.h>
+#include <dralet/sharing.h>
 
 #include "agent/slices/record.h"
 
@@ -36,6 +37,10 @@ struct slice_options {
 	 * (gates.h): no write loop, one warning. */
 	bool device_taints;
 	bool partitionable;	/* DRAPartitionableDevices: shared counters (none emitted yet) */
+	/* DRAConsumableCapacity (beta, on since 1.36; on unless the config turns
+	 * it off): allowMultipleAllocations and capacity requestPolicy. A 1.34
+	 * server drops them like the taints (gates.h). */
+	bool consumable_capacity;
 	unsigned max_devices;	/* per slice; 0 means the API limit */
 };
 
@@ -53,6 +58,9 @@ struct slice_device_in {
 	size_t n_caps;
 	bool unhealthy;
 	const char *taint_key;	/* the cause's taint key; NULL: SLICE_TAINT_UNHEALTHY_KEY */
+	bool allow_multiple;	/* include/dralet/sharing.h */
+	/* parallel to caps: each capacity's request policy or NULL; NULL: none */
+	const struct dralet_capacity_policy *const *cap_policies;
 };
 
 /* @what is the attribute/capacity name (or NULL for the device itself). */
@@ -74,7 +82,8 @@ int slice_build(const char *driver, const char *node_name, const char *node_uid,
 
 /*
  * Reads the alpha switches from a config document (YAML/JSON as json-c):
- * featureGates: {DRADeviceTaints: bool, DRAPartitionableDevices: bool}.
+ * featureGates: {DRADeviceTaints: bool, DRAPartitionableDevices: bool,
+ * DRAConsumableCapacity: bool}.
  * @config may be NULL. Unknown gates are ignored (other modules may use
  * them). -EINVAL when featureGates or a known gate has the wrong type.
  */
