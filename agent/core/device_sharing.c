@@ -302,3 +302,27 @@ int dralet_device_set_capacity_policy(struct dralet_device *dev, const char *cap
 	e->policy = copy;
 	return 0;
 }
+
+int dralet_quantity_value(const char *q, int64_t *ret_value)
+{
+	return k8s_quantity_value(q, ret_value);
+}
+
+/* True when capacity name @have is @name, or @name in @driver's domain. */
+static bool same_capacity(const char *have, const char *driver, const char *name)
+{
+	size_t n = driver ? strlen(driver) : 0;
+
+	if (!strcmp(have, name))
+		return true;
+	return n && !strncmp(have, driver, n) && have[n] == '/' && !strcmp(have + n + 1, name);
+}
+
+int dralet_prepare_consumed(const struct dralet_prepare_req *req, const char *driver,
+			    const char *name, int64_t *ret_value)
+{
+	for (size_t i = 0; req && name && i < req->n_consumed; i++)
+		if (same_capacity(req->consumed[i].name, driver, name))
+			return k8s_quantity_value(req->consumed[i].quantity, ret_value);
+	return -ENOENT;
+}

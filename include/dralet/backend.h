@@ -133,6 +133,13 @@ struct dralet_prepare_req {
 	const char *config;	/* merged opaque parameters (JSON object text) or NULL */
 	struct dralet_edits *edits;	/* container edits to fill (prepare.h) */
 	struct dralet_undo *undo;	/* state to keep for unprepare (prepare.h) */
+	/* A shared device (sharing.h): the allocation's shareID and what it
+	 * consumes of each capacity, as the scheduler recorded it; NULL / 0 for
+	 * an exclusive allocation. Added after ABI 4's fields, so a backend built
+	 * before them never reads them. */
+	const char *share_id;
+	const struct dralet_capacity *consumed;
+	size_t n_consumed;
 };
 
 struct dralet_backend {

@@ -25,8 +25,8 @@
  *
  * Prepare is called once per allocation (per claim and share) of a shared
  * device: it must leave what other shares prepared alone, and its undo
- * state is per share. The share's ID and what it consumes reach prepare
- * through dralet_prepare_share() (prepare.h).
+ * state is per share. The share's ID and what it consumes reach prepare in
+ * struct dralet_prepare_req (share_id, consumed; backend.h).
  *
  * Errors: 0 or -errno; a rejected policy is not stored and a warning naming
  * the device and the capacity is recorded (like device.h's setters).
@@ -36,6 +36,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <dralet/device.h>
 
@@ -70,6 +71,16 @@ bool dralet_device_allows_multiple(const struct dralet_device *dev);
  */
 int dralet_device_set_capacity_policy(struct dralet_device *dev, const char *capacity,
 				      const struct dralet_capacity_policy *policy);
+/* The value of Kubernetes quantity @q as resource.Quantity.Value() gives it
+ * (a fraction rounded up): 0, -EINVAL or -ERANGE (beyond 64 bits). */
+int dralet_quantity_value(const char *q, int64_t *ret_value);
+/* How much of capacity @name @req consumes: 0 and *ret_value, or -ENOENT
+ * when the allocation names none (an exclusive one takes everything). The
+ * name may carry the driver's domain ("gpu.dralet.dev/memory"). */
+struct dralet_prepare_req;
+int dralet_prepare_consumed(const struct dralet_prepare_req *req, const char *driver,
+			    const char *name, int64_t *ret_value);
+
 /* The policy of capacity @capacity, or NULL (valid while the device lives). */
 const struct dralet_capacity_policy *dralet_device_capacity_policy(const struct dralet_device *dev,
 								    const char *capacity);
