@@ -235,7 +235,8 @@ static int write_metadata(struct claims_engine *e, struct op *op, const struct c
 				for (size_t m = 0; m < c->devices[j].n_requests; m++)
 					if (!strcmp(c->devices[j].requests[m], request)) {
 						devs[n++] = (struct device_metadata_device){
-							c->devices[j].pool, op->targets[j]->dev };
+							c->devices[j].pool, op->targets[j]->dev,
+							c->devices[j].share_id };
 						break;
 					}
 			if (!(text = device_metadata_render(&mc, request, devs, n))) {
