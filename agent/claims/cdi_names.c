@@ -61,9 +61,11 @@ const char *cdi_class_of_family(const char *family)
 	return family && cdi_class_valid(family, false) ? family : "device";
 }
 
-int cdi_device_name(const char *claim_uid, const char *device, char *buf, size_t size)
+int cdi_device_name(const char *claim_uid, const char *device, const char *share_id, char *buf,
+		    size_t size)
 {
-	int n = put(buf, size, snprintf(buf, size, "%s-%s", claim_uid, device));
+	int n = put(buf, size, share_id ? snprintf(buf, size, "%s-%s-%s", claim_uid, device, share_id)
+					: snprintf(buf, size, "%s-%s", claim_uid, device));
 
 	if (n >= 0 && !cdi_device_name_valid(buf))
 		return -EINVAL;

@@ -5,6 +5,7 @@
  *   class           the backend family                gpu
  *   kind            <vendor>/<class>                  k8s.gpu.dralet.dev/gpu
  *   device name     <claimUID>-<device>               0a1b...-gpu-0000-3b-00-0
+ *                   <claimUID>-<device>-<shareID>     a share of a shared device
  *   qualified name  <kind>=<device name>              what NodePrepareResources returns
  *   spec file       <vendor>-<class>_<claimUID>.json  one per claim and class
  * Device names start with the claim UID so a name is never reused (runtimes
@@ -30,7 +31,10 @@ bool cdi_device_name_valid(const char *name);
 int cdi_vendor_of_driver(const char *driver, char *buf, size_t size);
 /* The class for a backend family; "device" when the family is no valid class. */
 const char *cdi_class_of_family(const char *family);
-int cdi_device_name(const char *claim_uid, const char *device, char *buf, size_t size);
+/* @share_id: the allocation's shareID, NULL for an exclusive one; two
+ * shares of one device in one claim get two names. */
+int cdi_device_name(const char *claim_uid, const char *device, const char *share_id, char *buf,
+		    size_t size);
 int cdi_qualified_name(const char *vendor, const char *class_, const char *device_name,
 		       char *buf, size_t size);
 int cdi_spec_file_name(const char *vendor, const char *class_, const char *claim_uid,

@@ -67,6 +67,12 @@ void ckpt_device_clear(struct ckpt_device *d)
 		return;
 	free(d->pool);
 	free(d->device);
+	free(d->share_id);
+	for (size_t i = 0; i < d->n_consumed; i++) {
+		free((char *)d->consumed[i].name);
+		free((char *)d->consumed[i].quantity);
+	}
+	free(d->consumed);
 	for (size_t i = 0; i < d->n_requests; i++)
 		free(d->requests[i]);
 	free(d->requests);
@@ -322,6 +328,35 @@ static struct json_object *encode_edits(const struct dralet_edits *e, int *err)
 	return o;
 }
 
+int ckpt_consumed_copy(struct dralet_capacity **dst, size_t *ret_n,
+		       const struct dralet_capacity *src, size_t n)
+{
+	struct dralet_capacity *c = n ? calloc(n, sizeof(*c)) : NULL;
+	size_t k = 0;
+
+	*dst = NULL;
+	*ret_n = 0;
+	if (n && !c)
+		return -ENOMEM;
+	for (; k < n; k++) {
+		c[k].name = strdup(src[k].name);
+		c[k].quantity = strdup(src[k].quantity);
+		if (!c[k].name || !c[k].quantity)
+			break;
+	}
+	if (k < n) {
+		for (size_t i = 0; i <= k; i++) {
+			free((char *)c[i].name);
+			free((char *)c[i].quantity);
+		}
+		free(c);
+		return -ENOMEM;
+	}
+	*dst = c;
+	*ret_n = n;
+	return 0;
+}
+
 static struct json_object *encode_device(const struct ckpt_device *d, int *err)
 {
 	struct json_object *o = json_object_new_object(), *reqs, *undo;
@@ -332,6 +367,13 @@ static struct json_object *encode_device(const struct ckpt_device *d, int *err)
 	}
 	put_string(o, "pool", d->pool, err);
 	put_string(o, "device", d->device, err);
+	if (d->share_id) {
+		struct json_object *consumed = json_object_new_object();
+		put_string(o, "shareID", d->share_id, err);
+		for (size_t i = 0; consumed && i < d->n_consumed; i++)
+			put_string(consumed, d->consumed[i].name, d->consumed[i].quantity, err);
+		put_value(o, "consumedCapacity", consumed, err);
+	}
 	reqs = json_object_new_array();
 	for (size_t i = 0; reqs && i < d->n_requests; i++)
 		push(reqs, json_object_new_string(d->requests[i]), err);
@@ -626,6 +668,34 @@ static void decode_undo(struct json_object *o, struct dralet_undo *u, struct dec
 	}
 }
 
+static void decode_consumed(struct json_object *o, struct ckpt_device *dev, struct decoder *d,
+			    const char *where)
+{
+	size_t n = o ? (size_t)json_object_object_length(o) : 0;
+
+	if (!n)
+		return;
+	if (!(dev->consumed = calloc(n, sizeof(*dev->consumed)))) {
+		fail(d, -ENOMEM, "out of memory");
+		return;
+	}
+	json_object_object_foreach(o, key, val) {
+		struct dralet_capacity *c = &dev->consumed[dev->n_consumed];
+
+		if (!json_object_is_type(val, json_type_string)) {
+			fail(d, -EBADMSG, "%s: consumedCapacity \"%s\" is not a string", where, key);
+			return;
+		}
+		c->name = strdup(key);
+		c->quantity = strdup(json_object_get_string(val));
+		dev->n_consumed++;
+		if (!c->name || !c->quantity) {
+			fail(d, -ENOMEM, "out of memory");
+			return;
+		}
+	}
+}
+
 static void decode_device(struct json_object *o, struct ckpt_device *dev, struct decoder *d,
 			  const char *where)
 {
@@ -637,6 +707,9 @@ static void decode_device(struct json_object *o, struct ckpt_device *dev, struct
 	}
 	dev->pool = get_str(o, "pool", true, d, where);
 	dev->device = get_str(o, "device", true, d, where);
+	dev->share_id = get_str(o, "shareID", false, d, where);
+	decode_consumed(get(o, "consumedCapacity", json_type_object, false, d, where), dev, d,
+			where);
 	reqs = get(o, "requests", json_type_array, false, d, where);
 	if (reqs && json_object_array_length(reqs)) {
 		size_t n = json_object_array_length(reqs);

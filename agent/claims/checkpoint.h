@@ -11,7 +11,7 @@
  * object byte for byte because the data holds only strings, integers,
  * booleans, arrays and objects). "data" carries the driver, the boot ID and
  * one entry per claim: UID, namespace/name, state, and per device its pool,
- * name, requests, adminAccess, CDI class and ID, identity facts (PCI
+ * name, shareID and consumedCapacity (shared devices only), requests, adminAccess, CDI class and ID, identity facts (PCI
  * address and IDs, uuid), the container edits (to write a lost CDI spec
  * again without touching hardware) and the backend's undo state.
  */
@@ -46,6 +46,11 @@ struct ckpt_identity {
 struct ckpt_device {
 	char *pool;
 	char *device;
+	/* a share of a shared device (claim_plan.h): its shareID and what it
+	 * consumes; NULL / 0 for an exclusive allocation */
+	char *share_id;
+	struct dralet_capacity *consumed;	/* names and quantities owned */
+	size_t n_consumed;
 	char **requests;	/* full request names ("req" or "req/sub") */
 	size_t n_requests;
 	bool admin_access;
@@ -91,6 +96,8 @@ int checkpoint_remove(struct checkpoint *ck, const char *uid);
 const char *ckpt_state_name(enum ckpt_state s);
 
 /* Deep copies (0 or -ENOMEM; the destination is overwritten, not freed). */
+int ckpt_consumed_copy(struct dralet_capacity **dst, size_t *ret_n,
+		       const struct dralet_capacity *src, size_t n);
 int ckpt_edits_copy(struct dralet_edits *dst, const struct dralet_edits *src);
 int ckpt_undo_copy(struct dralet_undo *dst, const struct dralet_undo *src);
 

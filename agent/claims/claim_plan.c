@@ -13,6 +13,12 @@ static void free_device(struct claim_plan_device *d)
 {
 	free(d->pool);
 	free(d->device);
+	free(d->share_id);
+	for (size_t i = 0; i < d->n_consumed; i++) {
+		free((char *)d->consumed[i].name);
+		free((char *)d->consumed[i].quantity);
+	}
+	free(d->consumed);
 	for (size_t i = 0; i < d->n_requests; i++)
 		free(d->requests[i]);
 	free(d->requests);
@@ -36,13 +42,73 @@ void claim_plan_free(struct claim_plan *plan)
 	free(plan);
 }
 
+static bool same_share(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
 static struct claim_plan_device *find_device(struct claim_plan *p, const char *pool,
-					     const char *device)
+					     const char *device, const char *share_id)
 {
 	for (size_t i = 0; i < p->n_devices; i++)
-		if (!strcmp(p->devices[i].pool, pool) && !strcmp(p->devices[i].device, device))
+		if (!strcmp(p->devices[i].pool, pool) && !strcmp(p->devices[i].device, device) &&
+		    same_share(p->devices[i].share_id, share_id))
 			return &p->devices[i];
 	return NULL;
+}
+
+bool claim_plan_share_id_valid(const char *id)
+{
+	size_t n = 0;
+
+	if (!id)
+		return false;
+	for (; id[n]; n++)
+		if (n >= 64 || !((id[n] >= 'a' && id[n] <= 'z') || (id[n] >= 'A' && id[n] <= 'Z') ||
+				 (id[n] >= '0' && id[n] <= '9') || id[n] == '-'))
+			return false;
+	return n > 0;
+}
+
+/* Reads result @i's shareID and consumedCapacity into @d (new, empty). */
+static int add_share(struct claim_plan_device *d, struct json_object *result, size_t i,
+		     char *err, size_t errlen)
+{
+	struct json_object *share = json_get(result, "shareID");
+	struct json_object *consumed = json_get(result, "consumedCapacity");
+	size_t n;
+
+	if (share && !json_object_is_type(share, json_type_null)) {
+		const char *id = json_object_is_type(share, json_type_string)
+					 ? json_object_get_string(share) : NULL;
+		if (!claim_plan_share_id_valid(id))
+			return err_printf(err, errlen, -EINVAL, "status.allocation.devices.results"
+					  "[%zu].shareID is not 1 to 64 letters, digits and '-'", i);
+		if (!(d->share_id = strdup(id)))
+			return -ENOMEM;
+	}
+	if (!consumed || json_object_is_type(consumed, json_type_null))
+		return 0;
+	if (!json_object_is_type(consumed, json_type_object))
+		return err_printf(err, errlen, -EINVAL, "status.allocation.devices.results[%zu]."
+				  "consumedCapacity is not a map", i);
+	n = (size_t)json_object_object_length(consumed);
+	if (!(d->consumed = calloc(n + 1, sizeof(*d->consumed))))
+		return -ENOMEM;
+	json_object_object_foreach(consumed, name, q) {
+		const char *text = json_object_is_type(q, json_type_string)
+					   ? json_object_get_string(q) : NULL;
+		struct dralet_capacity *c = &d->consumed[d->n_consumed];
+		if (!text || !dralet_quantity_valid(text))
+			return err_printf(err, errlen, -EINVAL, "status.allocation.devices.results"
+					  "[%zu].consumedCapacity[%s] is not a quantity", i, name);
+		c->name = strdup(name);
+		c->quantity = strdup(text);
+		d->n_consumed++;
+		if (!c->name || !c->quantity)
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 static int add_request(struct claim_plan_device *d, const char *request)
@@ -129,7 +195,15 @@ static int add_result(struct claim_plan *p, struct json_object *result, size_t i
 		}
 	}
 
-	d = find_device(p, pool, device);
+	const char *share = json_get_str(result, "shareID");
+	d = find_device(p, pool, device, share);
+	if (d && share) {
+		free(config);
+		json_object_put(claim_keys);
+		return err_printf(err, errlen, -EINVAL, "device %s/%s share %s is allocated twice "
+				  "(results of requests %s and %s)", pool, device, share,
+				  d->requests[0], request);
+	}
 	if (d) {
 		if (!same_config(d->config, config)) {
 			free(config);
@@ -154,6 +228,10 @@ static int add_result(struct claim_plan *p, struct json_object *result, size_t i
 		d->admin_access = is_admin;
 		d->pool = strdup(pool);
 		d->device = strdup(device);
+		if (d->pool && d->device && (r = add_share(d, result, i, err, errlen)) < 0) {
+			json_object_put(claim_keys);
+			return r;
+		}
 	}
 	r = d->pool && d->device ? add_claim_keys(d, claim_keys) : -ENOMEM;
 	json_object_put(claim_keys);

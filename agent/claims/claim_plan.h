@@ -6,7 +6,9 @@
  * (same UID, allocated), takes the allocation results of our driver, groups
  * them by device (a device serving several requests is prepared once and
  * answered with every base request name) and selects the opaque config of
- * each device (config_select.h). Nothing here looks at the node: whether the
+ * each device (config_select.h). A result with a shareID (a shared device,
+ * consumable capacity) is its own entry, keyed by (device, shareID), with
+ * what it consumes; two shares of one device are prepared separately. Nothing here looks at the node: whether the
  * devices exist and are free is the engine's business.
  */
 #ifndef DRALET_CLAIM_PLAN_H
@@ -16,9 +18,15 @@
 #include <stddef.h>
 #include <json-c/json.h>
 
+#include <dralet/device.h>
+
 struct claim_plan_device {
 	char *pool;
 	char *device;
+	char *share_id;		/* the result's shareID, NULL for an exclusive allocation */
+	/* the result's consumedCapacity (names and quantities owned), by name */
+	struct dralet_capacity *consumed;
+	size_t n_consumed;
 	char **requests;	/* allocated request names ("req" or "req/sub"), in result order */
 	size_t n_requests;
 	bool admin_access;	/* every result for this device has adminAccess */
@@ -39,6 +47,10 @@ struct claim_plan {
 	struct claim_plan_device *devices;	/* in the order of the first result naming each */
 	size_t n_devices;
 };
+
+/* True when @id is a shareID dralet accepts: 1 to 64 of [A-Za-z0-9-] (the
+ * API's are UUIDs), so it fits CDI device names and file names. */
+bool claim_plan_share_id_valid(const char *id);
 
 /*
  * @claim: the ResourceClaim (borrowed). @namespace_/@name/@uid: what the

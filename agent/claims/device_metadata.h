@@ -47,6 +47,7 @@ struct device_metadata_claim {
 struct device_metadata_device {
 	const char *pool;
 	const struct dralet_device *dev;
+	const char *share_id;	/* a share of a shared device (claim status), or NULL */
 };
 
 /* networkData (the same in metadata files and claim device status) from the

@@ -56,6 +56,8 @@ static struct json_object *entry(const char *driver, const char *node,
 		r = json_put_str(o, "pool", d->pool);
 	if (!r)
 		r = json_put_str(o, "device", dralet_device_name(d->dev));
+	if (!r && d->share_id)
+		r = json_put_str(o, "shareID", d->share_id);
 	if (!r) {
 		struct json_object *c = ready_condition(node, now_s);
 		r = c ? json_object_array_add(conditions, c) : -ENOMEM;

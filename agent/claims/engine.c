@@ -78,45 +78,30 @@ void engine_device_identity(const struct dralet_device *dev, struct ckpt_identit
 		ret->uuid = (char *)uuid->string_value;
 }
 
-static void release(struct engine_device *d)
-{
-	free(d->owner_uid);
-	free(d->owner_desc);
-	d->owner_uid = d->owner_desc = NULL;
-}
-
-static int reserve(struct engine_device *d, const char *uid, const char *ns, const char *name)
-{
-	char *u = strdup(uid), *desc = NULL;
-
-	if (!u || asprintf(&desc, "%s/%s", ns, name) < 0) {
-		free(u);
-		return -ENOMEM;
-	}
-	release(d);
-	d->owner_uid = u;
-	d->owner_desc = desc;
-	return 0;
-}
-
 void engine_sync_reservations(struct claims_engine *e, const char *uid)
 {
 	struct ckpt_claim *c;
 
 	for (size_t i = 0; i < e->n_devices; i++)
-		if (e->devices[i].owner_uid && !strcmp(e->devices[i].owner_uid, uid))
-			release(&e->devices[i]);
+		share_ledger_release(&e->devices[i].holders, uid);
 	claims_state_lock(e->state);
 	c = checkpoint_find(claims_state_checkpoint(e->state), uid);
 	for (size_t i = 0; c && i < c->n_devices; i++) {
+		const struct ckpt_device *cd = &c->devices[i];
+		struct err_msg why = { "" };
 		struct engine_device *d;
-		if (c->devices[i].admin_access || !(d = engine_find_device(e, c->devices[i].device)))
+		char desc[512];
+
+		if (cd->admin_access || !(d = engine_find_device(e, cd->device)))
 			continue;
-		if (d->owner_uid && strcmp(d->owner_uid, uid))
+		snprintf(desc, sizeof(desc), "%s/%s", c->namespace_, c->name);
+		if (share_ledger_check(&d->holders, d->dev, uid, cd->share_id, cd->consumed,
+				       cd->n_consumed, ERR_MSG_ARGS(&why)) < 0)
 			log_error_kv(LOG_KV("driver", e->driver),
-				     "driver %s: device %s is prepared for claims %s and %s/%s", e->driver,
-				     d->name, d->owner_uid, c->namespace_, c->name);
-		else if (reserve(d, uid, c->namespace_, c->name) < 0)
+				     "driver %s: claim %s (uid %s) is prepared, but %s", e->driver,
+				     desc, uid, why.text);
+		else if (share_ledger_add(&d->holders, uid, desc, cd->share_id, cd->consumed,
+					  cd->n_consumed) < 0)
 			log_error_kv(LOG_KV("driver", e->driver),
 				     "driver %s: out of memory reserving %s", e->driver, d->name);
 	}
@@ -154,6 +139,7 @@ static void op_clear(struct op *op)
 		struct op_device *d = &op->devices[i];
 		free(d->pool);
 		free(d->device);
+		free(d->share_id);
 		for (size_t j = 0; j < d->n_request_names; j++)
 			free(d->request_names[j]);
 		free(d->request_names);
@@ -183,6 +169,7 @@ static void call_deliver(struct call *call)
 		for (size_t j = 0; j < op->n_devices; j++) {
 			devs[i][j].pool = op->devices[j].pool;
 			devs[i][j].device = op->devices[j].device;
+			devs[i][j].share_id = op->devices[j].share_id;
 			devs[i][j].request_names = (const char *const *)op->devices[j].request_names;
 			devs[i][j].n_request_names = op->devices[j].n_request_names;
 			devs[i][j].cdi_ids = (const char *const *)&op->devices[j].cdi_id;
@@ -357,18 +344,22 @@ static void queue_work(struct op *op)
 	}
 }
 
-/* Resolves and reserves the plan's devices; false (op failed) on a problem. */
+/* Resolves and reserves the plan's devices (each share of a shared device
+ * on its own); false (op failed) on a problem. */
 static bool resolve_and_reserve(struct claims_engine *e, struct op *op)
 {
 	struct claim_plan *p = op->plan;
+	char desc[512];
 
 	op->targets = calloc(p->n_devices + 1, sizeof(*op->targets));
 	if (!op->targets) {
 		op_fail(op, "out of memory");
 		return false;
 	}
+	snprintf(desc, sizeof(desc), "%s/%s", op->namespace_, op->name);
 	for (size_t i = 0; i < p->n_devices; i++) {
 		struct claim_plan_device *pd = &p->devices[i];
+		struct err_msg why = { "" };
 		struct engine_device *d;
 
 		if (strcmp(pd->pool, e->pool)) {
@@ -382,19 +373,22 @@ static bool resolve_and_reserve(struct claims_engine *e, struct op *op)
 				"node", pd->pool, pd->device, e->driver);
 			return false;
 		}
-		if (!pd->admin_access && d->owner_uid && strcmp(d->owner_uid, op->uid)) {
-			op_fail(op, "device %s/%s is in use by another claim, %s (uid %s)", pd->pool,
-				pd->device, d->owner_desc, d->owner_uid);
+		op->targets[i] = d;
+		if (pd->admin_access)
+			continue;
+		/* checked and added one by one: two shares of one device in this
+		 * claim count against each other */
+		if (share_ledger_check(&d->holders, d->dev, op->uid, pd->share_id, pd->consumed,
+				       pd->n_consumed, ERR_MSG_ARGS(&why)) < 0) {
+			op_fail(op, "%s", why.text);
 			return false;
 		}
-		op->targets[i] = d;
-	}
-	for (size_t i = 0; i < p->n_devices; i++)
-		if (!p->devices[i].admin_access &&
-		    reserve(op->targets[i], op->uid, op->namespace_, op->name) < 0) {
+		if (share_ledger_add(&d->holders, op->uid, desc, pd->share_id, pd->consumed,
+				     pd->n_consumed) < 0) {
 			op_fail(op, "out of memory");
 			return false;
 		}
+	}
 	return true;
 }
 
@@ -691,7 +685,7 @@ static struct engine_device *engine_devices_of(const struct device_set *set)
 static void drop_devices(struct claims_engine *e)
 {
 	for (size_t i = 0; i < e->n_devices; i++) {
-		release(&e->devices[i]);
+		share_ledger_clear(&e->devices[i].holders);
 		pthread_mutex_destroy(&e->devices[i].lock);
 	}
 	free(e->devices);
@@ -714,9 +708,8 @@ int claims_engine_set_devices(struct claims_engine *e, struct device_set *set)
 	for (size_t i = 0; i < n; i++) {
 		struct engine_device *old = engine_find_device(e, fresh[i].name);
 		if (old) {
-			fresh[i].owner_uid = old->owner_uid;
-			fresh[i].owner_desc = old->owner_desc;
-			old->owner_uid = old->owner_desc = NULL;
+			fresh[i].holders = old->holders;
+			old->holders = (struct share_ledger){ 0 };
 		}
 	}
 	drop_devices(e);

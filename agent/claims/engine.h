@@ -104,6 +104,7 @@ struct claims_ref {
 struct claims_device_result {
 	const char *pool;
 	const char *device;
+	const char *share_id;	/* the allocation's shareID (a shared device), or NULL */
 	const char *const *request_names;	/* base request names ("req" of "req/sub") */
 	size_t n_request_names;
 	const char *const *cdi_ids;

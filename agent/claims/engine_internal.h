@@ -16,6 +16,7 @@
 #include "agent/claims/checkpoint.h"
 #include "agent/claims/claim_plan.h"
 #include "agent/claims/engine.h"
+#include "agent/claims/share_ledger.h"
 #include "agent/claims/state.h"
 #include "agent/lib/atomic_file.h"
 #include "agent/lib/err_msg.h"
@@ -24,8 +25,7 @@ struct engine_device {
 	struct dralet_device *dev;
 	const char *name;		/* borrowed from the device */
 	pthread_mutex_t lock;		/* one backend call on the device at a time */
-	char *owner_uid;		/* loop only: the claim holding it exclusively */
-	char *owner_desc;		/* loop only: "namespace/name" of that claim */
+	struct share_ledger holders;	/* loop only: the claims (and shares) holding it */
 };
 
 struct uid_queue {
@@ -72,6 +72,7 @@ enum op_kind {
 struct op_device {
 	char *pool;
 	char *device;
+	char *share_id;		/* NULL: an exclusive allocation */
 	char **request_names;
 	size_t n_request_names;
 	char *cdi_id;

@@ -26,8 +26,9 @@ static void prepared(struct claims_engine *e, const struct op *op)
 		return;
 	if ((devs = calloc(p->n_devices, sizeof(*devs)))) {
 		for (size_t i = 0; i < p->n_devices; i++)
-			devs[i] = (struct device_metadata_device){ p->devices[i].pool,
-								   op->targets[i]->dev };
+			devs[i] = (struct device_metadata_device){
+				.pool = p->devices[i].pool, .dev = op->targets[i]->dev,
+				.share_id = p->devices[i].share_id };
 		entries = device_status_entries(e->driver, e->pool, devs, p->n_devices,
 						(int64_t)time(NULL));
 		free(devs);

@@ -105,8 +105,8 @@ int engine_write_specs(struct claims_engine *e, const struct ckpt_claim *c, bool
 		for (size_t j = i; j < c->n_devices; j++) {
 			if (strcmp(c->devices[j].cdi_class, cls))
 				continue;
-			if (cdi_device_name(c->uid, c->devices[j].device, names[n],
-					    sizeof(names[n])) < 0) {
+			if (cdi_device_name(c->uid, c->devices[j].device, c->devices[j].share_id,
+					    names[n], sizeof(names[n])) < 0) {
 				r = err_printf(err, errlen, -EINVAL, "\"%s-%s\" is no valid CDI "
 					       "device name", c->uid, c->devices[j].device);
 				break;
@@ -235,7 +235,8 @@ static int write_metadata(struct claims_engine *e, struct op *op, const struct c
 				for (size_t m = 0; m < c->devices[j].n_requests; m++)
 					if (!strcmp(c->devices[j].requests[m], request)) {
 						devs[n++] = (struct device_metadata_device){
-							c->devices[j].pool, op->targets[j]->dev };
+							c->devices[j].pool, op->targets[j]->dev,
+							c->devices[j].share_id };
 						break;
 					}
 			if (!(text = device_metadata_render(&mc, request, devs, n))) {
@@ -289,7 +290,8 @@ static int answer_from(struct op *op, const struct ckpt_claim *c)
 		d->pool = strdup(cd->pool);
 		d->device = strdup(cd->device);
 		d->cdi_id = strdup(cd->cdi_id);
-		if (!d->pool || !d->device || !d->cdi_id)
+		if (!d->pool || !d->device || !d->cdi_id ||
+		    (cd->share_id && !(d->share_id = strdup(cd->share_id))))
 			return -ENOMEM;
 		for (size_t j = 0; j < cd->n_requests; j++)
 			if (add_base_name(d, cd->requests[j]) < 0)
@@ -313,6 +315,17 @@ static void env_name_of(const char *device, char *buf, size_t size)
 	for (const char *p = device; *p && n + 1 < size; p++)
 		buf[n++] = isalnum((unsigned char)*p) ? (char)toupper((unsigned char)*p) : '_';
 	buf[n] = '\0';
+}
+
+/* DRALET_SHARE_<DEVICE>=<shareID>: the container can tell its share, and a
+ * lost checkpoint is rebuilt with it (recovery_rebuild.c). */
+static int add_share_env(const struct ckpt_device *cd, struct dralet_edits *edits)
+{
+	char device_env[128], env[160];
+
+	env_name_of(cd->device, device_env, sizeof(device_env));
+	snprintf(env, sizeof(env), "DRALET_SHARE_%s", device_env + strlen("DRALET_DEVICE_"));
+	return dralet_edits_add_env(edits, env, cd->share_id);
 }
 
 static int dup_identity(struct ckpt_identity *dst, const struct dralet_device *dev)
@@ -358,7 +371,11 @@ static struct ckpt_claim *entry_from_plan(struct claims_engine *e, struct op *op
 		for (size_t j = 0; j < pd->n_requests; j++)
 			if (!(cd->requests[cd->n_requests++] = strdup(pd->requests[j])))
 				goto fail;
-		if (cdi_device_name(c->uid, cd->device, name, sizeof(name)) < 0 ||
+		if ((pd->share_id && !(cd->share_id = strdup(pd->share_id))) ||
+		    ckpt_consumed_copy(&cd->consumed, &cd->n_consumed, pd->consumed,
+				       pd->n_consumed) < 0)
+			goto fail;
+		if (cdi_device_name(c->uid, cd->device, cd->share_id, name, sizeof(name)) < 0 ||
 		    cdi_qualified_name(e->vendor, cd->cdi_class, name, id, sizeof(id)) < 0 ||
 		    !(cd->cdi_id = strdup(id)) || dup_identity(&cd->identity, op->targets[i]->dev) < 0)
 			goto fail;
@@ -586,6 +603,9 @@ void engine_work_prepare(struct claims_engine *e, struct op *op)
 			.config = p->devices[i].config,
 			.edits = &edits,
 			.undo = &undo,
+			.share_id = cd->share_id,
+			.consumed = cd->consumed,
+			.n_consumed = cd->n_consumed,
 		};
 		char env[128], value[768];
 
@@ -607,6 +627,8 @@ void engine_work_prepare(struct claims_engine *e, struct op *op)
 		env_name_of(cd->device, env, sizeof(env));
 		snprintf(value, sizeof(value), "%s/%s/%s", e->driver, cd->pool, cd->device);
 		r = dralet_edits_add_env(&edits, env, value);
+		if (!r && cd->share_id)
+			r = add_share_env(cd, &edits);
 		if (!r && cd->admin_access)
 			r = dralet_edits_add_env(&edits, "DRA_ADMIN_ACCESS", "true");
 		if (!r)

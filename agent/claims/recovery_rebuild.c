@@ -16,6 +16,7 @@
 #include "agent/lib/json_get.h"
 
 #define DEVICE_ENV "DRALET_DEVICE_"
+#define SHARE_ENV "DRALET_SHARE_"
 
 static char *join_options(struct json_object *opts)
 {
@@ -118,6 +119,30 @@ static int copy_identity(struct ckpt_identity *dst, const struct ckpt_identity *
 	return (now->pci_address && !dst->pci_address) || (now->uuid && !dst->uuid) ? -ENOMEM : 0;
 }
 
+/* A share's spec device is named <uid>-<device>-<shareID> and carries
+ * DRALET_SHARE_<DEVICE>=<shareID>: splits @d->device (the part after the
+ * UID) into device and share. 0, or -ENOMEM. */
+static int split_share(struct ckpt_device *d)
+{
+	size_t len = strlen(d->device);
+
+	for (size_t i = 0; i < d->edits.n_env; i++) {
+		const char *v = strchr(d->edits.env[i], '=');
+		size_t vlen;
+		if (strncmp(d->edits.env[i], SHARE_ENV, strlen(SHARE_ENV)) || !v++)
+			continue;
+		vlen = strlen(v);
+		if (!vlen || vlen + 1 >= len || d->device[len - vlen - 1] != '-' ||
+		    strcmp(d->device + len - vlen, v))
+			continue;
+		if (!(d->share_id = strdup(v)))
+			return -ENOMEM;
+		d->device[len - vlen - 1] = '\0';
+		return 0;
+	}
+	return 0;
+}
+
 /* Adds one spec device to @c; 0, 1 (not ours to rebuild: @why says why) or -ENOMEM. */
 static int add_device(struct ckpt_claim *c, struct json_object *sd, const char *driver,
 		      const char *vendor, const char *cls, recovery_lookup_fn lookup, void *ud,
@@ -139,7 +164,7 @@ static int add_device(struct ckpt_claim *c, struct json_object *sd, const char *
 	d = memset(&c->devices[c->n_devices++], 0, sizeof(*d));
 	json_object_object_get_ex(sd, "containerEdits", &ce);
 	if (!(d->device = strdup(name + ulen + 1)) || !(d->cdi_class = strdup(cls)) ||
-	    edits_from_spec(ce, &d->edits) < 0)
+	    edits_from_spec(ce, &d->edits) < 0 || split_share(d) < 0)
 		return -ENOMEM;
 	if (!device_of(&d->edits, driver, d->device, pool, sizeof(pool))) {
 		ckpt_device_clear(d);

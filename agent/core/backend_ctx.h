@@ -70,4 +70,11 @@ const char *device_health_taint(const struct dralet_device *dev);
 void device_set_backend_health_cause(struct dralet_device *dev, const char *key);
 const char *device_backend_health_cause(const struct dralet_device *dev);
 
+/* The sharing facts of a device (device_sharing.c, include/dralet/sharing.h):
+ * the slot the device owns, NULL until a backend marks the device shareable. */
+struct device_sharing;
+struct device_sharing **device_sharing_slot(struct dralet_device *dev);
+const struct device_sharing *device_sharing_of(const struct dralet_device *dev);
+void device_sharing_free(struct device_sharing *sharing);
+
 #endif

@@ -26,6 +26,7 @@ struct dralet_device {
 	bool node_changed;		/* backend_ctx.h: device_note_node_changed */
 	const char *backend_cause;	/* backend_ctx.h: the backend's string or NULL */
 	struct device_counters *counters;	/* device_counters.c; NULL: none */
+	struct device_sharing *sharing;	/* device_sharing.c; NULL: not shared */
 	void *priv;
 	void (*priv_free)(void *);
 };
@@ -96,6 +97,7 @@ void dralet_device_free(struct dralet_backend_ctx *ctx, struct dralet_device *de
 	if (dev->priv_free)
 		dev->priv_free(dev->priv);
 	device_counters_free(dev->counters);
+	device_sharing_free(dev->sharing);
 	for (size_t i = 0; i < dev->n_attrs; i++)
 		attr_clear(&dev->attrs[i]);
 	for (size_t i = 0; i < dev->n_caps; i++) {
@@ -475,6 +477,8 @@ const struct device_counters *device_counters_of(const struct dralet_device *dev
 {
 	return dev->counters;
 }
+struct device_sharing **device_sharing_slot(struct dralet_device *dev) { return &dev->sharing; }
+const struct device_sharing *device_sharing_of(const struct dralet_device *dev) { return dev->sharing; }
 
 const struct dralet_attr *dralet_device_attr(const struct dralet_device *dev, size_t i)
 {

@@ -26,6 +26,10 @@ bool k8s_valid_label_key(const char *s);
 bool k8s_valid_semver(const char *s);
 /* Kubernetes resource.Quantity syntax. */
 bool k8s_valid_quantity(const char *s);
+/* The value of quantity @s as resource.Quantity.Value() gives it: an integer,
+ * a fraction rounded up ("1500m" is 2, "1Gi" 1073741824). 0, -EINVAL (not a
+ * quantity) or -ERANGE (beyond int64). k8s_quantity.c. */
+int k8s_quantity_value(const char *s, int64_t *ret_value);
 
 /*
  * Normalises a vendor version string to semver: a leading 'v' dropped,

@@ -68,6 +68,10 @@ static void on_prepared(void *userdata, const struct claims_result *res, size_t 
 			devs[total] = init_dev;
 			devs[total].pool_name = (char *)d->pool;
 			devs[total].device_name = (char *)d->device;
+			if (d->share_id) {
+				devs[total]._share_id_case = DRA_V1_DEVICE_SHARE_ID_SET;
+				devs[total].share_id = (char *)d->share_id;
+			}
 			devs[total].request_names = (char **)d->request_names;
 			devs[total].n_request_names = d->n_request_names;
 			devs[total].cdi_device_ids = (char **)d->cdi_ids;

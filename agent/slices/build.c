@@ -10,7 +10,9 @@
 #include "agent/slices/counters_layout.h"
 #include "agent/slices/devices_text.h"
 #include "agent/slices/device_json.h"
+#include "agent/core/capacity_policy.h"
 #include "agent/core/k8s_names.h"
+#include "agent/slices/sharing_json.h"
 
 #define SLICE_DEVICES_MAX 128		/* ResourceSliceMaxDevices */
 #define SLICE_DEVICES_MAX_WITH_TAINTS 64	/* the 1.35 limit; harmless on 1.34 */
@@ -110,6 +112,25 @@ static bool seen_before(const char *const *names, size_t n, const char *name)
 	return false;
 }
 
+/* Adds capacity @c's requestPolicy to its object @v when it has a valid one
+ * and the device is shared (the API allows it only then). */
+static int add_request_policy(const struct build_ctx *ctx, const struct slice_device_in *dev,
+			      const struct slice_options *opts, const struct dralet_capacity *c,
+			      struct json_object *v)
+{
+	const struct dralet_capacity_policy *p =
+		dev->cap_policies ? dev->cap_policies[c - dev->caps] : NULL;
+	const char *problem;
+
+	if (!p || !opts->consumable_capacity || !dev->allow_multiple)
+		return 0;
+	if ((problem = capacity_policy_problem(p, c->quantity))) {
+		warn(ctx, dev, c->name, problem);
+		return 0;
+	}
+	return obj_add(v, "requestPolicy", capacity_policy_json(p));
+}
+
 /*
  * Renders one device; *ret_dev NULL when the device itself is left out.
  * Attributes and capacities are checked, the valid ones kept up to the
@@ -207,13 +228,18 @@ static int device_json(const struct build_ctx *ctx, const struct slice_device_in
 					c = caps[k];
 			struct json_object *v = json_object_new_object();
 			if (obj_add(map, cap_names[i], v) < 0 ||
-			    obj_add(v, "value", json_object_new_string(c->quantity)) < 0)
+			    obj_add(v, "value", json_object_new_string(c->quantity)) < 0 ||
+			    (r = add_request_policy(ctx, dev, opts, c, v)) < 0)
 				goto out;
+			r = -ENOMEM;
 		}
 	}
 	if (with_uses && (r = device_uses_json(obj, dev)) < 0)
 		goto out;
 	r = -ENOMEM;
+	if (opts->consumable_capacity && dev->allow_multiple &&
+	    obj_add(obj, "allowMultipleAllocations", json_object_new_boolean(1)) < 0)
+		goto out;
 	if (opts->device_taints && dev->unhealthy) {
 		struct json_object *taints = json_object_new_array(), *t = NULL;
 		if (obj_add(obj, "taints", taints) < 0 ||
@@ -398,7 +424,7 @@ static int minor_of(const char *text)
 
 int slice_options_from_config(struct json_object *config, struct slice_options *ret_opts)
 {
-	struct slice_options o = { .device_taints = true };
+	struct slice_options o = { .device_taints = true, .consumable_capacity = true };
 	struct json_object *gates = NULL, *v;
 	unsigned minor = 0;
 	if (config && json_object_object_get_ex(config, "kubernetesVersion", &v)) {
@@ -421,6 +447,11 @@ int slice_options_from_config(struct json_object *config, struct slice_options *
 				return -EINVAL;
 			o.partitionable = json_object_get_boolean(v);
 			o.partitionable_explicit = true;
+		}
+		if (json_object_object_get_ex(gates, "DRAConsumableCapacity", &v)) {
+			if (!json_object_is_type(v, json_type_boolean))
+				return -EINVAL;
+			o.consumable_capacity = json_object_get_boolean(v);
 		}
 	}
 	slice_options_for_server(&o, minor);

@@ -27,6 +27,7 @@
 
 #include <dralet/counters.h>
 #include <dralet/device.h>
+#include <dralet/sharing.h>
 
 #include "agent/slices/record.h"
 
@@ -47,6 +48,10 @@ struct slice_options {
 	/* the Kubernetes minor version the slices are for (1.<minor>), which
 	 * decides their layout (counters_layout.h); 0: the newest */
 	unsigned server_minor;
+	/* DRAConsumableCapacity (beta, on since 1.36; on unless the config turns
+	 * it off): allowMultipleAllocations and capacity requestPolicy. A 1.34
+	 * server drops them like the taints (gates.h). */
+	bool consumable_capacity;
 	unsigned max_devices;	/* per slice; 0 means the API limit */
 };
 
@@ -71,6 +76,9 @@ struct slice_device_in {
 	const struct dralet_counter_list *uses;
 	size_t n_uses;
 	bool partition;
+	bool allow_multiple;	/* include/dralet/sharing.h */
+	/* parallel to caps: each capacity's request policy or NULL; NULL: none */
+	const struct dralet_capacity_policy *const *cap_policies;
 };
 
 /* @what is the attribute/capacity name (or NULL for the device itself). */
@@ -92,9 +100,10 @@ int slice_build(const char *driver, const char *node_name, const char *node_uid,
 
 /*
  * Reads the alpha switches from a config document (YAML/JSON as json-c):
- * featureGates: {DRADeviceTaints: bool, DRAPartitionableDevices: bool},
- * and kubernetesVersion: "1.<minor>" (the server the slices are for when the
- * agent cannot ask it: the file store; the apiserver's own /version wins).
+ * featureGates: {DRADeviceTaints: bool, DRAPartitionableDevices: bool,
+ * DRAConsumableCapacity: bool}, and kubernetesVersion: "1.<minor>" (the
+ * server the slices are for when the agent cannot ask it: the file store;
+ * the apiserver's own /version wins).
  * @config may be NULL. Unknown gates are ignored (other modules may use
  * them). -EINVAL when featureGates, a known gate or kubernetesVersion has
  * the wrong type or form.

@@ -8,6 +8,7 @@
 
 #include "agent/health/health_table.h"
 #include "agent/core/backend_ctx.h"
+#include "agent/slices/sharing_json.h"
 
 struct json_object *device_attr_value_json(const struct dralet_attr *a)
 {
@@ -78,9 +79,18 @@ void device_write_json(struct json_writer *w, const struct dralet_device *dev, b
 		jw_begin_object(w);
 		jw_key(w, "value");
 		jw_string(w, c->quantity);
+		const struct dralet_capacity_policy *p = dralet_device_capacity_policy(dev, c->name);
+		if (p) {
+			jw_key(w, "requestPolicy");
+			capacity_policy_write(w, p);
+		}
 		jw_end_object(w);
 	}
 	jw_end_object(w);
+	if (dralet_device_allows_multiple(dev)) {
+		jw_key(w, "allowMultipleAllocations");
+		jw_bool(w, true);
+	}
 	if (extended) {
 		jw_key(w, "driver");
 		jw_string(w, dralet_device_driver(dev));

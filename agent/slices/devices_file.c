@@ -7,6 +7,7 @@
 #include "agent/lib/json_get.h"
 #include "agent/lib/log.h"
 #include "agent/slices/devices_file.h"
+#include "agent/slices/sharing_json.h"
 
 static void log_dropped(void *userdata, const char *backend, const char *device, const char *what,
 			const char *problem)
@@ -45,6 +46,40 @@ static int parse_attr(const char *name, struct json_object *v, struct dralet_att
 	return 0;
 }
 
+/* A capacity's requestPolicy as read from the file (strings borrowed). */
+struct file_policy {
+	struct dralet_capacity_policy policy;
+	const char *values[DRALET_CAPACITY_VALID_VALUES_MAX];
+};
+
+/* Device @i's capacities' policies: *ret_policies parallel to its caps. */
+static int read_policies(struct json_object *caps, const struct slice_device_in *dev,
+			 const char *driver, struct file_policy **ret_store,
+			 const struct dralet_capacity_policy ***ret_policies)
+{
+	size_t n = dev->n_caps;
+	struct file_policy *store = calloc(n + 1, sizeof(*store));
+	const struct dralet_capacity_policy **policies = calloc(n + 1, sizeof(*policies));
+
+	*ret_store = store;
+	*ret_policies = policies;
+	if (!store || !policies)
+		return -ENOMEM;
+	for (size_t k = 0; k < n; k++) {
+		struct json_object *o = json_get(json_get(caps, dev->caps[k].name), "requestPolicy");
+		if (!o)
+			continue;
+		if (capacity_policy_from_json(o, &store[k].policy, store[k].values) < 0) {
+			log_warn("slices: driver %s, device %s, capacity %s: requestPolicy is not "
+				 "{default, validValues | validRange{min, max, step}}; left out",
+				 driver, dev->name ? dev->name : "?", dev->caps[k].name);
+			continue;
+		}
+		policies[k] = &store[k].policy;
+	}
+	return 0;
+}
+
 static int cmp_keys(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -64,10 +99,12 @@ int devices_file_build(struct json_object *doc, const char *node_name, const cha
 	struct dralet_capacity **caps = calloc(n + 1, sizeof(*caps));
 	const char **drivers = calloc(n + 1, sizeof(*drivers));
 	const char **dev_driver = calloc(n + 1, sizeof(*dev_driver));
+	struct file_policy **policy_store = calloc(n + 1, sizeof(*policy_store));
+	const struct dralet_capacity_policy ***policies = calloc(n + 1, sizeof(*policies));
 	struct slice_by_driver out = { 0 };
 	size_t n_drivers = 0;
 	int r = -ENOMEM;
-	if (!devs || !attrs || !caps || !drivers || !dev_driver)
+	if (!devs || !attrs || !caps || !drivers || !dev_driver || !policy_store || !policies)
 		goto done;
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *d = json_object_array_get_idx(list, i), *a = NULL, *c = NULL;
@@ -87,6 +124,7 @@ int devices_file_build(struct json_object *doc, const char *node_name, const cha
 			.name = json_get_str(d, "name"),
 			.backend = json_get_str(d, "backend"),
 			.unhealthy = health && !strcmp(health, "Unhealthy"),
+			.allow_multiple = json_object_get_boolean(json_get(d, "allowMultipleAllocations")),
 		};
 		if ((a = json_get_object(d, "attributes"))) {
 			if (!(attrs[i] = calloc((size_t)json_object_object_length(a) + 1, sizeof(**attrs))))
@@ -110,6 +148,9 @@ int devices_file_build(struct json_object *doc, const char *node_name, const cha
 				caps[i][devs[i].n_caps++] = (struct dralet_capacity){ .name = name, .quantity = q };
 			}
 			devs[i].caps = caps[i];
+			if (read_policies(c, &devs[i], driver, &policy_store[i], &policies[i]) < 0)
+				goto done;
+			devs[i].cap_policies = policies[i];
 		}
 	}
 	qsort(drivers, n_drivers, sizeof(*drivers), cmp_keys);
@@ -137,10 +178,14 @@ int devices_file_build(struct json_object *doc, const char *node_name, const cha
 	out = (struct slice_by_driver){ 0 };
 	r = 0;
 done:
-	for (size_t i = 0; i < n && attrs && caps; i++) {
+	for (size_t i = 0; i < n && attrs && caps && policies && policy_store; i++) {
 		free(attrs[i]);
 		free(caps[i]);
+		free(policies[i]);
+		free(policy_store[i]);
 	}
+	free(policies);
+	free(policy_store);
 	slice_by_driver_clear(&out);
 	free(devs);
 	free(attrs);

@@ -30,8 +30,9 @@ static int build(const char *driver, size_t n,
 	struct slice_device_in *devs = calloc(n + 1, sizeof(*devs));
 	struct dralet_attr **attrs = calloc(n + 1, sizeof(*attrs));
 	struct dralet_capacity **caps = calloc(n + 1, sizeof(*caps));
+	const struct dralet_capacity_policy ***policies = calloc(n + 1, sizeof(*policies));
 	int r = -ENOMEM;
-	if (!devs || !attrs || !caps)
+	if (!devs || !attrs || !caps || !policies)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		struct dralet_device *d = device(from, driver, i);
@@ -39,12 +40,15 @@ static int build(const char *driver, size_t n,
 		size_t na = dralet_device_n_attrs(d), nc = dralet_device_n_capacities(d);
 		attrs[i] = calloc(na + 1, sizeof(**attrs));
 		caps[i] = calloc(nc + 1, sizeof(**caps));
-		if (!attrs[i] || !caps[i])
+		policies[i] = calloc(nc + 1, sizeof(**policies));
+		if (!attrs[i] || !caps[i] || !policies[i])
 			goto out;
 		for (size_t k = 0; k < na; k++)
 			attrs[i][k] = *dralet_device_attr(d, k);
-		for (size_t k = 0; k < nc; k++)
+		for (size_t k = 0; k < nc; k++) {
 			caps[i][k] = *dralet_device_capacity(d, k);
+			policies[i][k] = dralet_device_capacity_policy(d, caps[i][k].name);
+		}
 		devs[i] = (struct slice_device_in){
 			.name = dralet_device_name(d),
 			.backend = b ? b->name : NULL,
@@ -60,17 +64,21 @@ static int build(const char *driver, size_t n,
 			.uses = dralet_device_consumption(d, 0),
 			.n_uses = dralet_device_n_consumptions(d),
 			.partition = dralet_device_is_partition(d),
+			.allow_multiple = dralet_device_allows_multiple(d),
+			.cap_policies = policies[i],
 		};
 	}
 	r = slice_build(driver, node_name, node_uid, devs, n, opts, log_dropped, (void *)driver,
 			ret_slices);
 out:
-	for (size_t i = 0; i < n && attrs && caps; i++) {
+	for (size_t i = 0; i < n && attrs && caps && policies; i++) {
 		free(attrs[i]);
 		free(caps[i]);
+		free(policies[i]);
 	}
 	free(attrs);
 	free(caps);
+	free(policies);
 	free(devs);
 	return r;
 }

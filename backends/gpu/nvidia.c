@@ -5,7 +5,7 @@
  * /proc/driver/nvidia and, when libnvidia-ml loads, from NVML.
  *
  * Options: nvmlLibrary (default libnvidia-ml.so.1), driverRoot,
- * hostDriverRoot, nvidiaSmi (nvidia_libs.c). Attribute reference:
+ * hostDriverRoot, nvidiaSmi (nvidia_libs.c), sharing (nvidia_sharing.c). Attribute reference:
  * docs/attributes-gpu.md.
  */
 #include <errno.h>
@@ -15,6 +15,7 @@
 
 #include "gpu_backends.h"
 #include "nvidia.h"
+#include "../common/sharing_option.h"
 
 static const char *const brand_names[] = {
 	"Unknown", "Quadro", "Tesla", "NVS", "GRID", "GeForce", "TITAN", "NVIDIA vApps",
@@ -34,6 +35,7 @@ static const struct dralet_option nvidia_options[] = {
 	{ "nvidiaSmi", DRALET_OPTION_TRUSTED_FILE },	/* run by time-slicing */
 	{ "dynamicMig", 0 },	/* "false": MIG-mode GPUs without instances publish nothing */
 	{ "migStateDir", 0 },	/* where dynamic MIG GPUs are marked (nvidia_dynmig.c) */
+	SHARING_OPTION,					/* nvidia_sharing.c */
 	{ NULL, 0 },
 };
 
@@ -295,8 +297,12 @@ static int publish_gpu(struct dralet_backend_ctx *ctx, struct nvidia_state *st,
 	}
 	if (proc->vbios[0])
 		dralet_device_set_string(dev, "vbiosVersion", proc->vbios);
-	if (g.memory)
+	if (g.memory) {
 		dralet_device_set_capacity_bytes(dev, "memory", g.memory);
+		/* a dynamic-MIG GPU is carved by partitions (counters), not shared */
+		if (!mig_enabled)
+			nvidia_publish_sharing(ctx, dev, g.memory);
+	}
 	gpu_set_defaults(dev);
 	nvidia_add_nodes(ctx, st, dev, g.minor);
 	dralet_device_set_health(dev, DRALET_HEALTH_HEALTHY);

@@ -135,6 +135,17 @@ int nvidia_add_driver_mounts(struct dralet_backend_ctx *ctx, const struct nvidia
 bool nvidia_smi_path(struct dralet_backend_ctx *ctx, const struct nvidia_state *st, char *buf,
 		     size_t size);
 
+/* ---- nvidia_sharing.c ---- */
+/* Makes full GPU @dev (with @memory bytes) shareable by memory and compute
+ * shares, unless the backend option sharing is "false". */
+void nvidia_publish_sharing(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+			    uint64_t memory);
+/* The share part of a prepare (nothing for an exclusive allocation): refuses
+ * a time-slicing config (@timeslice) on a share that does not hold all the
+ * memory, and tells the container its share. */
+int nvidia_prepare_share(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+			 struct dralet_prepare_req *req, bool timeslice);
+
 /* ---- nvidia_prepare.c ---- */
 int nvidia_validate_config(struct dralet_backend_ctx *ctx, const char *config);
 int nvidia_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,

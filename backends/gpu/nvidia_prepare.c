@@ -113,6 +113,8 @@ int nvidia_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 				      "%u / compute instance %u are missing", name, info->gi, info->ci);
 		return -ENODEV;
 	}
+	if ((r = nvidia_prepare_share(ctx, dev, req, cfg.sharing && !req->admin_access)) < 0)
+		return r;
 	if ((r = gpu_prepare_common(ctx, dev, req)) < 0)
 		return r;
 	if ((r = dralet_edits_add_env(req->edits, "NVIDIA_VISIBLE_DEVICES", "void")) < 0 ||

@@ -4,6 +4,15 @@
  * other HCAs/RNICs, their RDMA-capable VFs, and NICs carrying a soft-RoCE
  * (rxe) or siw device over their netdev. One device of kind "rdma" per
  * function, named after the function.
+ *
+ * Shared mode (consumable capacity, docs/sharing.md): a physical function's
+ * RDMA device is published with allowMultipleAllocations and a capacity
+ * "shares" of RDMA_SHARES, requestPolicy validRange {1, RDMA_SHARES, step 1}
+ * with the default all of them: a claim that asks for no shares holds the
+ * device alone as before, one asking for "shares: 1" shares it with the
+ * other pods, each getting the uverbs and rdma_cm nodes (what
+ * k8s-rdma-shared-dev-plugin's shared mode gives). VFs stay exclusive (their
+ * VfConfig changes the VF). Option sharing: "false" turns it off.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -18,6 +27,29 @@
 #include "../common/pcidev.h"
 #include "../common/vf.h"
 #include "../common/vf_config.h"
+#include "../common/sharing_option.h"
+
+#include <dralet/sharing.h>
+
+#define RDMA_SHARES 1000
+
+static const struct dralet_option rdma_options[] = {
+	SHARING_OPTION,
+	{ NULL, 0 },
+};
+
+/* A PF's RDMA device shared by pods (the top of this file). */
+static void publish_sharing(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+			    const struct dralet_pci_func *func)
+{
+	struct dralet_capacity_policy p = { .default_value = "1k", .range_min = "1",
+					    .range_max = "1k", .range_step = "1" };
+
+	if (func->physfn || !sharing_enabled(ctx) || dralet_device_allow_multiple(dev) < 0)
+		return;
+	if (dralet_device_set_capacity_int(dev, "shares", RDMA_SHARES) == 0)
+		dralet_device_set_capacity_policy(dev, "shares", &p);
+}
 
 /* Whatever its IDs, a function with an InfiniBand/RoCE device is ours. */
 static const struct dralet_pci_id rdma_ids[] = {
@@ -124,6 +156,7 @@ static int rdma_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_fu
 		return -ENOMEM;
 	dralet_device_set_private(dev, flaps, free);
 	add_attributes(dev, func, ib);
+	publish_sharing(ctx, dev, func);
 	r = rdma_device_add_nodes(ctx, dev, ib);
 	dralet_device_set_health(dev, health_now(ctx, func, ib));
 	return r;
@@ -187,6 +220,8 @@ static int rdma_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *de
 		r = pcidev_env(e, dev, "NETDEV", net->ifname);
 	if (r >= 0 && ib->n_ports && ib->ports[0].link_layer)
 		r = pcidev_env(e, dev, "LINK_LAYER", ib->ports[0].link_layer);
+	if (r >= 0 && req->share_id)
+		r = pcidev_env(e, dev, "SHARE_ID", req->share_id);
 	if (r < 0) {
 		dralet_ctx_error(ctx, "%s: preparing the container edits failed: %s",
 				 func->address, strerror(-r));
@@ -210,4 +245,5 @@ const struct dralet_backend backend_rdma = {
 	.prepare = rdma_prepare,
 	.unprepare = vf_unprepare,
 	.health = rdma_health,
+	.options = rdma_options,
 };

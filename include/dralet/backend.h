@@ -43,7 +43,7 @@ extern "C" {
 
 /* Bumped whenever a struct in pci.h/backend.h changes layout or an SDK
  * function changes meaning. The agent refuses backends built for another. */
-#define DRALET_BACKEND_ABI 4
+#define DRALET_BACKEND_ABI 5
 
 #define DRALET_PCI_ANY 0xffffffffu
 
@@ -133,6 +133,12 @@ struct dralet_prepare_req {
 	const char *config;	/* merged opaque parameters (JSON object text) or NULL */
 	struct dralet_edits *edits;	/* container edits to fill (prepare.h) */
 	struct dralet_undo *undo;	/* state to keep for unprepare (prepare.h) */
+	/* A shared device (sharing.h): the allocation's shareID and what it
+	 * consumes of each capacity, as the scheduler recorded it; NULL / 0 for
+	 * an exclusive allocation. Added in ABI 5, after ABI 4's fields. */
+	const char *share_id;
+	const struct dralet_capacity *consumed;
+	size_t n_consumed;
 };
 
 struct dralet_backend {

@@ -38,7 +38,7 @@ BUSYBOX_IMAGE = "localhost/dralet-e2e/busybox:1"
 FEATURE_GATES = {
     "1.34": {"DRAAdminAccess": True, "DRADeviceTaints": True,
              "DRAResourceClaimDeviceStatus": True},
-    "1.37": {"DRAAdminAccess": True, "DRADeviceTaints": True},
+    "1.37": {"DRAAdminAccess": True, "DRADeviceTaints": True, "DRAConsumableCapacity": True},
 }
 
 

@@ -289,6 +289,97 @@ def timeslicing_shared_gpu(e):
 
 
 @scenario("hgx-h100")
+def gpu_shared_by_memory(e):
+    """Consumable capacity (docs/sharing.md). On 1.37 (DRAConsumableCapacity on): the
+    GPUs are published shareable by memory; two pods, each with its own claim for
+    8Gi of one H100, run on that same GPU with two shares, each container with the
+    GPU's nodes and its share's memory; a claim for more than is left stays
+    pending. On 1.34 (gate off): the server dropped the fields, the agent said so
+    once, and its GPU slices are not written again (no write loop)."""
+    import urllib.request
+    from cluster import NODE_IP
+
+    pod = deploy.wait_agent_ready(e.c)
+    port = pod["spec"]["containers"][0]["readinessProbe"]["httpGet"]["port"]
+
+    def slice_writes():
+        with urllib.request.urlopen(f"http://{NODE_IP}:{port}/metrics", timeout=10) as r:
+            text = r.read().decode()
+        return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+                   if line.startswith("dralet_slice_writes_total{") and f'driver="{GPU}"' in line)
+
+    shared = sorted(n for n, d in e.devices.items()
+                    if d.get("allowMultipleAllocations") and d["driver"] == GPU)
+    if not shared:
+        raise ClusterError("dralet discover shows no shareable GPU on hgx-h100")
+    published = {d["name"]: d for s in deploy.slices(e.c, GPU) for d in s["spec"]["devices"]}
+    gpu = shared[0]
+    if e.c.version == "1.34":
+        if any("allowMultipleAllocations" in d or any(
+                "requestPolicy" in c for c in d.get("capacity", {}).values())
+                for d in published.values()):
+            raise ClusterError(f"1.34 stored the consumable-capacity fields: {published[gpu]}")
+        log = deploy.agent_log(e.c, pod)
+        warned = log.count("the feature gate DRAConsumableCapacity is probably disabled")
+        if warned != 1:
+            raise ClusterError(f"the agent warned {warned} times about the dropped gate")
+        versions = {s["metadata"]["name"]: s["metadata"]["resourceVersion"]
+                    for s in deploy.slices(e.c, GPU)}
+        writes = slice_writes()
+        time.sleep(15)
+        again = {s["metadata"]["name"]: s["metadata"]["resourceVersion"]
+                 for s in deploy.slices(e.c, GPU)}
+        if again != versions or slice_writes() != writes:
+            raise ClusterError(f"the GPU slices were written again (a write loop): "
+                               f"{versions} -> {again}, writes {writes} -> {slice_writes()}")
+        return
+    d = published.get(gpu, {})
+    policy = d.get("capacity", {}).get("memory", {}).get("requestPolicy", {})
+    if d.get("allowMultipleAllocations") is not True or policy.get("validRange", {}).get(
+            "step") != "1Gi":
+        raise ClusterError(f"the GPU {gpu} as published: {d}")
+    uuid = e.devices[gpu]["attributes"]["uuid"]["string"]
+    ns = "shared-gpu"
+    w.namespace(e.c, ns)
+
+    def claim(name, memory):
+        req = w.request("gpu", GPU, [f'device.attributes["{GPU}"].uuid == "{uuid}"'])
+        req["exactly"]["capacity"] = {"requests": {"memory": memory}}
+        w.create_claim(e.c, ns, name, w.claim_spec([req]))
+    for pod_name in ("a", "b"):
+        claim(pod_name, "8Gi")
+        w.create_pod(e.c, ns, pod_name, claims=[pod_name])
+    shares = set()
+    for pod_name in ("a", "b"):
+        w.wait_running(e.c, ns, pod_name)
+        [res] = w.allocation(e.c, ns, pod_name)
+        if res["device"] != gpu or not res.get("shareID") or \
+                res.get("consumedCapacity", {}).get("memory") != "8Gi":
+            raise ClusterError(f"claim {pod_name}: allocated {res}")
+        shares.add(res["shareID"])
+        view = e.expect_container(ns, pod_name, [gpu])
+        mem = [v for k, v in view["env"].items() if k.endswith("_SHARE_MEMORY")]
+        sid = [v for k, v in view["env"].items() if k.endswith("_SHARE_ID")]
+        if mem != [str(8 << 30)] or sid != [res["shareID"]]:
+            raise ClusterError(f"pod {pod_name}: share env {view['env']}")
+    if len(shares) != 2:
+        raise ClusterError(f"two claims, shares {shares}")
+    # what is left of the GPU's memory is less than 75Gi: this one cannot fit
+    claim("big", "75Gi")
+    w.create_pod(e.c, ns, "big", claims=["big"])
+
+    def pending():
+        p = e.c.get("pod", "big", "-n", ns)
+        return any(c["type"] == "PodScheduled" and c["status"] == "False"
+                   for c in p["status"].get("conditions", []))
+    wait_until("the pod asking for more memory than is left unschedulable", pending, timeout=60)
+    uids = [e.c.get("resourceclaim", n, "-n", ns)["metadata"]["uid"] for n in ("a", "b")]
+    w.delete(e.c, "namespace", "", ns)
+    for uid in uids:
+        w.wait_no_spec(uid)
+
+
+@scenario("hgx-h100")
 def mig_1g_10gb(e):
     """A MIG 1g.10gb partition: the container gets the parent GPU's node and
     the MIG capability nodes of that instance."""

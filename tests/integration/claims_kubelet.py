@@ -41,6 +41,7 @@ message Device {
   string pool_name = 2;
   string device_name = 3;
   repeated string cdi_device_ids = 4;
+  optional string share_id = 5;
 }
 message NodeUnprepareResourcesRequest { repeated Claim claims = 1; }
 message NodeUnprepareResourcesResponse { map<string, NodeUnprepareResourceResponse> claims = 1; }
@@ -112,9 +113,13 @@ class Kubelet:
                           "NodePrepareResourcesResponse", claims, timeout)
         out = {}
         for key, value in resp.claims.items():
-            out[key] = (value.error, [{"request_names": list(d.request_names),
-                                       "pool": d.pool_name, "device": d.device_name,
-                                       "cdi_ids": list(d.cdi_device_ids)} for d in value.devices])
+            devs = []
+            for d in value.devices:
+                devs.append({"request_names": list(d.request_names), "pool": d.pool_name,
+                             "device": d.device_name, "cdi_ids": list(d.cdi_device_ids)})
+                if d.HasField("share_id"):   # a share of a shared device
+                    devs[-1]["share_id"] = d.share_id
+            out[key] = (value.error, devs)
         return out
 
     def prepare_future(self, claims, api="v1", timeout=45):
@@ -182,6 +187,12 @@ class Node:
             os.symlink("../../../devices/pci0000:00/" + addr, link)
         self.devices.append("fake-" + addr.replace(":", "-").replace(".", "-"))
 
+    def make_shared(self, i):
+        """Function i's device allows multiple allocations (16Gi of memory)."""
+        addr = "0000:00:%02x.0" % (0x0a + i)
+        with open(os.path.join(self.sys, "devices/pci0000:00", addr, "fake_shared"), "w") as f:
+            f.write("1\n")
+
     def set_uuid(self, i, value):
         addr = "0000:00:%02x.0" % (0x0a + i)
         with open(os.path.join(self.sys, "devices/pci0000:00", addr, "fake_uuid"), "w") as f:
@@ -212,13 +223,15 @@ class Node:
     # ---- claims in the file store ----
 
     def put_claim(self, name, claim_uid, results, config=None, namespace="ns", allocated=True):
-        """results: [(request, device index or name, adminAccess)]"""
+        """results: [(request, device index or name, adminAccess, {more result fields})]"""
         res = []
         for r in results:
             dev = self.devices[r[1]] if isinstance(r[1], int) else r[1]
             item = {"request": r[0], "driver": DRIVER, "pool": NODE, "device": dev}
             if len(r) > 2 and r[2]:
                 item["adminAccess"] = True
+            if len(r) > 3:
+                item.update(r[3])   # shareID, consumedCapacity
             res.append(item)
         obj = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
                "metadata": {"namespace": namespace, "name": name, "uid": claim_uid},

@@ -418,6 +418,56 @@ def test_dropped_alpha_fields():
         srv.stop()
 
 
+def test_dropped_consumable_capacity():
+    """A shared device on a server without DRAConsumableCapacity (1.34): the
+    server drops allowMultipleAllocations and requestPolicy; one write, one
+    warning, no loop. With the gate on, both are stored as sent."""
+    dev = os.path.join(TMP, 'shared.json')
+    doc = harness.devices_doc({GPU: 2})
+    shared = doc['devices'][0]
+    shared['allowMultipleAllocations'] = True
+    shared['capacity'] = {
+        'memory': {'value': '80Gi', 'requestPolicy': {
+            'default': '1Gi', 'validRange': {'min': '1Gi', 'max': '80Gi', 'step': '1Gi'}}},
+        'shares': {'value': '100', 'requestPolicy': {
+            'default': '10', 'validValues': ['10', '25', '50', '100']}}}
+    write_devices(dev, doc=doc)
+    srv = server()
+    d = Dralet(srv, dev).start()
+    try:
+        wait_for(lambda: converged(srv, NODE, {GPU: names(2)}), 10)
+        time.sleep(1.5)
+        c = srv.counts()
+        assert writes(c) == 1, c              # no update loop over the dropped fields
+        devs = [x for s in srv.slices() for x in s['spec']['devices']]
+        assert not any('allowMultipleAllocations' in x for x in devs), devs
+        log = d.log()
+        assert log.count('feature gate DRAConsumableCapacity is probably disabled') == 1, log
+    finally:
+        d.stop()
+        srv.stop()
+    srv = server()
+    with srv.state.lock:
+        srv.state.gates['DRAConsumableCapacity'] = True
+    d = Dralet(srv, dev).start()
+    try:
+        wait_for(lambda: converged(srv, NODE, {GPU: names(2)}), 10)
+        time.sleep(0.5)
+        harness.check_schema(srv.slices())
+        devs = {x['name']: x for s in srv.slices() for x in s['spec']['devices']}
+        x = devs['dev-0000']
+        assert x['allowMultipleAllocations'] is True, x
+        assert x['capacity']['memory']['requestPolicy'] == {
+            'default': '1Gi', 'validRange': {'min': '1Gi', 'max': '80Gi', 'step': '1Gi'}}, x
+        assert x['capacity']['shares']['requestPolicy']['validValues'] == ['10', '25', '50', '100']
+        assert 'allowMultipleAllocations' not in devs['dev-0001']
+        assert writes(srv.counts()) == 1, srv.counts()
+        assert 'probably disabled' not in d.log()
+    finally:
+        d.stop()
+        srv.stop()
+
+
 def test_token_rotation_and_secrets():
     srv = server()
     dev = os.path.join(TMP, 'token.json')

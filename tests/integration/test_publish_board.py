@@ -73,6 +73,8 @@ def main():
     assert len(functions) > 1000, len(functions)
     tmp = tempfile.mkdtemp(prefix='dralet-board-')
     srv = ApiServer(os.path.join(tmp, 'srv')).start()
+    with srv.state.lock:    # a 1.36+ server: the shared GPUs and HCAs keep their fields
+        srv.state.gates['DRAConsumableCapacity'] = True
     try:
         out = subprocess.run([harness.dralet_path(), 'slices', '--board', big, '--node-name', NODE,
                               '--publish', '--kubeconfig', srv.kubeconfig], capture_output=True,

@@ -52,10 +52,10 @@ static void test_device_name_rules(void **state)
 	assert_false(cdi_device_name_valid("a/b"));
 	assert_false(cdi_device_name_valid("a=b"));
 	assert_false(cdi_device_name_valid(""));
-	assert_int_equal(cdi_device_name(UID, "gpu-0", buf, sizeof(buf)), (int)strlen(UID "-gpu-0"));
+	assert_int_equal(cdi_device_name(UID, "gpu-0", NULL, buf, sizeof(buf)), (int)strlen(UID "-gpu-0"));
 	assert_string_equal(buf, UID "-gpu-0");
-	assert_int_equal(cdi_device_name(UID, "gpu-0", buf, 8), -ENAMETOOLONG);
-	assert_int_equal(cdi_device_name(UID, "bad/", buf, sizeof(buf)), -EINVAL);
+	assert_int_equal(cdi_device_name(UID, "gpu-0", NULL, buf, 8), -ENAMETOOLONG);
+	assert_int_equal(cdi_device_name(UID, "bad/", NULL, buf, sizeof(buf)), -EINVAL);
 }
 
 static void test_qualified_and_file_names(void **state)

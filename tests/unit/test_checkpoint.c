@@ -61,6 +61,13 @@ static struct ckpt_claim *make_claim(const char *uid, enum ckpt_state state, siz
 		snprintf(name, sizeof(name), "gpu-%zu", i);
 		fill_device(&c->devices[c->n_devices++], name, uid, i == 0);
 	}
+	if (n_devices > 1) {	/* the second device is a share of a shared device */
+		static const struct dralet_capacity consumed[] = { { "memory", "8Gi" },
+								   { "shares", "10" } };
+		c->devices[1].share_id = strdup("5a5a5a5a-0000-4000-8000-00000000000a");
+		assert_int_equal(ckpt_consumed_copy(&c->devices[1].consumed,
+						    &c->devices[1].n_consumed, consumed, 2), 0);
+	}
 	return c;
 }
 
@@ -121,6 +128,14 @@ static void test_roundtrip(void **state)
 		assert_int_equal(d->undo.n, 1);
 		assert_string_equal(dralet_undo_get(&d->undo, "previousDriver"), "mlx5_core");
 		assert_int_equal(back->claims[0]->devices[1].undo.n, 0);
+		assert_null(d->share_id);
+		assert_int_equal(d->n_consumed, 0);
+		d = &back->claims[0]->devices[1];
+		assert_string_equal(d->share_id, "5a5a5a5a-0000-4000-8000-00000000000a");
+		assert_int_equal(d->n_consumed, 2);
+		assert_string_equal(d->consumed[0].name, "memory");
+		assert_string_equal(d->consumed[0].quantity, "8Gi");
+		assert_string_equal(d->consumed[1].quantity, "10");
 	}
 	/* encoding what was decoded gives the same bytes */
 	assert_int_equal(checkpoint_encode(back, &text2, &len2), 0);

@@ -22,6 +22,8 @@
 #include <json-c/json.h>
 #include <uv.h>
 
+#include <dralet/sharing.h>
+
 #include "harness.h"
 #include "log_capture.h"
 #include "agent/claims/cdi_files.h"
@@ -55,6 +57,8 @@ static struct {
 	atomic_bool bad_health;		/* a health check that did not say Healthy */
 	atomic_int max_parallel, parallel;
 	bool no_undo;			/* prepare records no undo state (changes nothing) */
+	char last_share[64];		/* the share_id and memory the last prepare got */
+	char last_consumed[64];
 } fake;
 
 /* fsync, counted: this definition is the one libdralet.a links to */
@@ -137,6 +141,10 @@ static int fake_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *de
 	node.path = path;
 	dralet_edits_add_node(req->edits, &node, "rw");
 	dralet_edits_add_env(req->edits, "FAKE_MODE", req->config ? req->config : "none");
+	snprintf(fake.last_share, sizeof(fake.last_share), "%s",
+		 req->share_id ? req->share_id : "");
+	snprintf(fake.last_consumed, sizeof(fake.last_consumed), "%s",
+		 req->n_consumed ? req->consumed[0].quantity : "");
 	if (!fake.no_undo)
 		dralet_undo_set(req->undo, "token", req->claim.uid);
 	leave(dev);
@@ -452,6 +460,7 @@ struct outcome {
 	char *device0[16];
 	char *cdi0[16];
 	char *requests0[16];	/* request names of the first device, joined with ',' */
+	char *share0[16];	/* the first device's shareID */
 };
 
 static void on_done(void *userdata, const struct claims_result *res, size_t n)
@@ -469,6 +478,7 @@ static void on_done(void *userdata, const struct claims_result *res, size_t n)
 			char buf[256] = "";
 			o->device0[i] = strdup(d->device);
 			o->cdi0[i] = d->n_cdi_ids ? strdup(d->cdi_ids[0]) : NULL;
+			o->share0[i] = d->share_id ? strdup(d->share_id) : NULL;
 			for (size_t j = 0; j < d->n_request_names; j++) {
 				if (j)
 					strcat(buf, ",");
@@ -487,6 +497,7 @@ static void outcome_free(struct outcome *o)
 		free(o->device0[i]);
 		free(o->cdi0[i]);
 		free(o->requests0[i]);
+		free(o->share0[i]);
 	}
 	memset(o, 0, sizeof(*o));
 }
@@ -1060,6 +1071,212 @@ static void test_device_in_use_and_admin_access(void **state)
 	assert_null(o.error[0]);
 	outcome_free(&o);
 	assert_int_equal(claims_engine_n_claims(x->e), 2);
+}
+
+/* ---- shared devices (consumable capacity) ---- */
+
+#define SHARE_A "5a5a5a5a-0000-4000-8000-00000000000a"
+#define SHARE_B "5b5b5b5b-0000-4000-8000-00000000000b"
+#define SHARE_C "5c5c5c5c-0000-4000-8000-00000000000c"
+
+/* A claim holding one share of device @dev that consumes @memory. */
+static void put_share(struct env *x, const char *name, const char *uid, int dev,
+		      const char *share, const char *memory)
+{
+	char results[1024];
+
+	snprintf(results, sizeof(results), "[{\"request\":\"gpu\",\"driver\":\"" DRV "\","
+		 "\"pool\":\"" POOL "\",\"device\":\"%s\",\"shareID\":\"%s\","
+		 "\"consumedCapacity\":{\"memory\":\"%s\"}}]", dev_names[dev], share, memory);
+	put_claim(x, "ns", name, uid, results, NULL);
+}
+
+static char *prepare_one(struct env *x, const char *name, const char *uid)
+{
+	struct claims_ref ref = { "ns", name, uid };
+	struct outcome o;
+	char *error;
+
+	run(x, false, &ref, 1, &o);
+	error = o.error[0] ? strdup(o.error[0]) : NULL;
+	outcome_free(&o);
+	return error;
+}
+
+static void unprepare_one(struct env *x, const char *name, const char *uid)
+{
+	struct claims_ref ref = { "ns", name, uid };
+	struct outcome o;
+
+	run(x, true, &ref, 1, &o);
+	assert_null(o.error[0]);
+	outcome_free(&o);
+}
+
+static void make_shared(int dev)
+{
+	assert_int_equal(dralet_device_set_capacity(devices[dev], "memory", "80Gi"), 0);
+	assert_int_equal(dralet_device_allow_multiple(devices[dev]), 0);
+}
+
+static void test_shared_device(void **state)
+{
+	struct env *x = *state;
+	struct claims_ref a = { "ns", "a", UID_A };
+	struct outcome o;
+	char want[512], *error;
+
+	make_shared(2);
+	put_share(x, "a", UID_A, 2, SHARE_A, "48Gi");
+	put_share(x, "b", UID_B, 2, SHARE_B, "32Gi");
+	put_share(x, "c", UID_C, 2, SHARE_C, "8Gi");
+	put_simple(x, "whole", UID_D, 2, false);
+
+	/* two claims on one device: each prepared on its own, with its share */
+	run(x, false, &a, 1, &o);
+	assert_null(o.error[0]);
+	assert_string_equal(o.share0[0], SHARE_A);
+	snprintf(want, sizeof(want), VENDOR "/gpu=" UID_A "-%s-" SHARE_A, dev_names[2]);
+	assert_string_equal(o.cdi0[0], want);
+	outcome_free(&o);
+	assert_string_equal(fake.last_share, SHARE_A);
+	assert_string_equal(fake.last_consumed, "48Gi");
+	assert_null(prepare_one(x, "b", UID_B));
+	assert_string_equal(fake.last_share, SHARE_B);
+	assert_int_equal(fake.prepares, 2);
+	assert_true(spec_exists(x, UID_A) && spec_exists(x, UID_B));
+
+	/* a third share would overcommit the memory: refused, nothing touched */
+	error = prepare_one(x, "c", UID_C);
+	assert_non_null(error);
+	assert_non_null(strstr(error, "overcommits the device"));
+	assert_non_null(strstr(error, "capacity memory"));
+	free(error);
+	/* the whole device while shares hold it: refused */
+	error = prepare_one(x, "whole", UID_D);
+	assert_non_null(error);
+	assert_non_null(strstr(error, "in use by another claim"));
+	free(error);
+	assert_int_equal(fake.prepares, 2);
+
+	/* a restart keeps what each share consumes (the checkpoint has it) */
+	close_engine(x);
+	assert_int_equal(open_engine(x, BOOT), 0);
+	error = prepare_one(x, "c", UID_C);
+	assert_non_null(error);
+	assert_non_null(strstr(error, "overcommits the device"));
+	free(error);
+
+	/* unprepare of one share leaves the other prepared, and makes room */
+	unprepare_one(x, "a", UID_A);
+	assert_int_equal(fake.unprepares, 1);
+	assert_false(spec_exists(x, UID_A));
+	assert_true(spec_exists(x, UID_B));
+	assert_false(fake.bad_undo);
+	assert_null(prepare_one(x, "c", UID_C));
+	assert_int_equal(claims_engine_n_claims(x->e), 2);
+	unprepare_one(x, "b", UID_B);
+	unprepare_one(x, "c", UID_C);
+	assert_false(fake.bad_undo);
+	/* no share left: the whole device is free */
+	assert_null(prepare_one(x, "whole", UID_D));
+	unprepare_one(x, "whole", UID_D);
+}
+
+/* A lost checkpoint: the shares are rebuilt from their CDI specs, each with
+ * its shareID (the spec names it), and hold the device. */
+static void test_shares_rebuilt_from_specs(void **state)
+{
+	struct env *x = *state;
+	struct claims_ref a = { "ns", "a", UID_A };
+	struct outcome o;
+	char path[512], *error;
+	FILE *f;
+
+	make_shared(2);
+	put_share(x, "a", UID_A, 2, SHARE_A, "40Gi");
+	put_share(x, "b", UID_B, 2, SHARE_B, "40Gi");
+	put_simple(x, "whole", UID_D, 2, false);
+	assert_null(prepare_one(x, "a", UID_A));
+	assert_null(prepare_one(x, "b", UID_B));
+	close_engine(x);
+	snprintf(path, sizeof(path), "%s/checkpoint.json", x->state_dir);
+	f = fopen(path, "r+");
+	fseek(f, 40, SEEK_SET);
+	fputc('#', f);
+	fclose(f);
+	assert_int_equal(open_engine(x, BOOT), 0);
+	assert_true(x->stats.corrupt);
+	assert_int_equal(x->stats.rebuilt, 2);
+	error = prepare_one(x, "whole", UID_D);
+	assert_non_null(error);
+	assert_non_null(strstr(error, "in use by another claim"));
+	free(error);
+	/* the rebuilt entry answers with its share */
+	run(x, false, &a, 1, &o);
+	assert_null(o.error[0]);
+	assert_string_equal(o.share0[0], SHARE_A);
+	outcome_free(&o);
+	unprepare_one(x, "a", UID_A);
+	unprepare_one(x, "b", UID_B);	/* (their undo state went with the checkpoint) */
+	assert_null(prepare_one(x, "whole", UID_D));
+}
+
+static void test_share_refusals(void **state)
+{
+	struct env *x = *state;
+	char results[1024], *error;
+
+	make_shared(2);
+	/* a share of a device that does not allow multiple allocations */
+	put_share(x, "a", UID_A, 3, SHARE_A, "1Gi");
+	error = prepare_one(x, "a", UID_A);
+	assert_non_null(error);
+	assert_non_null(strstr(error, "does not allow multiple allocations"));
+	free(error);
+	/* a capacity the device does not have */
+	snprintf(results, sizeof(results), "[{\"request\":\"gpu\",\"driver\":\"" DRV "\","
+		 "\"pool\":\"" POOL "\",\"device\":\"%s\",\"shareID\":\"" SHARE_B "\","
+		 "\"consumedCapacity\":{\"cores\":\"4\"}}]", dev_names[2]);
+	put_claim(x, "ns", "b", UID_B, results, NULL);
+	error = prepare_one(x, "b", UID_B);
+	assert_non_null(error);
+	assert_non_null(strstr(error, "capacity cores, which the device does not have"));
+	free(error);
+	/* more than the device has in one share (the driver's domain is understood) */
+	snprintf(results, sizeof(results), "[{\"request\":\"gpu\",\"driver\":\"" DRV "\","
+		 "\"pool\":\"" POOL "\",\"device\":\"%s\",\"shareID\":\"" SHARE_C "\","
+		 "\"consumedCapacity\":{\"" DRV "/memory\":\"81Gi\"}}]", dev_names[2]);
+	put_claim(x, "ns", "c", UID_C, results, NULL);
+	error = prepare_one(x, "c", UID_C);
+	assert_non_null(error);
+	assert_non_null(strstr(error, "overcommits the device"));
+	free(error);
+	/* two shares of one device in one claim: two entries, two CDI names */
+	snprintf(results, sizeof(results), "[{\"request\":\"x\",\"driver\":\"" DRV "\","
+		 "\"pool\":\"" POOL "\",\"device\":\"%s\",\"shareID\":\"" SHARE_A "\","
+		 "\"consumedCapacity\":{\"memory\":\"40Gi\"}},{\"request\":\"y\","
+		 "\"driver\":\"" DRV "\",\"pool\":\"" POOL "\",\"device\":\"%s\","
+		 "\"shareID\":\"" SHARE_B "\",\"consumedCapacity\":{\"memory\":\"40Gi\"}}]",
+		 dev_names[2], dev_names[2]);
+	put_claim(x, "ns", "two", UID_E, results, NULL);
+	{
+		struct claims_ref ref = { "ns", "two", UID_E };
+		struct outcome o;
+		run(x, false, &ref, 1, &o);
+		assert_null(o.error[0]);
+		assert_int_equal(o.n_devices[0], 2);
+		outcome_free(&o);
+	}
+	assert_int_equal(fake.prepares, 2);
+	/* ... and they fill the device */
+	put_share(x, "d", UID_D, 2, SHARE_C, "1Gi");
+	error = prepare_one(x, "d", UID_D);
+	assert_non_null(error);
+	free(error);
+	unprepare_one(x, "two", UID_E);
+	assert_int_equal(fake.unprepares, 2);
+	assert_null(prepare_one(x, "d", UID_D));
 }
 
 static void test_multi_device_rollback(void **state)
@@ -1750,6 +1967,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_admin_config_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_device_in_use_and_admin_access, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_multi_device_rollback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shared_device, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_share_refusals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shares_rebuilt_from_specs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parallel_and_same_uid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_health_checks_take_the_device_lock, setup,
 						teardown),

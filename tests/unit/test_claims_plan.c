@@ -363,6 +363,62 @@ static void test_plan_no_devices_for_driver(void **state)
 	claim_plan_free(p);
 }
 
+static void test_plan_shares(void **state)
+{
+	/* two shares of one device are two entries; an exclusive result of
+	 * another device is merged by device as before */
+	struct json_object *claim = parse(
+		"{\"metadata\":{\"uid\":\"" UID "\"},\"status\":{\"allocation\":{\"devices\":{"
+		"\"results\":["
+		"{\"request\":\"a\",\"driver\":\"" DRV "\",\"pool\":\"p\",\"device\":\"gpu-0\","
+		" \"shareID\":\"5a5a-1\",\"consumedCapacity\":{\"memory\":\"8Gi\",\"shares\":\"1\"}},"
+		"{\"request\":\"b\",\"driver\":\"" DRV "\",\"pool\":\"p\",\"device\":\"gpu-0\","
+		" \"shareID\":\"5b5b-2\",\"consumedCapacity\":{\"memory\":\"16Gi\"}},"
+		"{\"request\":\"c\",\"driver\":\"" DRV "\",\"pool\":\"p\",\"device\":\"gpu-1\"},"
+		"{\"request\":\"d\",\"driver\":\"" DRV "\",\"pool\":\"p\",\"device\":\"gpu-1\"}"
+		"]}}}}");
+	struct claim_plan *plan = NULL;
+	char err[256] = "";
+
+	(void)state;
+	assert_int_equal(claim_plan_build(claim, "ns", "c", UID, DRV, &plan, err, sizeof(err)), 0);
+	assert_int_equal(plan->n_devices, 3);
+	assert_string_equal(plan->devices[0].share_id, "5a5a-1");
+	assert_int_equal(plan->devices[0].n_consumed, 2);
+	assert_string_equal(plan->devices[0].consumed[0].name, "memory");
+	assert_string_equal(plan->devices[0].consumed[0].quantity, "8Gi");
+	assert_string_equal(plan->devices[1].share_id, "5b5b-2");
+	assert_string_equal(plan->devices[1].requests[0], "b");
+	assert_null(plan->devices[2].share_id);
+	assert_int_equal(plan->devices[2].n_requests, 2);
+	claim_plan_free(plan);
+	json_object_put(claim);
+
+	/* one share allocated twice, a bad shareID, a consumed amount that is no quantity */
+	static const char *const bad[] = {
+		"{\"request\":\"a\",\"driver\":\"" DRV "\",\"pool\":\"p\",\"device\":\"g\","
+		"\"shareID\":\"s1\"},{\"request\":\"b\",\"driver\":\"" DRV "\",\"pool\":\"p\","
+		"\"device\":\"g\",\"shareID\":\"s1\"}",
+		"{\"request\":\"a\",\"driver\":\"" DRV "\",\"pool\":\"p\",\"device\":\"g\","
+		"\"shareID\":\"../x\"}",
+		"{\"request\":\"a\",\"driver\":\"" DRV "\",\"pool\":\"p\",\"device\":\"g\","
+		"\"shareID\":\"s1\",\"consumedCapacity\":{\"memory\":\"lots\"}}",
+	};
+	static const char *const why[] = { "is allocated twice", "shareID is not",
+					    "is not a quantity" };
+	for (size_t i = 0; i < 3; i++) {
+		char text[1024];
+		snprintf(text, sizeof(text), "{\"metadata\":{\"uid\":\"" UID "\"},\"status\":"
+			 "{\"allocation\":{\"devices\":{\"results\":[%s]}}}}", bad[i]);
+		claim = parse(text);
+		plan = NULL;
+		assert_int_equal(claim_plan_build(claim, "ns", "c", UID, DRV, &plan, err,
+						  sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, why[i]));
+		json_object_put(claim);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -381,6 +437,7 @@ int main(void)
 		cmocka_unit_test(test_plan_malformed),
 		cmocka_unit_test(test_plan_conflicting_configs_for_one_device),
 		cmocka_unit_test(test_plan_no_devices_for_driver),
+		cmocka_unit_test(test_plan_shares),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -153,7 +153,11 @@ static void test_status_entries(void **state)
 	assert_int_equal(dralet_device_set_string(nic, "ifName", "ens1f0v1"), 0);
 	assert_int_equal(dralet_device_set_string(nic, "mac", "02:00:00:00:01:01"), 0);
 	assert_int_equal(dralet_device_new(&h.ctx, &f, "gpu", NULL, &gpu), 0);
-	const struct device_metadata_device devs[] = { { "node-1", nic }, { "node-1", gpu } };
+	/* the GPU is a share of a shared device: its entry names the share */
+	const struct device_metadata_device devs[] = {
+		{ "node-1", nic, NULL },
+		{ "node-1", gpu, "5a5a5a5a-0000-4000-8000-00000000000a" },
+	};
 	struct json_object *list = device_status_entries(DRV, "node-1", devs, 2, 1796305200);
 
 	assert_non_null(list);
@@ -175,6 +179,8 @@ static void test_status_entries(void **state)
 	assert_string_equal(field(c, "message", NULL), "prepared on node node-1");
 	assert_string_equal(field(c, "lastTransitionTime", NULL), "2026-12-03T13:40:00Z");
 	assert_null(field(e1, "networkData", NULL));
+	assert_null(field(e0, "shareID", NULL));
+	assert_string_equal(field(e1, "shareID", NULL), "5a5a5a5a-0000-4000-8000-00000000000a");
 	json_object_put(list);
 	harness_fini(&h);
 }

@@ -16,6 +16,8 @@
 #include <sys/stat.h>
 #include <cmocka.h>
 
+#include <dralet/sharing.h>
+
 #include "board_snippet.h"
 #include "test_gpu_util.h"
 #include "backends/gpu/gpu.h"
@@ -523,6 +525,68 @@ static void test_run_tool_timeout(void **state)
 	tree_remove(d);
 }
 
+/* A full GPU shared by memory (nvidia_sharing.c): published shareable, each
+ * share prepared with its ID and memory; a time-slice only for a share that
+ * holds all the memory; option sharing "false" publishes it exclusive. */
+static void test_shared_gpu(void **state)
+{
+	static const struct dralet_capacity small[] = { { "memory", "8Gi" }, { "shares", "1" } };
+	static const struct dralet_capacity all[] = { { "gpu.dralet.dev/memory", "80Gi" } };
+	const char *config = "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\","
+			     "\"sharing\":{\"strategy\":\"TimeSlicing\","
+			     "\"timeSlicingConfig\":{\"interval\":\"Long\"}}}";
+	const struct dralet_capacity_policy *mem, *shares;
+	struct dralet_device *g;
+	struct prep p;
+	char *log;
+
+	(void)state;
+	prep_setup(&p, NULL);
+	g = harness_device(&p.h, "gpu-0000-18-00-0");
+	assert_true(dralet_device_allows_multiple(g));
+	mem = dralet_device_capacity_policy(g, "memory");
+	assert_non_null(mem);
+	assert_string_equal(mem->default_value, "80Gi");
+	assert_string_equal(mem->range_min, "1Gi");
+	assert_string_equal(mem->range_max, "80Gi");
+	assert_string_equal(mem->range_step, "1Gi");
+	shares = dralet_device_capacity_policy(g, "shares");
+	assert_non_null(shares);
+	assert_string_equal(shares->default_value, "1");
+	assert_string_equal(shares->range_max, "100");
+	/* MIG devices are not shared */
+	assert_false(dralet_device_allows_multiple(harness_device(&p.h, "mig-0000-2a-00-0-1g-10gb-6")));
+
+	p.req.share_id = "5a5a5a5a-0000-4000-8000-00000000000a";
+	p.req.consumed = small;
+	p.req.n_consumed = 2;
+	assert_int_equal(prepare(&p, "gpu-0000-18-00-0", NULL), 0);
+	assert_string_equal(edit_env(&p.edits, "DRALET_GPU_0000_18_00_0_SHARE_ID"), p.req.share_id);
+	assert_string_equal(edit_env(&p.edits, "DRALET_GPU_0000_18_00_0_SHARE_MEMORY"), "8589934592");
+	edits_clear(&p.edits);
+	assert_int_equal(prepare(&p, "gpu-0000-18-00-0", config), -EINVAL);
+	assert_non_null(strstr(p.h.ctx.error, "changes the whole GPU"));
+	log = read_log(p.dir);
+	assert_string_equal(log, "");
+	free(log);
+	edits_clear(&p.edits);
+	p.req.consumed = all;
+	p.req.n_consumed = 1;
+	assert_int_equal(prepare(&p, "gpu-0000-18-00-0", config), 0);
+	log = read_log(p.dir);
+	assert_string_equal(log, "compute-policy --set-timeslice=3 -i " UUID0 "\n");
+	free(log);
+	prep_teardown(&p);
+
+	prep_setup(&p, "\"sharing\":\"false\"");
+	g = harness_device(&p.h, "gpu-0000-18-00-0");
+	assert_false(dralet_device_allows_multiple(g));
+	assert_null(dralet_device_capacity_policy(g, "memory"));
+	for (size_t i = 0; i < dralet_device_n_capacities(g); i++)
+		assert_string_not_equal(dralet_device_capacity(g, i)->name, "shares");
+	prep_teardown(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -540,6 +604,7 @@ int main(void)
 		cmocka_unit_test(test_config_validation),
 		cmocka_unit_test(test_no_time_slicing_elsewhere),
 		cmocka_unit_test(test_run_tool_timeout),
+		cmocka_unit_test(test_shared_gpu),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

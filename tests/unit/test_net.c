@@ -15,6 +15,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <dralet/sharing.h>
+
 #include <dralet/pci_ctl.h>
 
 #include "backends/common/rdma_nodes.h"
@@ -189,6 +191,46 @@ static void test_rdma_pf_and_vf(void **state)
 	assert_string_equal(attr_string(soft, "linkLayer"), "Ethernet");
 	assert_true(t_dev_node(soft, "/dev/infiniband/uverbs4"));
 	assert_false(t_dev_node(soft, "/dev/infiniband/umad4"));
+
+	/* shared mode: the PF (and the soft-RoCE NIC) may be shared by pods,
+	 * all of its shares by default; a VF stays exclusive */
+	const struct dralet_capacity_policy *p = dralet_device_capacity_policy(pf, "shares");
+	assert_true(dralet_device_allows_multiple(pf));
+	assert_non_null(p);
+	assert_string_equal(p->default_value, "1k");
+	assert_string_equal(p->range_min, "1");
+	assert_string_equal(p->range_max, "1k");
+	assert_true(dralet_device_n_attrs(pf) + dralet_device_n_capacities(pf) <=
+		    DRALET_ATTRS_AND_CAPACITIES_MAX);
+	assert_false(dralet_device_allows_multiple(vf));
+	assert_true(dralet_device_allows_multiple(soft));
+	{
+		static const struct dralet_capacity one[] = { { "shares", "1" } };
+		struct dralet_edits edits = { 0 };
+		struct dralet_undo undo = { 0 };
+		struct dralet_prepare_req req = {
+			.claim = { "7f1c2b3a-0000-4000-8000-000000000001", "ns", "c" },
+			.request = "rdma", .edits = &edits, .undo = &undo,
+			.share_id = "5a5a5a5a-0000-4000-8000-00000000000a", .consumed = one,
+			.n_consumed = 1,
+		};
+		bool share_env = false;
+		assert_int_equal(backend_rdma.prepare(&h.ctx, pf, &req), 0);
+		for (size_t i = 0; i < edits.n_env; i++)
+			share_env |= !strcmp(edits.env[i], "DRALET_RDMA_0000_04_00_0_SHARE_ID="
+					     "5a5a5a5a-0000-4000-8000-00000000000a");
+		assert_true(share_env);
+		edits_clear(&edits);
+		undo_clear(&undo);
+	}
+	harness_fini(&h);
+
+	/* option sharing "false": exclusive, as before */
+	assert_int_equal(harness_init(&h, &backend_rdma, d, "{\"sharing\":\"false\"}"), 0);
+	assert_int_equal(harness_probe_all(&h), 0);
+	pf = harness_device(&h, "rdma-0000-04-00-0");
+	assert_false(dralet_device_allows_multiple(pf));
+	assert_int_equal(dralet_device_n_capacities(pf), 0);
 	harness_fini(&h);
 	tree_remove(d);
 }

@@ -18,7 +18,10 @@
  * the gate by creating it; after 120 s the prepare fails instead), so a test
  * sees which prepares run at the same time, and whether one ran at all.
  * A function's sysfs file "fake_uuid" becomes the device's uuid attribute
- * (a test changes it to simulate another device in the same slot).
+ * (a test changes it to simulate another device in the same slot). A
+ * function with a sysfs file "fake_shared" is a shared device
+ * (allowMultipleAllocations, capacity memory 16Gi): each share is prepared
+ * on its own, its state file named <stateDir>/D@<shareID>.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +35,7 @@
 #include <dralet/backend.h>
 #include <dralet/device.h>
 #include <dralet/prepare.h>
+#include <dralet/sharing.h>
 
 static const struct dralet_pci_id fake_ids[] = {
 	DRALET_PCI_DEVICE(0x1234, 0xd7a0),
@@ -51,6 +55,10 @@ static int fake_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_fu
 	if (dralet_read_pci_file(ctx, func, "fake_uuid", uuid, sizeof(uuid)) > 0)
 		dralet_device_set_string(dev, "uuid", uuid);
 	dralet_device_set_string(dev, "model", "claims-test");
+	if (dralet_read_pci_file(ctx, func, "fake_shared", uuid, sizeof(uuid)) > 0) {
+		dralet_device_set_capacity(dev, "memory", "16Gi");
+		dralet_device_allow_multiple(dev);
+	}
 	dralet_device_set_health(dev, DRALET_HEALTH_HEALTHY);
 	return 0;
 }
@@ -100,14 +108,17 @@ static int fake_validate(struct dralet_backend_ctx *ctx, const char *config)
 	return r;
 }
 
-static int state_path(struct dralet_backend_ctx *ctx, struct dralet_device *dev, char *buf,
-		      size_t size)
+static int state_path(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+		      const char *share_id, char *buf, size_t size)
 {
 	const char *dir = dralet_ctx_option(ctx, "stateDir");
 
 	if (!dir)
 		return -ENOENT;
-	snprintf(buf, size, "%s/%s", dir, dralet_device_name(dev));
+	if (share_id)
+		snprintf(buf, size, "%s/%s@%s", dir, dralet_device_name(dev), share_id);
+	else
+		snprintf(buf, size, "%s/%s", dir, dralet_device_name(dev));
 	return 0;
 }
 
@@ -154,7 +165,7 @@ static int fake_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *de
 		json_object_put(o);
 		return -EIO;
 	}
-	if (!req->admin_access && state_path(ctx, dev, path, sizeof(path)) == 0) {
+	if (!req->admin_access && state_path(ctx, dev, req->share_id, path, sizeof(path)) == 0) {
 		f = fopen(path, "r");
 		if (f) {
 			if (!fgets(held, sizeof(held), f))
@@ -202,7 +213,7 @@ static int fake_unprepare(struct dralet_backend_ctx *ctx, struct dralet_device *
 
 	if (!file) {
 		/* no undo state (a crash before it was kept): remove ours only */
-		if (state_path(ctx, dev, path, sizeof(path)) < 0)
+		if (state_path(ctx, dev, NULL, path, sizeof(path)) < 0)
 			return 0;
 		file = path;
 		f = fopen(file, "r");

@@ -1,0 +1,189 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""Two claims on one GPU of boards/hgx-h100.yaml (with the fake NVML), shared
+by memory, prepared and unprepared with `dralet ctl prepare` / `ctl
+unprepare` against the daemon: the slice publishes the GPU with
+allowMultipleAllocations and the memory requestPolicy; each claim's result
+carries its shareID and consumedCapacity as the scheduler writes them; both
+prepare, each answer has its shareId and a CDI device of its own, each
+container learns its share's memory; a third share that would overcommit the
+GPU's memory is refused with the numbers; unpreparing one share leaves the
+other's spec alone and makes room for the third."""
+import glob
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BOARD = os.path.join(REPO, "boards", "hgx-h100.yaml")
+BUILD = os.environ.get("BUILD", "build")
+FAKE_NVML = os.path.join(REPO, BUILD, "tests", "lib", "fake-nvml.so")
+DRIVER = "gpu.dralet.dev"
+NODE = "node-1"
+GPU = "gpu-0000-03-00-0"
+
+
+def fail(why, log=None):
+    print("FAIL: " + why)
+    if log and os.path.exists(log):
+        with open(log) as f:
+            print("---- dralet run ----\n" + f.read()[-4000:])
+    sys.exit(1)
+
+
+def skip(why):
+    print("SKIP: " + why)
+    sys.exit(77)
+
+
+def claim(name, n, memory):
+    return {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": "default",
+                     "uid": "0c7f4a1e-0075-4b2d-8e3f-%012d" % n},
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+            "deviceClassName": DRIVER, "capacity": {"requests": {"memory": memory}}}}]}},
+        "status": {"allocation": {"devices": {"results": [{
+            "request": "gpu", "driver": DRIVER, "pool": NODE, "device": GPU,
+            "shareID": "5a5a5a5a-0075-4000-8000-%012d" % n,
+            "consumedCapacity": {"memory": memory, "shares": "1"}}]}}},
+    }
+
+
+def main():
+    dralet = os.environ.get("DRALET")
+    if not dralet or not os.access(dralet, os.X_OK):
+        skip("DRALET is not set")
+    if not os.path.isfile(FAKE_NVML):
+        skip("the fake NVML is not built (make test-libs)")
+    tmp = tempfile.mkdtemp(prefix="dralet-shared-gpu-")
+    log = os.path.join(tmp, "dralet.log")
+    proc = None
+    try:
+        tree = os.path.join(tmp, "node")
+        r = subprocess.run([dralet, "board", "materialize", "--quiet", BOARD, tree],
+                           capture_output=True, text=True)
+        if r.returncode:
+            fail("board materialize: " + r.stderr)
+        config = os.path.join(tmp, "config.yaml")
+        with open(config, "w") as f:
+            f.write("backends:\n  nvidia:\n    options:\n      nvmlLibrary: \"%s\"\n" % FAKE_NVML)
+        env = dict(os.environ, FAKE_NVML_DATA=os.path.join(tree, "nvml.json"))
+        store = os.path.join(tmp, "store")
+        os.makedirs(os.path.join(store, "resourceclaims", "default"))
+        plugins, cdi = os.path.join(tmp, "plugins"), os.path.join(tmp, "cdi")
+        with open(log, "w") as out:
+            proc = subprocess.Popen([dralet, "run", "--sysfs-root", tree + "/sys", "--dev-root",
+                                     tree + "/dev", "--proc-root", tree + "/proc", "--config",
+                                     config, "--store", store, "--plugins-dir", plugins,
+                                     "--registry-dir", os.path.join(tmp, "registry"),
+                                     "--cdi-dir", cdi, "--node-name", NODE],
+                                    stdout=out, stderr=subprocess.STDOUT, env=env)
+        sock = os.path.join(plugins, DRIVER, "dra.sock")
+        deadline = time.time() + 60
+        while not os.path.exists(sock):
+            if proc.poll() is not None or time.time() > deadline:
+                fail("the daemon did not open %s" % sock, log)
+            time.sleep(0.1)
+
+        # the published slice: the GPU is shareable by memory
+        gpu = None
+        while gpu is None and time.time() < deadline:
+            for path in glob.glob(os.path.join(store, "resourceslices", "*")):
+                with open(path) as f:
+                    s = json.load(f)
+                for d in s["spec"].get("devices", []):
+                    if d["name"] == GPU:
+                        gpu = d
+            time.sleep(0.1)
+        if not gpu:
+            fail("no slice with %s in %s" % (GPU, store), log)
+        if gpu.get("allowMultipleAllocations") is not True or \
+                gpu["capacity"]["memory"]["requestPolicy"]["validRange"] != \
+                {"min": "1Gi", "max": "79Gi", "step": "1Gi"}:
+            fail("the published GPU: %r" % gpu)
+
+        def prepare(c):
+            path = os.path.join(store, "resourceclaims", "default", c["metadata"]["name"] + ".json")
+            with open(path, "w") as f:
+                json.dump(c, f)
+            r = subprocess.run([dralet, "ctl", "prepare", "--socket", sock, "--claim", path],
+                               capture_output=True, text=True, timeout=60)
+            try:
+                return r.returncode, json.loads(r.stdout)["claims"][c["metadata"]["uid"]]
+            except (ValueError, KeyError):
+                fail("ctl prepare: %d %s %s" % (r.returncode, r.stdout, r.stderr), log)
+
+        def unprepare(c):
+            m = c["metadata"]
+            r = subprocess.run([dralet, "ctl", "unprepare", "--socket", sock, "--uid", m["uid"],
+                                "--namespace", m["namespace"], "--name", m["name"]],
+                               capture_output=True, text=True, timeout=60)
+            if r.returncode:
+                fail("ctl unprepare %s: %s %s" % (m["name"], r.stdout, r.stderr), log)
+
+        def spec_edits(cdi_id):
+            kind, name = cdi_id.split("=", 1)
+            for s in glob.glob(os.path.join(cdi, "*.json")):
+                with open(s) as f:
+                    spec = json.load(f)
+                for d in spec.get("devices", []):
+                    if spec["kind"] == kind and d["name"] == name:
+                        return d["containerEdits"]
+            return None
+
+        a, b, c = claim("train", 1, "40Gi"), claim("infer", 2, "16Gi"), claim("big", 3, "32Gi")
+        ids = {}
+        for cl in (a, b):
+            rc, res = prepare(cl)
+            share = cl["status"]["allocation"]["devices"]["results"][0]["shareID"]
+            if rc or res.get("error") or res["devices"][0].get("shareId") != share:
+                fail("prepare %s: %d %r" % (cl["metadata"]["name"], rc, res), log)
+            [ids[share]] = res["devices"][0]["cdiDeviceIds"]
+            if not ids[share].endswith("-%s-%s" % (GPU, share)):
+                fail("the CDI device of a share is not named after it: " + ids[share])
+            edits = spec_edits(ids[share]) or {}
+            env = edits.get("env", [])
+            nodes = [n["path"] for n in edits.get("deviceNodes", [])]
+            mem = cl["status"]["allocation"]["devices"]["results"][0]["consumedCapacity"]["memory"]
+            want = "DRALET_GPU_0000_03_00_0_SHARE_MEMORY=%d" % (int(mem[:-2]) << 30)
+            if want not in env or "DRALET_GPU_0000_03_00_0_SHARE_ID=" + share not in env:
+                fail("the container's environment of %s: %r" % (share, env))
+            if "/dev/nvidia0" not in nodes or "/dev/nvidiactl" not in nodes:
+                fail("every share gets the GPU's nodes; %s got %r" % (share, nodes))
+        if len(set(ids.values())) != 2:
+            fail("two shares with one CDI name: %r" % ids)
+        # 40Gi + 16Gi + 32Gi > the GPU's 81559Mi: refused, the others untouched
+        rc, res = prepare(c)
+        if rc != 1 or "overcommits the device" not in res.get("error", ""):
+            fail("an overcommitting share: %d %r" % (rc, res), log)
+        unprepare(a)
+        a_share = a["status"]["allocation"]["devices"]["results"][0]["shareID"]
+        b_share = b["status"]["allocation"]["devices"]["results"][0]["shareID"]
+        if spec_edits(ids[a_share]) is not None or spec_edits(ids[b_share]) is None:
+            fail("after unpreparing one share: %r" % sorted(os.listdir(cdi)))
+        rc, res = prepare(c)
+        if rc or res.get("error"):
+            fail("the third share after the first left: %d %r" % (rc, res), log)
+        unprepare(b)
+        unprepare(c)
+        if glob.glob(os.path.join(cdi, "*.json")):
+            fail("specs left: %r" % os.listdir(cdi))
+        proc.send_signal(signal.SIGTERM)
+        if proc.wait(timeout=30) != 0:
+            fail("the daemon did not exit cleanly", log)
+        proc = None
+        print("two claims shared one GPU by memory through ctl prepare: ok")
+    finally:
+        if proc and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+main()
