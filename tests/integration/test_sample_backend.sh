@@ -41,7 +41,7 @@ assert d["attributes"]["resource.kubernetes.io/pciBusID"] == {"string": "0000:00
 assert d["capacity"]["slots"] == {"value": "4"}, d
 assert d["health"] == "Healthy", d
 PY
-for b in "future was built for SDK ABI 10[0-9]" "old was built for SDK ABI 3, this dralet speaks 4"; do
+for b in "future was built for SDK ABI 10[0-9]" "old was built for SDK ABI 4, this dralet speaks 5"; do
     grep -q "abi_mismatch.so: backend $b.*; rebuild it against this dralet's SDK" "$tmp/err.log" || {
         echo "expected an ABI error for backend $b, got:"; cat "$tmp/err.log"; exit 1; }
 done

@@ -339,15 +339,15 @@ static void test_other_abi_and_no_table_refused(void **state)
 	char errors[1024] = "";
 
 	(void)state;
-	old.abi = 3;
+	old.abi = DRALET_BACKEND_ABI - 1;
 	old.name = "old";
 	no_table.name = "no-table";
 	no_table.ids = NULL;
 	assert_int_equal(registry_new_with(list, NULL, collect_error, errors, &reg), 0);
 	assert_int_equal(registry_count(reg), 1);
 	assert_non_null(registry_find(reg, "bare"));
-	assert_non_null(strstr(errors, "in-tree: backend old was built for SDK ABI 3, this "
-				       "dralet speaks 4; rebuild it against this dralet's SDK"));
+	assert_non_null(strstr(errors, "in-tree: backend old was built for SDK ABI 4, this "
+				       "dralet speaks 5; rebuild it against this dralet's SDK"));
 	assert_non_null(strstr(errors, "backend no-table lacks a name, family, valid default "
 				       "driver, probe, or a match table"));
 	registry_free(reg);
