@@ -194,6 +194,11 @@ void engine_lock_hold(struct claims_engine *e, struct op *op, void (*run)(struct
 		run(op);
 		return;
 	}
+	if (e->shutting_down) {	/* queued on its UID before the shutdown: changed nothing */
+		op_fail(op, "the driver is shutting down");
+		engine_op_done(op);
+		return;
+	}
 	op->next_waiting = NULL;
 	*e->lock_waiters_tail = op;
 	e->lock_waiters_tail = &op->next_waiting;

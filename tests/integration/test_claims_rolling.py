@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
 """A rolling update's two instances (--pod-uid) on one node, serving at once:
-the second starts while the first runs (no waiting for it to exit), and
+the second starts and serves while the first runs, and
 prepares and unprepares driven concurrently on both with `dralet ctl` (slow
 prepares, two claims per device racing on the two instances) leave every
 claim in the checkpoint once, no device given to two claims, repeats
@@ -96,7 +96,8 @@ def check(node):
     a = Instance(node, "pod-a")
     b = Instance(node, "pod-b")	# serves at once: the first one is still running
     assert a.proc.poll() is None
-    assert "waiting for it to exit" not in b.read_log()
+    assert a.proc.poll() is None, a.read_log()[-3000:]
+    assert "serving " + b.dra_socket in b.read_log()
 
     # two claims per device, each pair racing on the two instances
     for i in range(n):
