@@ -32,8 +32,9 @@
 struct claims_lock;
 
 /* Opens (creating, mode 0600) <@state_dir>/checkpoint.lock, the directory
- * too (0750, as the engine makes it). Nothing is locked yet. *ret_lock: free with claims_lock_free
- * (which releases the lock when held). 0 or -errno. */
+ * too (0750, as the engine makes it). Nothing is locked yet. *ret_lock:
+ * free with claims_lock_free (which releases the lock when held). 0 or
+ * -errno. */
 int claims_lock_open(const char *state_dir, struct claims_lock **ret_lock);
 void claims_lock_free(struct claims_lock *l);
 
