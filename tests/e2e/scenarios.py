@@ -603,7 +603,7 @@ def rolling_update_during_prepare(e):
         set_agent_env(e, "DRALET_PAUSE_AT-")	# the update, now
         new = wait_rollout(e, old["metadata"]["uid"])
         w.wait_running(e.c, ns, "slow", timeout=180)
-        FIGURES["rolling update during a 15 s prepare: pod running"] = \
+        FIGURES["rolling update during a 15 s prepare: rollout done and pod running"] = \
             f"{time.monotonic() - t:.1f}s after the update started"
     finally:
         if "DRALET_PAUSE_AT" in json.dumps(e.c.get("daemonset", "dralet", "-n",
