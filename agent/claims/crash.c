@@ -3,6 +3,7 @@
 
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +12,21 @@
 #include "agent/lib/log.h"
 
 /* Set once at start, before any worker thread exists. */
-static char crash_at[64];
+static char crash_at[64], pause_at[64];
 static atomic_long crash_countdown;
+static long pause_ms;
+static atomic_bool paused;
+
+static void pause_init(void)
+{
+	const char *v = getenv("DRALET_PAUSE_AT");
+	const char *colon = v ? strchr(v, ':') : NULL;
+
+	if (!colon || colon == v || (pause_ms = strtol(colon + 1, NULL, 10)) <= 0)
+		return;
+	snprintf(pause_at, sizeof(pause_at), "%.*s", (int)(colon - v), v);
+	log_warn("DRALET_PAUSE_AT=%s: test-only pause armed (%ld ms)", pause_at, pause_ms);
+}
 
 void claims_crash_init(void)
 {
@@ -20,6 +34,7 @@ void claims_crash_init(void)
 	const char *colon;
 	long n = 1;
 
+	pause_init();
 	if (!v || !*v)
 		return;
 	colon = strchr(v, ':');
@@ -36,6 +51,11 @@ void claims_crash_init(void)
 
 void claims_crash_point(const char *point)
 {
+	if (pause_at[0] && !strcmp(point, pause_at) && !atomic_exchange(&paused, true)) {
+		log_warn("DRALET_PAUSE_AT: pausing at %s for %ld ms", point, pause_ms);
+		usleep((useconds_t)pause_ms * 1000);
+		log_warn("DRALET_PAUSE_AT: going on after %s", point);
+	}
 	if (!crash_at[0] || strcmp(point, crash_at))
 		return;
 	if (atomic_fetch_sub(&crash_countdown, 1) != 1)

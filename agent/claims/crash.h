@@ -15,7 +15,10 @@
  *   unprepare-started     UnprepareStarted is on disk
  *   unprepare-devices     the backends' unprepare returned
  *   unprepare-cdi-removed the CDI spec is gone, the entry still there
- * Without the variable (production) a point costs one load and a compare.
+ * DRALET_PAUSE_AT=<point>:<ms> makes the first arrival at <point> sleep
+ * <ms> milliseconds instead (logged), e.g. to update a rolling update's
+ * DaemonSet while a prepare is in flight (the e2e suite).
+ * Without the variables (production) a point costs one load and a compare.
  */
 #ifndef DRALET_CLAIMS_CRASH_H
 #define DRALET_CLAIMS_CRASH_H

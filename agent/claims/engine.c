@@ -8,18 +8,16 @@
 #include "agent/claims/engine_internal.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <dralet/device.h>
 
 #include "agent/claims/cdi_names.h"
+#include "agent/claims/claims_lock.h"
 #include "agent/core/backend_ctx.h"
 #include "agent/core/device_set.h"
 #include "agent/lib/atomic_file.h"
@@ -299,8 +297,14 @@ static void op_done(struct op *op)
 			op_start(q->head);
 		}
 	}
+	engine_lock_unhold(e, op);	/* after the next op on the UID took its hold */
 	if (--call->pending == 0)
 		call_deliver(call);
+}
+
+void engine_op_done(struct op *op)
+{
+	op_done(op);
 }
 
 static void after_work(uv_work_t *w, int status)
@@ -450,15 +454,15 @@ static void on_claim(void *userdata, int err, struct json_object *claim, const c
 	queue_work(op);
 }
 
-/* Runs the claim's operation (it is at the head of its UID's queue). */
-static void op_start(struct op *op)
+/* Runs the claim's operation (at the head of its UID's queue, the lock
+ * across instances held: the checkpoint is the node's). */
+static void op_run(struct op *op)
 {
 	struct claims_engine *e = op->call->e;
 	struct ckpt_claim *c;
 	enum ckpt_state state = CKPT_PREPARE_STARTED;
 	bool rebuilt = false;
 
-	op->started_ns = now_ns();
 	claims_state_lock(e->state);
 	c = checkpoint_find(claims_state_checkpoint(e->state), op->uid);
 	if (c) {
@@ -486,6 +490,13 @@ static void op_start(struct op *op)
 	}
 	op->kind = OP_PREPARE;
 	e->store->ops->get_claim(e->store, op->namespace_, op->name, on_claim, op);
+}
+
+/* The claim's operation may start (it is at the head of its UID's queue). */
+static void op_start(struct op *op)
+{
+	op->started_ns = now_ns();
+	engine_lock_hold(op->call->e, op, op_run);
 }
 
 /* Puts @op in its UID's queue; runs it when nothing else runs on that UID. */
@@ -591,6 +602,7 @@ int claims_collect(struct claims_engine *e, const struct claims_ref *claims, siz
 void claims_engine_shutdown(struct claims_engine *e, void (*cb)(void *userdata), void *userdata)
 {
 	e->shutting_down = true;
+	engine_lock_cancel_waiters(e);	/* they changed nothing yet */
 	if (!e->calls_in_flight) {
 		if (cb)
 			cb(userdata);
@@ -734,8 +746,7 @@ void claims_engine_free(struct claims_engine *e)
 	}
 	claims_state_free(e->state);
 	engine_recover_free(e);
-	if (e->lock_fd >= 0)
-		close(e->lock_fd);	/* releases the flock */
+	claims_lock_free(e->lock);	/* releases the flock when held */
 	free(e->driver);
 	free(e->pool);
 	free(e->vendor);
@@ -743,69 +754,6 @@ void claims_engine_free(struct claims_engine *e)
 	free(e->cdi_dir);
 	free(e->boot_id);
 	free(e);
-}
-
-/* One agent per driver checkpoint: an flock held for the engine's life. */
-/* <state_dir>/checkpoint.lock into @buf; false when it does not fit. */
-static bool lock_path(const char *state_dir, char *buf, size_t size)
-{
-	return snprintf(buf, size, "%s/checkpoint.lock", state_dir) < (int)size;
-}
-
-bool claims_engine_lock_held_elsewhere(const char *state_dir)
-{
-	char path[4096];
-	bool held;
-	int fd;
-
-	if (!lock_path(state_dir, path, sizeof(path)) || (fd = open(path, O_RDWR | O_CLOEXEC)) < 0)
-		return false;
-	held = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
-	close(fd);	/* drops the lock if it got it */
-	return held;
-}
-
-static int take_lock(struct claims_engine *e, bool wait)
-{
-	char path[4096];
-	int r;
-
-	if (!lock_path(e->state_dir, path, sizeof(path)))
-		return -ENAMETOOLONG;
-	e->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (e->lock_fd < 0) {
-		r = -errno;
-		log_error_kv(LOG_KV("driver", e->driver, "err", strerror(-r)),
-			     "driver %s: cannot open %s: %s", e->driver, path, strerror(-r));
-		return r;
-	}
-	if (flock(e->lock_fd, LOCK_EX | LOCK_NB) == 0)
-		return 0;
-	if (errno != EWOULDBLOCK) {
-		r = -errno;
-		log_error_kv(LOG_KV("driver", e->driver, "err", strerror(-r)),
-			     "driver %s: cannot lock %s: %s", e->driver, path, strerror(-r));
-		return r;
-	}
-	if (!wait) {
-		log_error_kv(LOG_KV("driver", e->driver),
-			     "driver %s: another dralet holds %s; two agents must not share a "
-			     "driver's checkpoint (a rolling update needs --pod-uid)", e->driver, path);
-		return -EBUSY;
-	}
-	log_warn_kv(LOG_KV("driver", e->driver),
-		    "driver %s: another dralet holds %s (the previous instance of a rolling "
-		    "update?); waiting for it to exit", e->driver, path);
-	while (flock(e->lock_fd, LOCK_EX) < 0)
-		if (errno != EINTR) {
-			r = -errno;
-			log_error_kv(LOG_KV("driver", e->driver, "err", strerror(-r)),
-				     "driver %s: cannot lock %s: %s", e->driver, path, strerror(-r));
-			return r;
-		}
-	log_info_kv(LOG_KV("driver", e->driver),
-		    "driver %s: got %s", e->driver, path);
-	return 0;
 }
 
 /*
@@ -852,7 +800,6 @@ int claims_engine_new(const struct claims_engine_config *cfg, struct claims_engi
 	}
 	if (!(e = calloc(1, sizeof(*e))))
 		return -ENOMEM;
-	e->lock_fd = -1;
 	e->loop = cfg->loop;
 	e->node_changed = cfg->node_changed;
 	e->userdata = cfg->userdata;
@@ -900,30 +847,18 @@ int claims_engine_new(const struct claims_engine_config *cfg, struct claims_engi
 		free(e->state_dir);
 		e->state_dir = abs;
 	}
-	if ((r = take_lock(e, cfg->wait_for_lock)) < 0) {
+	/* the recovery is an operation like the others: under the lock */
+	if ((r = engine_lock_start(e)) < 0) {
 		claims_engine_free(e);
 		return r;
 	}
 	r = engine_recover(e, &stats);
+	engine_lock_end_start(e);
 	if (r < 0) {
 		claims_engine_free(e);
 		return r;
 	}
-	claims_state_lock(e->state);
-	{
-		struct checkpoint *ck = claims_state_checkpoint(e->state);
-		size_t n = ck->n_claims;
-		char **uids = calloc(n + 1, sizeof(*uids));
-		for (size_t i = 0; uids && i < n; i++)
-			uids[i] = strdup(ck->claims[i]->uid);
-		claims_state_unlock(e->state);
-		for (size_t i = 0; uids && i < n; i++)
-			if (uids[i])
-				engine_sync_reservations(e, uids[i]);
-		for (size_t i = 0; uids && i < n; i++)
-			free(uids[i]);
-		free(uids);
-	}
+	engine_sync_all_reservations(e);
 	if (ret_stats)
 		*ret_stats = stats;
 	*ret_engine = e;

@@ -18,6 +18,10 @@
  * UID run one after the other; different claims run in parallel (libuv's
  * thread pool: set UV_THREADPOOL_SIZE before the loop starts). A call whose
  * client went away still finishes (or rolls back) and records the outcome.
+ * Another dralet on the same state directory (a rolling update's other
+ * instance) runs its operations while this engine runs none: the lock across
+ * instances (claims_lock.h, engine_lock.c) is held while any operation of
+ * the engine runs, and the checkpoint read again when the other changed it.
  *
  * Threading: every function here runs on the loop thread, callbacks too,
  * except claims_engine_check_health.
@@ -48,10 +52,6 @@ struct claims_engine_config {
 	const char *state_dir;		/* <plugins-dir>/<driver>: checkpoint.json */
 	const char *cdi_dir;		/* where CDI specs go (/var/run/cdi) */
 	const char *boot_id;		/* the node's boot ID, "" when unknown */
-	/* Another process holding the driver's checkpoint (checkpoint.lock):
-	 * false: fail with -EBUSY; true: wait for it (a rolling update's new
-	 * instance waits for the old one to exit). */
-	bool wait_for_lock;
 	/* A prepare or unprepare changed what discovery publishes
 	 * (dralet_ctx_node_changed): called on the loop thread when the claim's
 	 * operation is over. NULL: nobody asks. */
@@ -72,16 +72,15 @@ struct claims_recovery_stats {
 	unsigned kept_unaccounted;	/* corrupt: specs kept that nothing was rebuilt from */
 };
 
-/* Whether another process holds the checkpoint lock of @state_dir now (a rolling
- * update's previous instance): the new engine would wait for it. */
-bool claims_engine_lock_held_elsewhere(const char *state_dir);
-
 /*
- * Creates the engine: creates the state and CDI directories, takes the
- * driver's checkpoint lock (flock on <state_dir>/checkpoint.lock, held for
- * the engine's life, so two agents never share a checkpoint), loads the
+ * Creates the engine: creates the state and CDI directories, loads the
  * checkpoint and recovers (docs/claims.md, "Recovery"), which may call
- * backends and write files, so call it before serving. A corrupt checkpoint
+ * backends and write files, so call it before serving. The recovery, like
+ * every prepare and unprepare later, holds the driver's lock across
+ * instances (claims_lock.h: an flock on <state_dir>/checkpoint.lock for
+ * one operation at a time, the checkpoint read again under it when another
+ * dralet changed it), so the two instances of a rolling update serve at
+ * once; the start waits while another instance's operation runs. A corrupt checkpoint
  * is moved aside with a loud error and a Warning Event about the Node
  * (reason CLAIMS_EVENT_CHECKPOINT_UNREADABLE, through the store's
  * record_event), and

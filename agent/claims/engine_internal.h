@@ -45,7 +45,12 @@ struct claims_engine {
 	struct engine_device *devices;	/* one per device of the set, in its order (by name) */
 	size_t n_devices;
 	struct claims_state *state;
-	int lock_fd;			/* flock on checkpoint.lock, -1 when not held */
+	/* the per-operation lock across dralet instances (claims_lock.h),
+	 * loop only: held while holds > 0; ops waiting for it, in order */
+	struct claims_lock *lock;
+	unsigned holds;
+	struct op *lock_waiters, **lock_waiters_tail;
+	struct engine_lock_retry *lock_retry;	/* NULL while nobody waits */
 	struct uid_queue *queues;	/* loop only */
 	unsigned calls_in_flight;	/* loop only */
 	bool shutting_down;
@@ -86,6 +91,9 @@ struct op {
 	char *namespace_, *name, *uid;
 	char *pod;		/* "<ns>/<name>" the claim is reserved for, when known (logs) */
 	struct op *next_queued;
+	struct op *next_waiting;	/* engine's lock_waiters */
+	bool holding;			/* counted in the engine's holds */
+	void (*run)(struct op *op);	/* what runs once the lock is held */
 	enum op_kind kind;
 	uv_work_t work;
 	struct claim_plan *plan;		/* OP_PREPARE; OP_HIT of a rebuilt entry */
@@ -127,6 +135,24 @@ struct engine_device *engine_find_device(struct claims_engine *e, const char *na
 void engine_device_identity(const struct dralet_device *dev, struct ckpt_identity *ret);
 /* Makes the reservations of @uid match its checkpoint entry (loop thread). */
 void engine_sync_reservations(struct claims_engine *e, const char *uid);
+
+/* ---- engine_lock.c (the loop side of claims_lock.h) ---- */
+/* Runs @run(@op) once the engine holds the lock across instances (at once
+ * when it does), the checkpoint read again first when another instance
+ * changed it; on failure @op fails and is done without running. */
+void engine_lock_hold(struct claims_engine *e, struct op *op, void (*run)(struct op *op));
+/* @op's operation is over: the lock goes when no operation holds it. */
+void engine_lock_unhold(struct claims_engine *e, struct op *op);
+/* Shutdown: ops still waiting fail ("shutting down"), the retry stops. */
+void engine_lock_cancel_waiters(struct claims_engine *e);
+/* The start's turn: waits for the lock (blocking), then bumps the
+ * generation; engine_lock_end_start releases it. 0 or -errno (logged). */
+int engine_lock_start(struct claims_engine *e);
+void engine_lock_end_start(struct claims_engine *e);
+/* Makes every device reservation match the checkpoint (loop, no op running). */
+void engine_sync_all_reservations(struct claims_engine *e);
+/* The loop side of finishing an op (engine.c). */
+void engine_op_done(struct op *op);
 
 /* ---- engine_status.c ---- */
 /* Hands the claim device status of a finished @op to the store (loop thread):

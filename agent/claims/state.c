@@ -70,6 +70,15 @@ void claims_state_unlock(struct claims_state *s) { pthread_mutex_unlock(&s->lock
 struct checkpoint *claims_state_checkpoint(struct claims_state *s) { return s->ck; }
 void claims_state_changed(struct claims_state *s) { s->version++; }
 
+void claims_state_replace(struct claims_state *s, struct checkpoint *ck)
+{
+	pthread_mutex_lock(&s->lock);
+	checkpoint_free(s->ck);
+	s->ck = ck;
+	s->durable = s->version;
+	pthread_mutex_unlock(&s->lock);
+}
+
 uint64_t claims_state_writes(struct claims_state *s)
 {
 	uint64_t n;

@@ -36,6 +36,11 @@ struct checkpoint *claims_state_checkpoint(struct claims_state *s);
 /* Marks a change (lock held). */
 void claims_state_changed(struct claims_state *s);
 
+/* Replaces the checkpoint with @ck (taken over), just read from the file
+ * another dralet wrote (claims_lock.h): it counts as durable. Only while no
+ * operation holds an entry of the old one and nothing is being written. */
+void claims_state_replace(struct claims_state *s, struct checkpoint *ck);
+
 /* Blocks until every change made so far is in the file, written as the
  * @sync given to claims_state_new says (lock NOT held).
  * 0, or the -errno of the write that should have carried them. */

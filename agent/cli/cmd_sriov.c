@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/claims/claims_lock.h"
 #include "agent/cli/commands.h"
 #include "agent/core/config.h"
 #include "agent/core/inventory.h"
@@ -94,8 +95,12 @@ static void print_report(const struct sriov_report *rep, bool dry_run)
 
 /* The claims checkpoints of this node's DRA drivers (other plugins keep
  * files of their own in the plugins directory). */
+/* With @ret_locks, read under the drivers' claims locks, which stay held
+ * (waiting for a running dralet's operation): an apply then races no
+ * prepare and no other apply. */
 static int prepared_of_our_drivers(const struct setup *s, const char *plugins_dir,
-				   struct sriov_prepared *prep, char *err, size_t errlen)
+				   struct sriov_prepared *prep, struct claims_lock ***ret_locks,
+				   size_t *ret_n_locks, char *err, size_t errlen)
 {
 	struct inventory *inv;
 	const char **names;
@@ -112,7 +117,11 @@ static int prepared_of_our_drivers(const struct setup *s, const char *plugins_di
 	}
 	for (size_t i = 0; i < n; i++)
 		names[i] = inventory_driver(inv, i);
-	r = sriov_prepared_load_drivers(plugins_dir, names, n, prep, err, errlen);
+	if (ret_locks && (r = sriov_prepared_lock_drivers(plugins_dir, names, n, true, ret_locks,
+							  prep, err, errlen)) == 0)
+		*ret_n_locks = n;
+	else if (!ret_locks)
+		r = sriov_prepared_load_drivers(plugins_dir, names, n, prep, err, errlen);
 	free(names);
 	inventory_free(inv);
 	return r;
@@ -133,7 +142,9 @@ int cmd_sriov(int argc, char **argv)
 	struct hal_scan_options scan_opts = { .no_names = true };
 	struct sriov_prepared prep = { 0 };
 	struct hal_scan *scan = NULL;
-	bool dry_run = false;
+	struct claims_lock **locks = NULL;
+	size_t n_locks = 0;
+	bool dry_run = false, apply;
 	char err[640];
 	struct setup s;
 	int opt, r, status = 0;
@@ -191,7 +202,9 @@ int cmd_sriov(int argc, char **argv)
 		return 1;
 	}
 	err[0] = '\0';
-	r = prepared_of_our_drivers(&s, plugins_dir, &prep, err, sizeof(err));
+	apply = !strcmp(verb, "apply") && !dry_run;
+	r = prepared_of_our_drivers(&s, plugins_dir, &prep, apply ? &locks : NULL, &n_locks, err,
+				    sizeof(err));
 	if (r < 0) {
 		/* without it, prepared VFs are not protected: refuse to change anything */
 		log_error("cannot tell which VFs are prepared for claims: %s",
@@ -235,6 +248,7 @@ int cmd_sriov(int argc, char **argv)
 		sriov_report_free(rep);
 	}
 out:
+	claims_locks_free(locks, n_locks);
 	sriov_prepared_clear(&prep);
 	hal_scan_free(scan);
 	setup_teardown(&s);

@@ -11,6 +11,7 @@
 #include <uv.h>
 
 #include "agent/claims/checkpoint_file.h"
+#include "agent/claims/claims_lock.h"
 #include "agent/claims/engine.h"
 #include "agent/claims/stale_check.h"
 #include "agent/core/config.h"
@@ -39,6 +40,9 @@
 
 /* A refused SR-IOV count is tried again after this. */
 #define SRIOV_RETRY_MS 10000
+/* An apply that found another dralet's claims operation running is tried
+ * again after this. */
+#define SRIOV_BUSY_RETRY_MS 200
 
 /* Event reasons about the Node (docs/operations.md, "Events") */
 #define DAEMON_EVENT_DEVICE_UNHEALTHY "DeviceUnhealthy"	/* Warning */
@@ -334,7 +338,6 @@ static int start_driver(struct daemon *d, struct daemon_driver *dd)
 		.pool = o->node_name,
 		.cdi_dir = o->cdi_dir,
 		.boot_id = d->boot_id,
-		.wait_for_lock = o->pod_uid && *o->pod_uid,
 		.node_changed = node_changed_by_claim,
 		.userdata = d,
 	};
@@ -483,31 +486,36 @@ static void rediscover(struct daemon *d)
 }
 
 /* Before the first discovery: VFs a policy creates are there when the
- * drivers start (checkpoints on disk tell which VFs claims hold). */
+ * drivers start (checkpoints on disk tell which VFs claims hold; read under
+ * the drivers' claims locks, which the apply holds: a rolling update's other
+ * instance prepares nothing meanwhile, and waits for it). */
 static int apply_sriov_at_start(struct daemon *d)
 {
 	const struct sriov_policies *pol = d->o->cfg->sriov;
+	size_t n = inventory_n_drivers(d->inv);
+	const char **names = calloc(n + 1, sizeof(*names));
 	struct sriov_prepared prep = { 0 };
+	struct claims_lock **locks = NULL;
 	bool changed = false;
 	char err[640] = "";
-	int r = 0;
+	int r = names ? 0 : -ENOMEM;
 
-	if (!pol || !pol->n)
-		return 0;
-	for (size_t i = 0; r >= 0 && i < inventory_n_drivers(d->inv); i++) {
-		char *dir = NULL;
-		if (asprintf(&dir, "%s/%s", d->o->plugins_dir, inventory_driver(d->inv, i)) < 0)
-			r = -ENOMEM;
-		else
-			r = sriov_prepared_load_dir(dir, &prep, err, sizeof(err));
-		free(dir);
+	if (!pol || !pol->n || r < 0) {
+		free(names);
+		return r;
 	}
+	for (size_t i = 0; i < n; i++)
+		names[i] = inventory_driver(d->inv, i);
+	r = sriov_prepared_lock_drivers(d->o->plugins_dir, names, n, true, &locks, &prep, err,
+					sizeof(err));
 	if (r < 0)
 		log_error("sriov: not applying the policies at start: cannot tell which VFs are "
 			  "prepared for claims: %s", err[0] ? err : strerror(-r));
 	else
 		r = sriov_enforce(d->o->roots, d->o->node, pol, inventory_scan(d->inv), &prep, NULL,
 				  &d->sriov_counts, &changed, NULL);
+	claims_locks_free(locks, r < 0 ? 0 : n);
+	free(names);
 	sriov_prepared_clear(&prep);
 	if (r < 0 || !changed)
 		return 0;
@@ -516,23 +524,41 @@ static int apply_sriov_at_start(struct daemon *d)
 	return inventory_discover_node(d->o->roots, d->o->node, d->o->cfg, d->o->reg, &d->inv);
 }
 
-/* Applies the policies in force (only while idle); true when VFs changed. */
+/* Applies the policies in force (only while idle, so this daemon's engines
+ * hold no claims lock); true when VFs changed. Under the drivers' claims
+ * locks: while a rolling update's other instance prepares or unprepares,
+ * tried again shortly. */
 static bool enforce_policies(struct daemon *d)
 {
+	const char **names = calloc(d->n_drivers + 1, sizeof(*names));
 	struct sriov_prepared prep = { 0 };
+	struct claims_lock **locks = NULL;
 	bool changed = false, refused = false;
 	char err[640] = "";
 	int r;
 
-	if (!d->policies || !d->policies->n)
+	if (!d->policies || !d->policies->n || !names) {
+		free(names);
 		return false;
-	r = prepared_vfs(d, &prep, err, sizeof(err));
+	}
+	for (size_t i = 0; i < d->n_drivers; i++)
+		names[i] = d->drivers[i].name;
+	r = sriov_prepared_lock_drivers(d->o->plugins_dir, names, d->n_drivers, false, &locks,
+					&prep, err, sizeof(err));
+	free(names);
+	if (r == -EWOULDBLOCK) {
+		log_debug("sriov: another dralet instance is preparing or unpreparing; applying "
+			  "the policies in %d ms", SRIOV_BUSY_RETRY_MS);
+		node_watch_again(d->watch, SRIOV_BUSY_RETRY_MS);
+		return false;
+	}
 	if (r < 0)
 		log_error("sriov: not changing anything: cannot tell which VFs are prepared for "
 			  "claims: %s", err[0] ? err : strerror(-r));
 	else
 		sriov_enforce_node(d->o->roots, d->o->node, d->policies, &prep, d->store, &d->sriov_counts,
 				   &changed, &refused);
+	claims_locks_free(locks, r < 0 ? 0 : d->n_drivers);
 	sriov_prepared_clear(&prep);
 	/* takes effect once the claims holding the VFs are unprepared */
 	if (refused)
@@ -854,8 +880,9 @@ static void on_metrics_listening(void *userdata, unsigned port)
 		 port);
 }
 
-/* Serving before the drivers start: a startup probe sees the agent alive while
- * it waits (recovery, a rolling update's previous instance). */
+/* Serving before the drivers start: a startup probe sees the agent alive
+ * during the recovery (which may wait for an operation of a rolling update's
+ * other instance). */
 static int start_metrics(struct daemon *d)
 {
 	struct metrics_server_config mc = {
@@ -880,21 +907,6 @@ static int start_metrics(struct daemon *d)
 		return r;
 	}
 	metrics_server_set_ready(d->metrics, false, "starting");
-	/* a rolling update's new instance waits for the previous one to exit; its
-	 * rollout (maxUnavailable 0) deletes the previous pod only once this one is
-	 * ready, so while the node's drivers are served by the previous instance,
-	 * this one says ready */
-	for (size_t i = 0; d->o->pod_uid && i < d->n_drivers; i++) {
-		char dir[4096];
-
-		snprintf(dir, sizeof(dir), "%s/%s", d->o->plugins_dir, d->drivers[i].name);
-		if (claims_engine_lock_held_elsewhere(dir)) {
-			log_info("the previous instance serves driver %s: ready until it exits",
-				 d->drivers[i].name);
-			metrics_server_set_ready(d->metrics, true, NULL);
-			break;
-		}
-	}
 	if (!metrics_server_port(d->metrics))
 		log_warn("%s is taken (by the previous instance of a rolling update, on the "
 			 "node's network?): it answers the probes until it exits; serving there "

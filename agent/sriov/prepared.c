@@ -3,9 +3,11 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "agent/claims/checkpoint_file.h"
+#include "agent/claims/claims_lock.h"
 #include "agent/lib/err_msg.h"
 
 int sriov_prepared_from_checkpoint(const struct checkpoint *ck, struct sriov_prepared *p)
@@ -58,4 +60,34 @@ int sriov_prepared_load_drivers(const char *plugins_dir, const char *const *driv
 		r = sriov_prepared_load_dir(dir, p, err, errlen);
 	}
 	return r;
+}
+
+int sriov_prepared_lock_drivers(const char *plugins_dir, const char *const *drivers, size_t n,
+				bool wait, struct claims_lock ***ret_locks,
+				struct sriov_prepared *p, char *err, size_t errlen)
+{
+	char **dirs = calloc(n + 1, sizeof(*dirs));
+	struct claims_lock **locks = NULL;
+	int r = dirs ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !r && i < n; i++)
+		if (asprintf(&dirs[i], "%s/%s", plugins_dir, drivers[i]) < 0) {
+			dirs[i] = NULL;
+			r = -ENOMEM;
+		}
+	if (!r && (r = claims_locks_take((const char *const *)dirs, n, wait, &locks)) < 0 &&
+	    r != -EWOULDBLOCK)
+		err_printf(err, errlen, r, "cannot lock the claims of the drivers in %s: %s",
+			   plugins_dir, strerror(-r));
+	for (size_t i = 0; !r && i < n; i++)
+		r = sriov_prepared_load_dir(dirs[i], p, err, errlen);
+	for (size_t i = 0; dirs && i < n; i++)
+		free(dirs[i]);
+	free(dirs);
+	if (r < 0) {
+		claims_locks_free(locks, n);
+		return r;
+	}
+	*ret_locks = locks;
+	return 0;
 }

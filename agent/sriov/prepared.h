@@ -30,4 +30,21 @@ int sriov_prepared_load_dir(const char *state_dir, struct sriov_prepared *p, cha
 int sriov_prepared_load_drivers(const char *plugins_dir, const char *const *drivers, size_t n,
 				struct sriov_prepared *p, char *err, size_t errlen);
 
+struct claims_lock;
+
+/*
+ * sriov_prepared_load_drivers under the drivers' claims locks
+ * (agent/claims/claims_lock.h, taken in a fixed order): while they are held
+ * no dralet on the node prepares or unprepares a claim of those drivers, so
+ * the VFs read are all the prepared ones (a rolling update's other instance's
+ * too) and an SR-IOV apply made meanwhile is the node's only one. With @wait
+ * false, -EWOULDBLOCK while another dralet's operation runs (nothing is held
+ * then: try again). On success *ret_locks holds the @n locks: release them
+ * with claims_locks_free(*ret_locks, @n) after the apply. On failure nothing
+ * is held.
+ */
+int sriov_prepared_lock_drivers(const char *plugins_dir, const char *const *drivers, size_t n,
+				bool wait, struct claims_lock ***ret_locks,
+				struct sriov_prepared *p, char *err, size_t errlen);
+
 #endif

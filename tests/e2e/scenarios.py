@@ -657,6 +657,74 @@ def rolling_update_keeps_claims(e):
     w.delete(e.c, "namespace", "", ns)
 
 
+def checkpoint_entries(claim_uid):
+    """The GPU driver's checkpoint entries of @claim_uid on the node."""
+    with open(f"/var/lib/kubelet/plugins/{GPU}/checkpoint.json") as f:
+        return [c for c in json.load(f)["data"]["claims"] if c["uid"] == claim_uid]
+
+
+def set_agent_env(e, assignment):
+    """`kubectl set env` on the DaemonSet (NAME=VALUE, or NAME- to remove):
+    a rolling update; does not wait for it."""
+    e.c.kubectl("set", "env", "-n", deploy.NAMESPACE, "daemonset/dralet", assignment)
+
+
+def wait_rollout(e, old_uid):
+    e.c.kubectl("rollout", "status", "-n", deploy.NAMESPACE, "daemonset/dralet",
+                "--timeout", "240s", timeout=260)
+    new = deploy.wait_agent_ready(e.c, not_uid=old_uid)
+    deploy.wait_registered(e.c)
+    return new
+
+
+@scenario("hgx-h100")
+def rolling_update_during_prepare(e):
+    """The DaemonSet updated while the kubelet's NodePrepareResources is in
+    flight on the old instance (held 15 s by the test-only DRALET_PAUSE_AT,
+    after the device's prepare): both instances run, the operation finishes,
+    the pod starts, its claim is in exactly one checkpoint entry, and the new
+    instance unprepares it."""
+    ns = "rolling-prepare"
+    paused = deploy.wait_agent_ready(e.c)
+    try:
+        set_agent_env(e, "DRALET_PAUSE_AT=prepare-device:15000")
+        old = wait_rollout(e, paused["metadata"]["uid"])
+        w.namespace(e.c, ns)
+        w.create_claim(e.c, ns, "slow", w.claim_spec([w.request("gpu", GPU, [
+            f'device.attributes["{GPU}"].type == "gpu"'])]))
+        w.create_pod(e.c, ns, "slow", claims=["slow"])
+        wait_until("the old instance's prepare in flight",
+                   lambda: "DRALET_PAUSE_AT: pausing at prepare-device" in
+                   deploy.agent_log(e.c, old), timeout=120, interval=0.5,
+                   detail=lambda: w.pod_events(e.c, ns, "slow"))
+        t = time.monotonic()
+        set_agent_env(e, "DRALET_PAUSE_AT-")	# the update, now
+        new = wait_rollout(e, old["metadata"]["uid"])
+        w.wait_running(e.c, ns, "slow", timeout=180)
+        FIGURES["rolling update during a 15 s prepare: rollout done and pod running"] = \
+            f"{time.monotonic() - t:.1f}s after the update started"
+    finally:
+        if "DRALET_PAUSE_AT" in json.dumps(e.c.get("daemonset", "dralet", "-n",
+                                                   deploy.NAMESPACE)["spec"]["template"]):
+            set_agent_env(e, "DRALET_PAUSE_AT-")
+    uid = e.c.get("resourceclaim", "slow", "-n", ns)["metadata"]["uid"]
+    entries = checkpoint_entries(uid)
+    if len(entries) != 1 or entries[0]["state"] != "PrepareCompleted":
+        raise ClusterError(f"claim {uid} in the checkpoint: {entries}")
+    new_log = deploy.agent_log(e.c, new)
+    if "DRALET_PAUSE_AT" in new_log:
+        raise ClusterError("the new instance has the pause armed:\n" + new_log[-2000:])
+    # the new instance's sockets only, and it unprepares what the old one prepared
+    registry = os.listdir("/var/lib/kubelet/plugins_registry")
+    if any(old["metadata"]["uid"] in f for f in registry):
+        raise ClusterError(f"the old instance's sockets are left: {registry}")
+    w.delete(e.c, "pod", ns, "slow")
+    w.wait_no_spec(uid)
+    if checkpoint_entries(uid):
+        raise ClusterError(f"claim {uid} still in the checkpoint after its unprepare")
+    w.delete(e.c, "namespace", "", ns)
+
+
 @scenario("hgx-h100")
 def pod_start_latency(e):
     """Pod start (create -> Ready) with a DRA claim against one without;

@@ -1940,18 +1940,151 @@ static void test_stale_check(void **state)
 	outcome_free(&o);
 }
 
-static void test_one_agent_per_checkpoint(void **state)
+/* ---- two instances on one state directory (a rolling update) ---- */
+
+/* A second engine on @x's directories (the rolling update's other instance). */
+static struct claims_engine *open_other(struct env *x)
 {
-	struct env *x = *state;
+	struct claims_engine *first = x->e, *other;
+
+	x->e = NULL;
+	assert_int_equal(open_engine(x, BOOT), 0);	/* no waiting for the first to exit */
+	other = x->e;
+	x->e = first;
+	return other;
+}
+
+static void run_on(struct env *x, struct claims_engine *e, bool unprepare,
+		   const struct claims_ref *refs, size_t n, struct outcome *o)
+{
 	struct claims_engine *first = x->e;
 
-	/* a second engine on the same state directory is refused while the first lives */
-	x->e = NULL;
-	assert_int_equal(open_engine(x, BOOT), -EBUSY);
-	assert_null(x->e);
+	x->e = e;
+	run(x, unprepare, refs, n, o);
 	x->e = first;
-	close_engine(x);
-	assert_int_equal(open_engine(x, BOOT), 0);
+}
+
+/* What one instance prepared the other knows at its next operation: a
+ * repeat is answered from the checkpoint, its device is not given to another
+ * claim, and the other instance unprepares it. */
+static void test_instances_share_the_checkpoint(void **state)
+{
+	struct env *x = *state;
+	struct claims_ref a = { "ns", "a", UID_A }, b = { "ns", "b", UID_B },
+			  c = { "ns", "c", UID_C }, d = { "ns", "d", UID_D };
+	struct claims_engine *other;
+	struct outcome o, first;
+
+	put_simple(x, "a", UID_A, 0, false);
+	put_simple(x, "b", UID_B, 0, false);	/* the same device as a */
+	put_simple(x, "c", UID_C, 1, false);
+	run(x, false, &a, 1, &first);
+	assert_null(first.error[0]);
+	other = open_other(x);
+	assert_int_equal(claims_engine_n_claims(other), 1);	/* its start read it */
+
+	run_on(x, other, false, &a, 1, &o);
+	assert_null(o.error[0]);
+	assert_string_equal(o.cdi0[0], first.cdi0[0]);
+	assert_int_equal(fake.prepares, 1);	/* idempotent across instances */
+	outcome_free(&o);
+	run_on(x, other, false, &b, 1, &o);
+	assert_non_null(strstr(o.error[0], "in use by another claim"));
+	outcome_free(&o);
+
+	/* the first instance, after the other's turns */
+	run(x, false, &c, 1, &o);
+	assert_null(o.error[0]);
+	outcome_free(&o);
+	run_on(x, other, true, &a, 1, &o);	/* unprepared by the instance that did not prepare it */
+	assert_null(o.error[0]);
+	outcome_free(&o);
+	assert_int_equal(fake.unprepares, 1);
+	assert_false(spec_exists(x, UID_A));
+	assert_false(checkpoint_lists(x, UID_A));
+	assert_true(checkpoint_lists(x, UID_C));
+	run(x, false, &b, 1, &o);		/* a's device is free for the first one too */
+	assert_null(o.error[0]);
+	assert_string_equal(o.device0[0], dev_names[0]);
+	outcome_free(&o);
+	assert_int_equal(claims_engine_n_claims(x->e), 2);
+
+	/* an unprepare of a claim nobody prepared changes nothing, and the
+	 * other's view follows the checkpoint */
+	run_on(x, other, true, &d, 1, &o);
+	assert_null(o.error[0]);
+	outcome_free(&o);
+	assert_int_equal(claims_engine_n_claims(other), 2);
+	assert_int_equal(fake.unprepares, 1);
+	assert_true(checkpoint_lists(x, UID_B) && checkpoint_lists(x, UID_C));
+	assert_false(fake.overlap);
+	claims_engine_free(other);
+	outcome_free(&first);
+}
+
+static void on_shutdown(void *userdata)
+{
+	*(bool *)userdata = true;
+}
+
+/* Operations of two instances never overlap (one instance's run in parallel);
+ * an operation waiting for the other instance fails at shutdown. */
+static void test_instances_take_turns(void **state)
+{
+	struct env *x = *state;
+	struct claims_ref mine[2] = { { "ns", "a", UID_A }, { "ns", "c", UID_C } };
+	struct claims_ref theirs = { "ns", "b", UID_B }, late = { "ns", "d", UID_D };
+	struct claims_engine *other = open_other(x);
+	struct outcome o1, o2, o3;
+	struct timespec t0, t1;
+	bool stopped = false;
+	double ms;
+
+	put_simple(x, "a", UID_A, 0, false);
+	put_simple(x, "b", UID_B, 1, false);
+	put_simple(x, "c", UID_C, 2, false);
+	put_simple(x, "d", UID_D, 3, false);
+	fake.sleep_ms = 150;
+	memset(&o1, 0, sizeof(o1));
+	memset(&o2, 0, sizeof(o2));
+	memset(&o3, 0, sizeof(o3));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(claims_prepare(x->e, mine, 2, on_done, &o1), 0);
+	assert_int_equal(claims_prepare(other, &theirs, 1, on_done, &o2), 0);
+	wait_for(x, &o1);
+	wait_for(x, &o2);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	assert_null(o1.error[0]);
+	assert_null(o1.error[1]);
+	assert_null(o2.error[0]);
+	print_message("2 + 1 claims of 150 ms on two instances in %.0f ms (max %d in parallel)\n",
+		      ms, fake.max_parallel);
+	assert_int_equal(fake.max_parallel, 2);	/* the other's claim never joined */
+	assert_true(ms >= 2 * 150);
+	outcome_free(&o1);
+	outcome_free(&o2);
+
+	/* the other instance's call waits while this one prepares; its shutdown fails it */
+	assert_int_equal(claims_prepare(x->e, &mine[0], 1, on_done, &o1), 0);	/* a hit */
+	fake.sleep_ms = 300;
+	assert_int_equal(claims_prepare(x->e, &late, 1, on_done, &o3), 0);
+	assert_int_equal(claims_prepare(other, &theirs, 1, on_done, &o2), 0);
+	assert_false(o2.done);
+	claims_engine_shutdown(other, on_shutdown, &stopped);
+	assert_true(o2.done);
+	assert_non_null(strstr(o2.error[0], "shutting down"));
+	assert_true(stopped);
+	wait_for(x, &o1);
+	wait_for(x, &o3);
+	assert_null(o3.error[0]);
+	assert_false(fake.overlap);
+	fake.sleep_ms = 0;
+	outcome_free(&o1);
+	outcome_free(&o2);
+	outcome_free(&o3);
+	uv_run(&x->loop, UV_RUN_NOWAIT);	/* the other's retry timer closes */
+	claims_engine_free(other);
 }
 
 int main(void)
@@ -1976,7 +2109,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_shutdown_refuses, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recovery, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt_checkpoint, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_one_agent_per_checkpoint, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_instances_share_the_checkpoint, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_instances_take_turns, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_check, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unprepare_logs_its_devices, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_checkpoint_temps_removed, setup,

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "agent/claims/checkpoint_file.h"
+#include "agent/claims/claims_lock.h"
 #include "agent/core/config.h"
 #include "agent/sriov/apply.h"
 #include "agent/sriov/prepared.h"
@@ -500,6 +501,48 @@ static void test_prepared_from_checkpoints(void **state)
 	fixture_free(f);
 }
 
+/* An apply reads the prepared VFs under the drivers' claims locks: while a
+ * rolling update's other instance runs an operation (holds one driver's
+ * lock) the daemon's try holds nothing and says try again; once taken, it
+ * sees the claims that instance wrote, and no instance can start one. */
+static void test_prepared_under_the_claims_locks(void **state)
+{
+	struct fixture *f = fixture_new();
+	struct checkpoint *ck = checkpoint_new("sriov.dralet.dev", "boot");
+	char plugins[PATH_MAX + 16], dir[PATH_MAX + 64], err[512] = "";
+	static const char *const drivers[] = { "sriov.dralet.dev", "gpu.dralet.dev" };
+	struct claims_lock *other, *gpu, **locks = NULL;
+	struct sriov_prepared p = { 0 };
+
+	(void)state;
+	snprintf(plugins, sizeof(plugins), "%s/plugins", f->k.dir);
+	snprintf(dir, sizeof(dir), "%s/sriov.dralet.dev", plugins);
+	assert_int_equal(claims_lock_open(dir, &other), 0);
+	assert_int_equal(claims_lock_try(other), 0);	/* the other instance's prepare */
+	assert_int_equal(add_claim(ck, "u1", "one", "0000:17:00.1", CKPT_PREPARE_STARTED), 0);
+	assert_int_equal(checkpoint_file_save(dir, ck), 0);
+	assert_int_equal(sriov_prepared_lock_drivers(plugins, drivers, 2, false, &locks, &p, err,
+						     sizeof(err)), -EWOULDBLOCK);
+	assert_int_equal(p.n, 0);
+	snprintf(dir, sizeof(dir), "%s/gpu.dralet.dev", plugins);
+	assert_int_equal(claims_lock_open(dir, &gpu), 0);	/* made by the try */
+	assert_int_equal(claims_lock_try(gpu), 0);		/* nothing kept held */
+	claims_lock_free(gpu);
+
+	claims_lock_release(other);			/* its operation is over */
+	assert_int_equal(sriov_prepared_lock_drivers(plugins, drivers, 2, false, &locks, &p, err,
+						     sizeof(err)), 0);
+	assert_int_equal(p.n, 1);
+	assert_true(sriov_prepared_find(&p, "0000:17:00.1")->in_flight);
+	assert_int_equal(claims_lock_try(other), -EWOULDBLOCK);	/* it waits for the apply */
+	claims_locks_free(locks, 2);
+	assert_int_equal(claims_lock_try(other), 0);
+	sriov_prepared_clear(&p);
+	claims_lock_free(other);
+	checkpoint_free(ck);
+	fixture_free(f);
+}
+
 static void test_status(void **state)
 {
 	struct fixture *f = fixture_new();
@@ -577,6 +620,7 @@ int main(void)
 		cmocka_unit_test(test_create_and_idempotent),
 		cmocka_unit_test(test_vfio_policy),
 		cmocka_unit_test(test_prepared_vfs_are_protected),
+		cmocka_unit_test(test_prepared_under_the_claims_locks),
 		cmocka_unit_test(test_kernel_errors_stay_with_their_pf),
 		cmocka_unit_test(test_vf_settings),
 		cmocka_unit_test(test_dry_run),
