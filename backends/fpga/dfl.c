@@ -266,7 +266,7 @@ static int fme_node(struct dralet_backend_ctx *ctx, const struct dralet_dfl_fme 
 }
 
 /*
- * A port on a VF is programmed only by way of its PF (docs/fpga.md 1.1): the
+ * A port on a VF is programmed only by way of its PF (docs/fpga.md 1.1.1): the
  * FME is on the PF, and the kernel's FME bridge reaches the port through the
  * PF, which it can only while the port is in PF access mode, i.e. while
  * SR-IOV is off on the PF. Turning it off (sriov_numvfs 0) removes every VF
@@ -280,11 +280,10 @@ static int refuse_vf_port(struct dralet_backend_ctx *ctx, const char *prefix,
 	unsigned vfs = pf->sriov ? pf->sriov->num_vfs : 1;
 
 	dralet_ctx_error(ctx, "%sthe port is on VF %s of %s: the kernel programs a port only "
-			 "through the PF's FME with the port in PF access mode, and it is in "
-			 "that mode only while SR-IOV is off on %s; sriov_numvfs 0 would remove "
-			 "all %u VF%s of the card, in use or not. Not reprogramming it: load "
-			 "the image with SR-IOV off (docs/fpga.md 1.1), or claim a port on a PF",
-			 prefix, vf->address, pf->address, pf->address, vfs, vfs == 1 ? "" : "s");
+			 "through its PF's FME, with SR-IOV off there (sriov_numvfs 0 removes all "
+			 "%u VF%s of the card, in use or not): not reprogramming it; load the "
+			 "image with SR-IOV off (docs/fpga.md 1.1.1) or claim a port on a PF",
+			 prefix, vf->address, pf->address, vfs, vfs == 1 ? "" : "s");
 	return -EBUSY;
 }
 

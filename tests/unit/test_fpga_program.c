@@ -674,10 +674,10 @@ static void test_vf_port(void **state)
 	if (!strstr(h.ctx.error, "DFL port dfl-port.1 of " VF_ADDR ": loading bitstream ") ||
 	    !strstr(h.ctx.error, sha_new) ||
 	    !strstr(h.ctx.error, "the port is on VF " VF_ADDR " of 0000:5e:00.0: the kernel "
-			    "programs a port only through the PF's FME with the port in PF access "
-			    "mode, and it is in that mode only while SR-IOV is off on 0000:5e:00.0; "
-			    "sriov_numvfs 0 would remove all 1 VF of the card, in use or not. Not "
-			    "reprogramming it"))
+			    "programs a port only through its PF's FME, with SR-IOV off there "
+			    "(sriov_numvfs 0 removes all 1 VF of the card, in use or not): not "
+			    "reprogramming it; load the image with SR-IOV off (docs/fpga.md 1.1.1) "
+			    "or claim a port on a PF"))
 		fail_msg("the refusal says: %s", h.ctx.error);
 	assert_int_equal(m.n_log, 0);
 	assert_int_equal(board_node_fpga_programs(m.bn, NULL), 0);
