@@ -9,6 +9,8 @@
  * and verified by its afu_id, a port in use is not; unprepare keeps the
  * image or loads the previous one (golden), and puts back a port caught
  * mid-programming from the undo state alone, as recovery after a crash does.
+ * A port on a VF (a D5005 with SR-IOV) is never programmed: that would take
+ * SR-IOV off on its PF; an image it has already is fine.
  */
 #include <stdarg.h>
 #include <stddef.h>
