@@ -11,7 +11,8 @@ afuID and loadedBitstream; unprepare with onUnprepare keep leaves the image.
 The board's Alveo U55C loads an xclbin the same way through the board XRT
 (tests/lib/fake-xrt, option xrtLibrary), which the agent points at the
 board's tree itself (FAKE_XRT_SYSFS, as the image's simulatedBoard needs): its
-user PF's xclbinuuid is the image's UUID afterwards.
+user PF's xclbinuuid is the image's UUID afterwards, and the published slice
+shows it (xclbinUUID, loadedBitstream).
 A second claim naming an image too large for the kubelet's deadline (at the
 configured programming rate) is refused with the reason, nothing written."""
 import glob
@@ -225,13 +226,13 @@ def main():
 
         # the running agent discovers again after the programming: its published
         # slice shows the image (a selector can prefer the programmed region)
-        def published():
+        def published(device=PORT_DEV, key="loadedBitstream"):
             for f in glob.glob(os.path.join(store, "resourceslices", "*.json")):
                 with open(f) as fh:
                     sl = json.load(fh)
                 for d in sl["spec"].get("devices", []):
-                    if sl["spec"]["driver"] == DRIVER and d["name"] == PORT_DEV:
-                        return d.get("attributes", {}).get("loadedBitstream", {}).get("string")
+                    if sl["spec"]["driver"] == DRIVER and d["name"] == device:
+                        return d.get("attributes", {}).get(key, {}).get("string")
             return None
         deadline = time.time() + 20
         while published() != "nlb3":
@@ -265,6 +266,13 @@ def main():
         if not any(e.endswith("_XCLBIN_UUID=" + NEW_XCLBIN) for e in env_vars):
             fail("no XCLBIN_UUID %s in the container's environment: %r"
                  % (NEW_XCLBIN, env_vars))
+        deadline = time.time() + 20
+        while published(ALVEO_DEV) != "vadd" or published(ALVEO_DEV, "xclbinUUID") != NEW_XCLBIN:
+            if time.time() > deadline:
+                fail("the published slice shows the U55C with %r / %r, not vadd / %s"
+                     % (published(ALVEO_DEV), published(ALVEO_DEV, "xclbinUUID"), NEW_XCLBIN),
+                     log)
+            time.sleep(0.1)
         r = unprepare(xc)
         if r.returncode != 0:
             fail("unprepare the xclbin: %s %s" % (r.stdout, r.stderr), log)
