@@ -272,7 +272,8 @@ image: $(IMAGE_ARCHIVE)
 	echo "  push: skopeo copy oci-archive:$(IMAGE_ARCHIVE) docker://REGISTRY/dralet:$(VERSION)"; \
 	echo "  load: podman load -i $(IMAGE_ARCHIVE)   or   ctr -n k8s.io images import $(IMAGE_ARCHIVE)"
 
-IMAGE_INPUTS := $(BUILD)/dralet $(BUILD)/tests/lib/fake-nvml.so $(BUILD)/tests/sim/nvidia-smi \
+IMAGE_INPUTS := $(BUILD)/dralet $(BUILD)/tests/lib/fake-nvml.so $(BUILD)/tests/lib/fake-xrt.so \
+	$(BUILD)/tests/sim/nvidia-smi \
 	boards/*.yaml scripts/image-rootfs.sh
 # The image's root filesystem alone (deploy/Containerfile copies it).
 image-rootfs: $(IMAGE_INPUTS)

@@ -47,10 +47,12 @@ echo /usr/lib/x86_64-linux-gnu >"$root/etc/ld.so.conf"
 install -m 0644 /usr/share/misc/pci.ids "$root/usr/share/misc/pci.ids"
 install -m 0644 /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/ca-certificates.crt"
 install -m 0644 "$here"/boards/*.yaml "$root/usr/share/dralet/boards/"
-# The simulated vendor interfaces of boards/ (NVML and nvidia-smi), for
+# The simulated vendor interfaces of boards/ (NVML, nvidia-smi and XRT), for
 # simulatedBoard: a board's GPUs get their NVML facts, MIG devices and
-# time-slicing as on the real server (docs/boards.md).
+# time-slicing as on the real server, its Alveo cards load xclbins
+# (docs/boards.md).
 install -m 0755 "$build/tests/lib/fake-nvml.so" "$root/usr/lib/dralet/board-nvml.so"
+install -m 0755 "$build/tests/lib/fake-xrt.so" "$root/usr/lib/dralet/board-xrt.so"
 install -m 0755 "$build/tests/sim/nvidia-smi" "$root/usr/lib/dralet/board-nvidia-smi"
 printf 'root:x:0:0:root:/:/usr/bin/dralet\n' >"$root/etc/passwd"
 printf 'root:x:0:\n' >"$root/etc/group"

@@ -68,7 +68,9 @@ static int check_root(const char *flag, const char *path)
 
 /* The roots of a simulated board: its tree materialized in a temporary
  * directory. The board's NVML answers (nvml.json) go to the board NVML
- * simulator through FAKE_NVML_DATA, unless the caller set it already. */
+ * simulator through FAKE_NVML_DATA, and the board XRT simulator (an Alveo's
+ * xclbin loads, tests/lib/fake-xrt) finds the board's sysfs tree through
+ * FAKE_XRT_SYSFS, unless the caller set them already. */
 static int simulate_board(const char *board, struct setup *s)
 {
 	char err[1024], *sys = NULL, *dev = NULL, *proc = NULL, *nvml = NULL;
@@ -89,6 +91,8 @@ static int simulate_board(const char *board, struct setup *s)
 	}
 	s->roots = (struct hal_roots){ sys, dev, proc };
 	if (access(nvml, R_OK) == 0 && setenv("FAKE_NVML_DATA", nvml, 0) < 0)
+		r = -errno;
+	if (r >= 0 && setenv("FAKE_XRT_SYSFS", sys, 0) < 0)
 		r = -errno;
 	free(nvml);
 	if (r >= 0 && (r = board_node_open(board, s->board_dir, &s->board_node, err,

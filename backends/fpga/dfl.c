@@ -268,6 +268,28 @@ static int fme_node(struct dralet_backend_ctx *ctx, const struct dralet_dfl_fme 
 	return dralet_devnode(ctx, fme->node.path, fme->node.major, fme->node.minor, path, ret);
 }
 
+/*
+ * A port on a VF is programmed only by way of its PF (docs/fpga.md 1.1.1): the
+ * FME is on the PF, and the kernel's FME bridge reaches the port through the
+ * PF, which it can only while the port is in PF access mode, i.e. while
+ * SR-IOV is off on the PF. Turning it off (sriov_numvfs 0) removes every VF
+ * of the card, the claimed one and the others, whoever uses them: dralet
+ * never does that at a prepare. -EBUSY with the reason.
+ */
+static int refuse_vf_port(struct dralet_backend_ctx *ctx, const char *prefix,
+			  const struct dralet_pci_func *vf)
+{
+	const struct dralet_pci_func *pf = vf->physfn;
+	unsigned vfs = pf->sriov ? pf->sriov->num_vfs : 1;
+
+	dralet_ctx_error(ctx, "%sthe port is on VF %s of %s: the kernel programs a port only "
+			 "through its PF's FME, with SR-IOV off there (sriov_numvfs 0 removes all "
+			 "%u VF%s of the card, in use or not): not reprogramming it; load the "
+			 "image with SR-IOV off (docs/fpga.md 1.1.1) or claim a port on a PF",
+			 prefix, vf->address, pf->address, vfs, vfs == 1 ? "" : "s");
+	return -EBUSY;
+}
+
 /* fpga_region ops of a port (self: the struct dfl_port_ref). */
 static const char *dfl_loaded(struct dralet_backend_ctx *ctx, const void *self, char *buf,
 			      size_t size)
@@ -284,11 +306,8 @@ static int dfl_write(struct dralet_backend_ctx *ctx, const void *self,
 	const struct dralet_dfl_port *port = &ref->func->dfl_ports[ref->port];
 	const struct dralet_dfl_fme *fme = fme_of(ref->fme_func);
 
-	if (ref->func->physfn) {
-		dralet_ctx_error(ctx, "the port is on a VF; programming it (through its PF's FME, "
-				 "the port released to the PF) is not supported yet");
-		return -EOPNOTSUPP;
-	}
+	if (ref->func->physfn)
+		return refuse_vf_port(ctx, "", ref->func);
 	if (!fme || !fme->node.path || port->id < 0 || !port->node.path) {
 		dralet_ctx_error(ctx, "no FME node or port id to program it through");
 		return -ENODEV;
@@ -354,7 +373,12 @@ static int dfl_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 	if (cfg.has_bitstream)	/* the requirements hold for the port as it will be */
 		id.afu_id = img.image.accelerator_id;
 	r = fpga_config_check(ctx, req->config, &id, &cfg);
-	if (r >= 0 && cfg.has_bitstream) {
+	if (r >= 0 && cfg.has_bitstream && !loaded && func->physfn) {
+		char prefix[192];	/* refused before the undo state: nothing to undo */
+
+		snprintf(prefix, sizeof(prefix), "%s: loading bitstream %s: ", what, img.sha256);
+		r = refuse_vf_port(ctx, prefix, func);
+	} else if (r >= 0 && cfg.has_bitstream) {
 		r = fpga_load_for_claim(ctx, &rg, req, &cfg, &img, loaded, afu_now);
 		fpga_stranded_note(ctx, &rg, req->undo, r, &ref->stranded);
 	}

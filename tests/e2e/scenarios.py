@@ -49,11 +49,12 @@ class Env:
 
     def config(self, board):
         """The agent configuration the ConfigMap carries for @board: the board,
-        and its simulated NVML and nvidia-smi (installed in the image)."""
+        and its simulated NVML, nvidia-smi and XRT (installed in the image)."""
         return {"simulatedBoard": f"{BOARDS}/{board}.yaml",
                 "backends": {"nvidia": {"options": {
                     "nvmlLibrary": "/usr/lib/dralet/board-nvml.so",
-                    "nvidiaSmi": "/usr/lib/dralet/board-nvidia-smi"}}}}
+                    "nvidiaSmi": "/usr/lib/dralet/board-nvidia-smi"}},
+                    "xrt": {"options": {"xrtLibrary": "/usr/lib/dralet/board-xrt.so"}}}}
 
     def discover(self, board):
         """The same discovery outside the cluster (the build's simulators)."""
@@ -968,6 +969,99 @@ def fpga_bitstream_programmed(e):
     if again["device"] != res["device"]:
         raise ClusterError(f"the second claim got {again['device']}, not the programmed "
                            f"{res['device']}")
+    w.delete(e.c, "namespace", "", ns)
+
+
+def slice_attribute(e, device, key):
+    """@device's attribute @key as the node's published fpga.dralet.dev slices
+    show it (None when absent)."""
+    for sl in e.c.get("resourceslices")["items"]:
+        if sl["spec"].get("driver") != "fpga.dralet.dev" or sl["spec"].get("nodeName") != NODE:
+            continue
+        for d in sl["spec"].get("devices", []):
+            if d["name"] == device:
+                return next(iter(d.get("attributes", {}).get(key, {}).values()), None)
+    return None
+
+
+@scenario("fpga-server")
+def fpga_xclbin_programmed(e):
+    """A claim names an xclbin (FpgaConfig.bitstream, docs/fpga.md): the image is put
+    in the node's store with `dralet fpga add`; the pod starts with the Alveo U55C's
+    user-function nodes, the agent loaded the xclbin through XRT's C API (the image's
+    board XRT, which writes the user PF's xclbinuuid in the agent's simulated tree) and
+    the container's XCLBIN_UUID is the image's; the slice then shows xclbinUUID and
+    loadedBitstream, and a second claim selecting the image gets the same card."""
+    import struct
+    ns = "fpga-xclbin"
+    iface = "5a4ab2ef5c8b4d62a1e7f3d8b2c09e61"   # the U55C mgmt PF's interface_uuids
+    uuid = "7e0b3a1c5d2f4e6a8b9c0d1e2f3a4b5c"
+    user_pf = "0000:3b:00.1"
+    # an axlf (docs/fpga.md 1.3): the 456-byte header, no sections, m_length the file
+    length = 4096
+    axlf = bytearray(length)
+    axlf[0:8] = b"xclbin2\0"
+    axlf[304:312] = struct.pack("<Q", length)
+    axlf[336:352] = bytes.fromhex(iface)
+    vbnv = b"xilinx_u55c_gen3x16_xdma_base_3"
+    axlf[352:352 + len(vbnv)] = vbnv
+    axlf[416:432] = bytes.fromhex(uuid)
+    image = os.path.join(e.c.dir, "e2e-vadd.xclbin")
+    with open(image, "wb") as f:
+        f.write(axlf)
+    r = subprocess.run([e.dralet, "fpga", "add", "e2e-vadd", image, "--dir",
+                        "/var/lib/dralet/bitstreams"], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise ClusterError(f"dralet fpga add: {r.stderr}")
+    w.namespace(e.c, ns)
+    config = [{"requests": ["fpga"], "opaque": {"driver": "fpga.dralet.dev", "parameters": {
+        "apiVersion": "fpga.dralet.dev/v1alpha1", "kind": "FpgaConfig",
+        "bitstream": {"name": "e2e-vadd"}, "onUnprepare": "keep"}}}]
+    fpga = 'device.attributes["fpga.dralet.dev"]'
+    w.create_claim(e.c, ns, "vadd", w.claim_spec([w.request("fpga", "fpga.dralet.dev", [
+        f'has({fpga}.interfaceUUID) && {fpga}.interfaceUUID == "{iface}"'])], config=config))
+    w.create_pod(e.c, ns, "app", claims=["vadd"])
+    w.wait_running(e.c, ns, "app")
+    [res] = w.allocation(e.c, ns, "vadd")
+    attrs = e.devices[res["device"]]["attributes"]
+    if attrs.get("userPciAddress", {}).get("string") != user_pf:
+        raise ClusterError(f"allocated {res}, not the U55C")
+    if uuid == attrs.get("xclbinUUID", {}).get("string"):
+        raise ClusterError("the board's U55C has the image already: nothing to program")
+    view = e.expect_container(ns, "app", [res["device"]])
+    if not any(p.startswith("/dev/dri/renderD") for p in view["devices"]):
+        raise ClusterError(f"no render node of the user PF in {view['devices']}")
+    got = {k: v for k, v in view["env"].items() if k.endswith("_XCLBIN_UUID")}
+    if list(got.values()) != [uuid]:
+        raise ClusterError(f"the container's XCLBIN_UUID {got}, the image brings {uuid}")
+    now = agent_board_file(e, f"sys/bus/pci/devices/{user_pf}/xclbinuuid").strip()
+    if now != uuid:
+        raise ClusterError(f"the user PF shows xclbinuuid {now} after the prepare, the "
+                           f"image brings {uuid}")
+
+    # the agent discovered again after loading: the slice shows the image
+    wait_until(f"xclbinUUID {uuid} and loadedBitstream e2e-vadd in the slice of "
+               f"{res['device']}",
+               lambda: (slice_attribute(e, res["device"], "xclbinUUID") == uuid and
+                        slice_attribute(e, res["device"], "loadedBitstream") == "e2e-vadd")
+               or None, timeout=60)
+    # the first claim goes (keep: the xclbin stays); a second claim for the same image
+    # selects the programmed card by its loadedBitstream, and nothing is loaded again
+    w.delete(e.c, "pod", ns, "app")
+    w.delete(e.c, "resourceclaim", ns, "vadd")
+    w.create_claim(e.c, ns, "again", w.claim_spec([w.request("fpga", "fpga.dralet.dev", [
+        f'has({fpga}.loadedBitstream) && {fpga}.loadedBitstream == "e2e-vadd"'])],
+        config=config))
+    w.create_pod(e.c, ns, "app2", claims=["again"])
+    w.wait_running(e.c, ns, "app2")
+    [again] = w.allocation(e.c, ns, "again")
+    if again["device"] != res["device"]:
+        raise ClusterError(f"the second claim got {again['device']}, not the programmed "
+                           f"{res['device']}")
+    view = w.container_view(e.c, ns, "app2")
+    got = {k: v for k, v in view["env"].items() if k.endswith("_XCLBIN_UUID")}
+    if list(got.values()) != [uuid]:
+        raise ClusterError(f"the second container's XCLBIN_UUID {got}, expected {uuid}")
     w.delete(e.c, "namespace", "", ns)
 
 

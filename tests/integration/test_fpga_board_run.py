@@ -8,6 +8,11 @@ DRA socket (`dralet ctl prepare`). The CDI spec hands over the port node; the
 port's afu_id in the simulated tree is the image's accelerator ID afterwards;
 the agent logs the programming time; `dralet discover` on that tree shows
 afuID and loadedBitstream; unprepare with onUnprepare keep leaves the image.
+The board's Alveo U55C loads an xclbin the same way through the board XRT
+(tests/lib/fake-xrt, option xrtLibrary), which the agent points at the
+board's tree itself (FAKE_XRT_SYSFS, as the image's simulatedBoard needs): its
+user PF's xclbinuuid is the image's UUID afterwards, and the published slice
+shows it (xclbinUUID, loadedBitstream).
 A second claim naming an image too large for the kubelet's deadline (at the
 configured programming rate) is refused with the reason, nothing written."""
 import glob
@@ -30,6 +35,9 @@ PORT_DEV = "fpga-0000-5e-00-0-port0"   # the N6001's port, dfl-port.0 below dfl-
 IFACE = "2f3b8c6e1d4a5b7c9e0f1a2b3c4d5e6f"  # its PR region's compat_id (the board's)
 OLD_AFU = "00f5ea8b5a8d4c5fa9e9fe0c9e6a3a1c"
 NEW_AFU = "f7df405cbd7acf7222f144b0b93acd18"
+ALVEO_DEV = "fpga-0000-3b-00-1"        # the U55C's user PF
+ALVEO_IFACE = "5a4ab2ef5c8b4d62a1e7f3d8b2c09e61"   # its mgmt PF's interface_uuids
+NEW_XCLBIN = "7e0b3a1c5d2f4e6a8b9c0d1e2f3a4b5c"
 
 
 def fail(why, log=None):
@@ -62,6 +70,18 @@ def gbs(path, iface, afu, pr_size):
                 + meta + pr)
 
 
+def xclbin(path, iface, uuid):
+    """An axlf (docs/fpga.md 1.3): the 456-byte header, no sections."""
+    axlf = bytearray(4096)
+    axlf[0:8] = b"xclbin2\0"
+    axlf[304:312] = struct.pack("<Q", len(axlf))
+    axlf[336:352] = bytes.fromhex(iface)
+    axlf[352:352 + 31] = b"xilinx_u55c_gen3x16_xdma_base_3"
+    axlf[416:432] = bytes.fromhex(uuid)
+    with open(path, "wb") as f:
+        f.write(axlf)
+
+
 def claim(name, uid, device, config):
     return {
         "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
@@ -84,6 +104,10 @@ def main():
         skip("DRALET is not set")
     if not os.path.isfile(BOARD):
         skip("boards/fpga-server.yaml is not in the tree")
+    build = os.path.abspath(os.environ.get("BUILD", os.path.join(REPO, "build")))
+    fake_xrt = os.path.join(build, "tests", "lib", "fake-xrt.so")
+    if not os.path.exists(fake_xrt):
+        fail("%s is not built (make test-libs)" % fake_xrt)
     tmp = tempfile.mkdtemp(prefix="dralet-fpga-run-")
     proc = None
     log = os.path.join(tmp, "dralet.log")
@@ -93,8 +117,9 @@ def main():
         # 3 MiB of PR data: 48 s at 64 KiB/s (below), more than programming may take
         # of the kubelet's 45 s
         gbs(os.path.join(tmp, "huge.gbs"), IFACE, "11112222333344445555666677778888", 3 << 20)
-        for name in ("nlb3", "huge"):
-            r = subprocess.run([dralet, "fpga", "add", name, os.path.join(tmp, name + ".gbs"),
+        xclbin(os.path.join(tmp, "vadd.xclbin"), ALVEO_IFACE, NEW_XCLBIN)
+        for name, ext in (("nlb3", ".gbs"), ("huge", ".gbs"), ("vadd", ".xclbin")):
+            r = subprocess.run([dralet, "fpga", "add", name, os.path.join(tmp, name + ext),
                                 "--dir", bits], capture_output=True, text=True)
             if r.returncode != 0:
                 fail("fpga add %s: %s" % (name, r.stderr))
@@ -103,13 +128,16 @@ def main():
             # the deadline is the kubelet's; the rate is set low so that 3 MiB
             # exceed it, and the 4 KiB of nlb3 do not (docs/fpga.md, "Programming time")
             f.write("backends:\n  dfl:\n    options:\n      bitstreamDir: %s\n"
-                    "      programBytesPerSecond: \"65536\"\n" % bits)
+                    "      programBytesPerSecond: \"65536\"\n"
+                    "  xrt:\n    options:\n      bitstreamDir: %s\n      xrtLibrary: %s\n"
+                    % (bits, bits, fake_xrt))
         store = os.path.join(tmp, "store")
         os.makedirs(os.path.join(store, "resourceclaims", "default"))
         boards = os.path.join(tmp, "boards")   # where the daemon materializes the board
         os.makedirs(boards)
         plugins, cdi = os.path.join(tmp, "plugins"), os.path.join(tmp, "cdi")
         env = dict(os.environ, TMPDIR=boards)
+        env.pop("FAKE_XRT_SYSFS", None)   # the agent sets it for its board
         with open(log, "w") as out:
             proc = subprocess.Popen([dralet, "run", "--board", BOARD, "--config", config,
                                      "--store", store, "--plugins-dir", plugins,
@@ -198,13 +226,13 @@ def main():
 
         # the running agent discovers again after the programming: its published
         # slice shows the image (a selector can prefer the programmed region)
-        def published():
+        def published(device=PORT_DEV, key="loadedBitstream"):
             for f in glob.glob(os.path.join(store, "resourceslices", "*.json")):
                 with open(f) as fh:
                     sl = json.load(fh)
                 for d in sl["spec"].get("devices", []):
-                    if sl["spec"]["driver"] == DRIVER and d["name"] == PORT_DEV:
-                        return d.get("attributes", {}).get("loadedBitstream", {}).get("string")
+                    if sl["spec"]["driver"] == DRIVER and d["name"] == device:
+                        return d.get("attributes", {}).get(key, {}).get("string")
             return None
         deadline = time.time() + 60   # a safety net, not a goal
         while published() != "nlb3":
@@ -212,6 +240,42 @@ def main():
                 fail("the published slice shows loadedBitstream %r, not nlb3" % published(),
                      log)
             time.sleep(0.1)
+
+        # the Alveo: the xclbin is loaded through the board XRT
+        xfile = os.path.join(tree, "sys/bus/pci/devices/0000:3b:00.1/xclbinuuid")
+        with open(xfile) as f:
+            if f.read().strip() == NEW_XCLBIN:
+                fail("the board's U55C starts with the image already")
+        xc = claim("vadd", "0c7f4a1e-0013-4b2d-8e3f-000000000003", ALVEO_DEV,
+                   {"bitstream": {"name": "vadd"}, "onUnprepare": "keep"})
+        rc, res = prepare(xc)
+        if rc != 0 or res.get("error"):
+            fail("prepare the xclbin: %d %r" % (rc, res), log)
+        with open(xfile) as f:
+            got = f.read().strip()
+        if got != NEW_XCLBIN:
+            fail("the U55C shows xclbinuuid %s after prepare, the image brings %s"
+                 % (got, NEW_XCLBIN), log)
+        env_vars = []
+        for s in glob.glob(os.path.join(cdi, "*.json")):
+            with open(s) as f:
+                spec = json.load(f)
+            for d in spec.get("devices", []):
+                if "%s=%s" % (spec["kind"], d["name"]) in res["devices"][0]["cdiDeviceIds"]:
+                    env_vars += d["containerEdits"].get("env", [])
+        if not any(e.endswith("_XCLBIN_UUID=" + NEW_XCLBIN) for e in env_vars):
+            fail("no XCLBIN_UUID %s in the container's environment: %r"
+                 % (NEW_XCLBIN, env_vars))
+        deadline = time.time() + 20
+        while published(ALVEO_DEV) != "vadd" or published(ALVEO_DEV, "xclbinUUID") != NEW_XCLBIN:
+            if time.time() > deadline:
+                fail("the published slice shows the U55C with %r / %r, not vadd / %s"
+                     % (published(ALVEO_DEV), published(ALVEO_DEV, "xclbinUUID"), NEW_XCLBIN),
+                     log)
+            time.sleep(0.1)
+        r = unprepare(xc)
+        if r.returncode != 0:
+            fail("unprepare the xclbin: %s %s" % (r.stdout, r.stderr), log)
 
         r = unprepare(c)
         if r.returncode != 0:

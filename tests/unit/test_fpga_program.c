@@ -9,6 +9,8 @@
  * and verified by its afu_id, a port in use is not; unprepare keeps the
  * image or loads the previous one (golden), and puts back a port caught
  * mid-programming from the undo state alone, as recovery after a crash does.
+ * A port on a VF (a D5005 with SR-IOV) is never programmed: that would take
+ * SR-IOV off on its PF; an image it has already is fine.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -643,6 +645,95 @@ static void test_config(void **state)
 	}
 }
 
+/* A D5005 whose port was released to its VF (DFL_FPGA_FME_PORT_RELEASE, then
+ * sriov_numvfs 1): the port shows on the VF, the FME stays on the PF. */
+static const char vf_board[] =
+	"board: fpga-vf\n"
+	"pci:\n"
+	"  - root: \"0000:5d\"\n"
+	"    devices:\n"
+	"      - bdf: 5d:00.0\n"
+	"        id: \"8086:352a\"\n"
+	"        devices:\n"
+	"          - bdf: 5e:00.0\n"
+	"            id: \"8086:0b2b\"\n"
+	"            class: 0x120000\n"
+	"            driver: dfl-pci\n"
+	"            sriov: {total: 1, num: 1, vf_id: \"8086:0b2c\", vf_driver: dfl-pci}\n"
+	"            dfl: {fme: {bitstream_id: \"0x0\", compat_id: " IFACE "}, ports: []}\n";
+#define VF_R "pci0000:5d/0000:5d:00.0"
+#define VF_ADDR "0000:5e:00.1"
+#define VF_PORT_DIR "fpga_region/region9/dfl-port.1"
+#define VF_PORT_DEV "fpga-0000-5e-00-1-port0"
+
+/* Programming a port on a VF would take SR-IOV off on its PF, removing every
+ * VF of the card: prepare refuses before anything is recorded or written (the
+ * seam's double logs nothing); an image the VF's port has already is fine. */
+static void test_vf_port(void **state)
+{
+	struct node_model m;
+	struct harness h;
+	struct t_image img;
+	struct t_req t;
+	char index[1024] = "{}", sha_new[FPGA_SHA256_HEX], sha_same[FPGA_SHA256_HEX];
+	char options[512], *store = t_store_new();
+
+	(void)state;
+	assert_non_null(store);
+	node_model_init(&m, vf_board);
+	/* the port on the VF, as the VF's dfl-pci enumerates it (boards put DFL
+	 * ports on the functions they declare only) */
+	t_write(m.dir, VF_R, VF_ADDR, VF_PORT_DIR "/afu_id", AFU);
+	t_write(m.dir, VF_R, VF_ADDR, VF_PORT_DIR "/id", "0");
+	t_write(m.dir, VF_R, VF_ADDR, VF_PORT_DIR "/dev", "507:1");
+	t_syslink(m.dir, "bus/platform/devices/dfl-port.1", "devices/" VF_R "/" VF_ADDR "/"
+		  VF_PORT_DIR);
+	t_node(m.dir, "dfl-port.1");
+	t_gbs(&img, IFACE, NEW_AFU, NULL, NULL, 256);
+	assert_int_equal(t_store_add(store, &img, "nlb3", index, sizeof(index), sha_new), 0);
+	t_gbs(&img, IFACE, AFU, NULL, NULL, 128);
+	assert_int_equal(t_store_add(store, &img, "nlb0", index, sizeof(index), sha_same), 0);
+	snprintf(options, sizeof(options), "{\"bitstreamDir\": \"%s\"}", store);
+	assert_int_equal(harness_init(&h, &backend_dfl, m.dir, options), 0);
+	h.ctx.node = &m.node;
+	assert_int_equal(harness_probe_all(&h), 0);
+	struct dralet_device *dev = harness_device(&h, VF_PORT_DEV);
+	assert_non_null(dev);
+	assert_int_equal(attr_bool(dev, "isVF"), 1);
+
+	/* another image: refused with the kernel's rule, nothing recorded or written */
+	t_req_init(&t, CFG "\"bitstream\":{\"name\":\"nlb3\"}}");
+	h.ctx.error[0] = '\0';
+	assert_int_equal(backend_dfl.prepare(&h.ctx, dev, &t.req), -EBUSY);
+	if (!strstr(h.ctx.error, "DFL port dfl-port.1 of " VF_ADDR ": loading bitstream ") ||
+	    !strstr(h.ctx.error, sha_new) ||
+	    !strstr(h.ctx.error, "the port is on VF " VF_ADDR " of 0000:5e:00.0: the kernel "
+			    "programs a port only through its PF's FME, with SR-IOV off there "
+			    "(sriov_numvfs 0 removes all 1 VF of the card, in use or not): not "
+			    "reprogramming it; load the image with SR-IOV off (docs/fpga.md 1.1.1) "
+			    "or claim a port on a PF"))
+		fail_msg("the refusal says: %s", h.ctx.error);
+	assert_int_equal(m.n_log, 0);
+	assert_int_equal(board_node_fpga_programs(m.bn, NULL), 0);
+	assert_null(dralet_undo_get(&t.undo, "fpgaBitstream"));
+	assert_null(dralet_undo_get(&t.undo, "fpgaPreviousAfu"));
+	t_req_clear(&t);
+
+	/* the image the VF's port has already: prepared, nothing written */
+	t_req_init(&t, CFG "\"bitstream\":{\"name\":\"nlb0\"}}");
+	h.ctx.error[0] = '\0';
+	assert_int_equal(backend_dfl.prepare(&h.ctx, dev, &t.req), 0);
+	assert_non_null(t_edit_node(&t, "/dev/dfl-port.1"));
+	assert_string_equal(t_env(&t, "DRALET_FPGA_0000_5E_00_1_PORT0_BITSTREAM_SHA256"), sha_same);
+	assert_int_equal(m.n_log, 0);
+	assert_int_equal(board_node_fpga_programs(m.bn, NULL), 0);
+	t_req_clear(&t);
+
+	harness_fini(&h);
+	node_model_fini(&m);
+	t_store_remove(store);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -659,6 +750,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_recover_mid_programming, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stranded_unhealthy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_xrt_stranded_unhealthy, setup, teardown),
+		cmocka_unit_test(test_vf_port),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
