@@ -84,11 +84,8 @@ void engine_sync_all_reservations(struct claims_engine *e)
 	char **uids;
 	size_t n;
 
-	for (size_t i = 0; i < e->n_devices; i++) {
-		free(e->devices[i].owner_uid);
-		free(e->devices[i].owner_desc);
-		e->devices[i].owner_uid = e->devices[i].owner_desc = NULL;
-	}
+	for (size_t i = 0; i < e->n_devices; i++)
+		share_ledger_clear(&e->devices[i].holders);
 	claims_state_lock(e->state);
 	ck = claims_state_checkpoint(e->state);
 	n = ck->n_claims;

@@ -204,6 +204,7 @@ int cmd_run(int argc, char **argv)
 	o.roots = &s.roots;
 	o.node = s.node;	/* --board: the board's kernel model */
 	o.cfg = s.cfg;
+	s.cfg->state_root = o.plugins_dir;
 	o.config_path = so.config;
 	o.reg = s.reg;
 	r = daemon_run(&o);

@@ -22,6 +22,7 @@ struct device_sink {
 struct dralet_backend_ctx {
 	const struct dralet_backend *backend;
 	const char *driver;		/* owned by the config */
+	char *state_dir;		/* owned: <config state_root>/<driver>, or NULL */
 	struct json_object *options;	/* borrowed: object of string values, may be NULL */
 	void *state;			/* from the backend's init */
 	const struct hal_roots *roots;	/* borrowed */

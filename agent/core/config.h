@@ -60,6 +60,9 @@ struct config {
 	unsigned health_interval_s;	/* CONFIG_HEALTH_INTERVAL_DEFAULT_S unless set */
 	struct sriov_policies *sriov;	/* never NULL after config_load */
 	struct json_object *root;	/* owns every string above */
+	/* dralet run: its plugins directory (borrowed), each driver's state
+	 * directory below it (dralet_ctx_state_dir); NULL for the other commands */
+	const char *state_root;
 };
 
 /* Loads @path (NULL: defaults), which must pass trusted_path_check (-EPERM

@@ -17,6 +17,7 @@
 
 const char *dralet_ctx_driver(const struct dralet_backend_ctx *ctx) { return ctx->driver; }
 void *dralet_ctx_state(const struct dralet_backend_ctx *ctx) { return ctx->state; }
+const char *dralet_ctx_state_dir(const struct dralet_backend_ctx *ctx) { return ctx->state_dir; }
 
 const char *dralet_ctx_option(const struct dralet_backend_ctx *ctx, const char *key)
 {

@@ -201,6 +201,12 @@ int inventory_discover_node(const struct hal_roots *roots, const struct node_ops
 		in->ctx.backend = b;
 		in->ctx.driver = cb && cb->driver ? cb->driver : b->default_driver;
 		in->ctx.options = cb ? cb->options : NULL;
+		if (cfg->state_root &&
+		    asprintf(&in->ctx.state_dir, "%s/%s", cfg->state_root, in->ctx.driver) < 0) {
+			in->ctx.state_dir = NULL;
+			inventory_free(inv);
+			return -ENOMEM;
+		}
 		in->ctx.roots = roots;
 		in->ctx.node = node;
 		in->ctx.scan = inv->scan;
@@ -233,6 +239,7 @@ void inventory_free(struct inventory *inv)
 		device_sink_clear(&in->devices, &in->ctx);
 		if (in->initialised)
 			backend_call_fini(&in->ctx);
+		free(in->ctx.state_dir);
 	}
 	free(inv->inst);
 	free(inv->fates);

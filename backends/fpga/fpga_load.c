@@ -190,13 +190,16 @@ int fpga_restore(struct dralet_backend_ctx *ctx, const struct fpga_region *rg,
 	return r;
 }
 
-/* <stateDir>/<key>.stranded into @buf; false without stateDir or a key. */
+/* <stateDir>/<key>.stranded into @buf (stateDir: the option, else the
+ * driver's state directory); false without either or a key. */
 static bool stranded_path(struct dralet_backend_ctx *ctx, const struct fpga_stranded *s,
 			  char *buf, size_t size)
 {
 	const char *dir = dralet_ctx_option(ctx, "stateDir");
 
-	if (!dir || !*dir || !s->key[0] || strchr(s->key, '/'))
+	if (!dir || !*dir)
+		dir = dralet_ctx_state_dir(ctx);
+	if (!dir || !s->key[0] || strchr(s->key, '/'))
 		return false;
 	return snprintf(buf, size, "%s/%s.stranded", dir, s->key) < (int)size;
 }

@@ -27,9 +27,9 @@
  *
  * Which GPUs: a GPU in MIG mode without any GPU instance is taken as
  * dynamic, and marked so by an empty file "nvidia-dynamic-mig-<address>" in
- * the directory of option migStateDir (default the driver's plugin
- * directory, /var/lib/kubelet/plugins/<driver>, which outlives the agent's
- * restarts): from then on its instances are the backend's own, also after a
+ * the directory of option migStateDir (default the driver's state
+ * directory, dralet_ctx_state_dir: <plugins dir>/<driver>, which outlives the
+ * agent's restarts; the other commands mark nothing): from then on its instances are the backend's own, also after a
  * restart with instances of prepared (or half-prepared) claims left. A GPU
  * with instances and no mark is someone else's: static MIG. Option
  * dynamicMig "false" turns it off.
@@ -88,24 +88,27 @@ static int remember(struct nvidia_state *st, const char *address)
 	return 0;
 }
 
-static void mark_path(struct dralet_backend_ctx *ctx, const char *address, char *buf,
+/* Where the GPU at @address is marked: option migStateDir, else the
+ * driver's state directory; false when neither is known (not dralet run). */
+static bool mark_path(struct dralet_backend_ctx *ctx, const char *address, char *buf,
 		      size_t size, char *dir, size_t dir_size)
 {
 	const char *opt = dralet_ctx_option(ctx, "migStateDir");
 
-	if (opt && *opt)
-		snprintf(dir, dir_size, "%s", opt);
-	else
-		snprintf(dir, dir_size, "/var/lib/kubelet/plugins/%s", dralet_ctx_driver(ctx));
-	snprintf(buf, size, "%s/nvidia-dynamic-mig-%s", dir, address);
+	if (!opt || !*opt)
+		opt = dralet_ctx_state_dir(ctx);
+	if (!opt)
+		return false;
+	snprintf(dir, dir_size, "%s", opt);
+	return snprintf(buf, size, "%s/nvidia-dynamic-mig-%s", dir, address) < (int)size;
 }
 
 static bool marked(struct dralet_backend_ctx *ctx, const char *address)
 {
 	char path[4200], dir[4096];
 
-	mark_path(ctx, address, path, sizeof(path), dir, sizeof(dir));
-	return access(path, F_OK) == 0;
+	return mark_path(ctx, address, path, sizeof(path), dir, sizeof(dir)) &&
+	       access(path, F_OK) == 0;
 }
 
 /* Without the mark a restart would take the GPU's instances for someone
@@ -117,8 +120,8 @@ static void mark(struct dralet_backend_ctx *ctx, const char *address, bool warn)
 	char path[4200], dir[4096];
 	FILE *f;
 
-	mark_path(ctx, address, path, sizeof(path), dir, sizeof(dir));
-	if (access(path, F_OK) == 0)
+	if (!mark_path(ctx, address, path, sizeof(path), dir, sizeof(dir)) ||
+	    access(path, F_OK) == 0)
 		return;
 	mkdir(dir, 0755);
 	if (!(f = fopen(path, "w"))) {

@@ -229,6 +229,11 @@ struct dralet_backend {
 const char *dralet_ctx_driver(const struct dralet_backend_ctx *ctx);
 /* The backend's state from init, or NULL. */
 void *dralet_ctx_state(const struct dralet_backend_ctx *ctx);
+/* The driver's state directory under `dralet run` (<plugins dir>/<driver>,
+ * where its checkpoint lives; it may not exist before the first discovery
+ * is over), for marks that must outlive a restart; NULL under the other
+ * commands (discover, slices, ...), which must not write any. */
+const char *dralet_ctx_state_dir(const struct dralet_backend_ctx *ctx);
 /* A string option from the backend's "options" map in the config (one the
  * backend declares in its options table), or NULL. */
 const char *dralet_ctx_option(const struct dralet_backend_ctx *ctx, const char *key);
