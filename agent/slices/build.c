@@ -13,6 +13,7 @@
 #include "agent/core/capacity_policy.h"
 #include "agent/core/k8s_names.h"
 #include "agent/slices/sharing_json.h"
+#include "agent/lib/json_put.h"
 
 #define SLICE_DEVICES_MAX 128		/* ResourceSliceMaxDevices */
 #define SLICE_DEVICES_MAX_WITH_TAINTS 64	/* the 1.35 limit; harmless on 1.34 */
@@ -80,18 +81,6 @@ static const char *attr_problem(const struct dralet_attr *a)
 	return "unknown attribute type";
 }
 
-/* Adds @val under @key; on failure puts @val. Returns 0 or -ENOMEM. */
-static int obj_add(struct json_object *obj, const char *key, struct json_object *val)
-{
-	if (!val)
-		return -ENOMEM;
-	if (json_object_object_add(obj, key, val) < 0) {
-		json_object_put(val);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
 static int arr_add(struct json_object *arr, struct json_object *val)
 {
 	if (!val)
@@ -128,7 +117,7 @@ static int add_request_policy(const struct build_ctx *ctx, const struct slice_de
 		warn(ctx, dev, c->name, problem);
 		return 0;
 	}
-	return obj_add(v, "requestPolicy", capacity_policy_json(p));
+	return json_put(v, "requestPolicy", capacity_policy_json(p));
 }
 
 /*
@@ -198,11 +187,11 @@ static int device_json(const struct build_ctx *ctx, const struct slice_device_in
 	}
 
 	obj = json_object_new_object();
-	if (!obj || obj_add(obj, "name", json_object_new_string(dev->name)) < 0)
+	if (!obj || json_put(obj, "name", json_object_new_string(dev->name)) < 0)
 		goto out;
 	if (kept_attrs) {
 		struct json_object *map = json_object_new_object();
-		if ((r = obj_add(obj, "attributes", map)) < 0)
+		if ((r = json_put(obj, "attributes", map)) < 0)
 			goto out;
 		r = -ENOMEM;
 		qsort(attr_names, kept_attrs, sizeof(*attr_names), cmp_strings);
@@ -211,13 +200,13 @@ static int device_json(const struct build_ctx *ctx, const struct slice_device_in
 			for (size_t k = 0; k < kept_attrs && !a; k++)
 				if (!strcmp(attrs[k]->name, attr_names[i]))
 					a = attrs[k];
-			if (obj_add(map, attr_names[i], device_attr_value_json(a)) < 0)
+			if (json_put(map, attr_names[i], device_attr_value_json(a)) < 0)
 				goto out;
 		}
 	}
 	if (kept_caps) {
 		struct json_object *map = json_object_new_object();
-		if ((r = obj_add(obj, "capacity", map)) < 0)
+		if ((r = json_put(obj, "capacity", map)) < 0)
 			goto out;
 		r = -ENOMEM;
 		qsort(cap_names, kept_caps, sizeof(*cap_names), cmp_strings);
@@ -227,8 +216,8 @@ static int device_json(const struct build_ctx *ctx, const struct slice_device_in
 				if (!strcmp(caps[k]->name, cap_names[i]))
 					c = caps[k];
 			struct json_object *v = json_object_new_object();
-			if (obj_add(map, cap_names[i], v) < 0 ||
-			    obj_add(v, "value", json_object_new_string(c->quantity)) < 0 ||
+			if (json_put(map, cap_names[i], v) < 0 ||
+			    json_put(v, "value", json_object_new_string(c->quantity)) < 0 ||
 			    (r = add_request_policy(ctx, dev, opts, c, v)) < 0)
 				goto out;
 			r = -ENOMEM;
@@ -238,16 +227,16 @@ static int device_json(const struct build_ctx *ctx, const struct slice_device_in
 		goto out;
 	r = -ENOMEM;
 	if (opts->consumable_capacity && dev->allow_multiple &&
-	    obj_add(obj, "allowMultipleAllocations", json_object_new_boolean(1)) < 0)
+	    json_put(obj, "allowMultipleAllocations", json_object_new_boolean(1)) < 0)
 		goto out;
 	if (opts->device_taints && dev->unhealthy) {
 		struct json_object *taints = json_object_new_array(), *t = NULL;
-		if (obj_add(obj, "taints", taints) < 0 ||
+		if (json_put(obj, "taints", taints) < 0 ||
 		    arr_add(taints, t = json_object_new_object()) < 0 ||
-		    obj_add(t, "key", json_object_new_string(dev->taint_key ? dev->taint_key
+		    json_put(t, "key", json_object_new_string(dev->taint_key ? dev->taint_key
 										: SLICE_TAINT_UNHEALTHY_KEY)) < 0 ||
-		    obj_add(t, "value", json_object_new_string("true")) < 0 ||
-		    obj_add(t, "effect", json_object_new_string("NoSchedule")) < 0)
+		    json_put(t, "value", json_object_new_string("true")) < 0 ||
+		    json_put(t, "effect", json_object_new_string("NoSchedule")) < 0)
 			goto out;
 	}
 	*ret_dev = obj;
@@ -272,32 +261,32 @@ static struct json_object *slice_skeleton(const char *driver, const char *node_n
 	struct json_object *s = json_object_new_object(), *meta = NULL, *spec = NULL, *pool = NULL;
 	char gen[512];
 	snprintf(gen, sizeof(gen), "%s-%s-", node_name, driver);
-	if (!s || obj_add(s, "apiVersion", json_object_new_string("resource.k8s.io/v1")) < 0 ||
-	    obj_add(s, "kind", json_object_new_string("ResourceSlice")) < 0 ||
-	    obj_add(s, "metadata", meta = json_object_new_object()) < 0 ||
-	    obj_add(meta, "generateName", json_object_new_string(gen)) < 0)
+	if (!s || json_put(s, "apiVersion", json_object_new_string("resource.k8s.io/v1")) < 0 ||
+	    json_put(s, "kind", json_object_new_string("ResourceSlice")) < 0 ||
+	    json_put(s, "metadata", meta = json_object_new_object()) < 0 ||
+	    json_put(meta, "generateName", json_object_new_string(gen)) < 0)
 		goto fail;
 	if (node_uid && *node_uid) {
 		struct json_object *refs = json_object_new_array(), *ref = NULL;
-		if (obj_add(meta, "ownerReferences", refs) < 0 ||
+		if (json_put(meta, "ownerReferences", refs) < 0 ||
 		    arr_add(refs, ref = json_object_new_object()) < 0)
 			goto fail;
-		if (obj_add(ref, "apiVersion", json_object_new_string("v1")) < 0 ||
-		    obj_add(ref, "kind", json_object_new_string("Node")) < 0 ||
-		    obj_add(ref, "name", json_object_new_string(node_name)) < 0 ||
-		    obj_add(ref, "uid", json_object_new_string(node_uid)) < 0 ||
-		    obj_add(ref, "controller", json_object_new_boolean(1)) < 0)
+		if (json_put(ref, "apiVersion", json_object_new_string("v1")) < 0 ||
+		    json_put(ref, "kind", json_object_new_string("Node")) < 0 ||
+		    json_put(ref, "name", json_object_new_string(node_name)) < 0 ||
+		    json_put(ref, "uid", json_object_new_string(node_uid)) < 0 ||
+		    json_put(ref, "controller", json_object_new_boolean(1)) < 0)
 			goto fail;
 	}
-	if (obj_add(s, "spec", spec = json_object_new_object()) < 0 ||
-	    obj_add(spec, "driver", json_object_new_string(driver)) < 0 ||
-	    obj_add(spec, "pool", pool = json_object_new_object()) < 0 ||
-	    obj_add(pool, "name", json_object_new_string(node_name)) < 0 ||
-	    obj_add(pool, "generation", json_object_new_int64(0)) < 0 ||
-	    obj_add(pool, "resourceSliceCount", json_object_new_int64((int64_t)n_slices)) < 0 ||
-	    obj_add(spec, "nodeName", json_object_new_string(node_name)) < 0 ||
+	if (json_put(s, "spec", spec = json_object_new_object()) < 0 ||
+	    json_put(spec, "driver", json_object_new_string(driver)) < 0 ||
+	    json_put(spec, "pool", pool = json_object_new_object()) < 0 ||
+	    json_put(pool, "name", json_object_new_string(node_name)) < 0 ||
+	    json_put(pool, "generation", json_object_new_int64(0)) < 0 ||
+	    json_put(pool, "resourceSliceCount", json_object_new_int64((int64_t)n_slices)) < 0 ||
+	    json_put(spec, "nodeName", json_object_new_string(node_name)) < 0 ||
 	    counters_json_add(spec, "sharedCounters", "name", plan->sets, plan->n_sets) < 0 ||
-	    (!counters_only && obj_add(spec, "devices", slice_devices_placeholder()) < 0))
+	    (!counters_only && json_put(spec, "devices", slice_devices_placeholder()) < 0))
 		goto fail;
 	return s;
 fail:

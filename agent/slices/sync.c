@@ -9,6 +9,7 @@
 #include "agent/slices/devices_text.h"
 #include "agent/slices/json_tree.h"
 #include "agent/slices/sync.h"
+#include "agent/lib/json_put.h"
 
 /* ---- JSON helpers ---- */
 
@@ -88,23 +89,12 @@ static bool names_equal(const char **a, size_t na, const char **b, size_t nb)
 
 /* ---- the objects written ---- */
 
-static int set_key(struct json_object *obj, const char *key, struct json_object *val)
-{
-	if (!val)
-		return -ENOMEM;
-	if (json_object_object_add(obj, key, val) < 0) {
-		json_object_put(val);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
 static struct json_object *pool_json(const char *name, int64_t generation, size_t count)
 {
 	struct json_object *p = json_object_new_object();
-	if (!p || set_key(p, "name", json_object_new_string(name)) < 0 ||
-	    set_key(p, "generation", json_object_new_int64(generation)) < 0 ||
-	    set_key(p, "resourceSliceCount", json_object_new_int64((int64_t)count)) < 0) {
+	if (!p || json_put(p, "name", json_object_new_string(name)) < 0 ||
+	    json_put(p, "generation", json_object_new_int64(generation)) < 0 ||
+	    json_put(p, "resourceSliceCount", json_object_new_int64((int64_t)count)) < 0) {
 		json_object_put(p);
 		return NULL;
 	}
@@ -139,7 +129,7 @@ static void copy_time_added(struct json_object *old_devs, struct json_object *ne
 				if (when && slice_json_equal(json_get(o, "key"), json_get(t, "key")) &&
 				    slice_json_equal(json_get(o, "value"), json_get(t, "value")) &&
 				    slice_json_equal(json_get(o, "effect"), json_get(t, "effect"))) {
-					set_key(t, "timeAdded", json_object_get(when));
+					json_put(t, "timeAdded", json_object_get(when));
 					break;
 				}
 			}
@@ -158,12 +148,12 @@ static int compose(struct json_object *slice, const char *const *skip, struct js
 		json_object_put(pool);
 		return -ENOMEM;
 	}
-	if (meta && set_key(obj, "metadata", json_object_get(meta)) < 0)
+	if (meta && json_put(obj, "metadata", json_object_get(meta)) < 0)
 		goto fail;
 	spec = json_tree_shallow_copy(json_get(slice, "spec"), skip);
-	if (set_key(obj, "spec", spec) < 0)
+	if (json_put(obj, "spec", spec) < 0)
 		goto fail;
-	int r = set_key(spec, "pool", pool);	/* takes @pool either way */
+	int r = json_put(spec, "pool", pool);	/* takes @pool either way */
 	pool = NULL;
 	if (r < 0)
 		goto fail;
@@ -224,7 +214,7 @@ static int update_object(const struct slice_record *published, struct json_objec
 			copy_time_added(old, v);
 			json_object_put(old);
 		}
-		if ((r = set_key(spec, key, json_object_get(v))) < 0)
+		if ((r = json_put(spec, key, json_object_get(v))) < 0)
 			goto out;
 	}
 	*ret = obj;
