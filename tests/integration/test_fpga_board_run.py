@@ -15,17 +15,19 @@ user PF's xclbinuuid is the image's UUID afterwards, and the published slice
 shows it (xclbinUUID, loadedBitstream).
 A second claim naming an image too large for the kubelet's deadline (at the
 configured programming rate) is refused with the reason, nothing written."""
-import glob
 import json
 import os
 import re
 import shutil
-import signal
 import struct
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lib.board_agent import BoardAgent, dralet_or_skip, fail, skip  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BOARD = os.path.join(REPO, "boards", "fpga-server.yaml")
@@ -38,19 +40,6 @@ NEW_AFU = "f7df405cbd7acf7222f144b0b93acd18"
 ALVEO_DEV = "fpga-0000-3b-00-1"        # the U55C's user PF
 ALVEO_IFACE = "5a4ab2ef5c8b4d62a1e7f3d8b2c09e61"   # its mgmt PF's interface_uuids
 NEW_XCLBIN = "7e0b3a1c5d2f4e6a8b9c0d1e2f3a4b5c"
-
-
-def fail(why, log=None):
-    print("FAIL: " + why)
-    if log and os.path.exists(log):
-        with open(log) as f:
-            print("---- dralet run ----\n" + f.read()[-4000:])
-    sys.exit(1)
-
-
-def skip(why):
-    print("SKIP: " + why)
-    sys.exit(77)
 
 
 def dashed(h):
@@ -99,9 +88,7 @@ def claim(name, uid, device, config):
 
 
 def main():
-    dralet = os.environ.get("DRALET")
-    if not dralet or not os.access(dralet, os.X_OK):
-        skip("DRALET is not set")
+    dralet = dralet_or_skip()
     if not os.path.isfile(BOARD):
         skip("boards/fpga-server.yaml is not in the tree")
     build = os.path.abspath(os.environ.get("BUILD", os.path.join(REPO, "build")))
@@ -109,8 +96,8 @@ def main():
     if not os.path.exists(fake_xrt):
         fail("%s is not built (make test-libs)" % fake_xrt)
     tmp = tempfile.mkdtemp(prefix="dralet-fpga-run-")
-    proc = None
-    log = os.path.join(tmp, "dralet.log")
+    agent = BoardAgent(dralet, tmp, DRIVER, NODE)
+    log = agent.log
     try:
         bits = os.path.join(tmp, "bitstreams")
         gbs(os.path.join(tmp, "nlb3.gbs"), IFACE, NEW_AFU, 4096)
@@ -131,52 +118,18 @@ def main():
                     "      programBytesPerSecond: \"65536\"\n"
                     "  xrt:\n    options:\n      bitstreamDir: %s\n      xrtLibrary: %s\n"
                     % (bits, bits, fake_xrt))
-        store = os.path.join(tmp, "store")
-        os.makedirs(os.path.join(store, "resourceclaims", "default"))
-        boards = os.path.join(tmp, "boards")   # where the daemon materializes the board
-        os.makedirs(boards)
-        plugins, cdi = os.path.join(tmp, "plugins"), os.path.join(tmp, "cdi")
-        env = dict(os.environ, TMPDIR=boards)
+        env = dict(os.environ)
         env.pop("FAKE_XRT_SYSFS", None)   # the agent sets it for its board
-        with open(log, "w") as out:
-            proc = subprocess.Popen([dralet, "run", "--board", BOARD, "--config", config,
-                                     "--store", store, "--plugins-dir", plugins,
-                                     "--registry-dir", os.path.join(tmp, "registry"),
-                                     "--cdi-dir", cdi, "--node-name", NODE],
-                                    stdout=out, stderr=subprocess.STDOUT, env=env)
-        sock = os.path.join(plugins, DRIVER, "dra.sock")
-        deadline = time.time() + 60
-        while not os.path.exists(sock):
-            if proc.poll() is not None or time.time() > deadline:
-                fail("the daemon did not open %s" % sock, log)
-            time.sleep(0.1)
-        [tree] = glob.glob(os.path.join(boards, "dralet-board.*"))
+        tree = agent.start_board(BOARD, config, env)
         afu_file = os.path.join(tree, "sys/bus/platform/devices/dfl-port.0/afu_id")
         with open(afu_file) as f:
             if f.read().strip() != OLD_AFU:
                 fail("the board's port does not start with its own AFU")
 
-        def prepare(c):
-            path = os.path.join(store, "resourceclaims", "default", c["metadata"]["name"] + ".yaml")
-            with open(path, "w") as f:
-                json.dump(c, f)   # JSON is YAML
-            r = subprocess.run([dralet, "ctl", "prepare", "--socket", sock, "--claim", path],
-                               capture_output=True, text=True, timeout=60)
-            try:
-                return r.returncode, json.loads(r.stdout)["claims"][c["metadata"]["uid"]]
-            except (ValueError, KeyError):
-                fail("ctl prepare: %d %s %s" % (r.returncode, r.stdout, r.stderr), log)
-
-        def unprepare(c):
-            m = c["metadata"]
-            return subprocess.run([dralet, "ctl", "unprepare", "--socket", sock, "--uid", m["uid"],
-                                   "--namespace", m["namespace"], "--name", m["name"]],
-                                  capture_output=True, text=True, timeout=60)
-
         # a bitstream the kubelet's deadline cannot wait for: refused, nothing written
         big = claim("huge", "0c7f4a1e-0013-4b2d-8e3f-000000000002", PORT_DEV,
                     {"bitstream": {"name": "huge"}})
-        rc, res = prepare(big)
+        rc, res = agent.prepare(big)
         if rc != 1 or "NodePrepareResources deadline" not in res.get("error", "") or \
                 "65536 bytes/s (option programBytesPerSecond)" not in res["error"]:
             fail("a bitstream too slow to program: %d %r" % (rc, res), log)
@@ -186,19 +139,10 @@ def main():
 
         c = claim("nlb3", "0c7f4a1e-0013-4b2d-8e3f-000000000001", PORT_DEV,
                   {"bitstream": {"name": "nlb3"}, "onUnprepare": "keep"})
-        rc, res = prepare(c)
+        rc, res = agent.prepare(c)
         if rc != 0 or res.get("error"):
             fail("prepare: %d %r" % (rc, res), log)
-        ids = res["devices"][0]["cdiDeviceIds"]
-        specs = glob.glob(os.path.join(cdi, "*.json"))
-        nodes, env_vars = [], []
-        for s in specs:
-            with open(s) as f:
-                spec = json.load(f)
-            for d in spec.get("devices", []):
-                if "%s=%s" % (spec["kind"], d["name"]) in ids:
-                    nodes += [n["path"] for n in d["containerEdits"].get("deviceNodes", [])]
-                    env_vars += d["containerEdits"].get("env", [])
+        nodes, env_vars = agent.cdi_nodes_env(res["devices"][0]["cdiDeviceIds"])
         if "/dev/dfl-port.0" not in nodes:
             fail("the CDI spec hands over %r, not /dev/dfl-port.0" % nodes)
         if not any(e.endswith("_AFU_ID=" + NEW_AFU) for e in env_vars):
@@ -227,13 +171,7 @@ def main():
         # the running agent discovers again after the programming: its published
         # slice shows the image (a selector can prefer the programmed region)
         def published(device=PORT_DEV, key="loadedBitstream"):
-            for f in glob.glob(os.path.join(store, "resourceslices", "*.json")):
-                with open(f) as fh:
-                    sl = json.load(fh)
-                for d in sl["spec"].get("devices", []):
-                    if sl["spec"]["driver"] == DRIVER and d["name"] == device:
-                        return d.get("attributes", {}).get(key, {}).get("string")
-            return None
+            return agent.published(device, key)
         deadline = time.time() + 60   # a safety net, not a goal
         while published() != "nlb3":
             if time.time() > deadline:
@@ -248,7 +186,7 @@ def main():
                 fail("the board's U55C starts with the image already")
         xc = claim("vadd", "0c7f4a1e-0013-4b2d-8e3f-000000000003", ALVEO_DEV,
                    {"bitstream": {"name": "vadd"}, "onUnprepare": "keep"})
-        rc, res = prepare(xc)
+        rc, res = agent.prepare(xc)
         if rc != 0 or res.get("error"):
             fail("prepare the xclbin: %d %r" % (rc, res), log)
         with open(xfile) as f:
@@ -256,13 +194,7 @@ def main():
         if got != NEW_XCLBIN:
             fail("the U55C shows xclbinuuid %s after prepare, the image brings %s"
                  % (got, NEW_XCLBIN), log)
-        env_vars = []
-        for s in glob.glob(os.path.join(cdi, "*.json")):
-            with open(s) as f:
-                spec = json.load(f)
-            for d in spec.get("devices", []):
-                if "%s=%s" % (spec["kind"], d["name"]) in res["devices"][0]["cdiDeviceIds"]:
-                    env_vars += d["containerEdits"].get("env", [])
+        _, env_vars = agent.cdi_nodes_env(res["devices"][0]["cdiDeviceIds"])
         if not any(e.endswith("_XCLBIN_UUID=" + NEW_XCLBIN) for e in env_vars):
             fail("no XCLBIN_UUID %s in the container's environment: %r"
                  % (NEW_XCLBIN, env_vars))
@@ -273,25 +205,20 @@ def main():
                      % (published(ALVEO_DEV), published(ALVEO_DEV, "xclbinUUID"), NEW_XCLBIN),
                      log)
             time.sleep(0.1)
-        r = unprepare(xc)
+        r = agent.unprepare(xc)
         if r.returncode != 0:
             fail("unprepare the xclbin: %s %s" % (r.stdout, r.stderr), log)
 
-        r = unprepare(c)
+        r = agent.unprepare(c)
         if r.returncode != 0:
             fail("unprepare: %s %s" % (r.stdout, r.stderr), log)
         with open(afu_file) as f:
             if f.read().strip() != NEW_AFU:
                 fail("onUnprepare keep: the image did not stay")
-        proc.send_signal(signal.SIGTERM)
-        if proc.wait(timeout=30) != 0:
-            fail("dralet run exited %d" % proc.returncode, log)
-        proc = None
+        agent.stop()
         print("ok")
     finally:
-        if proc:
-            proc.kill()
-            proc.wait()
+        agent.close()
         shutil.rmtree(tmp, ignore_errors=True)
 
 

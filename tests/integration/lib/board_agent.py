@@ -1,0 +1,172 @@
+# SPDX-License-Identifier: Apache-2.0
+"""`dralet run` on a simulated node, driven with `dralet ctl`, for the
+integration tests that prepare claims through the driver's DRA socket.
+
+What it starts: BoardAgent.start() runs one `dralet run` with the node given
+(`--board FILE`, or `--sysfs-root/--dev-root/--proc-root` of a tree made with
+`dralet board materialize`), a config file, and --store, --plugins-dir,
+--registry-dir, --cdi-dir and --node-name under the test's temp dir; it waits
+for <plugins>/<driver>/dra.sock. Its output goes to <tmp>/dralet.log.
+
+Who owns what: the test creates the temp dir (tempfile.mkdtemp) and removes
+it; BoardAgent only lays out its directories in it (store/, plugins/, cdi/,
+registry/, boards/ where a --board agent materializes its tree: TMPDIR).
+BoardAgent owns the daemon process: stop() ends it with SIGTERM and fails
+the test unless it exits 0; close() (call it in the test's finally) kills a
+daemon that is still running.
+
+How a test fails: fail() prints "FAIL: why" (with the tail of the daemon's
+log when given one) and exits 1; skip() prints "SKIP: why" and exits 77,
+which tests/run-tests.sh counts as failed (a test that cannot run is no
+pass). Run with /usr/bin/python3.
+"""
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+
+def fail(why, log=None):
+    print("FAIL: " + why)
+    if log and os.path.exists(log):
+        with open(log) as f:
+            print("---- dralet run ----\n" + f.read()[-4000:])
+    sys.exit(1)
+
+
+def skip(why):
+    print("SKIP: " + why)
+    sys.exit(77)
+
+
+def dralet_or_skip():
+    """$DRALET, the dralet under test; skip() when it is not set."""
+    dralet = os.environ.get("DRALET")
+    if not dralet or not os.access(dralet, os.X_OK):
+        skip("DRALET is not set")
+    return dralet
+
+
+class BoardAgent:
+    def __init__(self, dralet, tmp, driver, node="node-1"):
+        self.dralet, self.tmp, self.driver, self.node = dralet, tmp, driver, node
+        self.log = os.path.join(tmp, "dralet.log")
+        self.store = os.path.join(tmp, "store")
+        self.plugins = os.path.join(tmp, "plugins")
+        self.cdi = os.path.join(tmp, "cdi")
+        self.boards = os.path.join(tmp, "boards")
+        self.sock = os.path.join(self.plugins, driver, "dra.sock")
+        self.proc = None
+        os.makedirs(os.path.join(self.store, "resourceclaims", "default"))
+
+    def fail(self, why):
+        fail(why, self.log)
+
+    def start(self, node_args, config, env=None, timeout=60):
+        """Runs `dralet run NODE_ARGS --config CONFIG ...` with ENV (default:
+        the test's) and waits for the DRA socket."""
+        with open(self.log, "w") as out:
+            self.proc = subprocess.Popen(
+                [self.dralet, "run"] + node_args
+                + ["--config", config, "--store", self.store, "--plugins-dir", self.plugins,
+                   "--registry-dir", os.path.join(self.tmp, "registry"),
+                   "--cdi-dir", self.cdi, "--node-name", self.node],
+                stdout=out, stderr=subprocess.STDOUT, env=env)
+        deadline = time.time() + timeout
+        while not os.path.exists(self.sock):
+            if self.proc.poll() is not None or time.time() > deadline:
+                self.fail("the daemon did not open %s" % self.sock)
+            time.sleep(0.1)
+
+    def start_board(self, board, config, env=None):
+        """start() with `--board BOARD`: the daemon materializes it under
+        boards/ (its TMPDIR); returns that tree."""
+        os.makedirs(self.boards)
+        self.start(["--board", board], config,
+                   dict(env if env is not None else os.environ, TMPDIR=self.boards))
+        [tree] = glob.glob(os.path.join(self.boards, "dralet-board.*"))
+        return tree
+
+    def start_tree(self, tree, config, env=None):
+        """start() on a materialized tree: --sysfs-root/--dev-root/--proc-root."""
+        self.start(["--sysfs-root", tree + "/sys", "--dev-root", tree + "/dev",
+                    "--proc-root", tree + "/proc"], config, env)
+
+    def prepare(self, claim, ext=".yaml"):
+        """Writes CLAIM to the store and runs `dralet ctl prepare`: (exit
+        status, the claim's result). An answer without it fails the test."""
+        path = os.path.join(self.store, "resourceclaims", "default",
+                            claim["metadata"]["name"] + ext)
+        with open(path, "w") as f:
+            json.dump(claim, f)   # JSON is YAML
+        r = subprocess.run([self.dralet, "ctl", "prepare", "--socket", self.sock,
+                            "--claim", path], capture_output=True, text=True, timeout=60)
+        try:
+            return r.returncode, json.loads(r.stdout)["claims"][claim["metadata"]["uid"]]
+        except (ValueError, KeyError):
+            self.fail("ctl prepare: %d %s %s" % (r.returncode, r.stdout, r.stderr))
+
+    def unprepare(self, claim):
+        """`dralet ctl unprepare` of CLAIM; the test checks the result."""
+        m = claim["metadata"]
+        return subprocess.run([self.dralet, "ctl", "unprepare", "--socket", self.sock,
+                               "--uid", m["uid"], "--namespace", m["namespace"],
+                               "--name", m["name"]],
+                              capture_output=True, text=True, timeout=60)
+
+    def cdi_edits(self, cdi_id):
+        """The containerEdits of the CDI device CDI_ID (kind=name) in the
+        specs written, None when no spec has it."""
+        kind, name = cdi_id.split("=", 1)
+        for s in glob.glob(os.path.join(self.cdi, "*.json")):
+            with open(s) as f:
+                spec = json.load(f)
+            for d in spec.get("devices", []):
+                if spec["kind"] == kind and d["name"] == name:
+                    return d["containerEdits"]
+        return None
+
+    def cdi_nodes_env(self, cdi_ids):
+        """The device node paths and environment the CDI devices CDI_IDS hand over."""
+        nodes, env = [], []
+        for i in cdi_ids:
+            edits = self.cdi_edits(i) or {}
+            nodes += [n["path"] for n in edits.get("deviceNodes", [])]
+            env += edits.get("env", [])
+        return nodes, env
+
+    def published_device(self, device):
+        """DEVICE as the driver's slices in the store publish it, or None."""
+        for f in glob.glob(os.path.join(self.store, "resourceslices", "*.json")):
+            with open(f) as fh:
+                sl = json.load(fh)
+            if sl["spec"]["driver"] != self.driver:
+                continue
+            for d in sl["spec"].get("devices", []):
+                if d["name"] == device:
+                    return d
+        return None
+
+    def published(self, device, key):
+        """The string attribute KEY of the published DEVICE, or None."""
+        d = self.published_device(device) or {}
+        return d.get("attributes", {}).get(key, {}).get("string")
+
+    def stop(self):
+        """SIGTERM; the test fails unless the daemon exits 0 within 30 s."""
+        self.proc.send_signal(signal.SIGTERM)
+        rc = self.proc.wait(timeout=30)
+        self.proc = None
+        if rc != 0:
+            self.fail("dralet run exited %d" % rc)
+
+    def close(self):
+        """Kills the daemon if it still runs (a test's finally)."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+        if self.proc:
+            self.proc.wait()
+        self.proc = None
