@@ -21,16 +21,18 @@ the image copied under the firmware search path first (docs/fpga.md 4,
   5. Unprepare with onUnprepare keep leaves the image.
   6. An image the FPGA refuses fails the prepare with the kernel's status
      text, and the previous image is put back (state operating again)."""
-import glob
 import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lib.board_agent import BoardAgent, dralet_or_skip, fail  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BOARD = os.path.join(REPO, "boards", "zynqmp-kv260.yaml")
@@ -40,19 +42,6 @@ DEV = "fpga-fpga0"
 IFACE = "6b7c2d4e8f1a3b5c9d0e2f4a6b8c1d3e"  # region0's compat_id (the board's)
 ACCEL = "a1b2c3d4e5f60718293a4b5c6d7e8f90"
 BAD_ACCEL = "0badbadbadbadbadbadbadbadbadbad0"
-
-
-def fail(why, log=None):
-    print("FAIL: " + why)
-    if log and os.path.exists(log):
-        with open(log) as f:
-            print("---- dralet run ----\n" + f.read()[-4000:])
-    sys.exit(1)
-
-
-def skip(why):
-    print("SKIP: " + why)
-    sys.exit(77)
 
 
 def add_raw(dralet, bits, tmp, name, size, manifest):
@@ -86,12 +75,10 @@ def claim(name, uid, config):
 
 
 def main():
-    dralet = os.environ.get("DRALET")
-    if not dralet or not os.access(dralet, os.X_OK):
-        skip("DRALET is not set")
+    dralet = dralet_or_skip()
     tmp = tempfile.mkdtemp(prefix="dralet-fpga-mgr-")
-    proc = None
-    log = os.path.join(tmp, "dralet.log")
+    agent = BoardAgent(dralet, tmp, DRIVER, NODE)
+    log = agent.log
     try:
         bits, fw = os.path.join(tmp, "bitstreams"), os.path.join(tmp, "firmware")
         os.makedirs(fw)
@@ -105,25 +92,7 @@ def main():
         with open(config, "w") as f:
             f.write("backends:\n  fpga-region:\n    options:\n      bitstreamDir: %s\n"
                     "      firmwareDir: %s\n" % (bits, fw))
-        store = os.path.join(tmp, "store")
-        os.makedirs(os.path.join(store, "resourceclaims", "default"))
-        boards = os.path.join(tmp, "boards")
-        os.makedirs(boards)
-        plugins, cdi = os.path.join(tmp, "plugins"), os.path.join(tmp, "cdi")
-        env = dict(os.environ, TMPDIR=boards)
-        with open(log, "w") as out:
-            proc = subprocess.Popen([dralet, "run", "--board", BOARD, "--config", config,
-                                     "--store", store, "--plugins-dir", plugins,
-                                     "--registry-dir", os.path.join(tmp, "registry"),
-                                     "--cdi-dir", cdi, "--node-name", NODE],
-                                    stdout=out, stderr=subprocess.STDOUT, env=env)
-        sock = os.path.join(plugins, DRIVER, "dra.sock")
-        deadline = time.time() + 60
-        while not os.path.exists(sock):
-            if proc.poll() is not None or time.time() > deadline:
-                fail("the daemon did not open %s" % sock, log)
-            time.sleep(0.1)
-        [tree] = glob.glob(os.path.join(boards, "dralet-board.*"))
+        tree = agent.start_board(BOARD, config)
         mgr = os.path.join(tree, "sys/class/fpga_manager/fpga0")
 
         def attr(name):
@@ -131,14 +100,7 @@ def main():
                 return f.read().strip()
 
         def published(key):
-            for f in glob.glob(os.path.join(store, "resourceslices", "*.json")):
-                with open(f) as fh:
-                    sl = json.load(fh)
-                for d in sl["spec"].get("devices", []):
-                    if sl["spec"]["driver"] == DRIVER and d["name"] == DEV:
-                        a = d.get("attributes", {})
-                        return a.get(key, {}).get("string")
-            return None
+            return agent.published(DEV, key)
 
         # 1. published, the way the kernel offers
         deadline = time.time() + 20
@@ -148,25 +110,8 @@ def main():
                      % published("loadMechanism"), log)
             time.sleep(0.1)
 
-        def prepare(c):
-            path = os.path.join(store, "resourceclaims", "default", c["metadata"]["name"] + ".yaml")
-            with open(path, "w") as f:
-                json.dump(c, f)
-            r = subprocess.run([dralet, "ctl", "prepare", "--socket", sock, "--claim", path],
-                               capture_output=True, text=True, timeout=60)
-            try:
-                return r.returncode, json.loads(r.stdout)["claims"][c["metadata"]["uid"]]
-            except (ValueError, KeyError):
-                fail("ctl prepare: %d %s %s" % (r.returncode, r.stdout, r.stderr), log)
-
-        def unprepare(c):
-            m = c["metadata"]
-            return subprocess.run([dralet, "ctl", "unprepare", "--socket", sock, "--uid", m["uid"],
-                                   "--namespace", m["namespace"], "--name", m["name"]],
-                                  capture_output=True, text=True, timeout=60)
-
         # 2. built for another region: refused, nothing written
-        rc, res = prepare(claim("other", "6a1f0c2e-0013-4b2d-8e3f-000000000001",
+        rc, res = agent.prepare(claim("other", "6a1f0c2e-0013-4b2d-8e3f-000000000001",
                                 {"bitstream": {"name": "other"}}))
         if rc != 1 or "was built for interface 11112222333344445555666677778888" not in \
                 res.get("error", ""):
@@ -176,7 +121,7 @@ def main():
                  % (os.listdir(fw), attr("flags"), attr("state")))
 
         # 3. the kernel's search path is not firmwareDir: it cannot find the image
-        rc, res = prepare(claim("lost", "6a1f0c2e-0013-4b2d-8e3f-000000000002",
+        rc, res = agent.prepare(claim("lost", "6a1f0c2e-0013-4b2d-8e3f-000000000002",
                                 {"bitstream": {"name": "accel"}}))
         err = res.get("error", "")
         if rc != 1 or "did not find dralet-%s.bin on its firmware search path" % sha[:16] not in err or \
@@ -188,21 +133,14 @@ def main():
             f.write(fw)
         c = claim("accel", "6a1f0c2e-0013-4b2d-8e3f-000000000003",
                   {"bitstream": {"name": "accel"}, "onUnprepare": "keep"})
-        rc, res = prepare(c)
+        rc, res = agent.prepare(c)
         if rc != 0 or res.get("error"):
             fail("prepare: %d %r" % (rc, res), log)
         if not os.path.isfile(os.path.join(fw, "dralet-%s.bin" % sha[:16])):
             fail("the image is not under the firmware search path: %r" % os.listdir(fw))
         if attr("state") != "operating" or attr("flags") != "1":
             fail("fpga0 after the load: state %s, flags %s" % (attr("state"), attr("flags")))
-        ids = res["devices"][0]["cdiDeviceIds"]
-        env_vars = []
-        for s in glob.glob(os.path.join(cdi, "*.json")):
-            with open(s) as f:
-                spec = json.load(f)
-            for d in spec.get("devices", []):
-                if "%s=%s" % (spec["kind"], d["name"]) in ids:
-                    env_vars += d["containerEdits"].get("env", [])
+        _, env_vars = agent.cdi_nodes_env(res["devices"][0]["cdiDeviceIds"])
         for want in ("_MANAGER=fpga0", "_ACCELERATOR_ID=" + ACCEL, "_BITSTREAM_SHA256=" + sha):
             if not any(e.endswith(want) for e in env_vars):
                 fail("no %s in the container's environment: %r" % (want, env_vars))
@@ -226,14 +164,14 @@ def main():
             time.sleep(0.1)
 
         # 5. keep
-        r = unprepare(c)
+        r = agent.unprepare(c)
         if r.returncode != 0:
             fail("unprepare: %s %s" % (r.stdout, r.stderr), log)
         if attr("state") != "operating" or \
                 open(os.path.join(fw, "dralet-fpga0.loaded")).read().strip() != sha:
             fail("onUnprepare keep: the image did not stay")
         # 6. the FPGA refuses an image: the kernel's status, the previous image back
-        rc, res = prepare(claim("short", "6a1f0c2e-0013-4b2d-8e3f-000000000004",
+        rc, res = agent.prepare(claim("short", "6a1f0c2e-0013-4b2d-8e3f-000000000004",
                                 {"bitstream": {"name": "short"}}))
         err = res.get("error", "")
         if rc != 1 or "reconfig incompatible image" not in err or \
@@ -243,15 +181,10 @@ def main():
             fail("fpga0 after putting it back: state %s, status %r"
                  % (attr("state"), attr("status")))
 
-        proc.send_signal(signal.SIGTERM)
-        if proc.wait(timeout=30) != 0:
-            fail("dralet run exited %d" % proc.returncode, log)
-        proc = None
+        agent.stop()
         print("ok")
     finally:
-        if proc:
-            proc.kill()
-            proc.wait()
+        agent.close()
         shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -7,21 +7,18 @@ is loaded by applying the overlay (docs/fpga.md 4, "fpga_manager"): the item
 dralet-fpga0 reads applied, fpga0 operating, the slice shows loadedBitstream;
 unprepare with onUnprepare reset removes the overlay and the slice no longer
 shows the image."""
-import glob
-import json
 import os
 import shutil
-import signal
 import struct
-import subprocess
 import sys
 import tempfile
 import time
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lib.board_agent import BoardAgent, dralet_or_skip, fail  # noqa: E402
 from test_fpga_mgr_board_run import (ACCEL, BOARD, DRIVER, DEV, IFACE, NODE,  # noqa: E402
-                                     add_raw, claim, fail, skip)
+                                     add_raw, claim)
 
 
 def dtbo(firmware_name):
@@ -42,12 +39,10 @@ def dtbo(firmware_name):
 
 
 def main():
-    dralet = os.environ.get("DRALET")
-    if not dralet or not os.access(dralet, os.X_OK):
-        skip("DRALET is not set")
+    dralet = dralet_or_skip()
     tmp = tempfile.mkdtemp(prefix="dralet-fpga-overlay-")
-    proc = None
-    log = os.path.join(tmp, "dralet.log")
+    agent = BoardAgent(dralet, tmp, DRIVER, NODE)
+    log = agent.log
     try:
         board = os.path.join(tmp, "soc-overlays.yaml")
         with open(BOARD) as f:
@@ -67,37 +62,13 @@ def main():
         with open(config, "w") as f:
             f.write("backends:\n  fpga-region:\n    options:\n      bitstreamDir: %s\n"
                     "      firmwareDir: %s\n" % (bits, fw))
-        store = os.path.join(tmp, "store")
-        os.makedirs(os.path.join(store, "resourceclaims", "default"))
-        boards = os.path.join(tmp, "boards")
-        os.makedirs(boards)
-        plugins, cdi = os.path.join(tmp, "plugins"), os.path.join(tmp, "cdi")
-        with open(log, "w") as out:
-            proc = subprocess.Popen([dralet, "run", "--board", board, "--config", config,
-                                     "--store", store, "--plugins-dir", plugins,
-                                     "--registry-dir", os.path.join(tmp, "registry"),
-                                     "--cdi-dir", cdi, "--node-name", NODE],
-                                    stdout=out, stderr=subprocess.STDOUT,
-                                    env=dict(os.environ, TMPDIR=boards))
-        sock = os.path.join(plugins, DRIVER, "dra.sock")
-        deadline = time.time() + 60
-        while not os.path.exists(sock):
-            if proc.poll() is not None or time.time() > deadline:
-                fail("the daemon did not open %s" % sock, log)
-            time.sleep(0.1)
-        [tree] = glob.glob(os.path.join(boards, "dralet-board.*"))
+        tree = agent.start_board(board, config)
         with open(os.path.join(tree, "sys/module/firmware_class/parameters/path"), "w") as f:
             f.write(fw)
         item = os.path.join(tree, "sys/kernel/config/device-tree/overlays/dralet-fpga0")
 
         def published(key):
-            for p in glob.glob(os.path.join(store, "resourceslices", "*.json")):
-                with open(p) as fh:
-                    sl = json.load(fh)
-                for d in sl["spec"].get("devices", []):
-                    if sl["spec"]["driver"] == DRIVER and d["name"] == DEV:
-                        return d.get("attributes", {}).get(key, {}).get("string")
-            return None
+            return agent.published(DEV, key)
 
         def wait_for(key, want):
             deadline = time.time() + 20
@@ -109,14 +80,9 @@ def main():
         wait_for("loadMechanism", "overlay")
         c = claim("design", "7b2e1d3f-0013-4b2d-8e3f-000000000001",
                   {"bitstream": {"name": "design"}, "onUnprepare": "reset"})
-        path = os.path.join(store, "resourceclaims", "default", "design.yaml")
-        with open(path, "w") as f:
-            json.dump(c, f)
-        r = subprocess.run([dralet, "ctl", "prepare", "--socket", sock, "--claim", path],
-                           capture_output=True, text=True, timeout=60)
-        res = json.loads(r.stdout)["claims"][c["metadata"]["uid"]] if r.stdout else {}
-        if r.returncode != 0 or res.get("error"):
-            fail("prepare: %d %r %s" % (r.returncode, res, r.stderr), log)
+        rc, res = agent.prepare(c)
+        if rc != 0 or res.get("error"):
+            fail("prepare: %d %r" % (rc, res), log)
         with open(os.path.join(item, "status")) as f:
             if f.read().strip() != "applied":
                 fail("the overlay item does not read applied")
@@ -127,23 +93,16 @@ def main():
             if not os.path.isfile(os.path.join(fw, name)):
                 fail("%s is not under the firmware search path: %r" % (name, os.listdir(fw)))
         wait_for("loadedBitstream", "design")
-        r = subprocess.run([dralet, "ctl", "unprepare", "--socket", sock, "--uid",
-                            c["metadata"]["uid"], "--namespace", "default", "--name", "design"],
-                           capture_output=True, text=True, timeout=60)
+        r = agent.unprepare(c)
         if r.returncode != 0:
             fail("unprepare: %s %s" % (r.stdout, r.stderr), log)
         if os.path.exists(item):
             fail("onUnprepare reset: the overlay item is still there")
         wait_for("loadedBitstream", None)
-        proc.send_signal(signal.SIGTERM)
-        if proc.wait(timeout=30) != 0:
-            fail("dralet run exited %d" % proc.returncode, log)
-        proc = None
+        agent.stop()
         print("ok %s" % sha[:12])
     finally:
-        if proc:
-            proc.kill()
-            proc.wait()
+        agent.close()
         shutil.rmtree(tmp, ignore_errors=True)
 
 
