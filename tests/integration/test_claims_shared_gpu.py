@@ -10,14 +10,16 @@ container learns its share's memory; a third share that would overcommit the
 GPU's memory is refused with the numbers; unpreparing one share leaves the
 other's spec alone and makes room for the third."""
 import glob
-import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lib.board_agent import BoardAgent, dralet_or_skip, fail, skip  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BOARD = os.path.join(REPO, "boards", "hgx-h100.yaml")
@@ -26,19 +28,6 @@ FAKE_NVML = os.path.join(REPO, BUILD, "tests", "lib", "fake-nvml.so")
 DRIVER = "gpu.dralet.dev"
 NODE = "node-1"
 GPU = "gpu-0000-03-00-0"
-
-
-def fail(why, log=None):
-    print("FAIL: " + why)
-    if log and os.path.exists(log):
-        with open(log) as f:
-            print("---- dralet run ----\n" + f.read()[-4000:])
-    sys.exit(1)
-
-
-def skip(why):
-    print("SKIP: " + why)
-    sys.exit(77)
 
 
 def claim(name, n, memory):
@@ -56,14 +45,12 @@ def claim(name, n, memory):
 
 
 def main():
-    dralet = os.environ.get("DRALET")
-    if not dralet or not os.access(dralet, os.X_OK):
-        skip("DRALET is not set")
+    dralet = dralet_or_skip()
     if not os.path.isfile(FAKE_NVML):
         skip("the fake NVML is not built (make test-libs)")
     tmp = tempfile.mkdtemp(prefix="dralet-shared-gpu-")
-    log = os.path.join(tmp, "dralet.log")
-    proc = None
+    agent = BoardAgent(dralet, tmp, DRIVER, NODE)
+    log, cdi = agent.log, agent.cdi
     try:
         tree = os.path.join(tmp, "node")
         r = subprocess.run([dralet, "board", "materialize", "--quiet", BOARD, tree],
@@ -74,68 +61,30 @@ def main():
         with open(config, "w") as f:
             f.write("backends:\n  nvidia:\n    options:\n      nvmlLibrary: \"%s\"\n" % FAKE_NVML)
         env = dict(os.environ, FAKE_NVML_DATA=os.path.join(tree, "nvml.json"))
-        store = os.path.join(tmp, "store")
-        os.makedirs(os.path.join(store, "resourceclaims", "default"))
-        plugins, cdi = os.path.join(tmp, "plugins"), os.path.join(tmp, "cdi")
-        with open(log, "w") as out:
-            proc = subprocess.Popen([dralet, "run", "--sysfs-root", tree + "/sys", "--dev-root",
-                                     tree + "/dev", "--proc-root", tree + "/proc", "--config",
-                                     config, "--store", store, "--plugins-dir", plugins,
-                                     "--registry-dir", os.path.join(tmp, "registry"),
-                                     "--cdi-dir", cdi, "--node-name", NODE],
-                                    stdout=out, stderr=subprocess.STDOUT, env=env)
-        sock = os.path.join(plugins, DRIVER, "dra.sock")
-        deadline = time.time() + 60
-        while not os.path.exists(sock):
-            if proc.poll() is not None or time.time() > deadline:
-                fail("the daemon did not open %s" % sock, log)
-            time.sleep(0.1)
+        agent.start_tree(tree, config, env)
 
         # the published slice: the GPU is shareable by memory
-        gpu = None
+        deadline = time.time() + 60
+        gpu = agent.published_device(GPU)
         while gpu is None and time.time() < deadline:
-            for path in glob.glob(os.path.join(store, "resourceslices", "*")):
-                with open(path) as f:
-                    s = json.load(f)
-                for d in s["spec"].get("devices", []):
-                    if d["name"] == GPU:
-                        gpu = d
             time.sleep(0.1)
+            gpu = agent.published_device(GPU)
         if not gpu:
-            fail("no slice with %s in %s" % (GPU, store), log)
+            fail("no slice with %s in %s" % (GPU, agent.store), log)
         if gpu.get("allowMultipleAllocations") is not True or \
                 gpu["capacity"]["memory"]["requestPolicy"]["validRange"] != \
                 {"min": "1Gi", "max": "79Gi", "step": "1Gi"}:
             fail("the published GPU: %r" % gpu)
 
         def prepare(c):
-            path = os.path.join(store, "resourceclaims", "default", c["metadata"]["name"] + ".json")
-            with open(path, "w") as f:
-                json.dump(c, f)
-            r = subprocess.run([dralet, "ctl", "prepare", "--socket", sock, "--claim", path],
-                               capture_output=True, text=True, timeout=60)
-            try:
-                return r.returncode, json.loads(r.stdout)["claims"][c["metadata"]["uid"]]
-            except (ValueError, KeyError):
-                fail("ctl prepare: %d %s %s" % (r.returncode, r.stdout, r.stderr), log)
+            return agent.prepare(c, ".json")
 
         def unprepare(c):
-            m = c["metadata"]
-            r = subprocess.run([dralet, "ctl", "unprepare", "--socket", sock, "--uid", m["uid"],
-                                "--namespace", m["namespace"], "--name", m["name"]],
-                               capture_output=True, text=True, timeout=60)
+            r = agent.unprepare(c)
             if r.returncode:
-                fail("ctl unprepare %s: %s %s" % (m["name"], r.stdout, r.stderr), log)
+                fail("ctl unprepare %s: %s %s" % (c["metadata"]["name"], r.stdout, r.stderr), log)
 
-        def spec_edits(cdi_id):
-            kind, name = cdi_id.split("=", 1)
-            for s in glob.glob(os.path.join(cdi, "*.json")):
-                with open(s) as f:
-                    spec = json.load(f)
-                for d in spec.get("devices", []):
-                    if spec["kind"] == kind and d["name"] == name:
-                        return d["containerEdits"]
-            return None
+        spec_edits = agent.cdi_edits
 
         a, b, c = claim("train", 1, "40Gi"), claim("infer", 2, "16Gi"), claim("big", 3, "32Gi")
         ids = {}
@@ -174,15 +123,10 @@ def main():
         unprepare(c)
         if glob.glob(os.path.join(cdi, "*.json")):
             fail("specs left: %r" % os.listdir(cdi))
-        proc.send_signal(signal.SIGTERM)
-        if proc.wait(timeout=30) != 0:
-            fail("the daemon did not exit cleanly", log)
-        proc = None
+        agent.stop()
         print("two claims shared one GPU by memory through ctl prepare: ok")
     finally:
-        if proc and proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        agent.close()
         shutil.rmtree(tmp, ignore_errors=True)
 
 
