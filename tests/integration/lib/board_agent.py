@@ -5,15 +5,16 @@ integration tests that prepare claims through the driver's DRA socket.
 What it starts: BoardAgent.start() runs one `dralet run` with the node given
 (`--board FILE`, or `--sysfs-root/--dev-root/--proc-root` of a tree made with
 `dralet board materialize`), a config file, and --store, --plugins-dir,
---registry-dir, --cdi-dir and --node-name under the test's temp dir; it waits
-for <plugins>/<driver>/dra.sock. Its output goes to <tmp>/dralet.log.
+--registry-dir, --cdi-dir and --node-name under its temp dir; it waits for
+<plugins>/<driver>/dra.sock. Its output goes to <tmp>/dralet.log.
 
-Who owns what: the test creates the temp dir (tempfile.mkdtemp) and removes
-it; BoardAgent only lays out its directories in it (store/, plugins/, cdi/,
-registry/, boards/ where a --board agent materializes its tree: TMPDIR).
-BoardAgent owns the daemon process: stop() ends it with SIGTERM and fails
-the test unless it exits 0; close() (call it in the test's finally) kills a
-daemon that is still running.
+Who owns what: a BoardAgent owns its temp dir (agent.tmp, made with
+tempfile.mkdtemp: store/, plugins/, cdi/, registry/, boards/ where a --board
+agent materializes its tree as its TMPDIR; the test may put its own files
+there too) and the daemon process. stop() ends the daemon with SIGTERM and
+fails the test unless it exits 0; close() kills a daemon still running and
+removes the temp dir. Use it as `with BoardAgent(...) as agent:`, which
+calls close() however the block ends.
 
 How a test fails: fail() prints "FAIL: why" (with the tail of the daemon's
 log when given one) and exits 1; skip() prints "SKIP: why" and exits 77,
@@ -23,9 +24,11 @@ pass). Run with /usr/bin/python3.
 import glob
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 
@@ -51,7 +54,9 @@ def dralet_or_skip():
 
 
 class BoardAgent:
-    def __init__(self, dralet, tmp, driver, node="node-1"):
+    def __init__(self, dralet, driver, prefix, node="node-1"):
+        """PREFIX names the temp dir (tempfile.mkdtemp's prefix)."""
+        tmp = tempfile.mkdtemp(prefix=prefix)
         self.dralet, self.tmp, self.driver, self.node = dralet, tmp, driver, node
         self.log = os.path.join(tmp, "dralet.log")
         self.store = os.path.join(tmp, "store")
@@ -62,8 +67,23 @@ class BoardAgent:
         self.proc = None
         os.makedirs(os.path.join(self.store, "resourceclaims", "default"))
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
     def fail(self, why):
         fail(why, self.log)
+
+    def wait_until(self, cond, why, timeout=20):
+        """Polls COND every 0.1 s; after TIMEOUT s fails with why() and the log."""
+        deadline = time.time() + timeout
+        while not cond():
+            if time.time() > deadline:
+                self.fail(why())
+            time.sleep(0.1)
 
     def start(self, node_args, config, env=None, timeout=60):
         """Runs `dralet run NODE_ARGS --config CONFIG ...` with ENV (default:
@@ -164,9 +184,10 @@ class BoardAgent:
             self.fail("dralet run exited %d" % rc)
 
     def close(self):
-        """Kills the daemon if it still runs (a test's finally)."""
+        """Kills the daemon if it still runs; removes the temp dir."""
         if self.proc and self.proc.poll() is None:
             self.proc.kill()
         if self.proc:
             self.proc.wait()
         self.proc = None
+        shutil.rmtree(self.tmp, ignore_errors=True)
