@@ -11,11 +11,8 @@ GPU's memory is refused with the numbers; unpreparing one share leaves the
 other's spec alone and makes room for the third."""
 import glob
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
-import time
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -48,10 +45,8 @@ def main():
     dralet = dralet_or_skip()
     if not os.path.isfile(FAKE_NVML):
         skip("the fake NVML is not built (make test-libs)")
-    tmp = tempfile.mkdtemp(prefix="dralet-shared-gpu-")
-    agent = BoardAgent(dralet, tmp, DRIVER, NODE)
-    log, cdi = agent.log, agent.cdi
-    try:
+    with BoardAgent(dralet, DRIVER, "dralet-shared-gpu-", NODE) as agent:
+        tmp, log, cdi = agent.tmp, agent.log, agent.cdi
         tree = os.path.join(tmp, "node")
         r = subprocess.run([dralet, "board", "materialize", "--quiet", BOARD, tree],
                            capture_output=True, text=True)
@@ -64,13 +59,9 @@ def main():
         agent.start_tree(tree, config, env)
 
         # the published slice: the GPU is shareable by memory
-        deadline = time.time() + 60
+        agent.wait_until(lambda: agent.published_device(GPU),
+                         lambda: "no slice with %s in %s" % (GPU, agent.store), 60)
         gpu = agent.published_device(GPU)
-        while gpu is None and time.time() < deadline:
-            time.sleep(0.1)
-            gpu = agent.published_device(GPU)
-        if not gpu:
-            fail("no slice with %s in %s" % (GPU, agent.store), log)
         if gpu.get("allowMultipleAllocations") is not True or \
                 gpu["capacity"]["memory"]["requestPolicy"]["validRange"] != \
                 {"min": "1Gi", "max": "79Gi", "step": "1Gi"}:
@@ -125,9 +116,6 @@ def main():
             fail("specs left: %r" % os.listdir(cdi))
         agent.stop()
         print("two claims shared one GPU by memory through ctl prepare: ok")
-    finally:
-        agent.close()
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 main()

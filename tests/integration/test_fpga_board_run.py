@@ -18,12 +18,9 @@ configured programming rate) is refused with the reason, nothing written."""
 import json
 import os
 import re
-import shutil
 import struct
 import subprocess
 import sys
-import tempfile
-import time
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -95,10 +92,8 @@ def main():
     fake_xrt = os.path.join(build, "tests", "lib", "fake-xrt.so")
     if not os.path.exists(fake_xrt):
         fail("%s is not built (make test-libs)" % fake_xrt)
-    tmp = tempfile.mkdtemp(prefix="dralet-fpga-run-")
-    agent = BoardAgent(dralet, tmp, DRIVER, NODE)
-    log = agent.log
-    try:
+    with BoardAgent(dralet, DRIVER, "dralet-fpga-run-", NODE) as agent:
+        tmp, log = agent.tmp, agent.log
         bits = os.path.join(tmp, "bitstreams")
         gbs(os.path.join(tmp, "nlb3.gbs"), IFACE, NEW_AFU, 4096)
         # 3 MiB of PR data: 48 s at 64 KiB/s (below), more than programming may take
@@ -172,12 +167,9 @@ def main():
         # slice shows the image (a selector can prefer the programmed region)
         def published(device=PORT_DEV, key="loadedBitstream"):
             return agent.published(device, key)
-        deadline = time.time() + 60   # a safety net, not a goal
-        while published() != "nlb3":
-            if time.time() > deadline:
-                fail("the published slice shows loadedBitstream %r, not nlb3" % published(),
-                     log)
-            time.sleep(0.1)
+        agent.wait_until(lambda: published() == "nlb3",   # 60 s: a safety net, not a goal
+                         lambda: "the published slice shows loadedBitstream %r, not nlb3"
+                         % published(), 60)
 
         # the Alveo: the xclbin is loaded through the board XRT
         xfile = os.path.join(tree, "sys/bus/pci/devices/0000:3b:00.1/xclbinuuid")
@@ -198,13 +190,10 @@ def main():
         if not any(e.endswith("_XCLBIN_UUID=" + NEW_XCLBIN) for e in env_vars):
             fail("no XCLBIN_UUID %s in the container's environment: %r"
                  % (NEW_XCLBIN, env_vars))
-        deadline = time.time() + 20
-        while published(ALVEO_DEV) != "vadd" or published(ALVEO_DEV, "xclbinUUID") != NEW_XCLBIN:
-            if time.time() > deadline:
-                fail("the published slice shows the U55C with %r / %r, not vadd / %s"
-                     % (published(ALVEO_DEV), published(ALVEO_DEV, "xclbinUUID"), NEW_XCLBIN),
-                     log)
-            time.sleep(0.1)
+        agent.wait_until(lambda: published(ALVEO_DEV) == "vadd" and
+                         published(ALVEO_DEV, "xclbinUUID") == NEW_XCLBIN,
+                         lambda: "the published slice shows the U55C with %r / %r, not vadd / %s"
+                         % (published(ALVEO_DEV), published(ALVEO_DEV, "xclbinUUID"), NEW_XCLBIN))
         r = agent.unprepare(xc)
         if r.returncode != 0:
             fail("unprepare the xclbin: %s %s" % (r.stdout, r.stderr), log)
@@ -217,9 +206,6 @@ def main():
                 fail("onUnprepare keep: the image did not stay")
         agent.stop()
         print("ok")
-    finally:
-        agent.close()
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

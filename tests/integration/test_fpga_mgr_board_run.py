@@ -24,11 +24,8 @@ the image copied under the firmware search path first (docs/fpga.md 4,
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
-import time
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -76,10 +73,8 @@ def claim(name, uid, config):
 
 def main():
     dralet = dralet_or_skip()
-    tmp = tempfile.mkdtemp(prefix="dralet-fpga-mgr-")
-    agent = BoardAgent(dralet, tmp, DRIVER, NODE)
-    log = agent.log
-    try:
+    with BoardAgent(dralet, DRIVER, "dralet-fpga-mgr-", NODE) as agent:
+        tmp, log = agent.tmp, agent.log
         bits, fw = os.path.join(tmp, "bitstreams"), os.path.join(tmp, "firmware")
         os.makedirs(fw)
         sha = add_raw(dralet, bits, tmp, "accel", 4096,
@@ -103,12 +98,9 @@ def main():
             return agent.published(DEV, key)
 
         # 1. published, the way the kernel offers
-        deadline = time.time() + 20
-        while published("loadMechanism") != "firmware":
-            if time.time() > deadline:
-                fail("fpga0 is not published with loadMechanism firmware: %r"
-                     % published("loadMechanism"), log)
-            time.sleep(0.1)
+        agent.wait_until(lambda: published("loadMechanism") == "firmware",
+                         lambda: "fpga0 is not published with loadMechanism firmware: %r"
+                         % published("loadMechanism"))
 
         # 2. built for another region: refused, nothing written
         rc, res = agent.prepare(claim("other", "6a1f0c2e-0013-4b2d-8e3f-000000000001",
@@ -156,12 +148,9 @@ def main():
         if attrs.get("loadedBitstream", {}).get("string") != "accel" or \
                 attrs.get("acceleratorID", {}).get("string") != ACCEL:
             fail("discover: %r" % attrs)
-        deadline = time.time() + 20
-        while published("loadedBitstream") != "accel":
-            if time.time() > deadline:
-                fail("the published slice shows loadedBitstream %r"
-                     % published("loadedBitstream"), log)
-            time.sleep(0.1)
+        agent.wait_until(lambda: published("loadedBitstream") == "accel",
+                         lambda: "the published slice shows loadedBitstream %r"
+                         % published("loadedBitstream"))
 
         # 5. keep
         r = agent.unprepare(c)
@@ -183,9 +172,6 @@ def main():
 
         agent.stop()
         print("ok")
-    finally:
-        agent.close()
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -8,11 +8,8 @@ dralet-fpga0 reads applied, fpga0 operating, the slice shows loadedBitstream;
 unprepare with onUnprepare reset removes the overlay and the slice no longer
 shows the image."""
 import os
-import shutil
 import struct
 import sys
-import tempfile
-import time
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -40,10 +37,8 @@ def dtbo(firmware_name):
 
 def main():
     dralet = dralet_or_skip()
-    tmp = tempfile.mkdtemp(prefix="dralet-fpga-overlay-")
-    agent = BoardAgent(dralet, tmp, DRIVER, NODE)
-    log = agent.log
-    try:
+    with BoardAgent(dralet, DRIVER, "dralet-fpga-overlay-", NODE) as agent:
+        tmp, log = agent.tmp, agent.log
         board = os.path.join(tmp, "soc-overlays.yaml")
         with open(BOARD) as f:
             text = f.read()
@@ -71,11 +66,8 @@ def main():
             return agent.published(DEV, key)
 
         def wait_for(key, want):
-            deadline = time.time() + 20
-            while published(key) != want:
-                if time.time() > deadline:
-                    fail("the slice shows %s %r, not %r" % (key, published(key), want), log)
-                time.sleep(0.1)
+            agent.wait_until(lambda: published(key) == want,
+                             lambda: "the slice shows %s %r, not %r" % (key, published(key), want))
 
         wait_for("loadMechanism", "overlay")
         c = claim("design", "7b2e1d3f-0013-4b2d-8e3f-000000000001",
@@ -101,9 +93,6 @@ def main():
         wait_for("loadedBitstream", None)
         agent.stop()
         print("ok %s" % sha[:12])
-    finally:
-        agent.close()
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
