@@ -25,10 +25,10 @@ import sys
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lib.board_agent import BoardAgent, dralet_or_skip, fail, skip  # noqa: E402
+from lib.fpga_claim import DRIVER, fpga_claim as claim  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BOARD = os.path.join(REPO, "boards", "fpga-server.yaml")
-DRIVER = "fpga.dralet.dev"
 NODE = "node-1"
 PORT_DEV = "fpga-0000-5e-00-0-port0"   # the N6001's port, dfl-port.0 below dfl-fme.0
 IFACE = "2f3b8c6e1d4a5b7c9e0f1a2b3c4d5e6f"  # its PR region's compat_id (the board's)
@@ -66,22 +66,6 @@ def xclbin(path, iface, uuid):
     axlf[416:432] = bytes.fromhex(uuid)
     with open(path, "wb") as f:
         f.write(axlf)
-
-
-def claim(name, uid, device, config):
-    return {
-        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-        "metadata": {"name": name, "namespace": "default", "uid": uid},
-        "spec": {"devices": {"requests": [{"name": "fpga", "exactly": {
-            "deviceClassName": DRIVER}}]}},
-        "status": {"allocation": {"devices": {
-            "results": [{"request": "fpga", "driver": DRIVER, "pool": NODE,
-                         "device": device}],
-            "config": [{"source": "FromClaim", "requests": ["fpga"], "opaque": {
-                "driver": DRIVER, "parameters": dict(
-                    {"apiVersion": DRIVER + "/v1alpha1", "kind": "FpgaConfig"},
-                    **config)}}]}}},
-    }
 
 
 def main():

@@ -30,10 +30,10 @@ import sys
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lib.board_agent import BoardAgent, dralet_or_skip, fail  # noqa: E402
+from lib.fpga_claim import DRIVER, fpga_claim  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BOARD = os.path.join(REPO, "boards", "zynqmp-kv260.yaml")
-DRIVER = "fpga.dralet.dev"
 NODE = "node-1"
 DEV = "fpga-fpga0"
 IFACE = "6b7c2d4e8f1a3b5c9d0e2f4a6b8c1d3e"  # region0's compat_id (the board's)
@@ -57,18 +57,8 @@ def add_raw(dralet, bits, tmp, name, size, manifest):
 
 
 def claim(name, uid, config):
-    return {
-        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-        "metadata": {"name": name, "namespace": "default", "uid": uid},
-        "spec": {"devices": {"requests": [{"name": "fpga", "exactly": {
-            "deviceClassName": DRIVER}}]}},
-        "status": {"allocation": {"devices": {
-            "results": [{"request": "fpga", "driver": DRIVER, "pool": NODE, "device": DEV}],
-            "config": [{"source": "FromClaim", "requests": ["fpga"], "opaque": {
-                "driver": DRIVER, "parameters": dict(
-                    {"apiVersion": DRIVER + "/v1alpha1", "kind": "FpgaConfig"},
-                    **config)}}]}}},
-    }
+    """A claim for fpga0 with the FpgaConfig fields CONFIG."""
+    return fpga_claim(name, uid, DEV, config, NODE)
 
 
 def main():
