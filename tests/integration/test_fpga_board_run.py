@@ -24,7 +24,7 @@ import sys
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lib.board_agent import BoardAgent, dralet_or_skip, fail, skip  # noqa: E402
+from lib.board_agent import BoardAgent, dralet_or_skip, fail, skip, test_lib  # noqa: E402
 from lib.fpga_claim import DRIVER, fpga_claim as claim  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -72,10 +72,7 @@ def main():
     dralet = dralet_or_skip()
     if not os.path.isfile(BOARD):
         skip("boards/fpga-server.yaml is not in the tree")
-    build = os.path.abspath(os.environ.get("BUILD", os.path.join(REPO, "build")))
-    fake_xrt = os.path.join(build, "tests", "lib", "fake-xrt.so")
-    if not os.path.exists(fake_xrt):
-        fail("%s is not built (make test-libs)" % fake_xrt)
+    fake_xrt = test_lib("fake-xrt")
     with BoardAgent(dralet, DRIVER, "dralet-fpga-run-", NODE) as agent:
         tmp, log = agent.tmp, agent.log
         bits = os.path.join(tmp, "bitstreams")

@@ -16,11 +16,13 @@ when XID 79 shows. Deadlines are generous; nothing here measures latency."""
 import glob
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lib.board_agent import BoardAgent, fail, test_lib  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BOARD = os.path.join(REPO, "boards", "vm-like.yaml")
@@ -31,11 +33,6 @@ IN_GI1 = "mig-0000-02-00-0-3g-40gb-0"   # GPU instance 1
 IN_GI2 = "mig-0000-02-00-0-1g-10gb-4"   # GPU instance 2
 VFIO_GPU = "gpu-0000-04-00-0"  # the L40S on vfio-pci
 WAIT = 60
-
-
-def fail(why):
-    print(why)
-    sys.exit(1)
 
 
 def taints(store):
@@ -68,14 +65,9 @@ def main():
     dralet = os.environ.get("DRALET")
     if not dralet:
         fail("DRALET is not set")
-    build = os.path.abspath(os.environ.get("BUILD", os.path.join(REPO, "build")))
-    fake = os.path.join(build, "tests", "lib", "fake-nvml.so")
-    if not os.path.exists(fake):
-        fail("%s is not built (make test-libs)" % fake)
-    tmp = tempfile.mkdtemp(prefix="dralet-nvml-")
-    proc = None
-    log_path = os.path.join(tmp, "dralet.log")
-    try:
+    fake = test_lib("fake-nvml")
+    with BoardAgent(dralet, DRIVER, "dralet-nvml-", NODE) as agent:
+        tmp, store, log_path = agent.tmp, agent.store, agent.log
         tree = os.path.join(tmp, "node")
         r = subprocess.run([dralet, "board", "materialize", "--quiet", BOARD, tree],
                            capture_output=True, text=True)
@@ -90,17 +82,10 @@ def main():
         with open(config, "w") as f:
             f.write("healthCheckIntervalSeconds: 1\nfeatureGates:\n  DRADeviceTaints: true\n"
                     "backends:\n  nvidia:\n    options:\n      nvmlLibrary: \"%s\"\n" % fake)
-        store = os.path.join(tmp, "store")
-        plugins = os.path.join(tmp, "plugins")
         env = dict(os.environ, FAKE_NVML_DATA=os.path.join(tree, "nvml.json"))
         env.pop("FAKE_NVML_EVENTS", None)
-        with open(log_path, "w") as log:
-            proc = subprocess.Popen([dralet, "run", "--sysfs-root", tree + "/sys", "--dev-root",
-                                     tree + "/dev", "--proc-root", tree + "/proc", "--config",
-                                     config, "--store", store, "--registry-dir",
-                                     os.path.join(tmp, "registry"), "--plugins-dir", plugins,
-                                     "--cdi-dir", os.path.join(tmp, "cdi"), "--node-name", NODE],
-                                    stdout=log, stderr=subprocess.STDOUT, env=env)
+        agent.start_tree(tree, config, env)
+        proc = agent.proc
         # the board's L40S on vfio-pci (no NVML) never takes the H100's taints
         both = {IN_GI1: [], IN_GI2: [], VFIO_GPU: []}
         wait_for(lambda: taints(store) == both or taints(store), "both MIG devices published, "
@@ -115,8 +100,7 @@ def main():
             taints(store)
 
         # what the kubelet sees: the message of the NodeWatchResources list
-        sock = os.path.join(plugins, DRIVER, "dra.sock")
-        out = subprocess.run([dralet, "ctl", "watch-health", "--socket", sock, "--count", "1",
+        out = subprocess.run([dralet, "ctl", "watch-health", "--socket", agent.sock, "--count", "1",
                               "--timeout", "%ds" % WAIT], capture_output=True, text=True,
                              timeout=WAIT + 5)
         assert out.returncode == 0, out.stderr
@@ -133,24 +117,11 @@ def main():
         wait_for(lambda: taints(store) == {IN_GI1: ["dralet.dev/xid"], IN_GI2: [], VFIO_GPU: []} or
                  taints(store), "the XID hold alone", proc)
         # a clean exit (under ASan: no leak of the event sets)
-        proc.terminate()
-        assert proc.wait(timeout=WAIT) == 0, "the daemon exited %d" % proc.returncode
+        agent.stop()
         with open(log_path) as log:
             text = log.read()
         assert "device %s: health Healthy -> Unhealthy: NVML: XID 79" % IN_GI1 in text, text[-3000:]
         print("ok: XID 13 ignored, XID 79 on its MIG instance, recovery action on the GPU")
-    except AssertionError as e:
-        with open(log_path) as log:
-            print(log.read()[-3000:])
-        fail("assertion failed: %s" % e)
-    finally:
-        if proc and proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,9 @@ calls close() however the block ends.
 How a test fails: fail() prints "FAIL: why" (with the tail of the daemon's
 log when given one) and exits 1; skip() prints "SKIP: why" and exits 77,
 which tests/run-tests.sh counts as failed (a test that cannot run is no
-pass). Run with /usr/bin/python3.
+pass). A test may also just raise (assert): the with block then writes the
+daemon's log tail to stderr before the exception ends the test (exit 1).
+Run with /usr/bin/python3.
 """
 import glob
 import json
@@ -53,6 +55,18 @@ def dralet_or_skip():
     return dralet
 
 
+def test_lib(name):
+    """$BUILD/tests/lib/NAME.so (BUILD defaults to the repository's build/);
+    fail() when it is not built."""
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))))
+    build = os.path.abspath(os.environ.get("BUILD", os.path.join(repo, "build")))
+    path = os.path.join(build, "tests", "lib", name + ".so")
+    if not os.path.exists(path):
+        fail("%s is not built (make test-libs)" % path)
+    return path
+
+
 class BoardAgent:
     def __init__(self, dralet, driver, prefix, node="node-1"):
         """PREFIX names the temp dir (tempfile.mkdtemp's prefix)."""
@@ -62,6 +76,7 @@ class BoardAgent:
         self.store = os.path.join(tmp, "store")
         self.plugins = os.path.join(tmp, "plugins")
         self.cdi = os.path.join(tmp, "cdi")
+        self.registry = os.path.join(tmp, "registry")
         self.boards = os.path.join(tmp, "boards")
         self.sock = os.path.join(self.plugins, driver, "dra.sock")
         self.proc = None
@@ -70,7 +85,11 @@ class BoardAgent:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None and not issubclass(exc_type, SystemExit) and \
+                os.path.exists(self.log):
+            with open(self.log) as f:
+                sys.stderr.write("---- dralet run ----\n" + f.read()[-6000:])
         self.close()
         return False
 
@@ -85,14 +104,14 @@ class BoardAgent:
                 self.fail(why())
             time.sleep(0.1)
 
-    def start(self, node_args, config, env=None, timeout=60):
-        """Runs `dralet run NODE_ARGS --config CONFIG ...` with ENV (default:
-        the test's) and waits for the DRA socket."""
+    def start(self, node_args, config, env=None, timeout=60, wrapper=()):
+        """Runs `WRAPPER dralet run NODE_ARGS --config CONFIG ...` with ENV
+        (default: the test's) and waits for the DRA socket."""
         with open(self.log, "w") as out:
             self.proc = subprocess.Popen(
-                [self.dralet, "run"] + node_args
+                list(wrapper) + [self.dralet, "run"] + node_args
                 + ["--config", config, "--store", self.store, "--plugins-dir", self.plugins,
-                   "--registry-dir", os.path.join(self.tmp, "registry"),
+                   "--registry-dir", self.registry,
                    "--cdi-dir", self.cdi, "--node-name", self.node],
                 stdout=out, stderr=subprocess.STDOUT, env=env)
         deadline = time.time() + timeout
@@ -110,10 +129,10 @@ class BoardAgent:
         [tree] = glob.glob(os.path.join(self.boards, "dralet-board.*"))
         return tree
 
-    def start_tree(self, tree, config, env=None):
+    def start_tree(self, tree, config, env=None, wrapper=()):
         """start() on a materialized tree: --sysfs-root/--dev-root/--proc-root."""
         self.start(["--sysfs-root", tree + "/sys", "--dev-root", tree + "/dev",
-                    "--proc-root", tree + "/proc"], config, env)
+                    "--proc-root", tree + "/proc"], config, env, wrapper=wrapper)
 
     def prepare(self, claim, ext=".yaml"):
         """Writes CLAIM to the store and runs `dralet ctl prepare`: (exit
