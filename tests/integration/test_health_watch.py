@@ -19,10 +19,8 @@ import json
 import os
 import queue
 import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -35,6 +33,7 @@ except ImportError:
     sys.exit(77)
 
 from lib import kubelet as k  # noqa: E402
+from lib.board_agent import BoardAgent  # noqa: E402
 import claims_kubelet as ck  # noqa: E402
 
 BOARD = os.path.join(ck.REPO, "boards", "vm-like.yaml")
@@ -174,10 +173,8 @@ def main():
     dralet = os.environ.get("DRALET")
     ck.need(dralet, "DRALET is not set")
     ck.need(shutil.which("protoc"), "protoc is not installed")
-    tmp = tempfile.mkdtemp(prefix="dralet-health-")
-    proc = None
-    log_path = os.path.join(tmp, "dralet.log")
-    try:
+    with BoardAgent(dralet, DRIVER, "dralet-health-", NODE) as agent:
+        tmp, store, log_path = agent.tmp, agent.store, agent.log
         pb = k.compile_protos(tmp)
         tree = os.path.join(tmp, "node")
         r = subprocess.run([dralet, "board", "materialize", "--quiet", BOARD, tree],
@@ -185,23 +182,14 @@ def main():
         assert r.returncode == 0, r.stderr[-500:]
         config = os.path.join(tmp, "config.yaml")
         write(config, "healthCheckIntervalSeconds: 1\nfeatureGates:\n  DRADeviceTaints: true\n")
-        store = os.path.join(tmp, "store")
         put_claim(store, CLAIMED)
-        registry, plugins = os.path.join(tmp, "registry"), os.path.join(tmp, "plugins")
-        log = open(log_path, "w")
         # e.g. DRALET_TEST_WRAPPER="valgrind --error-exitcode=9 --leak-check=full"
         wrapper = os.environ.get("DRALET_TEST_WRAPPER", "").split()
-        proc = subprocess.Popen(wrapper + [dralet, "run", "--sysfs-root", tree + "/sys", "--dev-root",
-                                 tree + "/dev", "--proc-root", tree + "/proc", "--config",
-                                 config, "--store", store, "--registry-dir", registry,
-                                 "--plugins-dir", plugins, "--cdi-dir",
-                                 os.path.join(tmp, "cdi"), "--node-name", NODE],
-                                stdout=log, stderr=subprocess.STDOUT)
-        log.close()
-        reg_sock = os.path.join(registry, DRIVER + "-reg.sock")
-        dra_sock = os.path.join(plugins, DRIVER, "dra.sock")
-        wait_for(lambda: proc.poll() is not None or
-                 (os.path.exists(reg_sock) and os.path.exists(dra_sock)), "the sockets")
+        agent.start_tree(tree, config, timeout=WAIT, wrapper=wrapper)
+        proc = agent.proc
+        reg_sock = os.path.join(agent.registry, DRIVER + "-reg.sock")
+        dra_sock = agent.sock
+        wait_for(lambda: proc.poll() is not None or os.path.exists(reg_sock), "the sockets")
         assert proc.poll() is None, "the daemon exited"
 
         # registration advertises the health service
@@ -289,9 +277,7 @@ def main():
         watchers[1].next_matching(lambda m: set(m) == names, pb, "another periodic list")
 
         # SIGTERM ends the open watch with OK and the daemon exits cleanly
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=WAIT) == 0
-        proc = None
+        agent.stop(timeout=WAIT)
         watchers[1].thread.join(WAIT)
         assert watchers[1].end == grpc.StatusCode.OK, watchers[1].end
         watchers[1].channel.close()
@@ -299,15 +285,6 @@ def main():
         assert "device %s: health Healthy -> Unhealthy" % SICK in text, text[-3000:]
         assert "device %s: health Unhealthy -> Healthy" % SICK in text, text[-3000:]
         print("health watch: %d devices, down and up again seen by 2 watchers: ok" % len(names))
-    except BaseException:
-        if os.path.exists(log_path):
-            sys.stderr.write(open(log_path).read()[-6000:])
-        raise
-    finally:
-        if proc and proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 main()

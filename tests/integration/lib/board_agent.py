@@ -129,10 +129,10 @@ class BoardAgent:
         [tree] = glob.glob(os.path.join(self.boards, "dralet-board.*"))
         return tree
 
-    def start_tree(self, tree, config, env=None, wrapper=()):
+    def start_tree(self, tree, config, env=None, timeout=60, wrapper=()):
         """start() on a materialized tree: --sysfs-root/--dev-root/--proc-root."""
         self.start(["--sysfs-root", tree + "/sys", "--dev-root", tree + "/dev",
-                    "--proc-root", tree + "/proc"], config, env, wrapper=wrapper)
+                    "--proc-root", tree + "/proc"], config, env, timeout, wrapper)
 
     def prepare(self, claim, ext=".yaml"):
         """Writes CLAIM to the store and runs `dralet ctl prepare`: (exit
@@ -194,10 +194,10 @@ class BoardAgent:
         d = self.published_device(device) or {}
         return d.get("attributes", {}).get(key, {}).get("string")
 
-    def stop(self):
-        """SIGTERM; the test fails unless the daemon exits 0 within 30 s."""
+    def stop(self, timeout=30):
+        """SIGTERM; the test fails unless the daemon exits 0 within TIMEOUT s."""
         self.proc.send_signal(signal.SIGTERM)
-        rc = self.proc.wait(timeout=30)
+        rc = self.proc.wait(timeout=timeout)
         self.proc = None
         if rc != 0:
             self.fail("dralet run exited %d" % rc)
