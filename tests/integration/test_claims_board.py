@@ -9,15 +9,12 @@ spec written is checked against the schema. SKIPs until the board and its
 backends are in the tree."""
 import json
 import os
-import shutil
-import signal
 import subprocess
 import sys
-import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 import claims_kubelet as ck  # noqa: E402
+from lib.board_agent import BoardAgent  # noqa: E402
 
 BOARD = os.path.join(ck.REPO, "boards", "hgx-h100.yaml")
 EXAMPLES = os.path.join(ck.REPO, "deploy", "examples", "claims")
@@ -39,9 +36,8 @@ def main():
         import yaml  # noqa: F401
     except ImportError:
         ck.skip("python3-yaml is missing")
-    tmp = tempfile.mkdtemp(prefix="dralet-claims-board-")
-    proc = None
-    try:
+    with BoardAgent(dralet, "gpu.dralet.dev", "dralet-claims-board-", "demo-node") as agent:
+        tmp, store, cdi = agent.tmp, agent.store, agent.cdi
         tree = os.path.join(tmp, "node")
         r = subprocess.run([dralet, "board", "materialize", "--quiet", BOARD, tree],
                            capture_output=True, text=True)
@@ -59,7 +55,6 @@ def main():
         names = {d["name"] for d in json.loads(disc.stdout or '{"devices":[]}')["devices"]}
         ck.need("gpu-0000-03-00-0" in names and "rdma-0000-24-00-0" in names,
                 "the GPU and RDMA backends are not in the tree yet")
-        store = os.path.join(tmp, "store")
         claims = {}
         for fn in sorted(os.listdir(EXAMPLES)):
             c = load_yaml(os.path.join(EXAMPLES, fn))
@@ -69,21 +64,12 @@ def main():
             with open(os.path.join(d, md["name"] + ".json"), "w") as f:
                 json.dump(c, f)
             claims[fn] = c
-        plugins, cdi = os.path.join(tmp, "plugins"), os.path.join(tmp, "cdi")
-        log = open(os.path.join(tmp, "dralet.log"), "w")
-        proc = subprocess.Popen([dralet, "run", "--sysfs-root", tree + "/sys", "--dev-root",
-                                 tree + "/dev", "--proc-root", tree + "/proc", "--config",
-                                 config, "--store", store, "--registry-dir",
-                                 os.path.join(tmp, "registry"), "--plugins-dir", plugins,
-                                 "--cdi-dir", cdi, "--node-name", "demo-node"],
-                                stdout=log, stderr=subprocess.STDOUT, env=env)
+        agent.start_tree(tree, config, env)
         protos = ck.Protos(tmp)
-        sockets = {drv: os.path.join(plugins, drv, "dra.sock")
+        sockets = {drv: os.path.join(agent.plugins, drv, "dra.sock")
                    for drv in ("gpu.dralet.dev", "net.dralet.dev")}
-        deadline = time.time() + 60
-        while not all(os.path.exists(s) for s in sockets.values()):
-            assert proc.poll() is None and time.time() < deadline, open(log.name).read()[-3000:]
-            time.sleep(0.1)
+        agent.wait_until(lambda: all(os.path.exists(s) for s in sockets.values()),
+                         lambda: "the daemon did not open %r" % sockets, 60)
         kubelets = {drv: ck.Kubelet(protos, s) for drv, s in sockets.items()}
         have_mig = "mig-0000-e3-00-0-1g-10gb-6" in names
         for fn, c in claims.items():
@@ -117,20 +103,8 @@ def main():
         assert os.listdir(cdi) == [], os.listdir(cdi)
         for k in kubelets.values():
             k.close()
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=30) == 0
-        proc = None
+        agent.stop()
         print("%d CDI specs valid; example claims on hgx-h100: ok" % len(specs))
-    except BaseException:
-        p = os.path.join(tmp, "dralet.log")
-        if os.path.exists(p):
-            sys.stderr.write(open(p).read()[-6000:])
-        raise
-    finally:
-        if proc and proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 main()
