@@ -38,10 +38,7 @@ def main():
         ck.skip("python3-yaml is missing")
     with BoardAgent(dralet, "gpu.dralet.dev", "dralet-claims-board-", "demo-node") as agent:
         tmp, store, cdi = agent.tmp, agent.store, agent.cdi
-        tree = os.path.join(tmp, "node")
-        r = subprocess.run([dralet, "board", "materialize", "--quiet", BOARD, tree],
-                           capture_output=True, text=True)
-        ck.need(r.returncode == 0, "cannot materialize the board: " + r.stderr[-300:])
+        tree = agent.materialize(BOARD)
         config = os.path.join(tmp, "config.yaml")
         env = dict(os.environ)
         with open(config, "w") as f:

@@ -11,7 +11,6 @@ GPU's memory is refused with the numbers; unpreparing one share leaves the
 other's spec alone and makes room for the third."""
 import glob
 import os
-import subprocess
 import sys
 
 sys.dont_write_bytecode = True
@@ -47,11 +46,7 @@ def main():
         skip("the fake NVML is not built (make test-libs)")
     with BoardAgent(dralet, DRIVER, "dralet-shared-gpu-", NODE) as agent:
         tmp, log, cdi = agent.tmp, agent.log, agent.cdi
-        tree = os.path.join(tmp, "node")
-        r = subprocess.run([dralet, "board", "materialize", "--quiet", BOARD, tree],
-                           capture_output=True, text=True)
-        if r.returncode:
-            fail("board materialize: " + r.stderr)
+        tree = agent.materialize(BOARD)
         config = os.path.join(tmp, "config.yaml")
         with open(config, "w") as f:
             f.write("backends:\n  nvidia:\n    options:\n      nvmlLibrary: \"%s\"\n" % FAKE_NVML)

@@ -13,7 +13,6 @@ Events are appended to the tree's nvml-events file, as the driver would report t
 
 The order proves the first point: had XID 13 counted, the second device would be tainted
 when XID 79 shows. Deadlines are generous; nothing here measures latency."""
-import glob
 import json
 import os
 import subprocess
@@ -35,17 +34,10 @@ VFIO_GPU = "gpu-0000-04-00-0"  # the L40S on vfio-pci
 WAIT = 60
 
 
-def taints(store):
+def taints(agent):
     """{device: [taint keys]} of the driver's published slices."""
-    out = {}
-    for f in glob.glob(os.path.join(store, "resourceslices", "*.json")):
-        with open(f) as fh:
-            s = json.load(fh)
-        if s["spec"]["driver"] != DRIVER:
-            continue
-        for d in s["spec"].get("devices", []):
-            out[d["name"]] = sorted(t["key"] for t in d.get("taints", []))
-    return out
+    return {d["name"]: sorted(t["key"] for t in d.get("taints", []))
+            for d in agent.published_devices()}
 
 
 def wait_for(cond, what, proc):
@@ -67,11 +59,8 @@ def main():
         fail("DRALET is not set")
     fake = test_lib("fake-nvml")
     with BoardAgent(dralet, DRIVER, "dralet-nvml-", NODE) as agent:
-        tmp, store, log_path = agent.tmp, agent.store, agent.log
-        tree = os.path.join(tmp, "node")
-        r = subprocess.run([dralet, "board", "materialize", "--quiet", BOARD, tree],
-                           capture_output=True, text=True)
-        assert r.returncode == 0, r.stderr[-500:]
+        tmp, log_path = agent.tmp, agent.log
+        tree = agent.materialize(BOARD)
         events = os.path.join(tree, "nvml-events")
 
         def inject(line):
@@ -88,16 +77,16 @@ def main():
         proc = agent.proc
         # the board's L40S on vfio-pci (no NVML) never takes the H100's taints
         both = {IN_GI1: [], IN_GI2: [], VFIO_GPU: []}
-        wait_for(lambda: taints(store) == both or taints(store), "both MIG devices published, "
+        wait_for(lambda: taints(agent) == both or taints(agent), "both MIG devices published, "
                  "untainted", proc)
-        assert taints(store) == both, taints(store)
+        assert taints(agent) == both, taints(agent)
 
         inject("xid 13")
         inject("xid 79 1 0")
-        wait_for(lambda: taints(store)[IN_GI1] == ["dralet.dev/xid"] or taints(store),
+        wait_for(lambda: taints(agent)[IN_GI1] == ["dralet.dev/xid"] or taints(agent),
                  IN_GI1 + " tainted dralet.dev/xid", proc)
-        assert taints(store) == {IN_GI1: ["dralet.dev/xid"], IN_GI2: [], VFIO_GPU: []}, \
-            taints(store)
+        assert taints(agent) == {IN_GI1: ["dralet.dev/xid"], IN_GI2: [], VFIO_GPU: []}, \
+            taints(agent)
 
         # what the kubelet sees: the message of the NodeWatchResources list
         out = subprocess.run([dralet, "ctl", "watch-health", "--socket", agent.sock, "--count", "1",
@@ -112,10 +101,10 @@ def main():
         inject("recovery 2")
         recovery = {IN_GI1: ["dralet.dev/gpu-recovery"], IN_GI2: ["dralet.dev/gpu-recovery"],
                     VFIO_GPU: []}
-        wait_for(lambda: taints(store) == recovery or taints(store), "the recovery taint", proc)
+        wait_for(lambda: taints(agent) == recovery or taints(agent), "the recovery taint", proc)
         inject("recovery 0")
-        wait_for(lambda: taints(store) == {IN_GI1: ["dralet.dev/xid"], IN_GI2: [], VFIO_GPU: []} or
-                 taints(store), "the XID hold alone", proc)
+        wait_for(lambda: taints(agent) == {IN_GI1: ["dralet.dev/xid"], IN_GI2: [], VFIO_GPU: []} or
+                 taints(agent), "the XID hold alone", proc)
         # a clean exit (under ASan: no leak of the event sets)
         agent.stop()
         with open(log_path) as log:

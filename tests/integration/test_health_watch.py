@@ -133,17 +133,10 @@ def unprepare(kl, pb, claim_uid):
     return call(req, timeout=45).claims[claim_uid].error
 
 
-def tainted_devices(store):
-    out = set()
-    for f in glob.glob(os.path.join(store, "resourceslices", "*.json")):
-        with open(f) as fh:
-            s = json.load(fh)
-        if s["spec"]["driver"] != DRIVER:
-            continue
-        for d in s["spec"].get("devices", []):
-            if any(t.get("key") == "dralet.dev/unhealthy" for t in d.get("taints", [])):
-                out.add(d["name"])
-    return out
+def tainted_devices(agent):
+    """The driver's published devices with the taint dralet.dev/unhealthy."""
+    return {d["name"] for d in agent.published_devices()
+            if any(t.get("key") == "dralet.dev/unhealthy" for t in d.get("taints", []))}
 
 
 def node_events(store, reason):
@@ -176,10 +169,7 @@ def main():
     with BoardAgent(dralet, DRIVER, "dralet-health-", NODE) as agent:
         tmp, store, log_path = agent.tmp, agent.store, agent.log
         pb = k.compile_protos(tmp)
-        tree = os.path.join(tmp, "node")
-        r = subprocess.run([dralet, "board", "materialize", "--quiet", BOARD, tree],
-                           capture_output=True, text=True)
-        assert r.returncode == 0, r.stderr[-500:]
+        tree = agent.materialize(BOARD)
         config = os.path.join(tmp, "config.yaml")
         write(config, "healthCheckIntervalSeconds: 1\nfeatureGates:\n  DRADeviceTaints: true\n")
         put_claim(store, CLAIMED)
@@ -215,7 +205,7 @@ def main():
                 assert d.device.pool_name == NODE, d
                 assert started - 3600 < d.last_updated_time <= time.time() + 5, d
                 assert d.health_check_timeout_seconds == 3 and d.message == "", d
-        assert not tainted_devices(store)
+        assert not tainted_devices(agent)
 
         # one port goes down: every watcher hears it, the slice gets the taint
         state = port_state_file(tree, SICK)
@@ -226,7 +216,7 @@ def main():
                                   pb, SICK + " UNHEALTHY")
             [why] = [d.message for d in msg.devices if d.device.device_name == SICK]
             assert why.endswith("port 1 is DOWN, not ACTIVE"), why
-        wait_for(lambda: tainted_devices(store) == {SICK}, "the taint on " + SICK)
+        wait_for(lambda: tainted_devices(agent) == {SICK}, "the taint on " + SICK)
         # and an Event about the Node says it (the file store writes DIR/events)
         wait_for(lambda: node_events(store, "DeviceUnhealthy"), "the DeviceUnhealthy Event")
         [ev] = node_events(store, "DeviceUnhealthy")
@@ -264,7 +254,7 @@ def main():
         for w in watchers:
             msg = w.next_matching(lambda m: m.get(SICK) == "HEALTHY", pb, SICK + " HEALTHY")
             assert set(health_map(msg, pb).values()) == {"HEALTHY"}
-        wait_for(lambda: not tainted_devices(store), "the taint to go")
+        wait_for(lambda: not tainted_devices(agent), "the taint to go")
         wait_for(lambda: node_events(store, "DeviceRecovered"), "the DeviceRecovered Event")
         [ev] = node_events(store, "DeviceRecovered")
         assert ev["type"] == "Normal", ev

@@ -104,6 +104,16 @@ class BoardAgent:
                 self.fail(why())
             time.sleep(0.1)
 
+    def materialize(self, board):
+        """`dralet board materialize BOARD <tmp>/node`: the tree, for
+        start_tree(); the test fails when it cannot."""
+        tree = os.path.join(self.tmp, "node")
+        r = subprocess.run([self.dralet, "board", "materialize", "--quiet", board, tree],
+                           capture_output=True, text=True)
+        if r.returncode:
+            fail("board materialize: " + r.stderr[-500:])
+        return tree
+
     def start(self, node_args, config, env=None, timeout=60, wrapper=()):
         """Runs `WRAPPER dralet run NODE_ARGS --config CONFIG ...` with ENV
         (default: the test's) and waits for the DRA socket."""
@@ -177,16 +187,21 @@ class BoardAgent:
             env += edits.get("env", [])
         return nodes, env
 
-    def published_device(self, device):
-        """DEVICE as the driver's slices in the store publish it, or None."""
+    def published_devices(self):
+        """The devices of the driver's slices in the store, as published."""
+        out = []
         for f in glob.glob(os.path.join(self.store, "resourceslices", "*.json")):
             with open(f) as fh:
                 sl = json.load(fh)
-            if sl["spec"]["driver"] != self.driver:
-                continue
-            for d in sl["spec"].get("devices", []):
-                if d["name"] == device:
-                    return d
+            if sl["spec"]["driver"] == self.driver:
+                out += sl["spec"].get("devices", [])
+        return out
+
+    def published_device(self, device):
+        """DEVICE as the driver's slices in the store publish it, or None."""
+        for d in self.published_devices():
+            if d["name"] == device:
+                return d
         return None
 
     def published(self, device, key):
