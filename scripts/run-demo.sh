@@ -31,7 +31,9 @@ config="$run/config.yaml"
 nvml_note=""
 nvml_env=""
 if [ -n "$fake_nvml" ] && [ -f "$fake_nvml" ] && [ -f "$run/node/nvml.json" ]; then
-    printf 'backends:\n  nvidia:\n    options:\n      nvmlLibrary: "%s"\n' "$fake_nvml" >"$config"
+    # sharing: the demo's GPUs are shareable by memory (docs/sharing.md, opt-in)
+    printf 'backends:\n  nvidia:\n    options:\n      nvmlLibrary: "%s"\n      sharing: "true"\n' \
+        "$fake_nvml" >"$config"
     export FAKE_NVML_DATA="$run/node/nvml.json"
     nvml_env="FAKE_NVML_DATA=$FAKE_NVML_DATA "
     nvml_note="  NVML                  simulated from $run/node/nvml.json (MIG devices included)

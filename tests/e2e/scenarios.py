@@ -297,10 +297,21 @@ def gpu_shared_by_memory(e):
     GPU's nodes and its share's memory; a claim for more than is left stays
     pending. On 1.34 (gate off): the server dropped the fields, the agent said so
     once, and its GPU slices are not written again (no write loop)."""
+    # sharing is opt-in (docs/sharing.md: the scheduler makes adminAccess requests
+    # consume capacity too): this scenario turns it on, and back off at the end
+    config = e.config(e.board)
+    config["backends"]["nvidia"]["options"]["sharing"] = "true"
+    pod = deploy.switch_board(e.c, e.root, config)
+    try:
+        shared_gpu_scenario(e, pod)
+    finally:
+        deploy.switch_board(e.c, e.root, e.config(e.board))
+
+
+def shared_gpu_scenario(e, pod):
     import urllib.request
     from cluster import NODE_IP
 
-    pod = deploy.wait_agent_ready(e.c)
     port = pod["spec"]["containers"][0]["readinessProbe"]["httpGet"]["port"]
 
     def slice_writes():
@@ -309,12 +320,17 @@ def gpu_shared_by_memory(e):
         return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
                    if line.startswith("dralet_slice_writes_total{") and f'driver="{GPU}"' in line)
 
-    shared = sorted(n for n, d in e.devices.items()
-                    if d.get("allowMultipleAllocations") and d["driver"] == GPU)
-    if not shared:
-        raise ClusterError("dralet discover shows no shareable GPU on hgx-h100")
-    published = {d["name"]: d for s in deploy.slices(e.c, GPU) for d in s["spec"]["devices"]}
-    gpu = shared[0]
+    gpu = sorted(n for n, d in e.devices.items()
+                 if d["driver"] == GPU and d["attributes"].get("type") == {"string": "gpu"}
+                 and "uuid" in d["attributes"])[0]
+
+    def published_gpus():
+        return {d["name"]: d for s in deploy.slices(e.c, GPU) for d in s["spec"]["devices"]}
+    if e.c.version != "1.34":
+        wait_until(f"{gpu} published shareable",
+                   lambda: published_gpus().get(gpu, {}).get("allowMultipleAllocations"),
+                   timeout=60)
+    published = published_gpus()
     if e.c.version == "1.34":
         if any("allowMultipleAllocations" in d or any(
                 "requestPolicy" in c for c in d.get("capacity", {}).values())

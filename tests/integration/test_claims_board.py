@@ -43,8 +43,9 @@ def main():
         env = dict(os.environ)
         with open(config, "w") as f:
             if os.path.isfile(FAKE_NVML):
+                # as make run's demo: GPUs shareable (deploy/examples' gpu-shared.yaml)
                 f.write("backends:\n  nvidia:\n    options:\n      nvmlLibrary: \"%s\"\n"
-                        % FAKE_NVML)
+                        "      sharing: \"true\"\n" % FAKE_NVML)
                 env["FAKE_NVML_DATA"] = os.path.join(tree, "nvml.json")
         disc = subprocess.run([dralet, "discover", "--sysfs-root", tree + "/sys", "--dev-root",
                                tree + "/dev", "--proc-root", tree + "/proc", "--config", config,

@@ -49,7 +49,8 @@ def main():
         tree = agent.materialize(BOARD)
         config = os.path.join(tmp, "config.yaml")
         with open(config, "w") as f:
-            f.write("backends:\n  nvidia:\n    options:\n      nvmlLibrary: \"%s\"\n" % FAKE_NVML)
+            f.write("backends:\n  nvidia:\n    options:\n      nvmlLibrary: \"%s\"\n"
+                    "      sharing: \"true\"\n" % FAKE_NVML)
         env = dict(os.environ, FAKE_NVML_DATA=os.path.join(tree, "nvml.json"))
         agent.start_tree(tree, config, env)
 

@@ -112,11 +112,8 @@ gpu = by["gpu-0000-18-00-0"]
 assert gpu["attributes"]["uuid"] == {"string": "GPU-aaaaaaaa-0000-0000-0000-000000000000"}
 assert gpu["attributes"]["driverVersion"] == {"version": "550.54.15"}
 assert gpu["attributes"]["resource.kubernetes.io/pcieRoot"] == {"string": "pci0000:00"}
-assert gpu["capacity"]["memory"]["value"] == "81559Mi", gpu["capacity"]
-# shareable by memory (docs/sharing.md): 1Gi steps up to the whole GiB
-assert gpu["capacity"]["memory"]["requestPolicy"] == {
-    "default": "79Gi", "validRange": {"min": "1Gi", "max": "79Gi", "step": "1Gi"}}, gpu["capacity"]
-assert gpu["allowMultipleAllocations"] is True, gpu
+assert gpu["capacity"]["memory"] == {"value": "81559Mi"}
+assert "allowMultipleAllocations" not in gpu, gpu   # sharing is opt-in (docs/sharing.md)
 mig = by["mig-0000-2a-00-0-1g-10gb-0"]
 assert mig["attributes"]["migProfile"] == {"string": "1g.10gb"}
 assert mig["capacity"]["multiprocessors"] == {"value": "16"}

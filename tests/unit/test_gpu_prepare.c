@@ -527,7 +527,7 @@ static void test_run_tool_timeout(void **state)
 
 /* A full GPU shared by memory (nvidia_sharing.c): published shareable, each
  * share prepared with its ID and memory; a time-slice only for a share that
- * holds all the memory; option sharing "false" publishes it exclusive. */
+ * holds all the memory; without option sharing "true" it is exclusive. */
 static void test_shared_gpu(void **state)
 {
 	static const struct dralet_capacity small[] = { { "memory", "8Gi" }, { "shares", "1" } };
@@ -541,7 +541,7 @@ static void test_shared_gpu(void **state)
 	char *log;
 
 	(void)state;
-	prep_setup(&p, NULL);
+	prep_setup(&p, "\"sharing\":\"true\"");
 	g = harness_device(&p.h, "gpu-0000-18-00-0");
 	assert_true(dralet_device_allows_multiple(g));
 	mem = dralet_device_capacity_policy(g, "memory");
@@ -578,7 +578,7 @@ static void test_shared_gpu(void **state)
 	free(log);
 	prep_teardown(&p);
 
-	prep_setup(&p, "\"sharing\":\"false\"");
+	prep_setup(&p, NULL);	/* the default: exclusive */
 	g = harness_device(&p.h, "gpu-0000-18-00-0");
 	assert_false(dralet_device_allows_multiple(g));
 	assert_null(dralet_device_capacity_policy(g, "memory"));

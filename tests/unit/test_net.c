@@ -139,7 +139,7 @@ static void test_rdma_pf_and_vf(void **state)
 	char *d = build_tree();
 
 	(void)state;
-	assert_int_equal(harness_init(&h, &backend_rdma, d, NULL), 0);
+	assert_int_equal(harness_init(&h, &backend_rdma, d, "{\"sharing\":\"true\"}"), 0);
 	assert_int_equal(harness_probe_all(&h), 0);
 	/* the PF, the RDMA VF and the soft-RoCE NIC (the default-route NIC has no
 	 * ibdev; the agent would skip it anyway) */
@@ -192,8 +192,9 @@ static void test_rdma_pf_and_vf(void **state)
 	assert_true(t_dev_node(soft, "/dev/infiniband/uverbs4"));
 	assert_false(t_dev_node(soft, "/dev/infiniband/umad4"));
 
-	/* shared mode: the PF (and the soft-RoCE NIC) may be shared by pods,
-	 * all of its shares by default; a VF stays exclusive */
+	/* shared mode (option sharing "true"): the PF (and the soft-RoCE NIC)
+	 * may be shared by pods, all of its shares by default; a VF stays
+	 * exclusive */
 	const struct dralet_capacity_policy *p = dralet_device_capacity_policy(pf, "shares");
 	assert_true(dralet_device_allows_multiple(pf));
 	assert_non_null(p);
@@ -225,8 +226,8 @@ static void test_rdma_pf_and_vf(void **state)
 	}
 	harness_fini(&h);
 
-	/* option sharing "false": exclusive, as before */
-	assert_int_equal(harness_init(&h, &backend_rdma, d, "{\"sharing\":\"false\"}"), 0);
+	/* without option sharing "true" (the default, or "false"): exclusive */
+	assert_int_equal(harness_init(&h, &backend_rdma, d, NULL), 0);
 	assert_int_equal(harness_probe_all(&h), 0);
 	pf = harness_device(&h, "rdma-0000-04-00-0");
 	assert_false(dralet_device_allows_multiple(pf));
