@@ -84,9 +84,16 @@ def slices(store, want_devices, timeout=30):
     deadline = time.time() + timeout
     while True:
         out = []
+        # the store writes <name>.json.tmp and renames it: only whole slices,
+        # and one deleted since the listing is gone
         for fn in sorted(os.listdir(d)) if os.path.isdir(d) else []:
-            with open(os.path.join(d, fn)) as f:
-                s = json.load(f)
+            if not fn.endswith(".json"):
+                continue
+            try:
+                with open(os.path.join(d, fn)) as f:
+                    s = json.load(f)
+            except FileNotFoundError:
+                continue
             if s["spec"]["driver"] == DRIVER:
                 out.append(s)
         if sum(len(s["spec"].get("devices", [])) for s in out) == want_devices:

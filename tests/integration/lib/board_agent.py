@@ -191,8 +191,11 @@ class BoardAgent:
         """The devices of the driver's slices in the store, as published."""
         out = []
         for f in glob.glob(os.path.join(self.store, "resourceslices", "*.json")):
-            with open(f) as fh:
-                sl = json.load(fh)
+            try:
+                with open(f) as fh:
+                    sl = json.load(fh)
+            except FileNotFoundError:
+                continue    # deleted since the listing
             if sl["spec"]["driver"] == self.driver:
                 out += sl["spec"].get("devices", [])
         return out
