@@ -212,11 +212,18 @@ def apiserver(node):
         # the failed prepare's Event goes out from a queue: a POST of its own
         wait_for(lambda: srv.k8s_events(), 20, interval=0.05, what="the PrepareFailed Event")
         events = len(srv.k8s_events())
+        created = len(srv.slices(ck.NODE))
+
+        def posts_counted():
+            # the server has the Event before the agent has read its answer
+            # and counted the request
+            return by(scrape(port), "dralet_apiserver_requests_total").get(
+                (("code", "201"), ("verb", "POST")), 0) >= created + events
+        wait_for(posts_counted, 60, interval=0.05, what="the Event's POST counted")
         got = scrape(port)
         req = by(got, "dralet_apiserver_requests_total")
         assert req[(("code", "200"), ("verb", "GET"))] >= 1, req       # the node, the lists
         assert req[(("code", "404"), ("verb", "GET"))] == 1, req       # the claim
-        created = len(srv.slices(ck.NODE))
         assert req[(("code", "201"), ("verb", "POST"))] == created + events, \
             (req, created, events)
         writes = by(got, "dralet_slice_writes_total")
