@@ -129,28 +129,19 @@ static struct drv *drv_find(struct store_api *s, const char *driver, bool create
 		return NULL;
 	s->drivers = arr;
 	struct drv *d = calloc(1, sizeof(*d));
-	char *sel = NULL;
 	if (!d)
 		return NULL;
 	d->s = s;
-	d->watch_backoff = (struct backoff)BACKOFF_INIT(BACKOFF_BASE_MS, BACKOFF_MAX_MS);
 	d->sync_backoff = (struct backoff)BACKOFF_INIT(BACKOFF_BASE_MS, BACKOFF_MAX_MS);
-	if (!(d->driver = strdup(driver)) || slice_list_new(&d->cache) < 0 ||
-	    asprintf(&sel, "spec.driver=%s,spec.nodeName=%s", driver, s->node_name) < 0 ||
-	    !(d->selector = kube_escape(sel)) || kube_watch_parser_new(0, &d->parser) < 0) {
-		free(sel);
+	if (!(d->driver = strdup(driver)) || slice_list_new(&d->cache) < 0) {
 		free(d->driver);
-		free(d->selector);
-		slice_list_unref(d->cache);
 		free(d);
 		return NULL;
 	}
-	free(sel);
 	uv_timer_init(s->loop, &d->sync_timer);
-	uv_timer_init(s->loop, &d->watch_timer);
 	d->sync_timer.data = d;
-	d->watch_timer.data = d;
 	s->drivers[s->n_drivers++] = d;
+	informer_add_driver(s, d);
 	return d;
 }
 
@@ -168,12 +159,6 @@ static int api_publish(struct store *st, const char *driver, struct slice_list *
 	d->desired_version++;
 	d->stalled = false;
 	d->unconverged = 0;
-	if (d->unwatched && drv_wants_watch(d)) {
-		d->unwatched = false;
-		d->listed = false;	/* the cache went stale unwatched: read again */
-	}
-	if (!d->listed && !d->list_req && !uv_is_active((uv_handle_t *)&d->watch_timer))
-		drv_start_list(d);
 	drv_want_sync(d, first);
 	return 0;
 }
@@ -214,15 +199,11 @@ static void api_destroy(struct store *st)
 		drv_end_round(d);
 		slice_list_unref(d->desired);
 		slice_list_unref(d->cache);
-		slice_list_unref(d->list_acc);
-		free(d->list_rv);
-		free(d->rv);
 		free(d->driver);
-		free(d->selector);
-		kube_watch_parser_free(d->parser);
 		close_handle(s, (uv_handle_t *)&d->sync_timer);
-		close_handle(s, (uv_handle_t *)&d->watch_timer);
 	}
+	informer_free(s);
+	close_handle(s, (uv_handle_t *)&s->inf.timer);
 	free(s->node_name);
 	free(s->node_uid);
 	close_handle(s, (uv_handle_t *)&s->node_timer);
@@ -306,8 +287,11 @@ int store_apiserver_new(uv_loop_t *loop, const struct store_options *opts,
 	s->userdata = opts->userdata;
 	s->node_backoff = (struct backoff)BACKOFF_INIT(500, BACKOFF_MAX_MS);
 	s->rng = (uint32_t)time(NULL) ^ (uint32_t)(uintptr_t)s;
-	if (!(s->node_name = strdup(opts->node_name)) || api_events_init(s) < 0) {
+	if (!(s->node_name = strdup(opts->node_name)) || api_events_init(s) < 0 ||
+	    informer_init(s) < 0) {
 		kube_config_free(cfg);
+		api_events_free(s);
+		informer_free(s);
 		free(s->node_name);
 		free(s);
 		return -ENOMEM;
@@ -319,6 +303,7 @@ int store_apiserver_new(uv_loop_t *loop, const struct store_options *opts,
 	kube_config_free(cfg);
 	if (r < 0) {
 		api_events_free(s);
+		informer_free(s);
 		free(s->node_name);
 		free(s);
 		return r;
@@ -327,7 +312,8 @@ int store_apiserver_new(uv_loop_t *loop, const struct store_options *opts,
 	s->node_timer.data = s;
 	uv_timer_init(loop, &s->release_timer);
 	uv_unref((uv_handle_t *)&s->release_timer);	/* never keeps a loop running */
-	node_fetch(s);
+	uv_timer_init(loop, &s->inf.timer);
+	s->inf.timer.data = s;
 	if (s->on_server_version)
 		version_fetch(s);
 	*ret_store = &s->base;

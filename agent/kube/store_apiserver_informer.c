@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The informer of the apiserver store, per driver: a list (in pages) of the
- * slices with spec.driver=<driver>,spec.nodeName=<node>, then a watch from
- * its resourceVersion, into the cache of published records. A watch that
- * expires (410) or breaks lists again or resumes, after a backoff unless it
- * ran a while; changes that are not our own echo ask for a sync.
+ * The informer of the apiserver store, one per node: a list (in pages) of
+ * the slices with spec.nodeName=<node>, then a watch from its
+ * resourceVersion, split by spec.driver into the caches of the drivers this
+ * store publishes; other drivers' slices on the node (another DRA driver's)
+ * are skipped, never kept nor touched. A watch that expires (410) or breaks
+ * lists again or resumes, after a backoff unless it ran a while; changes
+ * that are not our own echo ask the driver for a sync.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -69,178 +71,275 @@ void cache_del(struct drv *d, const char *name)
 		slice_list_remove(d->cache, (size_t)i);
 }
 
-static void on_watch_timer(uv_timer_t *t)
+/* The driver of ours named @driver that the informer fills, or NULL. */
+static struct drv *drv_of(struct store_api *s, const char *driver)
 {
-	struct drv *d = t->data;
-	if (d->watch_next == WATCH_NEXT_RELIST || !d->rv)
-		drv_start_list(d);
-	else
-		drv_start_watch(d);
+	for (size_t i = 0; driver && i < s->n_drivers; i++)
+		if (!strcmp(s->drivers[i]->driver, driver))
+			return s->drivers[i];
+	return NULL;
 }
 
-static void drv_retry_informer(struct drv *d, enum watch_next next,
-			       const struct kube_response *resp)
+int informer_init(struct store_api *s)
 {
-	uint32_t delay = api_retry_delay(d->s, &d->watch_backoff, resp);
+	char *sel = NULL;
+	s->inf.backoff = (struct backoff)BACKOFF_INIT(BACKOFF_BASE_MS, BACKOFF_MAX_MS);
+	if (asprintf(&sel, "spec.nodeName=%s", s->node_name) < 0)
+		return -ENOMEM;
+	s->inf.selector = kube_escape(sel);
+	free(sel);
+	if (!s->inf.selector || kube_watch_parser_new(0, &s->inf.parser) < 0) {
+		free(s->inf.selector);
+		s->inf.selector = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void informer_free(struct store_api *s)
+{
+	for (size_t i = 0; i < s->n_drivers; i++) {
+		slice_list_unref(s->drivers[i]->list_acc);
+		s->drivers[i]->list_acc = NULL;
+	}
+	free(s->inf.list_rv);
+	free(s->inf.rv);
+	free(s->inf.selector);
+	kube_watch_parser_free(s->inf.parser);
+}
+
+static void on_informer_timer(uv_timer_t *t)
+{
+	struct store_api *s = t->data;
+	if (s->inf.next == WATCH_NEXT_RELIST || !s->inf.rv)
+		informer_list(s);
+	else
+		informer_watch(s);
+}
+
+static void informer_retry(struct store_api *s, enum watch_next next,
+			   const struct kube_response *resp)
+{
+	uint32_t delay = api_retry_delay(s, &s->inf.backoff, resp);
 	/* 403: an apiserver that has just started answers before its authorizer
 	 * has read the RBAC objects (seconds; or an operator fixes the RBAC):
 	 * asking again sooner only adds requests (docs/performance.md, "Fleet"). */
 	if (resp && resp->status == 403 && delay < FORBIDDEN_RETRY_MS)
-		delay = FORBIDDEN_RETRY_MS + api_rnd(d->s) % FORBIDDEN_RETRY_MS;
-	d->watch_next = next;
-	log_info("apiserver: %s the ResourceSlices of %s again in %u ms",
-		 next == WATCH_NEXT_RELIST || !d->rv ? "listing" : "watching", d->driver, delay);
-	uv_timer_start(&d->watch_timer, on_watch_timer, delay, 0);
+		delay = FORBIDDEN_RETRY_MS + api_rnd(s) % FORBIDDEN_RETRY_MS;
+	s->inf.next = next;
+	log_info("apiserver: %s the ResourceSlices of node %s again in %u ms",
+		 next == WATCH_NEXT_RELIST || !s->inf.rv ? "listing" : "watching", s->node_name,
+		 delay);
+	uv_timer_start(&s->inf.timer, on_informer_timer, delay, 0);
 }
 
-void drv_relist_after(struct drv *d, uint32_t delay_ms)
+void informer_relist_after(struct store_api *s, uint32_t delay_ms)
 {
-	d->watch_next = WATCH_NEXT_RELIST;
-	kube_request_cancel(d->watch_req);
-	d->watch_req = NULL;
-	uv_timer_start(&d->watch_timer, on_watch_timer, delay_ms, 0);
+	s->inf.next = WATCH_NEXT_RELIST;
+	kube_request_cancel(s->inf.watch_req);
+	s->inf.watch_req = NULL;
+	uv_timer_start(&s->inf.timer, on_informer_timer, delay_ms, 0);
 }
 
-/* Every driver is watched, also one without devices: during a rolling update
- * the other instance (an older configuration) may publish the driver's slices
- * again after this one deleted them, until it exits; only a watch sees that
- * and deletes them again (e2e fpga_by_shell after a board switch). */
-bool drv_wants_watch(const struct drv *d)
+void informer_add_driver(struct store_api *s, struct drv *d)
 {
-	(void)d;
-	return true;
+	if (s->inf.list_req) {
+		if (s->inf.list_pages)
+			s->inf.list_again = true;	/* it missed pages: list once more */
+		else
+			d->in_list = true;	/* the answer is not read yet */
+		return;
+	}
+	if (uv_is_active((uv_handle_t *)&s->inf.timer)) {
+		s->inf.next = WATCH_NEXT_RELIST;	/* a resumed watch would not fill it */
+		return;
+	}
+	informer_list(s);
 }
 
-/* One item of a list page, kept as a record (one device's tree at a time). */
+/* One item of a list page, kept as a record of its driver (one device's tree
+ * at a time); the items of drivers we do not publish are skipped. */
 static int list_item(void *ud, const char *text, size_t len)
 {
-	struct drv *d = ud;
+	struct store_api *s = ud;
 	struct slice_record *rec = NULL;
 	int r = slice_record_from_text(text, len, SLICE_RECORD_PUBLISHED, &rec);
 	if (r == -ENOMEM)
 		return r;
-	if (r == 0)	/* an item without a name is left out (-EINVAL) */
-		cache_keep(d, d->list_acc, rec);
-	return 0;	/* not an object: ignored, like an item without a name */
+	if (r < 0)
+		return 0;	/* not an object, or no name: left out */
+	struct drv *d = drv_of(s, rec->driver);
+	if (!d || !d->in_list || !rec->node_name || strcmp(rec->node_name, s->node_name)) {
+		slice_record_free(rec);
+		return 0;
+	}
+	if (!d->list_acc && slice_list_new(&d->list_acc) < 0) {
+		slice_record_free(rec);
+		return -ENOMEM;
+	}
+	cache_keep(d, d->list_acc, rec);
+	return 0;
+}
+
+/* Drops the pages read of the list in progress. */
+static void list_drop(struct store_api *s)
+{
+	for (size_t i = 0; i < s->n_drivers; i++) {
+		slice_list_unref(s->drivers[i]->list_acc);
+		s->drivers[i]->list_acc = NULL;
+	}
+	s->inf.list_pages = 0;
+}
+
+/* The list is complete: every driver in it takes its items as its cache. */
+static int list_install(struct store_api *s)
+{
+	for (size_t i = 0; i < s->n_drivers; i++) {
+		struct drv *d = s->drivers[i];
+		if (d->in_list && !d->list_acc && slice_list_new(&d->list_acc) < 0)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < s->n_drivers; i++) {
+		struct drv *d = s->drivers[i];
+		if (!d->in_list)
+			continue;
+		slice_list_unref(d->cache);
+		d->cache = d->list_acc;
+		d->list_acc = NULL;
+		d->in_list = false;
+		d->listed = true;
+		log_debug("apiserver: listed %zu ResourceSlice(s) of %s (%zu bytes kept)", d->cache->n,
+			  d->driver, slice_list_text_bytes(d->cache));
+	}
+	return 0;
 }
 
 static void list_done(void *ud, const struct kube_response *resp)
 {
-	struct drv *d = ud;
+	struct store_api *s = ud;
 	struct json_object *meta = NULL;
 	int r = -EBADMSG;
-	d->list_req = NULL;
-	if (resp->status == 200 && (d->list_acc || slice_list_new(&d->list_acc) == 0))
-		r = slice_list_body_scan(resp->body, resp->body_len, list_item, d, &meta);
+	s->inf.list_req = NULL;
+	if (resp->status == 200) {
+		r = slice_list_body_scan(resp->body, resp->body_len, list_item, s, &meta);
+		s->inf.list_pages++;
+	}
+	const char *cont = r < 0 ? NULL : json_get_str(meta, "continue");
+	if (r == 0 && !cont) {
+		/* the last page */
+	} else if (r == 0 && *cont) {
+		const char *rv = json_get_str(meta, "resourceVersion");
+		if (rv && !s->inf.list_rv)
+			api_set_str(&s->inf.list_rv, rv);
+		char *esc = kube_escape(cont), *path = NULL;
+		if (esc && asprintf(&path, SLICES_PATH "?fieldSelector=%s&limit=500&continue=%s",
+				    s->inf.selector, esc) >= 0 &&
+		    api_start(s, "GET", path, NULL, REQUEST_TIMEOUT_MS, 0, NULL, list_done, s,
+			      &s->inf.list_req) == 0) {
+			free(esc);
+			free(path);
+			json_object_put(meta);
+			return;
+		}
+		free(esc);
+		free(path);
+		json_object_put(meta);
+		list_drop(s);
+		informer_retry(s, WATCH_NEXT_RELIST, NULL);
+		return;
+	}
+	if (r == 0 && list_install(s) < 0)
+		r = -ENOMEM;
 	if (r < 0) {
 		struct err_msg why;
 		if (resp->status == 200)
 			err_msg_set(&why, 0, "%s", r == -ENOMEM ? "out of memory" : "answer is not a list");
 		else
 			api_describe_failure(resp, &why);
-		slice_list_unref(d->list_acc);
-		d->list_acc = NULL;
-		d->s->stats.failures++;
-		log_warn("apiserver: listing the ResourceSlices of %s failed: %s", d->driver, why.text);
-		drv_retry_informer(d, WATCH_NEXT_RELIST, resp);
+		json_object_put(meta);
+		list_drop(s);
+		s->stats.failures++;
+		log_warn("apiserver: listing the ResourceSlices of node %s failed: %s", s->node_name,
+			 why.text);
+		informer_retry(s, WATCH_NEXT_RELIST, resp);
 		return;
 	}
 	const char *rv = json_get_str(meta, "resourceVersion");
-	if (rv && !d->list_rv)
-		api_set_str(&d->list_rv, rv);
-	const char *cont = json_get_str(meta, "continue");
-	if (cont && *cont) {
-		char *esc = kube_escape(cont), *path = NULL;
-		if (esc && asprintf(&path, SLICES_PATH "?fieldSelector=%s&limit=500&continue=%s",
-				    d->selector, esc) >= 0) {
-			if (api_start(d->s, "GET", path, NULL, REQUEST_TIMEOUT_MS, 0, NULL, list_done,
-				      d, &d->list_req) == 0) {
-				free(esc);
-				free(path);
-				json_object_put(meta);
-				return;
-			}
-		}
-		free(esc);
-		free(path);
-		json_object_put(meta);
-		slice_list_unref(d->list_acc);
-		d->list_acc = NULL;
-		drv_retry_informer(d, WATCH_NEXT_RELIST, NULL);
-		return;
-	}
+	if (rv && !s->inf.list_rv)
+		api_set_str(&s->inf.list_rv, rv);
 	json_object_put(meta);
-	api_release_soon(d->s);
-	slice_list_unref(d->cache);
-	d->cache = d->list_acc;
-	d->list_acc = NULL;
-	free(d->rv);
-	d->rv = d->list_rv;
-	d->rv_from_list = d->rv != NULL;
-	d->list_rv = NULL;
-	d->listed = true;
-	log_debug("apiserver: listed %zu ResourceSlice(s) of %s at resourceVersion %s (%zu bytes "
-		  "kept)", d->cache->n, d->driver, d->rv ? d->rv : "?",
-		  slice_list_text_bytes(d->cache));
-	/* A driver without devices only needs its old slices gone: no watch (and
-	 * no request) until it has devices again; publish() lists again then. */
-	if (drv_wants_watch(d))
-		drv_start_watch(d);
-	else
-		d->unwatched = true;
-	if (d->desired)
-		drv_want_sync(d, true);
+	api_release_soon(s);
+	free(s->inf.rv);
+	s->inf.rv = s->inf.list_rv;
+	s->inf.rv_from_list = s->inf.rv != NULL;
+	s->inf.list_rv = NULL;
+	s->inf.list_pages = 0;
+	log_debug("apiserver: listed the ResourceSlices of node %s at resourceVersion %s",
+		  s->node_name, s->inf.rv ? s->inf.rv : "?");
+	if (s->inf.list_again) {
+		s->inf.list_again = false;	/* a driver missed pages of this one */
+		informer_list(s);
+	} else {
+		informer_watch(s);
+	}
+	for (size_t i = 0; i < s->n_drivers; i++)
+		if (s->drivers[i]->listed && s->drivers[i]->desired)
+			drv_want_sync(s->drivers[i], true);
 }
 
-void drv_start_list(struct drv *d)
+void informer_list(struct store_api *s)
 {
 	char *path = NULL;
-	if (d->list_req || d->s->destroying)
+	if (s->inf.list_req || s->destroying)
 		return;
-	kube_request_cancel(d->watch_req);
-	d->watch_req = NULL;
-	slice_list_unref(d->list_acc);
-	d->list_acc = NULL;
-	free(d->list_rv);
-	d->list_rv = NULL;
-	if (asprintf(&path, SLICES_PATH "?fieldSelector=%s&limit=500", d->selector) < 0 ||
-	    api_start(d->s, "GET", path, NULL, REQUEST_TIMEOUT_MS, 0, NULL, list_done, d,
-		      &d->list_req) < 0) {
+	kube_request_cancel(s->inf.watch_req);
+	s->inf.watch_req = NULL;
+	uv_timer_stop(&s->inf.timer);
+	list_drop(s);
+	s->inf.list_again = false;
+	free(s->inf.list_rv);
+	s->inf.list_rv = NULL;
+	for (size_t i = 0; i < s->n_drivers; i++)
+		s->drivers[i]->in_list = true;
+	if (asprintf(&path, SLICES_PATH "?fieldSelector=%s&limit=500", s->inf.selector) < 0 ||
+	    api_start(s, "GET", path, NULL, REQUEST_TIMEOUT_MS, 0, NULL, list_done, s,
+		      &s->inf.list_req) < 0) {
 		free(path);
-		drv_retry_informer(d, WATCH_NEXT_RELIST, NULL);
+		informer_retry(s, WATCH_NEXT_RELIST, NULL);
 		return;
 	}
-	d->s->stats.lists++;
+	s->stats.lists++;
 	free(path);
 }
 
 /* One watch event; runs inside libcurl's write callback: no requests here. */
 static int watch_event(void *ud, const struct kube_watch_event *ev)
 {
-	struct drv *d = ud;
+	struct store_api *s = ud;
 	if (ev->type == KUBE_WATCH_ERROR) {
 		char why[400];
 		const char *text = json_object_to_json_string_ext(ev->object, JSON_C_TO_STRING_PLAIN);
 		kube_status_describe(text, strlen(text), why, sizeof(why));
 		if (ev->code == 410) {
-			log_debug("apiserver: watch of %s expired (%s); listing again", d->driver, why);
-			d->watch_expired = true;
+			log_debug("apiserver: watch of node %s expired (%s); listing again",
+				  s->node_name, why);
+			s->inf.watch_expired = true;
 		} else {
-			log_warn("apiserver: watch of %s reported an error: %s", d->driver, why);
+			log_warn("apiserver: watch of node %s reported an error: %s", s->node_name, why);
 		}
 		return -ESTALE;
 	}
 	if (ev->resource_version) {
-		api_set_str(&d->rv, ev->resource_version);
-		d->rv_from_list = false;
+		api_set_str(&s->inf.rv, ev->resource_version);
+		s->inf.rv_from_list = false;
 	}
 	if (ev->type == KUBE_WATCH_BOOKMARK)
 		return 0;
 	const char *name = json_get_str_at(ev->object, JSON_PATH("metadata", "name"));
-	const char *drv = json_get_str_at(ev->object, JSON_PATH("spec", "driver"));
 	const char *node = json_get_str_at(ev->object, JSON_PATH("spec", "nodeName"));
-	if (!name || !drv || !node || strcmp(drv, d->driver) || strcmp(node, d->s->node_name))
-		return 0;
+	struct drv *d = drv_of(s, json_get_str_at(ev->object, JSON_PATH("spec", "driver")));
+	if (!name || !d || !d->listed || !node || strcmp(node, s->node_name))
+		return 0;	/* another driver's slice: not ours to keep */
 	const struct slice_record *cur = cache_get(d, name);
 	const char *cur_rv = cur ? cur->resource_version : NULL;
 	if (cur && rv_older(ev->resource_version, cur_rv))
@@ -259,7 +358,7 @@ static int watch_event(void *ud, const struct kube_watch_event *ev)
 	log_debug("apiserver: %s ResourceSlice %s of %s (resourceVersion %s)",
 		  kube_watch_type_name(ev->type), name, d->driver,
 		  ev->resource_version ? ev->resource_version : "?");
-	api_release_soon(d->s);
+	api_release_soon(s);
 	/* Somebody else changed our slices: check them again (and allow writes
 	 * again after a stall). */
 	d->unconverged = 0;
@@ -271,48 +370,44 @@ static int watch_event(void *ud, const struct kube_watch_event *ev)
 
 static int watch_data(void *ud, const char *buf, size_t len)
 {
-	struct drv *d = ud;
-	int r = kube_watch_parser_feed(d->parser, buf, len, watch_event, d);
+	struct store_api *s = ud;
+	int r = kube_watch_parser_feed(s->inf.parser, buf, len, watch_event, s);
 	if (r < 0 && r != -ESTALE)
-		log_warn("apiserver: watch stream of %s is malformed (%s); listing again", d->driver,
-			 strerror(-r));
+		log_warn("apiserver: watch stream of node %s is malformed (%s); listing again",
+			 s->node_name, strerror(-r));
 	return r;
 }
 
 static void watch_done(void *ud, const struct kube_response *resp)
 {
-	struct drv *d = ud;
-	d->watch_req = NULL;
-	if (!drv_wants_watch(d)) {
-		d->unwatched = true;	/* the next publish with devices lists again */
-		return;
-	}
-	uint64_t lasted = uv_now(d->s->loop) - d->watch_started;
-	size_t events = kube_watch_parser_events(d->parser);
-	bool clean = resp->status == 200 && !resp->error && kube_watch_parser_idle(d->parser);
-	if (d->watch_expired || resp->status == 410) {
-		d->watch_expired = false;
+	struct store_api *s = ud;
+	s->inf.watch_req = NULL;
+	uint64_t lasted = uv_now(s->loop) - s->inf.watch_started;
+	size_t events = kube_watch_parser_events(s->inf.parser);
+	bool clean = resp->status == 200 && !resp->error && kube_watch_parser_idle(s->inf.parser);
+	if (s->inf.watch_expired || resp->status == 410) {
+		s->inf.watch_expired = false;
 		/* Relist right away after a watch that ran a while, or one from the
 		 * rv of an earlier watch: after an apiserver restart its watch cache
 		 * starts at the current revision, so the first watch gets 410 at
 		 * once; the backoff of the refused connections before it must not
 		 * delay the list. A server that expires every watch from a fresh
 		 * list's rv at once gets a backoff. */
-		if (lasted >= 1000 || !d->rv_from_list) {
-			backoff_reset(&d->watch_backoff);
-			drv_start_list(d);
+		if (lasted >= 1000 || !s->inf.rv_from_list) {
+			backoff_reset(&s->inf.backoff);
+			informer_list(s);
 		} else {
-			drv_retry_informer(d, WATCH_NEXT_RELIST, NULL);
+			informer_retry(s, WATCH_NEXT_RELIST, NULL);
 		}
 		return;
 	}
 	if (clean) {
 		/* The server ended the watch (timeoutSeconds): carry on from the last rv. */
 		if (lasted >= 1000 || events > 0) {
-			backoff_reset(&d->watch_backoff);
-			drv_start_watch(d);
+			backoff_reset(&s->inf.backoff);
+			informer_watch(s);
 		} else {
-			drv_retry_informer(d, WATCH_NEXT_REWATCH, NULL);
+			informer_retry(s, WATCH_NEXT_REWATCH, NULL);
 		}
 		return;
 	}
@@ -322,12 +417,13 @@ static void watch_done(void *ud, const struct kube_response *resp)
 			    resp->error ? strerror(-resp->error) : "partial event");
 	else
 		api_describe_failure(resp, &why);
-	d->s->stats.failures++;
-	log_warn("apiserver: watch of the ResourceSlices of %s ended: %s", d->driver, why.text);
+	s->stats.failures++;
+	log_warn("apiserver: watch of the ResourceSlices of node %s ended: %s", s->node_name,
+		 why.text);
 	/* A watch that worked for a while talks to a working server: the backoff
 	 * starts again, or faults spread over a long time would add up to the cap. */
 	if (lasted >= 1000 || events > 0)
-		backoff_reset(&d->watch_backoff);
+		backoff_reset(&s->inf.backoff);
 	/* Connection trouble, also a stream that broke after it began (a reset,
 	 * or our timeout a moment before the server's timeoutSeconds when the
 	 * server began the stream late): resume from the last rv, which the
@@ -335,34 +431,34 @@ static void watch_done(void *ud, const struct kube_response *resp)
 	 * status, a malformed stream): list again. */
 	bool resume = resp->status == 200 ? resp->error && resp->error != -ECANCELED
 					  : api_retryable(resp);
-	drv_retry_informer(d, resume ? WATCH_NEXT_REWATCH : WATCH_NEXT_RELIST, resp);
+	informer_retry(s, resume ? WATCH_NEXT_REWATCH : WATCH_NEXT_RELIST, resp);
 }
 
-void drv_start_watch(struct drv *d)
+void informer_watch(struct store_api *s)
 {
-	char *path = NULL, *rv = d->rv ? kube_escape(d->rv) : NULL;
-	if (d->watch_req || d->s->destroying)
+	char *path = NULL, *rv = s->inf.rv ? kube_escape(s->inf.rv) : NULL;
+	if (s->inf.watch_req || s->inf.list_req || s->destroying)
 		goto out;
 	if (!rv) {
-		drv_start_list(d);
+		informer_list(s);
 		goto out;
 	}
-	unsigned secs = WATCH_MIN_SECONDS + api_rnd(d->s) % WATCH_SPREAD_SECONDS;
-	kube_watch_parser_reset(d->parser);
-	d->watch_expired = false;
+	unsigned secs = WATCH_MIN_SECONDS + api_rnd(s) % WATCH_SPREAD_SECONDS;
+	kube_watch_parser_reset(s->inf.parser);
+	s->inf.watch_expired = false;
 	if (asprintf(&path, SLICES_PATH "?fieldSelector=%s&watch=true&allowWatchBookmarks=true"
-			    "&resourceVersion=%s&timeoutSeconds=%u", d->selector, rv, secs) < 0) {
+			    "&resourceVersion=%s&timeoutSeconds=%u", s->inf.selector, rv, secs) < 0) {
 		path = NULL;
-		drv_retry_informer(d, WATCH_NEXT_REWATCH, NULL);
+		informer_retry(s, WATCH_NEXT_REWATCH, NULL);
 		goto out;
 	}
-	d->watch_started = uv_now(d->s->loop);
-	if (api_start(d->s, "GET", path, NULL, (secs + 30) * 1000u, 0, watch_data, watch_done, d,
-		      &d->watch_req) < 0) {
-		drv_retry_informer(d, WATCH_NEXT_REWATCH, NULL);
+	s->inf.watch_started = uv_now(s->loop);
+	if (api_start(s, "GET", path, NULL, (secs + 30) * 1000u, 0, watch_data, watch_done, s,
+		      &s->inf.watch_req) < 0) {
+		informer_retry(s, WATCH_NEXT_REWATCH, NULL);
 		goto out;
 	}
-	d->s->stats.watches++;
+	s->stats.watches++;
 out:
 	free(path);
 	free(rv);

@@ -2,8 +2,8 @@
 /*
  * Inside the apiserver store (store_apiserver.c describes it): shared by
  * store_apiserver.c (the ops table, lifetime, request helpers),
- * store_apiserver_informer.c (list + watch of a driver's slices into its
- * cache), store_apiserver_sync.c (planning and the write rounds) and
+ * store_apiserver_informer.c (one list + watch of the node's slices into
+ * the drivers' caches), store_apiserver_sync.c (planning and the write rounds) and
  * store_apiserver_reads.c (the Node, ResourceClaims) and
  * store_apiserver_events.c (Events).
  * Everything runs on the store's loop thread.
@@ -50,24 +50,11 @@ enum watch_next { WATCH_NEXT_REWATCH, WATCH_NEXT_RELIST };
 struct drv {
 	struct store_api *s;
 	char *driver;
-	char *selector;			/* escaped field selector */
 	struct slice_list *desired;	/* a reference; NULL before the first publish */
 	struct slice_list *cache;	/* published records, one per name */
-	char *rv;			/* last resourceVersion seen */
-	bool rv_from_list;		/* rv is a list's, no watch event since */
-
-	/* informer */
-	bool listed;			/* cache is valid, a watch runs or will */
-	bool unwatched;			/* no devices: listed once, not watched */
-	struct slice_list *list_acc;	/* pages of a list in progress */
-	char *list_rv;
-	struct kube_request *list_req, *watch_req;
-	struct kube_watch_parser *parser;
-	uint64_t watch_started;
-	bool watch_expired;		/* 410 seen in the stream */
-	struct backoff watch_backoff;
-	uv_timer_t watch_timer;
-	enum watch_next watch_next;
+	bool listed;			/* cache is valid (a node-wide list filled it) */
+	bool in_list;			/* the node-wide list in progress fills list_acc */
+	struct slice_list *list_acc;	/* this driver's items of that list */
 
 	/* sync */
 	uv_timer_t sync_timer;
@@ -104,6 +91,23 @@ struct store_api {
 	struct backoff node_backoff;
 	struct drv **drivers;
 	size_t n_drivers;
+	/* The informer (store_apiserver_informer.c): one list and one watch of
+	 * the node's ResourceSlices for every driver, split by spec.driver. */
+	struct {
+		char *selector;			/* escaped field selector */
+		char *rv;			/* last resourceVersion seen */
+		bool rv_from_list;		/* rv is a list's, no watch event since */
+		char *list_rv;
+		unsigned list_pages;		/* pages of the list in progress read */
+		bool list_again;		/* a driver came after its first page */
+		struct kube_request *list_req, *watch_req;
+		struct kube_watch_parser *parser;
+		uint64_t watch_started;
+		bool watch_expired;		/* 410 seen in the stream */
+		struct backoff backoff;
+		uv_timer_t timer;
+		enum watch_next next;
+	} inf;
 	struct claim_ctx *claims;
 	struct status_write *status_writes;	/* store_apiserver_status.c */
 	struct {				/* store_apiserver_events.c */
@@ -160,14 +164,19 @@ void api_set_claim_status(struct store *st, const char *namespace_, const char *
 void status_writes_free(struct store_api *s);
 
 /* ---- store_apiserver_informer.c ---- */
-/* Lists the slices of @d again (cancels its watch); a watch follows. */
-void drv_start_list(struct drv *d);
+/* 0 or -ENOMEM: the selector and the watch parser of @s (its timer is the
+ * caller's to init); informer_free() frees them. */
+int informer_init(struct store_api *s);
+void informer_free(struct store_api *s);
+/* Lists the node's slices again (cancels the watch); a watch follows. */
+void informer_list(struct store_api *s);
 /* Watches from the last resourceVersion (lists when there is none). */
-void drv_start_watch(struct drv *d);
+void informer_watch(struct store_api *s);
 /* Lists again after @delay_ms (the watch stops now). */
-void drv_relist_after(struct drv *d, uint32_t delay_ms);
-/* False for a driver published without devices: no watch needed. */
-bool drv_wants_watch(const struct drv *d);
+void informer_relist_after(struct store_api *s, uint32_t delay_ms);
+/* @d is new: its cache gets filled by the next list (started here unless
+ * one is under way or due). */
+void informer_add_driver(struct store_api *s, struct drv *d);
 /* The cache of published records: get (borrowed) or NULL, delete by name,
  * keep @rec (taken) in @list in place of the record of its name. */
 const struct slice_record *cache_get(struct drv *d, const char *name);
@@ -187,7 +196,8 @@ void drv_end_round(struct drv *d);
 
 /* ---- store_apiserver_reads.c ---- */
 /* Reads the Node's UID (the owner of new slices), retrying until it has it;
- * then every published driver syncs. */
+ * then every published driver syncs. Asked for by the first round that
+ * creates a slice; does nothing while a read is under way or due. */
 void node_fetch(struct store_api *s);
 void api_get_claim(struct store *st, const char *ns, const char *name, store_claim_cb cb,
 		   void *userdata);

@@ -64,6 +64,9 @@ static void node_done(void *ud, const struct kube_response *resp)
 
 void node_fetch(struct store_api *s)
 {
+	if (s->node_req || s->node_uid || s->destroying ||
+	    uv_is_active((uv_handle_t *)&s->node_timer))
+		return;
 	char *name = kube_escape(s->node_name), *path = NULL;
 	if (!name || asprintf(&path, "/api/v1/nodes/%s", name) < 0) {
 		free(name);

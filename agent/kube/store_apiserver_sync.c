@@ -114,14 +114,21 @@ static void drv_sync_now(struct drv *d)
 	if (d->sync_running || !d->desired || d->stalled ||
 	    (d->rejected_version && d->rejected_version == d->desired_version))
 		return;
-	if (!s->node_uid || !d->listed)
-		return;	/* node_done / list_done call again */
+	if (!d->listed)
+		return;	/* list_done calls again */
 
 	struct slice_plan *plan = NULL;
 	int r = slice_plan_compute(d->cache, d->desired, s->node_name, s->dropped_gates, &plan);
 	if (r < 0) {
 		log_error("apiserver: cannot plan the slices of %s: %s", d->driver, strerror(-r));
 		return;
+	}
+	if (plan->n_create && !s->node_uid) {
+		/* New slices are owned by the Node: read its UID first (only now, so
+		 * a restart that finds its slices in place never asks). */
+		slice_plan_free(plan);
+		node_fetch(s);
+		return;	/* node_done calls again */
 	}
 	if (plan->n_ops == 0) {
 		d->generation = plan->generation;
@@ -210,9 +217,9 @@ static void drv_finish_round(struct drv *d)
 		/* Our view was stale: read again (the list triggers the next round). */
 		d->conflicts++;
 		if (d->conflicts <= 2) {
-			drv_start_list(d);
+			informer_list(s);
 		} else {
-			drv_relist_after(d, backoff_next(&d->sync_backoff, api_rnd(s)));
+			informer_relist_after(s, backoff_next(&d->sync_backoff, api_rnd(s)));
 		}
 		return;
 	}
@@ -296,8 +303,8 @@ static void op_done(void *ud, const struct kube_response *resp)
 				}
 				/* Cache what we wrote unless the watch is already past it: then
 				 * the watch told the truth (maybe a deletion) before our answer. */
-				if (!rv_older(stored->resource_version, d->rv) &&
-				    !rv_equal(stored->resource_version, d->rv)) {
+				if (!rv_older(stored->resource_version, s->inf.rv) &&
+				    !rv_equal(stored->resource_version, s->inf.rv)) {
 					cache_keep(d, d->cache, stored);
 					stored = NULL;
 				}
