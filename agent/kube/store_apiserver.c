@@ -145,6 +145,17 @@ static struct drv *drv_find(struct store_api *s, const char *driver, bool create
 	return d;
 }
 
+static void version_fetch(struct store_api *s);
+
+/* Whether @slices carry counters (sharedCounters, consumesCounters). */
+static bool has_counters(const struct slice_list *slices)
+{
+	for (size_t i = 0; i < slices->n; i++)
+		if (slices->items[i]->gates & SLICE_GATE_PARTITIONABLE)
+			return true;
+	return false;
+}
+
 static int api_publish(struct store *st, const char *driver, struct slice_list *slices)
 {
 	struct store_api *s = to_api(st);
@@ -159,6 +170,9 @@ static int api_publish(struct store *st, const char *driver, struct slice_list *
 	d->desired_version++;
 	d->stalled = false;
 	d->unconverged = 0;
+	d->counters = has_counters(slices);
+	if (d->counters && s->on_server_version && s->version == VERSION_UNASKED)
+		version_fetch(s);
 	drv_want_sync(d, first);
 	return 0;
 }
@@ -246,17 +260,24 @@ static void on_version(void *ud, const struct kube_response *resp)
 		log_info("apiserver: the server's version is unknown (GET /version: %ld); "
 			 "assuming the newest", resp->status);
 	json_object_put(v);
-	if (s->on_server_version)
-		s->on_server_version(s->userdata, minor);
+	s->version = VERSION_ANSWERED;
+	s->on_server_version(s->userdata, minor);	/* may publish again */
+	for (size_t i = 0; i < s->n_drivers; i++)
+		if (s->drivers[i]->counters)
+			drv_want_sync(s->drivers[i], true);
 }
 
-/* The server's version, once, before the first slices are written (the
- * layout of partitionable devices depends on it). */
+/* The server's version, once, before the first slices with counters are
+ * written (their layout depends on it; nothing else does, so a node
+ * without partitionable devices never asks). */
 static void version_fetch(struct store_api *s)
 {
+	s->version = VERSION_ASKING;
 	if (api_start(s, "GET", "/version", NULL, REQUEST_TIMEOUT_MS, 3, NULL, on_version, s,
-		      NULL) < 0)
+		      NULL) < 0) {
 		log_warn("apiserver: cannot ask the server's version; assuming the newest");
+		s->version = VERSION_ANSWERED;
+	}
 }
 
 int store_apiserver_new(uv_loop_t *loop, const struct store_options *opts,
@@ -314,8 +335,6 @@ int store_apiserver_new(uv_loop_t *loop, const struct store_options *opts,
 	uv_unref((uv_handle_t *)&s->release_timer);	/* never keeps a loop running */
 	uv_timer_init(loop, &s->inf.timer);
 	s->inf.timer.data = s;
-	if (s->on_server_version)
-		version_fetch(s);
 	*ret_store = &s->base;
 	return 0;
 }

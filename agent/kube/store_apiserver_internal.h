@@ -55,6 +55,8 @@ struct drv {
 	bool listed;			/* cache is valid (a node-wide list filled it) */
 	bool in_list;			/* the node-wide list in progress fills list_acc */
 	struct slice_list *list_acc;	/* this driver's items of that list */
+	bool counters;			/* desired carries counters: its layout needs
+					 * the server's version */
 
 	/* sync */
 	uv_timer_t sync_timer;
@@ -121,6 +123,8 @@ struct store_api {
 	unsigned dropped_gates;		/* feature gates the server does not have */
 	unsigned told_gates;		/* of which on_gates_dropped heard */
 	void (*on_server_version)(void *userdata, unsigned minor);
+	/* GET /version: asked once, by the first publish with counters */
+	enum { VERSION_UNASKED, VERSION_ASKING, VERSION_ANSWERED } version;
 	void (*on_gates_dropped)(void *userdata, unsigned gates);
 	uint32_t debounce_ms;
 	store_synced_cb on_synced;

@@ -114,8 +114,8 @@ static void drv_sync_now(struct drv *d)
 	if (d->sync_running || !d->desired || d->stalled ||
 	    (d->rejected_version && d->rejected_version == d->desired_version))
 		return;
-	if (!d->listed)
-		return;	/* list_done calls again */
+	if (!d->listed || (d->counters && s->version == VERSION_ASKING))
+		return;	/* list_done / on_version call again */
 
 	struct slice_plan *plan = NULL;
 	int r = slice_plan_compute(d->cache, d->desired, s->node_name, s->dropped_gates, &plan);

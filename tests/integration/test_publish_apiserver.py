@@ -70,9 +70,11 @@ def test_first_publish_and_requests():
         assert s['spec']['nodeName'] == NODE and s['spec']['pool']['name'] == NODE
         assert s['spec']['pool']['generation'] == 1
     c = srv.counts()
-    # no more requests than slices + per driver one list and one watch + the node
+    # slices + one list and at most one watch for both drivers + the node (new
+    # slices are owned by it): the informer is per node, not per driver
     assert c.get('create') == 4 and writes(c) == 4, c
-    assert c['total'] <= 4 + 2 * 2 + 1, c
+    assert c.get('list') == 1 and c.get('watch', 0) <= 1 and c.get('get') == 1, c
+    assert c['total'] == 4 + 1 + c.get('watch', 0) + 1, c
     assert c.get('unauthorized', 0) == 0, c
     ua = {e['ua'] for e in srv.state.log}
     assert all(u.startswith('dralet/') for u in ua), ua
@@ -80,7 +82,10 @@ def test_first_publish_and_requests():
     srv.reset_counts()
     rc = Dralet(srv, dev, follow=False).run()
     assert rc == 0
-    assert writes(srv.counts()) == 0, srv.counts()
+    c = srv.counts()
+    assert writes(c) == 0, c
+    # nothing to create: the Node is not read either
+    assert c.get('list') == 1 and c.get('get', 0) == 0, c
     srv.stop()
 
 
@@ -172,7 +177,7 @@ def test_burst_is_one_round():
         srv.stop()
 
 
-RETRY_WATCH = 'the ResourceSlices of %s again in ' % GPU   # listing or watching
+RETRY_WATCH = 'the ResourceSlices of node %s again in ' % NODE   # listing or watching
 
 
 def watch_retry_delays(log):
@@ -564,9 +569,39 @@ def test_many_functions_split():
     srv.stop()
 
 
+FPGA = 'fpga.dralet.dev'      # served by the daemon on hgx-h100, without devices there
+
+
+def seed_slice(srv, name, driver, node, devices=('x-0',)):
+    """A slice written by someone else (another driver, an old instance, another node)."""
+    with srv.state.lock:
+        obj = {'apiVersion': 'resource.k8s.io/v1', 'kind': 'ResourceSlice',
+               'metadata': {'name': name, 'uid': 'uid-' + name, 'generation': 1,
+                            'resourceVersion': srv.state.next_rv(),
+                            'creationTimestamp': '2026-01-01T00:00:00Z'},
+               'spec': {'driver': driver, 'nodeName': node,
+                        'pool': {'name': node, 'generation': 1, 'resourceSliceCount': 1},
+                        'devices': [{'name': d} for d in devices]}}
+        srv.state.slices[name] = obj
+        srv.state.emit('ADDED', obj)
+        return clone_json(obj)
+
+
+def clone_json(obj):
+    return json.loads(json.dumps(obj))
+
+
+def served_gets(srv, prefix):
+    with srv.state.lock:
+        return [e for e in srv.state.log if e['method'] == 'GET' and e['path'].startswith(prefix)]
+
+
 def test_daemon_publishes_and_repairs():
     """`dralet run` (the daemon) publishes a board's slices through the apiserver store and
-    repairs a kubelet-style wipe."""
+    repairs a kubelet-style wipe. It lists and watches the node's slices once for all its
+    five drivers; it deletes the stale slices of a driver it serves without devices (an
+    old instance's, at start and when they come back during a rolling update) and never
+    touches another driver's slices on the node nor its own driver's on another node."""
     import signal
     import subprocess
     top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -578,9 +613,16 @@ def test_daemon_publishes_and_repairs():
                           '-o', 'json'], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     expected = {}
-    for s in json.loads(out.stdout)['items']:
+    items = json.loads(out.stdout)['items']
+    # GET /version only for a layout of counters (partitionable devices)
+    with_counters = any(s['spec'].get('sharedCounters') for s in items)
+    for s in items:
         expected.setdefault(s['spec']['driver'], []).extend(d['name'] for d in s['spec']['devices'])
     srv = server()
+    foreign = [seed_slice(srv, 'node-1-dranet-a', 'dra.net', NODE),
+               seed_slice(srv, 'node-1-example-a', 'gpu.example.com', NODE, ('gpu-0', 'gpu-1')),
+               seed_slice(srv, 'node-2-gpu-a', 'gpu.dralet.dev', 'node-2')]
+    seed_slice(srv, 'node-1-fpga-old', FPGA, NODE)     # an old instance's
     run_dir = tempfile.mkdtemp(dir=TMP)
     log = open(os.path.join(run_dir, 'daemon.log'), 'w')
     proc = subprocess.Popen([harness.dralet_path(), 'run', '--board', board, '--node-name', NODE,
@@ -590,8 +632,40 @@ def test_daemon_publishes_and_repairs():
                              '--cdi-dir', os.path.join(run_dir, 'cdi')],
                             stdout=log, stderr=subprocess.STDOUT)
     try:
+        expected[FPGA] = []
         wait_for(lambda: converged(srv, NODE, expected), 30, what='the daemon publishing')
-        harness.check_schema(srv.slices())
+        harness.check_schema(srv.slices(NODE, 'gpu.dralet.dev') + srv.slices(NODE, 'net.dralet.dev'))
+        wait_for(lambda: srv.counts().get('watch', 0) >= 1, 30, what='the watch')
+        time.sleep(0.3)
+        c = srv.counts()
+        # one list and one watch of the node's slices for all five drivers, the
+        # Node (the new slices' owner), the stale slice deleted and no other
+        lists = served_gets(srv, '/apis/resource.k8s.io/v1/resourceslices?')
+        assert c.get('list') == 1 and c.get('watch') == 1, c
+        assert all('fieldSelector=spec.nodeName%3D' + NODE in e['path'] and 'spec.driver' not in
+                   e['path'] for e in lists), [e['path'] for e in lists]
+        assert len(served_gets(srv, '/api/v1/nodes/')) == 1, c
+        assert len(served_gets(srv, '/version')) == int(with_counters), c
+        assert c.get('total') == 2 + 1 + int(with_counters) + c['delete'] + c['create'], c
+        assert c.get('delete') == 1 and c.get('update', 0) == 0, c
+        assert c.get('create') == sum(len(srv.slices(NODE, d)) for d in expected), c
+        # the others' slices: untouched (same resourceVersion), still there
+        for obj in foreign:
+            assert srv.state.slices.get(obj['metadata']['name']) == obj, obj['metadata']['name']
+        # during a rolling update the old instance publishes the driver again: the
+        # watch sees it and deletes it; another driver's new or changed slice is left
+        srv.reset_counts()
+        seed_slice(srv, 'node-1-fpga-old-2', FPGA, NODE)
+        foreign.append(seed_slice(srv, 'node-1-dranet-b', 'dra.net', NODE))
+        foreign[0] = seed_slice(srv, 'node-1-dranet-a', 'dra.net', NODE, ('x-0', 'x-1'))
+        wait_for(lambda: not srv.slices(NODE, FPGA), 30, what='the stale slice deleted again')
+        time.sleep(0.3)
+        c = srv.counts()
+        assert c.get('delete') == 1 and writes(c) == 1, c
+        assert c.get('list', 0) == 0 and c.get('watch', 0) == 0, c
+        for obj in foreign:
+            assert srv.state.slices.get(obj['metadata']['name']) == obj, obj['metadata']['name']
+        harness.check_schema(srv.slices(NODE, 'gpu.dralet.dev') + srv.slices(NODE, 'net.dralet.dev'))
         time.sleep(0.3)
         wipe_repaired_by_watch(srv, expected, 'the daemon repairing')
     finally:
