@@ -2,7 +2,8 @@
 /*
  * The apiserver store through its C API against the test apiserver
  * (tests/apiserver/apiserver.py, started here): claims (v1, the v1beta2
- * fallback of 1.33 clusters, not found), a publish that converges, and
+ * fallback of 1.33 clusters, not found), a publish that converges, one list
+ * and one watch for all drivers (another driver's slices left alone), and
  * destroy with requests in flight (no callback, no leak). Skipped without
  * /usr/bin/python3 or openssl.
  */
@@ -254,6 +255,101 @@ static void test_publish_and_destroy_in_flight(void **state)
 	server_stop(&srv);
 }
 
+/* Synced rounds by driver. */
+static const char *const DRIVERS[] = { "gpu.dralet.dev", "net.dralet.dev", "gpu.example.com" };
+
+struct synced_by {
+	int calls[3];
+};
+
+static void on_synced_by(void *userdata, const char *driver, int64_t generation)
+{
+	struct synced_by *s = userdata;
+	(void)generation;
+	for (size_t i = 0; i < 3; i++)
+		if (!strcmp(driver, DRIVERS[i]))
+			s->calls[i]++;
+}
+
+static struct slice_list *desired_of(const char *driver, size_t n)
+{
+	struct dralet_attr a = { .name = "model", .type = DRALET_ATTR_STRING, .string_value = "x" };
+	struct slice_device_in devs[8];
+	char names[8][16];
+	assert_true(n <= 8);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(names[i], sizeof(names[i]), "dev-%zu", i);
+		devs[i] = (struct slice_device_in){ .name = names[i], .attrs = &a, .n_attrs = 1 };
+	}
+	struct slice_list *out = NULL;
+	assert_int_equal(slice_build(driver, "node-1", NULL, devs, n, NULL, NULL, NULL, &out), 0);
+	return out;
+}
+
+/* Opens a store on node-1, publishes @n[i] devices of DRIVERS[i] for each
+ * i with n[i] >= 0, runs until each of them synced, and returns its stats
+ * (the request counts) after destroying it. */
+static struct store_stats publish_all(const struct server *srv, const int n[3])
+{
+	uv_loop_t loop;
+	uv_loop_init(&loop);
+	struct synced_by sy = { 0 };
+	struct store_options o = { .kubeconfig = srv->kubeconfig, .node_name = "node-1",
+				   .on_synced = on_synced_by, .userdata = &sy };
+	struct store *st = NULL;
+	char err[512];
+	assert_int_equal(store_open(&loop, &o, &st, err, sizeof(err)), 0);
+	for (size_t i = 0; i < 3; i++) {
+		if (n[i] < 0)
+			continue;
+		struct slice_list *d = desired_of(DRIVERS[i], (size_t)n[i]);
+		assert_int_equal(st->ops->publish(st, DRIVERS[i], d), 0);
+		slice_list_unref(d);
+	}
+	for (size_t i = 0; i < 3; i++)
+		if (n[i] >= 0)
+			run_until(&loop, &sy.calls[i], 1);
+	struct store_stats stats;
+	store_get_stats(st, &stats);
+	stats.requests_by = NULL;	/* freed with the store */
+	drain(&loop, st);
+	return stats;
+}
+
+/* One list and one watch of the node's slices serve every driver; a stale
+ * slice of a driver published without devices is deleted; another driver's
+ * slice on the node is never touched; the Node is read only to create. */
+static void test_one_informer_for_all_drivers(void **state)
+{
+	(void)state;
+	struct server srv;
+	if (!server_start(&srv, true))
+		skip();
+	/* an old instance published net.dralet.dev; another DRA driver its own */
+	struct store_stats st = publish_all(&srv, (const int[3]){ -1, 2, 3 });
+	assert_int_equal(st.creates, 2);
+	/* this instance: gpu with devices, net without, the other driver not served */
+	st = publish_all(&srv, (const int[3]){ 5, 0, -1 });
+	assert_int_equal(st.lists, 1);
+	assert_int_equal(st.watches, 1);
+	assert_int_equal(st.creates, 1);
+	assert_int_equal(st.deletes, 1);	/* the stale net slice, not the other's */
+	assert_int_equal(st.updates, 0);
+	assert_int_equal(st.failures, 0);
+	assert_int_equal(st.requests, 5);	/* Node, list, watch, create, delete */
+	/* the other driver's slice is still as it was: publishing it again writes
+	 * nothing, and reads no Node */
+	st = publish_all(&srv, (const int[3]){ -1, -1, 3 });
+	assert_int_equal(st.creates + st.updates + st.deletes, 0);
+	assert_int_equal(st.requests, 2);	/* list, watch */
+	/* nor is this instance's gpu slice touched by the other driver's store */
+	st = publish_all(&srv, (const int[3]){ 5, 0, -1 });
+	assert_int_equal(st.creates + st.updates + st.deletes, 0);
+	assert_int_equal(st.lists, 1);
+	assert_int_equal(st.requests, 2);
+	server_stop(&srv);
+}
+
 static void test_open_errors(void **state)
 {
 	(void)state;
@@ -278,6 +374,7 @@ int main(void)
 		cmocka_unit_test(test_claims_v1),
 		cmocka_unit_test(test_claims_v1beta2_fallback),
 		cmocka_unit_test(test_publish_and_destroy_in_flight),
+		cmocka_unit_test(test_one_informer_for_all_drivers),
 		cmocka_unit_test(test_open_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
