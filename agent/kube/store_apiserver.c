@@ -3,9 +3,10 @@
  * The apiserver store: publishes ResourceSlices and reads ResourceClaims
  * through kube-apiserver (kube/client.h).
  *
- * Per driver name it keeps an informer: a list, then a watch of the slices
- * with spec.driver=<driver>,spec.nodeName=<node>, into a cache of what is
- * published: slice records (slices/record.h: the text an update keeps and
+ * One informer for the node (store_apiserver_informer.c): a list, then a
+ * watch of the slices with spec.nodeName=<node>, split by spec.driver into a
+ * cache per driver of what is published (other drivers' slices are
+ * skipped): slice records (slices/record.h: the text an update keeps and
  * digests of the rest, made one device at a time from list pages and write
  * answers), never trees; the desired slices are records too. A sync runs
  * the planner (slices/sync.h) over the cache and the desired slices and
@@ -22,6 +23,10 @@
  * the next publish; watch 410 -> list again. A round that wrote and still is
  * not converged three times in a row (a server changing what we send) stops
  * with a warning until something changes: no update loop, no request storm.
+ *
+ * Requests that only some starts need are asked for lazily: the Node (its
+ * UID owns new slices) by the first round that creates one, GET /version
+ * (the layout of counters) by the first publish with counters.
  *
  * warn() creates a core/v1 Event about the Node (kube/event.h) with one
  * POST, retried on connection errors, 5xx and 429; never aggregated.

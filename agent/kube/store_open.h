@@ -42,8 +42,10 @@ struct store_options {
 					 * burst waits at most 10 times that (>= 1 s) */
 	store_synced_cb on_synced;	/* optional */
 	/* optional, apiserver store: the server's version 1.<minor> (0: it did
-	 * not say), asked once at start (GET /version); the slices' layout
-	 * depends on it (slices/counters_layout.h) */
+	 * not say), asked once (GET /version) when a publish first carries
+	 * counters, whose layout depends on it (slices/counters_layout.h); the
+	 * slices with counters are written only after the callback (which may
+	 * publish again) */
 	void (*on_server_version)(void *userdata, unsigned minor);
 	/* optional, apiserver store: the server silently dropped the fields of
 	 * @gates (slices/gates.h; all known so far), called once per new gate
