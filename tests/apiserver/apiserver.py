@@ -25,7 +25,7 @@ gates are dropped silently, like the real server.
 
 Faults (control endpoint or set_faults()): rate500, rate409 (updates, deletes), rate429 with
 retryAfter, dropRate (connection closed without an answer), watchDropRate (a watch cut after a few
-events), watchCutAfter (every watch cut after that many events), delayMs, hold (requests wait until the faults change), reject (422 for every write), verbs (which verbs the faults hit); an expiring
+events), rate403 (Forbidden, as an apiserver that has not read its RBAC yet), watchCutAfter (every watch cut after that many events), delayMs, hold (requests wait until the faults change), reject (422 for every write), verbs (which verbs the faults hit); an expiring
 token: rotate_token() writes a new one, the old one gets 401.
 
 Control interface: plain HTTP on a second loopback port:
@@ -338,7 +338,7 @@ class Handler(BaseHTTPRequestHandler):
         if delay:
             time.sleep(delay / 1000.0)
         edges = [('drop', f.get('dropRate', 0)), ('500', f.get('rate500', 0)),
-                 ('429', f.get('rate429', 0)),
+                 ('429', f.get('rate429', 0)), ('403', f.get('rate403', 0)),
                  ('409', f.get('rate409', 0) if verb in ('update', 'delete') else 0)]
         acc = 0.0
         for kind, rate in edges:
@@ -355,6 +355,8 @@ class Handler(BaseHTTPRequestHandler):
                     self.record(0)
                 elif kind == '500':
                     self.send_json(500, status(500, 'InternalError', 'injected fault'))
+                elif kind == '403':
+                    self.send_json(403, status(403, 'Forbidden', 'injected: RBAC not read yet'))
                 elif kind == '429':
                     self.send_json(429, status(429, 'TooManyRequests', 'injected throttle'),
                                    {'Retry-After': str(f.get('retryAfter', 1))})

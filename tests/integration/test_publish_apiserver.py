@@ -361,6 +361,30 @@ def test_watch_gone_after_outage_relists_at_once():
         srv.stop()
 
 
+def test_forbidden_list_waits():
+    """A 403 (an apiserver that has not read its RBAC yet) for the node's one list: asked
+    again after 5-10 s, not after the backoff's first steps (docs/performance.md, "Fleet"),
+    then one list and one watch serve both drivers."""
+    srv = server()
+    dev = os.path.join(TMP, 'forbidden.json')
+    write_devices(dev, {GPU: 2, NET: 2})
+    srv.set_faults(rate403=1.0, verbs=['list'])
+    d = Dralet(srv, dev).start()
+    try:
+        wait_for(lambda: RETRY_WATCH in d.log(), 30, what='the list refused')
+        delays = watch_retry_delays(d.log())
+        assert len(delays) == 1 and 5000 <= delays[0] <= 10000, delays
+        assert srv.counts().get('fault_403') == 1, srv.counts()
+        srv.set_faults()
+        wait_for(lambda: converged(srv, NODE, {GPU: names(2), NET: names(2)}), 30,
+                 what='published after the 403')
+        c = srv.counts()
+        assert c.get('list') == 2 and c.get('watch') == 1, c     # the 403, then one list
+    finally:
+        d.stop()
+        srv.stop()
+
+
 def test_rejected_is_not_retried():
     srv = server()
     dev = os.path.join(TMP, 'reject.json')
