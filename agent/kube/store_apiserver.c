@@ -122,13 +122,20 @@ uint32_t api_retry_delay(struct store_api *s, struct backoff *b, const struct ku
 
 /* ---- store ops ---- */
 
-static struct drv *drv_find(struct store_api *s, const char *driver, bool create)
+struct drv *drv_lookup(struct store_api *s, const char *driver)
 {
-	for (size_t i = 0; i < s->n_drivers; i++)
+	for (size_t i = 0; driver && i < s->n_drivers; i++)
 		if (!strcmp(s->drivers[i]->driver, driver))
 			return s->drivers[i];
-	if (!create)
-		return NULL;
+	return NULL;
+}
+
+/* The driver named @driver, made (and its cache listed) when it is new. */
+static struct drv *drv_find(struct store_api *s, const char *driver)
+{
+	struct drv *found = drv_lookup(s, driver);
+	if (found)
+		return found;
 	struct drv **arr = realloc(s->drivers, (s->n_drivers + 1) * sizeof(*arr));
 	if (!arr)
 		return NULL;
@@ -166,7 +173,7 @@ static int api_publish(struct store *st, const char *driver, struct slice_list *
 	struct store_api *s = to_api(st);
 	if (!driver || !slices || s->destroying)
 		return -EINVAL;
-	struct drv *d = drv_find(s, driver, true);
+	struct drv *d = drv_find(s, driver);
 	if (!d)
 		return -ENOMEM;
 	bool first = !d->desired;

@@ -71,15 +71,6 @@ void cache_del(struct drv *d, const char *name)
 		slice_list_remove(d->cache, (size_t)i);
 }
 
-/* The driver of ours named @driver that the informer fills, or NULL. */
-static struct drv *drv_of(struct store_api *s, const char *driver)
-{
-	for (size_t i = 0; driver && i < s->n_drivers; i++)
-		if (!strcmp(s->drivers[i]->driver, driver))
-			return s->drivers[i];
-	return NULL;
-}
-
 int informer_init(struct store_api *s)
 {
 	char *sel = NULL;
@@ -168,7 +159,7 @@ static int list_item(void *ud, const char *text, size_t len)
 		return r;
 	if (r < 0)
 		return 0;	/* not an object, or no name: left out */
-	struct drv *d = drv_of(s, rec->driver);
+	struct drv *d = drv_lookup(s, rec->driver);
 	if (!d || !d->in_list || !rec->node_name || strcmp(rec->node_name, s->node_name)) {
 		slice_record_free(rec);
 		return 0;
@@ -337,7 +328,7 @@ static int watch_event(void *ud, const struct kube_watch_event *ev)
 		return 0;
 	const char *name = json_get_str_at(ev->object, JSON_PATH("metadata", "name"));
 	const char *node = json_get_str_at(ev->object, JSON_PATH("spec", "nodeName"));
-	struct drv *d = drv_of(s, json_get_str_at(ev->object, JSON_PATH("spec", "driver")));
+	struct drv *d = drv_lookup(s, json_get_str_at(ev->object, JSON_PATH("spec", "driver")));
 	if (!name || !d || !d->listed || !node || strcmp(node, s->node_name))
 		return 0;	/* another driver's slice: not ours to keep */
 	const struct slice_record *cur = cache_get(d, name);

@@ -148,6 +148,8 @@ uint32_t api_rnd(struct store_api *s);
 void api_release_soon(struct store_api *s);
 /* *dst = a copy of @src (NULL for NULL); keeps the old value on ENOMEM. */
 void api_set_str(char **dst, const char *src);
+/* The driver named @driver (NULL: none, or @driver NULL). */
+struct drv *drv_lookup(struct store_api *s, const char *driver);
 /* Starts one request (kube_request_start) and logs it. */
 int api_start(struct store_api *s, const char *method, const char *path, const char *body,
 	      uint32_t timeout_ms, unsigned retries, kube_data_cb on_data, kube_done_cb done,
