@@ -122,6 +122,7 @@ class State:
         self.gates = {g: False for g in GATE_FIELDS}
         self.version = None       # "34": GET /version answers 1.34; None: 404 (unknown)
         self.faults = {}
+        self.page_limit = 0       # > 0: list pages hold at most this many (as a server may)
         self.counts = {}
         self.log = []
         self.watch_generation = 0  # bumped to end all watches
@@ -633,6 +634,8 @@ class Handler(BaseHTTPRequestHandler):
         limit = int(q.get('limit') or 0)
         start = q.get('continue')
         with self.st.lock:
+            if self.st.page_limit:
+                limit = min(limit or self.st.page_limit, self.st.page_limit)
             names = sorted(n for n, o in self.st.slices.items() if matches(o, sel))
             rv = str(self.st.rv)
             if start:

@@ -385,6 +385,36 @@ def test_forbidden_list_waits():
         srv.stop()
 
 
+def test_paged_list_split_by_driver():
+    """The node's list in pages of 2 (a server may return fewer items than asked): the
+    pages hold both of our drivers' slices and another driver's, interleaved; one list
+    (four pages) fills both caches, so the only write is the one change (no slice
+    created twice), and the other driver's slices are left alone."""
+    srv = server()
+    dev = os.path.join(TMP, 'paged.json')
+    write_devices(dev, {GPU: 300, NET: 2})        # GPU: 3 slices, NET: 1
+    assert Dralet(srv, dev, follow=False).run() == 0
+    foreign = [seed_slice(srv, '%s-other-%d' % (NODE, i), 'other.example.com', NODE)
+               for i in range(3)]
+    write_devices(dev, {GPU: 300, NET: 1})        # one NET device gone: one update
+    with srv.state.lock:
+        srv.state.page_limit = 2
+    srv.reset_counts()
+    d = Dralet(srv, dev).start()
+    try:
+        wait_for(lambda: converged(srv, NODE, {GPU: names(300), NET: names(1)}), 30,
+                 what='the NET slice updated')
+        time.sleep(0.3)
+        c = srv.counts()
+        # 7 slices on the node: pages of 2, 2, 2, 1
+        assert c.get('list') == 4 and c.get('update') == 1 and writes(c) == 1, c
+        for obj in foreign:
+            assert srv.state.slices.get(obj['metadata']['name']) == obj, obj['metadata']['name']
+    finally:
+        d.stop()
+        srv.stop()
+
+
 def test_rejected_is_not_retried():
     srv = server()
     dev = os.path.join(TMP, 'reject.json')
