@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
 """dralet publishing ResourceSlices to the test apiserver (tests/apiserver):
-first publish and its request count, kubelet-style wipe repaired by the watch events,
+first publish and its request count (one list and one watch of the node's slices for all
+drivers, also in pages; the Node only to create; another driver's slices untouched; a
+403 list asked again after 5-10 s), kubelet-style wipe repaired by the watch events,
 one generation bump and minimal writes when a device comes or goes, a
 hot-plug burst debounced into one round, convergence under injected faults
 (and staying converged once they stop), 410 relists, 422 without a loop,
