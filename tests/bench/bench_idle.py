@@ -47,10 +47,11 @@ def rollup(pid):
 
 
 def run(tmp, kubeconfig, extra_env):
-    for d in ("registry", "plugins", "cdi", "boards"):
+    for d in ("registry", "plugins", "cdi"):
         os.makedirs(os.path.join(tmp, d), exist_ok=True)
     log = os.path.join(tmp, "agent.log")
-    env = dict(os.environ, TMPDIR=os.path.join(tmp, "boards"), **extra_env)
+    env = dict(os.environ, **extra_env)
+    env.pop("TMPDIR", None)  # where the agent puts the board itself (/dev/shm here)
     proc = subprocess.Popen(
         [harness.dralet_path(), "run", "--board", BOARD, "--node-name", NODE,
          "--kubeconfig", kubeconfig, "--registry-dir", os.path.join(tmp, "registry"),
@@ -83,6 +84,8 @@ def main():
         try:
             for i, v in enumerate(variants):
                 rows.append((v, run(os.path.join(tmp, "a%d" % i), srv.kubeconfig, v)))
+                if not srv.slices(NODE):
+                    sys.exit("no ResourceSlices published with %s" % v)
         finally:
             srv.stop()
     finally:
