@@ -3,7 +3,7 @@
 
 `dralet run --board boards/hgx-h100.yaml` (the simulated board the peers run used) against
 the test apiserver (tests/apiserver): the process's utime+stime from launch until its
-"serving N driver(s)" log line (start: the simulator's tree, discovery, first publish),
+slices are published (start: the simulator's tree, discovery, the first publish),
 then over IDLE seconds of idle (health rounds every 10 s), and /proc/<pid>/smaps_rollup
 (Rss, Pss, anonymous, file-backed) at the end. Each extra argument NAME=VALUE[,NAME=VALUE]
 runs the agent once more with those variables in its environment (e.g.
@@ -24,7 +24,8 @@ import harness  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BOARD = os.path.join(REPO, "boards", "hgx-h100.yaml")
-NODE = "bench-node"
+NODE = "node-1"  # the test apiserver's Node
+SLICES = 3  # hgx-h100's: gpu.dralet.dev one, net.dralet.dev two (136 devices)
 IDLE = float(os.environ.get("BENCH_IDLE", "60"))
 HZ = os.sysconf("SC_CLK_TCK")
 
@@ -46,7 +47,7 @@ def rollup(pid):
     return out
 
 
-def run(tmp, kubeconfig, extra_env):
+def run(tmp, srv, extra_env):
     for d in ("registry", "plugins", "cdi"):
         os.makedirs(os.path.join(tmp, d), exist_ok=True)
     log = os.path.join(tmp, "agent.log")
@@ -54,16 +55,15 @@ def run(tmp, kubeconfig, extra_env):
     env.pop("TMPDIR", None)  # where the agent puts the board itself (/dev/shm here)
     proc = subprocess.Popen(
         [harness.dralet_path(), "run", "--board", BOARD, "--node-name", NODE,
-         "--kubeconfig", kubeconfig, "--registry-dir", os.path.join(tmp, "registry"),
+         "--kubeconfig", srv.kubeconfig, "--registry-dir", os.path.join(tmp, "registry"),
          "--plugins-dir", os.path.join(tmp, "plugins"), "--cdi-dir", os.path.join(tmp, "cdi")],
         stdout=subprocess.DEVNULL, stderr=open(log, "w"), env=env)
     try:
         while True:
             if proc.poll() is not None:
                 sys.exit("the agent stopped; see " + log)
-            with open(log) as f:
-                if "driver(s) on node" in f.read():
-                    break
+            if len(srv.slices(NODE)) >= SLICES:
+                break
             time.sleep(0.02)
         start = cpu_s(proc.pid)
         time.sleep(IDLE)
@@ -80,14 +80,12 @@ def main():
     tmp = tempfile.mkdtemp(prefix="dralet-bench-idle-")
     rows = []
     try:
-        srv = ApiServer(os.path.join(tmp, "srv"), bookmark_interval=30).start()
-        try:
-            for i, v in enumerate(variants):
-                rows.append((v, run(os.path.join(tmp, "a%d" % i), srv.kubeconfig, v)))
-                if not srv.slices(NODE):
-                    sys.exit("no ResourceSlices published with %s" % v)
-        finally:
-            srv.stop()
+        for i, v in enumerate(variants):  # a fresh apiserver each: no slices left over
+            srv = ApiServer(os.path.join(tmp, "srv%d" % i), bookmark_interval=30).start()
+            try:
+                rows.append((v, run(os.path.join(tmp, "a%d" % i), srv, v)))
+            finally:
+                srv.stop()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("dralet run --board %s, test apiserver; CPU s (utime+stime), memory MiB "
