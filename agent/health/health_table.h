@@ -41,6 +41,10 @@ struct health_entry {
 	 * (kept over a rediscovery for a device of the same name) */
 	struct pcie_aer_state aer;
 	struct pcie_link_state link;
+	/* the function had no AER counters (their files were missing): the
+	 * rounds stop reading them until a rediscovery makes a fresh entry (a
+	 * function re-enumerated with AER is a uevent, so a rediscovery) */
+	bool no_aer;
 };
 
 struct health_table {

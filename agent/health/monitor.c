@@ -50,7 +50,7 @@ static void free_if_done(struct health_monitor *m)
  * backend finds healthy is Unhealthy while its PCI function logs uncorrectable
  * AER errors (pcie_aer.h), else while its link runs narrower than before
  * (pcie_link.h). Both are followed whatever the verdict. Worker thread: only
- * the worker touches entry->aer and entry->link. */
+ * the worker touches entry->aer, entry->no_aer and entry->link. */
 static int agent_sources(struct health_monitor *m, size_t i, int result)
 {
 	struct health_entry *e = &m->table.entries[i];
@@ -58,12 +58,15 @@ static int agent_sources(struct health_monitor *m, size_t i, int result)
 	struct pcie_aer_counts counts;
 	char aer_why[HEALTH_REASON_MAX], link_why[HEALTH_REASON_MAX];
 	unsigned lanes;
-	bool aer = pcie_aer_read(e->dev, &counts) == 0 &&
+	int read = e->no_aer ? -ENOENT : pcie_aer_read(e->dev, &counts);
+	bool aer = read == 0 &&
 		   pcie_aer_verdict(&e->aer, &counts, m->cfg.now(), aer_why, sizeof(aer_why));
 	bool narrow = pcie_link_width(e->dev, &lanes) == 0 &&
 		      pcie_link_verdict(&e->link, f ? f->link.current_width : 0, lanes, link_why,
 					sizeof(link_why));
 
+	if (read == -ENOENT && !e->aer.known)
+		e->no_aer = true;	/* never had them: no source (pcie_aer.h) */
 	if (result == DRALET_HEALTH_UNHEALTHY)
 		m->taints[i] = device_backend_health_cause(e->dev);	/* NULL: generic */
 	if (result != DRALET_HEALTH_HEALTHY || (!aer && !narrow))

@@ -20,7 +20,8 @@ int board_materialize(const char *path, const char *dir, char *err, size_t errle
 
 /* Same into a new directory under $TMPDIR; *ret_dir is malloc'd (caller frees
  * it after board_remove_tree()). Without $TMPDIR the directory goes to
- * /dev/shm when that is a tmpfs with room, else /tmp. */
+ * /dev/shm when that is a writable tmpfs (to /tmp when the board does not fit
+ * there), else /tmp. */
 int board_materialize_temp(const char *path, char **ret_dir, char *err, size_t errlen);
 
 /* Removes a materialized tree (rm -rf that never follows symlinks). */

@@ -212,9 +212,12 @@ int board_materialize(const char *path, const char *dir, char *err, size_t errle
 	return r;
 }
 
-/* $TMPDIR when set; else /dev/shm when it is a tmpfs with room to spare
- * (a board is tens of thousands of tiny files: on tmpfs they take a few
- * hundred milliseconds, on some disk filesystems many seconds); else /tmp. */
+/* $TMPDIR when set; else /dev/shm when it is a writable tmpfs (a board is
+ * tens of thousands of tiny files: on tmpfs they take a few hundred
+ * milliseconds, on a disk or overlay filesystem seconds, and many on a busy
+ * one); else /tmp. A container's /dev/shm is small (64 MiB by default, hgx-h100
+ * takes 44): a board that does not fit is written to /tmp instead
+ * (board_materialize_temp). */
 static const char *temp_parent(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -223,22 +226,21 @@ static const char *temp_parent(void)
 	if (tmp && tmp[0])
 		return tmp;
 	if (statfs("/dev/shm", &fs) == 0 && fs.f_type == TMPFS_MAGIC &&
-	    (uint64_t)fs.f_bavail * (uint64_t)fs.f_bsize >= (512ull << 20) &&
 	    access("/dev/shm", W_OK | X_OK) == 0)
 		return "/dev/shm";
 	return "/tmp";
 }
 
-int board_materialize_temp(const char *path, char **ret_dir, char *err, size_t errlen)
+static int materialize_under(const char *parent, const char *path, char **ret_dir, char *err,
+			     size_t errlen)
 {
-	const char *tmp = temp_parent();
 	char *dir;
 	int r;
 
-	if (asprintf(&dir, "%s/dralet-board.XXXXXX", tmp) < 0)
+	if (asprintf(&dir, "%s/dralet-board.XXXXXX", parent) < 0)
 		return -ENOMEM;
 	if (!mkdtemp(dir)) {
-		r = err_printf(err, errlen, -errno, "cannot create a directory in %s: %s", tmp,
+		r = err_printf(err, errlen, -errno, "cannot create a directory in %s: %s", parent,
 			       strerror(errno));
 		free(dir);
 		return r;
@@ -251,6 +253,16 @@ int board_materialize_temp(const char *path, char **ret_dir, char *err, size_t e
 	}
 	*ret_dir = dir;
 	return 0;
+}
+
+int board_materialize_temp(const char *path, char **ret_dir, char *err, size_t errlen)
+{
+	const char *tmp = temp_parent();
+	int r = materialize_under(tmp, path, ret_dir, err, errlen);
+
+	if (r == -ENOSPC && !strcmp(tmp, "/dev/shm"))
+		r = materialize_under("/tmp", path, ret_dir, err, errlen);
+	return r;
 }
 
 /* Removes the entries of the directory @fd (which it closes), never

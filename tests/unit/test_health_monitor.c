@@ -517,6 +517,92 @@ static void test_aer_round_on_a_board(void **state)
 	tree_remove(t);
 }
 
+/* A function without AER files is no source, and the rounds stop reading
+ * them: counters that appear afterwards (only a re-enumeration can add them,
+ * which is a rediscovery) are not followed until set_devices makes a fresh
+ * entry, which reads them again. */
+static void test_aer_absent_is_not_read_again(void **state)
+{
+	char *t = board_tree("board: noaer\n"
+			     "pci:\n"
+			     "  - root: \"0000:00\"\n"
+			     "    devices:\n"
+			     "      - {bdf: 00:0b.0, id: \"8086:7d1d\", class: 0x120000, driver: intel_vpu,\n"
+			     "         link: 16GT/s x16}\n");
+	struct health_monitor_config cfg = {
+		.driver = "accel.dralet.dev", .interval_ms = 3600 * 1000, .check = healthy_check,
+		.on_round = on_aer_round, .now = aer_now,
+	};
+	const struct dralet_pci_func *f;
+	struct dralet_device *dev;
+	struct health_monitor *m;
+	struct device_set *set, *again;
+	struct harness h;
+	uv_loop_t loop;
+	int rounds = 0;
+	char path[4096];
+	FILE *file;
+
+	(void)state;
+	assert_int_equal(harness_init(&h, &harness_plain_backend, t, NULL), 0);
+	assert_non_null(f = hal_scan_find(h.scan, "0000:00:0b.0"));
+	h.ctx.sink = &h.sink;
+	assert_int_equal(dralet_device_new(&h.ctx, f, "accel", NULL, &dev), 0);
+	assert_int_equal(uv_loop_init(&loop), 0);
+	cfg.loop = &loop;
+	cfg.userdata = &rounds;
+	aer_clock = 1000;
+	/* a function without the AER capability: the simulator writes the files
+	 * for every PF, the kernel does not */
+	for (int k = 0; k < 2; k++) {
+		snprintf(path, sizeof(path), "%s/sys/bus/pci/devices/0000:00:0b.0/%s", t,
+			 k ? "aer_dev_nonfatal" : "aer_dev_fatal");
+		assert_int_equal(unlink(path), 0);
+	}
+	assert_int_equal(device_set_new("accel.dralet.dev", &dev, 1, &set), 0);
+	assert_int_equal(health_monitor_new(&cfg, set, &m), 0);
+	run_one_round(&loop, m, &rounds);
+	assert_true(health_monitor_table(m)->entries[0].no_aer);
+	assert_false(health_monitor_table(m)->entries[0].aer.known);
+
+	/* files written behind the monitor's back: not read */
+	snprintf(path, sizeof(path), "%s/sys/bus/pci/devices/0000:00:0b.0/aer_dev_fatal", t);
+	assert_non_null(file = fopen(path, "w"));
+	fputs("Undefined 0\nTOTAL_ERR_FATAL 0\n", file);
+	fclose(file);
+	snprintf(path, sizeof(path), "%s/sys/bus/pci/devices/0000:00:0b.0/aer_dev_nonfatal", t);
+	assert_non_null(file = fopen(path, "w"));
+	fputs("Undefined 0\nTOTAL_ERR_NONFATAL 0\n", file);
+	fclose(file);
+	aer_clock = 1010;
+	run_one_round(&loop, m, &rounds);
+	assert_true(health_monitor_table(m)->entries[0].no_aer);
+	assert_false(health_monitor_table(m)->entries[0].aer.known);
+
+	/* a rediscovery: a fresh entry reads them, and follows them from then on */
+	assert_int_equal(device_set_new("accel.dralet.dev", &dev, 1, &again), 0);
+	assert_int_equal(health_monitor_set_devices(m, again), 0);
+	device_set_unref(again);
+	aer_clock = 1020;
+	run_one_round(&loop, m, &rounds);
+	assert_false(health_monitor_table(m)->entries[0].no_aer);
+	assert_true(health_monitor_table(m)->entries[0].aer.known);
+	assert_non_null(file = fopen(path, "w"));
+	fputs("Undefined 0\nTOTAL_ERR_NONFATAL 1\n", file);
+	fclose(file);
+	aer_clock = 1030;
+	run_one_round(&loop, m, &rounds);
+	assert_int_equal(dralet_device_health(dev), DRALET_HEALTH_UNHEALTHY);
+	assert_string_equal(device_health_taint(dev), PCIE_AER_TAINT_KEY);
+
+	health_monitor_close(m);
+	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+	assert_int_equal(uv_loop_close(&loop), 0);
+	device_set_unref(set);
+	harness_fini(&h);
+	tree_remove(t);
+}
+
 /* A backend's health op naming causes: device 1 Unhealthy with a valid key,
  * device 2 Unhealthy with a key that is no qualified name, device 3 Healthy
  * (a cause named then is ignored). */
@@ -611,6 +697,7 @@ int main(void)
 		cmocka_unit_test(test_aer_verdict),
 		cmocka_unit_test(test_link_verdict),
 		cmocka_unit_test(test_aer_round_on_a_board),
+		cmocka_unit_test(test_aer_absent_is_not_read_again),
 		cmocka_unit_test(test_backend_names_the_cause),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
