@@ -12,8 +12,12 @@
  * change the whole VF the other shares use.
  */
 #include <errno.h>
+#include <string.h>
+
+#include <dralet/sharing.h>
 
 #include "net.h"
+#include "../common/pcidev.h"
 #include "../common/sharing_option.h"
 #include "../common/vf.h"
 #include "../common/vf_bandwidth.h"
@@ -65,6 +69,7 @@ static int nic_vf_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *
 	const struct dralet_pci_func *vf = dralet_device_pci(dev);
 	struct vf_config c;
 	char err[384];
+	int64_t bits;
 	int r;
 
 	if (!req->share_id)
@@ -84,6 +89,14 @@ static int nic_vf_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *
 	 * comes last, so a failure leaves nothing to take back */
 	if ((r = vf_prepare(ctx, dev, req, NET_API_VERSION)) < 0)
 		return r;
+	r = pcidev_env(req->edits, dev, "SHARE_ID", req->share_id);
+	if (r >= 0 && dralet_prepare_consumed(req, dralet_ctx_driver(ctx), "bandwidth", &bits) == 0)
+		r = pcidev_env_int(req->edits, dev, "SHARE_BANDWIDTH", bits);
+	if (r < 0) {
+		dralet_ctx_error(ctx, "VF %s: preparing the container edits failed: %s",
+				 vf->address, strerror(-r));
+		return r;
+	}
 	return vf_bandwidth_prepare(ctx, vf, req);
 }
 

@@ -136,6 +136,8 @@ static void test_two_shares_raise_the_cap(void **state)
 	assert_int_equal(backend_nic_vf.prepare(&f.h.ctx, vf, &a.req), 0);
 	assert_int_equal(cap_of(&f, 0), 10000);
 	assert_string_equal(t_env(&a, "DRALET_VF_0000_17_00_1_NETDEV"), "ens1f0v0");
+	assert_string_equal(t_env(&a, "DRALET_VF_0000_17_00_1_SHARE_ID"), SHARE_A);
+	assert_string_equal(t_env(&a, "DRALET_VF_0000_17_00_1_SHARE_BANDWIDTH"), "10000000000");
 	share_req(&b, "uid-b", SHARE_B, four, NULL);
 	assert_int_equal(backend_nic_vf.prepare(&f.h.ctx, vf, &b.req), 0);
 	assert_int_equal(cap_of(&f, 0), 14000);
