@@ -50,6 +50,21 @@ void vf_bandwidth_publish(struct dralet_backend_ctx *ctx, struct dralet_device *
 	dralet_device_set_capacity_policy(dev, "bandwidth", &p);
 }
 
+bool vf_bandwidth_whole(const struct dralet_device *dev, const struct dralet_prepare_req *req)
+{
+	int64_t want, have = -1;
+
+	for (size_t i = 0; i < dralet_device_n_capacities(dev); i++) {
+		const struct dralet_capacity *c = dralet_device_capacity(dev, i);
+		if (!strcmp(c->name, "bandwidth") && dralet_quantity_value(c->quantity, &have) < 0)
+			return false;
+	}
+	if (have <= 0 || dralet_prepare_consumed(req, dralet_device_driver(dev), "bandwidth",
+						 &want) < 0)
+		return false;
+	return want >= have;
+}
+
 int vf_bandwidth_prepare(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *vf,
 			 const struct dralet_prepare_req *req)
 {

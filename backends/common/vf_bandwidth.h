@@ -10,6 +10,9 @@
  * when the speed is no multiple of 100 Mb/s)} and default the whole link: a
  * claim that asks for no bandwidth holds the VF alone, as before.
  *
+ * A share of the whole link holds the VF alone and is prepared like an
+ * exclusive claim (VfConfig allowed, no cap).
+ *
  * Applied: the VF's transmit cap (IFLA_VF_RATE max_tx_rate, Mb/s, through
  * the PF with rtnetlink; dralet_vf_set) is the sum of the bandwidth of the
  * shares prepared on it: each share's prepare adds its amount (rounded up to
@@ -33,6 +36,9 @@
 #ifndef DRALET_BACKENDS_VF_BANDWIDTH_H
 #define DRALET_BACKENDS_VF_BANDWIDTH_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include <dralet/backend.h>
 #include <dralet/prepare.h>
 
@@ -43,6 +49,10 @@ void vf_bandwidth_publish(struct dralet_backend_ctx *ctx, struct dralet_device *
 
 /* The step of the bandwidth policy for a link of @speed_mbps, in Mb/s. */
 int64_t vf_bandwidth_step_mbps(int64_t speed_mbps);
+
+/* True when share @req consumes all of @dev's bandwidth: it holds the VF
+ * alone (no other share fits beside it). */
+bool vf_bandwidth_whole(const struct dralet_device *dev, const struct dralet_prepare_req *req);
 
 /* Adds share @req's bandwidth to VF @vf's transmit cap (nothing for an
  * exclusive allocation). The undo state is recorded first. -EINVAL when

@@ -8,10 +8,12 @@
  * Shared mode (option sharing: "true"; docs/sharing.md, "NIC VFs by
  * bandwidth"): a VF is published with allowMultipleAllocations and a
  * capacity "bandwidth" (vf_bandwidth.h); each share adds its bandwidth to the
- * VF's transmit cap. A share takes no VfConfig driver or settings: they
- * change the whole VF the other shares use.
+ * VF's transmit cap. A share takes no VfConfig driver or settings (they
+ * change the whole VF the other shares use) unless it holds all of the
+ * bandwidth, and then it is prepared as an exclusive claim, without a cap.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include <dralet/sharing.h>
@@ -70,23 +72,27 @@ static int nic_vf_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *
 	struct vf_config c;
 	char err[384];
 	int64_t bits;
+	bool whole;
 	int r;
 
 	if (!req->share_id)
 		return vf_prepare(ctx, dev, req, NET_API_VERSION);
+	/* a share of the whole link holds the VF alone: it may configure it,
+	 * and its cap would be the link itself */
+	whole = vf_bandwidth_whole(dev, req);
 	if ((r = vf_config_parse(req->config, NET_API_VERSION, &c, err, sizeof(err))) < 0) {
 		dralet_ctx_error(ctx, "%s", err);
 		return r;
 	}
-	if (c.has_driver || vf_config_has_settings(&c)) {
+	if (!whole && (c.has_driver || vf_config_has_settings(&c))) {
 		dralet_ctx_error(ctx, "VF %s: share %s asks for VfConfig.%s, which changes the "
-				 "whole VF its other shares use; request the VF exclusively (all of "
-				 "its bandwidth) to configure it", vf->address, req->share_id,
+				 "whole VF its other shares use; request all of its bandwidth (or "
+				 "none) to configure it", vf->address, req->share_id,
 				 c.has_driver ? "driver" : vf_config_first_setting(&c));
 		return -EINVAL;
 	}
-	/* without a VfConfig vf_prepare changes nothing on the host; the cap
-	 * comes last, so a failure leaves nothing to take back */
+	/* a partial share has no VfConfig, so vf_prepare changes nothing on the
+	 * host; the cap comes last, so a failure leaves nothing to take back */
 	if ((r = vf_prepare(ctx, dev, req, NET_API_VERSION)) < 0)
 		return r;
 	r = pcidev_env(req->edits, dev, "SHARE_ID", req->share_id);
@@ -95,9 +101,10 @@ static int nic_vf_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *
 	if (r < 0) {
 		dralet_ctx_error(ctx, "VF %s: preparing the container edits failed: %s",
 				 vf->address, strerror(-r));
+		vf_unprepare(ctx, dev, &req->claim, req->undo);
 		return r;
 	}
-	return vf_bandwidth_prepare(ctx, vf, req);
+	return whole ? 0 : vf_bandwidth_prepare(ctx, vf, req);
 }
 
 static int nic_vf_unprepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,

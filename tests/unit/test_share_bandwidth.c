@@ -207,6 +207,18 @@ static void test_refused_shares(void **state)
 	assert_non_null(strstr(f.h.ctx.error, "VfConfig.vlan"));
 	assert_int_equal(cap_of(&f, 0), 0);
 	t_req_clear(&t);
+	/* a share of the whole link holds the VF alone: configured like an
+	 * exclusive claim, no cap, and put back at unprepare */
+	static const struct dralet_capacity all[] = { { "bandwidth", "25G" } };
+	share_req(&t, "uid-a", SHARE_A, all, "{\"apiVersion\":\"net.dralet.dev/v1alpha1\","
+		  "\"kind\":\"VfConfig\",\"vlan\":5}");
+	assert_int_equal(backend_nic_vf.prepare(&f.h.ctx, vf, &t.req), 0);
+	assert_int_equal(node_model_vf(&f.k, NIC, 0)->vlan, 5);
+	assert_int_equal(cap_of(&f, 0), 0);
+	assert_string_equal(t_env(&t, "DRALET_VF_0000_17_00_1_SHARE_BANDWIDTH"), "25000000000");
+	assert_int_equal(backend_nic_vf.unprepare(&f.h.ctx, vf, &t.req.claim, &t.undo), 0);
+	assert_int_equal(node_model_vf(&f.k, NIC, 0)->vlan, 0);
+	t_req_clear(&t);
 	/* a share without its bandwidth */
 	share_req(&t, "uid-a", SHARE_A, NULL, NULL);
 	assert_int_equal(backend_nic_vf.prepare(&f.h.ctx, vf, &t.req), -EINVAL);
