@@ -4,6 +4,7 @@
  * claimed. One device of kind "accel" per function; a PF whose SR-IOV VFs
  * are enabled is management and yields none (its VFs are the devices).
  * Prepare changes nothing on the host: no unprepare (the agent's default).
+ * Option sharing: "true" shares QAT functions by queues (accel_sharing.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +14,12 @@
 
 #include "accel.h"
 #include "../common/pcidev.h"
+#include "../common/sharing_option.h"
+
+static const struct dralet_option accel_options[] = {
+	SHARING_OPTION,
+	{ NULL, 0 },
+};
 
 static const struct dralet_pci_id accel_ids[] = {
 	DRALET_PCI_CLASS(0x120000, 0xff0000),	/* processing accelerators (0x12xx) */
@@ -91,6 +98,7 @@ static int accel_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_f
 	if (r < 0)
 		return r;
 	add_attributes(ctx, dev, func);
+	accel_publish_sharing(ctx, dev, func);
 	r = add_nodes(ctx, dev, func);
 	dralet_device_set_health(dev, health_now(ctx, func));
 	return r < 0 ? r : 0;
@@ -150,7 +158,7 @@ static int accel_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *d
 	if (r < 0)
 		dralet_ctx_error(ctx, "%s: preparing the container edits failed: %s",
 				 func->address, strerror(-r));
-	return r < 0 ? r : 0;
+	return r < 0 ? r : accel_prepare_share(ctx, dev, req);
 }
 
 const struct dralet_backend backend_accel = {
@@ -163,4 +171,5 @@ const struct dralet_backend backend_accel = {
 	.validate_config = accel_validate_config,
 	.prepare = accel_prepare,
 	.health = accel_health,
+	.options = accel_options,
 };

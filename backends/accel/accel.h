@@ -24,4 +24,22 @@ int accel_qat_services(struct dralet_backend_ctx *ctx, const struct dralet_pci_f
 int accel_qat_state(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func, char *buf,
 		    size_t size);
 
+/* The QAT function's ring pairs (qat/num_rps, Linux 6.7+, on the function
+ * itself): > 0, or -ENOENT (not QAT, or an older kernel), -EINVAL. */
+int accel_qat_ring_pairs(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func);
+
+/* accel_sharing.c (docs/sharing.md, "Accelerators by queues"): with option
+ * sharing: "true" a QAT function that reports its ring pairs is published
+ * with allowMultipleAllocations and a capacity "queues" = num_rps,
+ * requestPolicy validRange {1, num_rps, step 1}, default all of them (a
+ * claim that names no queues holds it alone). The queues are a scheduling
+ * contract: the kernel gives every share the same device nodes and does not
+ * assign ring pairs to processes; the container learns its count from
+ * DRALET_<DEV>_SHARE_QUEUES. */
+void accel_publish_sharing(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+			   const struct dralet_pci_func *func);
+/* The share's container environment (nothing for an exclusive allocation). */
+int accel_prepare_share(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+			struct dralet_prepare_req *req);
+
 #endif

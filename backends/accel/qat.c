@@ -7,6 +7,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "accel.h"
@@ -45,4 +46,24 @@ int accel_qat_state(struct dralet_backend_ctx *ctx, const struct dralet_pci_func
 		    size_t size)
 {
 	return read_qat_file(ctx, func, "qat/state", buf, size);
+}
+
+int accel_qat_ring_pairs(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func)
+{
+	char buf[32], *end;
+	long n;
+	int r;
+
+	if (func->vendor_id != 0x8086)
+		return -ENOENT;
+	r = dralet_read_pci_file(ctx, func, "qat/num_rps", buf, sizeof(buf));
+	if (r <= 0)
+		return -ENOENT;
+	n = strtol(buf, &end, 10);
+	if (end == buf || *end || n <= 0 || n > 4096) {
+		dralet_ctx_warn(ctx, "%s: qat/num_rps \"%s\" is not a ring pair count",
+				func->address, buf);
+		return -EINVAL;
+	}
+	return (int)n;
 }
