@@ -425,9 +425,8 @@ static int prepare_locked(struct dralet_backend_ctx *ctx, struct dralet_device *
 	if ((r = holders(p, info->partition_mode, other, sizeof(other))) < 0)
 		return r;
 	if (other[0]) {
-		dralet_ctx_error(ctx, "device %s: GPU %s is partitioned for partition %s, in "
-				      "another compute partition mode, prepared for another claim; "
-				      "one GPU is in one mode at a time", dralet_device_name(dev),
+		dralet_ctx_error(ctx, "GPU %s holds partition %s of another claim, in another "
+				      "compute partition mode; one GPU is in one mode at a time",
 				 f->address, other);
 		return -EBUSY;
 	}
