@@ -207,6 +207,20 @@ def test(tmp):
         assert run.mode() == "SPX" and state(statedir) == []
         print("last unprepare returned the GPU to SPX; CPX 7 prepared afterwards")
 
+        # the example claim, as written
+        import yaml  # python3-yaml, part of Debian's python3 install
+        with open(os.path.join(ck.REPO, "deploy", "examples", "amd-partition.yaml")) as f:
+            ex = yaml.safe_load(f)
+        d = os.path.join(store, "resourceclaims", "default")
+        with open(os.path.join(d, ex["metadata"]["name"] + ".json"), "w") as f:
+            json.dump(ex, f)
+        e = ("default", ex["metadata"]["name"], ex["metadata"]["uid"])
+        assert run.kubelet.prepare([e])[e[2]][0] == ""
+        assert run.mode() == "DPX" and "/dev/dri/renderD136" in spec_text(run)
+        assert run.kubelet.unprepare([e])[e[2]] == ""
+        assert run.mode() == "SPX" and state(statedir) == []
+        print("deploy/examples/amd-partition.yaml prepared and unprepared")
+
         # a crash right after the undo state was recorded, and one after a
         # completed prepare: after a restart the claim is unprepared from
         # the checkpoint and the marks go
