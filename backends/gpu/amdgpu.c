@@ -207,7 +207,6 @@ struct amd_describe {
 	struct amd_state *st;
 	const struct amd_facts *a;
 	const struct amd_kfd_node *node;	/* the whole GPU's, summed */
-	unsigned count;				/* per partition: SIMDs / count */
 };
 
 static void describe_partition(struct dralet_device *dev, void *arg)
@@ -269,7 +268,7 @@ static int probe_dynamic(struct dralet_backend_ctx *ctx, struct amd_state *st,
 	return amd_partition_probe(ctx, f, dev, &(struct amd_partition_facts){
 		.compute = base, .available = available, .memory = a->memory_mode,
 		.num_xcc = (unsigned)whole.num_xcc },
-		describe_partition, &(struct amd_describe){ ctx, st, a, &whole, 1 });
+		describe_partition, &(struct amd_describe){ ctx, st, a, &whole });
 }
 
 static int amd_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *f,
