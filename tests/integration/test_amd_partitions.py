@@ -9,8 +9,8 @@ CPX claim is refused while they hold it and prepared once they left, the
 last unprepare returns the GPU to SPX; a claim asking for another memory
 partition mode is refused (a driver reload). Crashes right after the undo
 state was recorded and after a completed prepare are undone from the
-checkpoint after a restart."""
-import glob
+checkpoint after a restart (the board's tree is kept across restarts with
+--board-tree, so the GPU stays switched while the daemon is down).""" 
 import json
 import os
 import shutil
@@ -35,21 +35,21 @@ class Run:
         self.tmp, self.config, self.store = tmp, config, store
         self.plugins = os.path.join(tmp, "plugins")
         self.cdi = os.path.join(tmp, "cdi")
-        self.trees = os.path.join(tmp, "trees")  # $TMPDIR: where --board materializes
-        os.makedirs(self.trees, exist_ok=True)
+        self.board_tree = os.path.join(tmp, "node")  # kept across restarts
         self.proc = None
         self.kubelet = None
         self.protos = ck.Protos(tmp)
 
     def start(self, extra_env=None):
-        env = dict(os.environ, TMPDIR=self.trees)
+        env = dict(os.environ)
         env.update(extra_env or {})
         self.log = open(os.path.join(self.tmp, "dralet.log"), "a")
         sock = os.path.join(self.plugins, DRIVER, "dra.sock")
         if os.path.exists(sock):
             os.unlink(sock)  # a killed daemon's: wait for the new one's
         self.proc = subprocess.Popen(
-            [os.environ["DRALET"], "run", "--board", BOARD, "--config", self.config,
+            [os.environ["DRALET"], "run", "--board", BOARD, "--board-tree", self.board_tree,
+             "--config", self.config,
              "--store", self.store, "--registry-dir", os.path.join(self.tmp, "registry"),
              "--plugins-dir", self.plugins, "--cdi-dir", self.cdi, "--node-name", "demo-node"],
             stdout=self.log, stderr=subprocess.STDOUT, env=env)
@@ -60,9 +60,7 @@ class Run:
         self.kubelet = ck.Kubelet(self.protos, sock)
 
     def tree(self):
-        """The running daemon's materialized board (the newest under $TMPDIR)."""
-        trees = sorted(glob.glob(os.path.join(self.trees, "*")), key=os.path.getmtime)
-        return trees[-1]
+        return self.board_tree
 
     def mode(self):
         with open(os.path.join(self.tree(), "sys/bus/pci/devices", GPU,
@@ -224,7 +222,7 @@ def test(tmp):
         # a crash right after the undo state was recorded, and one after a
         # completed prepare: after a restart the claim is unprepared from
         # the checkpoint and the marks go
-        for n, point in ((5, "prepare-undo-recorded"), (6, None)):
+        for n, point in ((5, "prepare-undo-recorded"), (7, "prepare-device"), (6, None)):
             run.stop()
             run.start({"DRALET_CRASH_AT": point} if point else None)
             q = put_claim(store, "qpx-%d" % n, uid(n), PART + "qpx-2")
@@ -238,9 +236,17 @@ def test(tmp):
                 assert run.mode() == "QPX"
                 run.proc.send_signal(signal.SIGKILL)
             run.wait_killed()
+            if point == "prepare-device":  # switched, not completed
+                assert run.mode() == "QPX" and len(state(statedir)) == 2, state(statedir)
             if not point:
-                assert len(state(statedir)) == 2, state(statedir)  # mark and holder
+                # the GPU stays in QPX, marked and held, across the restart
+                assert len(state(statedir)) == 2, state(statedir)
+                assert run.mode() == "QPX"
             run.start()
+            if not point:
+                assert run.mode() == "QPX"
+                # rediscovered as before the switch: the whole GPU and every partition
+                check_layout(slices(store, 8 * 15 + 1))
             assert run.kubelet.unprepare([q])[q[2]] == ""
             assert state(statedir) == [], state(statedir)
             assert run.mode() == "SPX"
