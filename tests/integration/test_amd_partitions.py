@@ -251,6 +251,17 @@ def test(tmp):
             assert state(statedir) == [], state(statedir)
             assert run.mode() == "SPX"
             print("crash (%s): undone after the restart" % (point or "after prepare"))
+        run.stop()
+
+        # a 1.34 server without the gate: no counters, no partitions
+        shutil.rmtree(os.path.join(store, "resourceslices"))
+        with open(config, "a") as f:
+            f.write("kubernetesVersion: \"1.34\"\n")
+        run.start()
+        sl = slices(store, 8 + 1)
+        assert not any(s["spec"].get("sharedCounters") for s in sl)
+        assert not any("consumesCounters" in d for s in sl for d in s["spec"].get("devices", []))
+        print("1.34 without the gate: 9 devices, no counters")
     except BaseException:
         sys.stderr.write("---- dralet log ----\n" + run.read_log())
         raise
