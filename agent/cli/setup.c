@@ -18,6 +18,7 @@ int setup_option(struct setup_options *o, int opt, const char *arg)
 {
 	switch (opt) {
 	case OPT_BOARD: o->board = arg; return 1;
+	case OPT_BOARD_TREE: o->board_tree = arg; return 1;
 	case OPT_SYSFS_ROOT: o->sysfs_root = arg; return 1;
 	case OPT_DEV_ROOT: o->dev_root = arg; return 1;
 	case OPT_PROC_ROOT: o->proc_root = arg; return 1;
@@ -66,15 +67,31 @@ static int check_root(const char *flag, const char *path)
 	return 0;
 }
 
-/* The roots of a simulated board: its tree materialized in a temporary
- * directory. The board's NVML answers (nvml.json) go to the board NVML
- * simulator through FAKE_NVML_DATA, and the board XRT simulator (an Alveo's
+/* The board's tree: in @tree (--board-tree; made when it has no sys/),
+ * else in a new temporary directory. */
+static int board_tree(const char *board, const char *tree, struct setup *s, char *err,
+		      size_t errlen)
+{
+	char sys[4200];
+	int r = 0;
+
+	if (!tree)
+		return board_materialize_temp(board, &s->board_dir, err, errlen);
+	snprintf(sys, sizeof(sys), "%s/sys", tree);
+	if (access(sys, F_OK) < 0 && (r = board_materialize(board, tree, err, errlen)) < 0)
+		return r;
+	s->keep_board_dir = true;
+	return (s->board_dir = strdup(tree)) ? 0 : -ENOMEM;
+}
+
+/* The roots of a simulated board: its tree (board_tree). The board's NVML
+ * answers (nvml.json) go to the board NVML simulator through FAKE_NVML_DATA, and the board XRT simulator (an Alveo's
  * xclbin loads, tests/lib/fake-xrt) finds the board's sysfs tree through
  * FAKE_XRT_SYSFS, unless the caller set them already. */
-static int simulate_board(const char *board, struct setup *s)
+static int simulate_board(const char *board, const char *tree, struct setup *s)
 {
 	char err[1024], *sys = NULL, *dev = NULL, *proc = NULL, *nvml = NULL;
-	int r = board_materialize_temp(board, &s->board_dir, err, sizeof(err));
+	int r = board_tree(board, tree, s, err, sizeof(err));
 
 	if (r < 0) {
 		fprintf(stderr, "dralet: %s\n", err);
@@ -134,7 +151,11 @@ int setup_init(const struct setup_options *o, struct setup *s)
 	board = o->board;
 	if (!board && !o->sysfs_root && !o->dev_root && !o->proc_root)
 		board = s->cfg->simulated_board;
-	r = board ? simulate_board(board, s) : real_roots(o, s);
+	if (o->board_tree && !board) {
+		fprintf(stderr, "dralet: --board-tree needs --board\n");
+		r = -EINVAL;
+	} else
+		r = board ? simulate_board(board, o->board_tree, s) : real_roots(o, s);
 	if (r >= 0)
 		r = check_root("--sysfs-root", s->roots.sys);
 	if (r >= 0)
@@ -166,7 +187,8 @@ void setup_teardown(struct setup *s)
 	config_free(s->cfg);
 	board_node_free(s->board_node);
 	if (s->board_dir) {
-		board_remove_tree(s->board_dir);
+		if (!s->keep_board_dir)
+			board_remove_tree(s->board_dir);
 		free(s->board_dir);
 	}
 	free((char *)s->roots.sys);

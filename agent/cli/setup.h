@@ -26,6 +26,7 @@ enum {
 	OPT_BACKEND_DIR,
 	OPT_LOG_FORMAT,
 	OPT_VERBOSITY,
+	OPT_BOARD_TREE,
 	OPT_FIRST_COMMAND_OPTION,	/* commands number their own options from here */
 };
 
@@ -37,10 +38,14 @@ enum {
 	{ "config", required_argument, NULL, OPT_CONFIG },                      \
 	{ "backend-dir", required_argument, NULL, OPT_BACKEND_DIR },            \
 	{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },              \
-	{ "v", required_argument, NULL, OPT_VERBOSITY }
+	{ "v", required_argument, NULL, OPT_VERBOSITY },                       \
+	{ "board-tree", required_argument, NULL, OPT_BOARD_TREE }
 
 #define SETUP_OPTIONS_HELP                                                                  \
 	"  --board FILE          simulate the node of a board file (boards/*.yaml)\n"         \
+	"  --board-tree DIR      with --board: keep its tree in DIR (made when DIR has\n"     \
+	"                        none, used as it is otherwise), so a restart finds the\n"    \
+	"                        node as the last run left it\n"                             \
 	"  --sysfs-root DIR      sysfs root (default /sys)\n"                               \
 	"  --dev-root DIR        device node root (default /dev)\n"                         \
 	"  --proc-root DIR       procfs root (default /proc)\n"                             \
@@ -51,6 +56,7 @@ enum {
 
 struct setup_options {
 	const char *board;
+	const char *board_tree;
 	const char *sysfs_root, *dev_root, *proc_root;
 	const char *config;
 	const char *backend_dir;
@@ -61,6 +67,7 @@ struct setup_options {
 struct setup {
 	struct hal_roots roots;
 	char *board_dir;	/* materialized board, removed by setup_teardown */
+	bool keep_board_dir;	/* --board-tree: the caller's, kept */
 	/* What changes the node: a simulated board's kernel model (the board
 	 * simulator's, boards/sim/board_node_ops.h, over board_dir), so sysfs
 	 * writes, VF settings and FPGA programming act as the kernel would; NULL

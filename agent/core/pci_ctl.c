@@ -115,6 +115,29 @@ int dralet_pci_restore(struct dralet_backend_ctx *ctx, const char *address, cons
 	return r;
 }
 
+int dralet_pci_attr_write(struct dralet_backend_ctx *ctx, const char *address, const char *file,
+			  const char *value)
+{
+	struct node_ops tmp;
+	const struct node_ops *node = node_of(ctx, &tmp);
+	char rel[256];
+	int r;
+
+	if (bad_address(ctx, address))
+		return -EINVAL;
+	if (!file || !*file || strchr(file, '/') || !strcmp(file, "..") || !value) {
+		dralet_ctx_error(ctx, "%s: \"%.40s\" is no attribute name", address,
+				 file ? file : "(null)");
+		return -EINVAL;
+	}
+	snprintf(rel, sizeof(rel), "bus/pci/devices/%s/%s", address, file);
+	r = node->write(node->userdata, rel, value);
+	if (r < 0)
+		dralet_ctx_error(ctx, "%s: writing %s to %s: %s", address, value, file,
+				 strerror(-r));
+	return r;
+}
+
 int dralet_vf_get(struct dralet_backend_ctx *ctx, const struct dralet_netdev *pf, unsigned vf,
 		  struct dralet_vf_settings *ret)
 {

@@ -8,6 +8,8 @@
  * function's sysfs files (product_name, unique_id, serial_number,
  * mem_info_vram_total, current_compute_partition, current_memory_partition),
  * /sys/module/amdgpu and the KFD topology (compute units, SIMDs, gfx target).
+ * With option dynamicPartitions "true" a GPU in SPX is also published as
+ * the partitions prepare can make (amdgpu_partition.c).
  * Attribute reference: docs/attributes-gpu.md.
  */
 #include <ctype.h>
@@ -17,6 +19,7 @@
 #include <string.h>
 
 #include "amdgpu.h"
+#include "amdgpu_partition.h"
 #include "gpu_backends.h"
 
 #define MAX_PARTITIONS 16
@@ -112,6 +115,13 @@ static void read_facts(struct dralet_backend_ctx *ctx, const struct dralet_pci_f
 			 a->memory_mode[0] ? "_" : "", a->memory_mode);
 }
 
+static const struct dralet_option amd_options[] = {
+	/* "true": GPUs in SPX also publish the partitions prepare makes */
+	{ "dynamicPartitions", 0 },
+	{ "partitionStateDir", 0 },	/* where switched GPUs are marked (amdgpu_partition.c) */
+	{ NULL, 0 },
+};
+
 static void set_shared(struct amd_state *st, struct dralet_device *dev, const struct amd_facts *a,
 		       const struct amd_kfd_node *node)
 {
@@ -191,6 +201,76 @@ static int probe_partitions(struct dralet_backend_ctx *ctx, struct amd_state *st
 	return 0;
 }
 
+/* What set_shared needs, for the partitions amdgpu_partition.c publishes. */
+struct amd_describe {
+	struct dralet_backend_ctx *ctx;
+	struct amd_state *st;
+	const struct amd_facts *a;
+	const struct amd_kfd_node *node;	/* the whole GPU's, summed */
+};
+
+static void describe_partition(struct dralet_device *dev, void *arg)
+{
+	const struct amd_describe *d = arg;
+	const struct gpu_info *info = gpu_info_of(dev);
+	struct amd_kfd_node part = *d->node;
+	unsigned count = info && info->partition_count ? info->partition_count : 1;
+
+	part.simd_count /= count;
+	set_shared(d->st, dev, d->a, &part);
+	/* NPS1: every partition reaches all of the GPU's memory */
+	if (d->a->vram)
+		dralet_device_set_capacity_bytes(dev, "memory", d->a->vram);
+}
+
+/*
+ * A GPU dralet may partition at prepare: the whole GPU as in its base mode
+ * (SPX; the KFD nodes summed when dralet switched it), its counter set and
+ * every partition of the plan.
+ */
+static int probe_dynamic(struct dralet_backend_ctx *ctx, struct amd_state *st,
+			 const struct dralet_pci_func *f, struct amd_facts *a, const char *base,
+			 const struct amd_kfd_node *const *nodes, size_t n)
+{
+	struct amd_kfd_node whole = { .render_minor = -1 };
+	char available[128] = "";
+	struct dralet_device *dev;
+	int r;
+
+	for (size_t i = 0; i < n; i++) {
+		whole.simd_count += nodes[i]->simd_count;
+		whole.num_xcc += nodes[i]->num_xcc;
+		if (!whole.simd_per_cu)
+			whole.simd_per_cu = nodes[i]->simd_per_cu;
+		if (!whole.gfx_target_version)
+			whole.gfx_target_version = nodes[i]->gfx_target_version;
+	}
+	/* published as before dralet switched it */
+	snprintf(a->compute, sizeof(a->compute), "%s", base);
+	snprintf(a->profile, sizeof(a->profile), "%s%s%s", a->compute, a->memory_mode[0] ? "_" : "",
+		 a->memory_mode);
+	gpu_read_pci_text(ctx, f, "available_compute_partition", available, sizeof(available));
+	for (char *c = available; *c; c++)
+		*c = (char)tolower((unsigned char)*c);
+
+	if ((r = dralet_device_new(ctx, f, "gpu", NULL, &dev)) < 0)
+		return r;
+	if (!gpu_info_attach(dev, GPU_TYPE_FULL))
+		return -ENOMEM;
+	gpu_set_common(dev, "amdgpu");
+	set_shared(st, dev, a, &whole);
+	if (a->vram)
+		dralet_device_set_capacity_bytes(dev, "memory", a->vram);
+	gpu_set_defaults(dev);
+	gpu_add_drm_nodes(ctx, dev, f);
+	add_kfd(ctx, st, dev);
+	dralet_device_set_health(dev, DRALET_HEALTH_HEALTHY);
+	return amd_partition_probe(ctx, f, dev, &(struct amd_partition_facts){
+		.compute = base, .available = available, .memory = a->memory_mode,
+		.num_xcc = (unsigned)whole.num_xcc },
+		describe_partition, &(struct amd_describe){ ctx, st, a, &whole });
+}
+
 static int amd_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *f,
 		     const struct dralet_pci_id *id)
 {
@@ -210,6 +290,13 @@ static int amd_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_fun
 		dralet_ctx_warn(ctx, "%s: %zu KFD nodes; only %d partitions published", f->address, n,
 				MAX_PARTITIONS);
 		n = MAX_PARTITIONS;
+	}
+	{
+		char base[16];
+		if (amd_partition_applies(ctx, f, base, sizeof(base))) {
+			r = probe_dynamic(ctx, st, f, &a, base, nodes, n);
+			return r < 0 ? r : 0;
+		}
 	}
 	if (n > 1)
 		return probe_partitions(ctx, st, f, &a, nodes, n);
@@ -231,6 +318,46 @@ static int amd_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_fun
 	return 0;
 }
 
+static int amd_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+		       struct dralet_prepare_req *req)
+{
+	const struct gpu_info *info = gpu_info_of(dev);
+	const struct dralet_pci_func *f = dralet_device_pci(dev);
+	struct gpu_config cfg;
+	char memory[16] = "", why[400];
+	int r = gpu_config_parse_amd(ctx, req->config, &cfg);
+
+	if (r < 0)
+		return r;
+	if (cfg.kind == GPU_CONFIG_MIG || (cfg.sharing && !req->admin_access)) {
+		dralet_ctx_error(ctx, "device %s: %s", dralet_device_name(dev),
+				 cfg.sharing ? "sharing strategy TimeSlicing is not supported by "
+					       "this device"
+					     : "MigDeviceConfig applies to NVIDIA MIG devices only");
+		return cfg.sharing ? -EOPNOTSUPP : -EINVAL;
+	}
+	/* adminAccess watches: it never switches a GPU's mode */
+	if (info && info->dynamic && !req->admin_access)
+		return amd_partition_prepare(ctx, dev, req, cfg.memory_partition);
+	if (f)
+		gpu_read_pci_text(ctx, f, "current_memory_partition", memory, sizeof(memory));
+	if ((r = amd_memory_partition_check(memory, cfg.memory_partition, why, sizeof(why))) < 0) {
+		dralet_ctx_error(ctx, "device %s: %s", dralet_device_name(dev), why);
+		return r;
+	}
+	if (info && info->dynamic)
+		return gpu_prepare_env(ctx, dev, req);	/* no partition made yet: no nodes */
+	return gpu_prepare_common(ctx, dev, req);
+}
+
+static int amd_unprepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+			 const struct dralet_claim_ref *claim, const struct dralet_undo *undo)
+{
+	(void)dev;
+	(void)claim;
+	return amd_partition_owns_undo(undo) ? amd_partition_unprepare(ctx, undo) : 0;
+}
+
 /* Instinct MI300 parts are processing accelerators (0x12), the rest display
  * controllers (0x03); HDMI audio (0x04) is not a GPU. */
 static const struct dralet_pci_id amd_ids[] = {
@@ -249,7 +376,9 @@ const struct dralet_backend gpu_amdgpu_backend = {
 	.init = amd_init,
 	.fini = amd_fini,
 	.probe = amd_probe,
-	.validate_config = gpu_validate_config_no_sharing,
-	.prepare = gpu_prepare_plain,
+	.options = amd_options,
+	.validate_config = gpu_validate_config_amd,
+	.prepare = amd_prepare,
+	.unprepare = amd_unprepare,
 	.health = gpu_health_pci,
 };

@@ -45,6 +45,9 @@ struct gpu_info {
 	/* dynamic MIG (nvidia_dynmig.c): made at prepare from these */
 	bool dynamic;
 	unsigned profile_id, placement_start, placement_size, gi_slices;
+	/* AMD dynamic partition (amdgpu_partition.c): its mode and how many */
+	char partition_mode[8];
+	unsigned partition_count;
 };
 
 /* Allocates a zeroed gpu_info (minor and index -1) and attaches it to @dev
@@ -75,6 +78,7 @@ struct gpu_config {
 	bool sharing;			/* a sharing block was given */
 	enum gpu_timeslice timeslice;	/* interval when sharing is TimeSlicing */
 	bool interval_given;		/* timeSlicingConfig.interval was present */
+	char memory_partition[16];	/* AMD: memoryPartition ("NPS4"); "" none */
 };
 
 /*
@@ -86,11 +90,17 @@ struct gpu_config {
  */
 int gpu_config_parse(struct dralet_backend_ctx *ctx, const char *text, struct gpu_config *ret);
 const char *gpu_timeslice_name(enum gpu_timeslice t);
+/* gpu_config_parse that also takes memoryPartition (in GpuConfig), which
+ * the other parse refuses: it applies to AMD Instinct GPUs only. */
+int gpu_config_parse_amd(struct dralet_backend_ctx *ctx, const char *text,
+			 struct gpu_config *ret);
 
 /* validate_config of the backends that cannot time-slice (amdgpu,
  * intel-gpu, drm): a valid GpuConfig without sharing passes, sharing is
  * "not supported by this device". */
 int gpu_validate_config_no_sharing(struct dralet_backend_ctx *ctx, const char *config);
+/* The same for amdgpu, which takes memoryPartition too. */
+int gpu_validate_config_amd(struct dralet_backend_ctx *ctx, const char *config);
 
 /* ---- discovery helpers ---- */
 

@@ -10,6 +10,8 @@
  *     strategy: TimeSlicing
  *     timeSlicingConfig:                     (optional)
  *       interval: Default | Short | Medium | Long
+ *   memoryPartition: NPS1 | NPS4 ...         (optional; AMD Instinct only:
+ *                                             the mode the claim needs)
  */
 #include <errno.h>
 #include <stdio.h>
@@ -58,10 +60,12 @@ static const struct dralet_field sharing_fields[] = {
 static const struct dralet_field gpu_fields[] = {
 	{ "sharing", DRALET_FIELD_OBJECT, .fields = sharing_fields,
 	  DRALET_SEEN(struct gpu_config, sharing) },
+	{ "memoryPartition", DRALET_FIELD_STRING, DRALET_AT(struct gpu_config, memory_partition) },
 	DRALET_FIELDS_END,
 };
 
-int gpu_config_parse(struct dralet_backend_ctx *ctx, const char *text, struct gpu_config *ret)
+static int parse(struct dralet_backend_ctx *ctx, const char *text, bool amd,
+		 struct gpu_config *ret)
 {
 	static const char *const kinds[] = { "GpuConfig", "MigDeviceConfig", NULL };
 	struct gpu_config cfg = { .kind = GPU_CONFIG_NONE, .timeslice = GPU_TIMESLICE_NONE };
@@ -84,14 +88,27 @@ int gpu_config_parse(struct dralet_backend_ctx *ctx, const char *text, struct gp
 	if (cfg.kind == GPU_CONFIG_MIG && cfg.interval_given)
 		return invalid(ctx, -EINVAL, "MigDeviceConfig.sharing.timeSlicingConfig: is not "
 			       "supported for MIG devices (their time-slice cannot be changed)");
+	if (cfg.memory_partition[0] && (!amd || cfg.kind == GPU_CONFIG_MIG))
+		return invalid(ctx, -EINVAL, "memoryPartition: applies to AMD Instinct GPUs only");
 	*ret = cfg;
 	return 0;
 }
 
-int gpu_validate_config_no_sharing(struct dralet_backend_ctx *ctx, const char *config)
+int gpu_config_parse(struct dralet_backend_ctx *ctx, const char *text, struct gpu_config *ret)
+{
+	return parse(ctx, text, false, ret);
+}
+
+int gpu_config_parse_amd(struct dralet_backend_ctx *ctx, const char *text,
+			 struct gpu_config *ret)
+{
+	return parse(ctx, text, true, ret);
+}
+
+static int validate_no_sharing(struct dralet_backend_ctx *ctx, const char *config, bool amd)
 {
 	struct gpu_config cfg;
-	int r = gpu_config_parse(ctx, config, &cfg);
+	int r = parse(ctx, config, amd, &cfg);
 
 	if (r < 0)
 		return r;
@@ -105,4 +122,14 @@ int gpu_validate_config_no_sharing(struct dralet_backend_ctx *ctx, const char *c
 		return -EOPNOTSUPP;
 	}
 	return 0;
+}
+
+int gpu_validate_config_no_sharing(struct dralet_backend_ctx *ctx, const char *config)
+{
+	return validate_no_sharing(ctx, config, false);
+}
+
+int gpu_validate_config_amd(struct dralet_backend_ctx *ctx, const char *config)
+{
+	return validate_no_sharing(ctx, config, true);
 }

@@ -61,6 +61,9 @@ int bn_remove_vfs(struct board_node *bn, struct bn_pf *p);
 int bn_bind(struct board_node *bn, struct board_func *f, const char *driver);
 int bn_unbind(struct board_node *bn, struct board_func *f);
 
+/* board_node_amdgpu.c: amdgpu's current_compute_partition store of @f. */
+int bn_compute_partition(struct board_node *bn, struct board_func *f, const char *value);
+
 /* board_node_fpga_mgr.c: node_ops' fpga_mgr_load and fpga_overlay. */
 int bn_fpga_mgr_load(struct board_node *bn, const char *manager, unsigned long flags,
 		     const char *image);

@@ -215,6 +215,8 @@ static int attr_store(struct board_node *bn, const char *address, const char *fi
 		return parse_bool(v, &on) < 0 ? -EINVAL : write_attr(bn, address, file, on ? "1" : "0");
 	if (p && !strcmp(file, "sriov_numvfs"))
 		return numvfs_store(bn, p, v);
+	if (f->kfd && !strcmp(file, "current_compute_partition"))
+		return bn_compute_partition(bn, f, v);
 	if (!strcmp(file, "driver/unbind") || !strcmp(file, "driver/bind")) {
 		char now[64];
 

@@ -39,6 +39,9 @@
  *    -EIO). An overlay item takes a .dtbo whose firmware-name is loaded
  *    into the board's first SoC manager; its status reads "applied" or
  *    "unapplied"; rmdir removes it. Loads count as programs.
+ *  - amdgpu's current_compute_partition (board_node_amdgpu.c): a mode the
+ *    GPU lists and its memory partition mode allows; the KFD topology then
+ *    shows one node per compute partition, each with its render node.
  * Anything else written answers -EACCES, as a read-only attribute does.
  * Not modelled: RDMA devices of VFs created at run time (`vf_rdma`).
  *

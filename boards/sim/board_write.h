@@ -122,6 +122,13 @@ void bw_vfio_group(struct bw *w, int group, unsigned minor);
 void bw_function_classes(struct bw *w, const struct board_func *f,
 			 const struct bw_dir *fd);	/* board_write_class.c */
 void bw_virtual_classes(struct bw *w);			/* board_write_class.c */
+/* The KFD topology's nodes: GPU i (in PCI order) as @partitions[i] compute
+ * partitions (NULL or 0: whole), partitions past the first with an XCP
+ * render node of their own (bw_kfd_xcp_render) made in dev/dri. */
+void bw_kfd_nodes(struct bw *w, const unsigned *partitions);
+/* The render minor of XCP @k (1..) of @gpu: after the board's render
+ * nodes, num_xcc - 1 per GPU. */
+unsigned bw_kfd_xcp_render(const struct board *b, const struct board_func *gpu, unsigned k);
 void bw_platform(struct bw *w);				/* board_write_class.c: SoC FPGAs */
 void bw_nvidia(struct bw *w);				/* board_write_nvidia.c: also nvml.json */
 void bw_system(struct bw *w);				/* board_write_system.c */

@@ -521,16 +521,44 @@ void bw_vfio_group(struct bw *w, int group, unsigned minor)
 	bw_close(&d);
 }
 
-static void write_kfd(struct bw *w)
+/* "num_xcc N" of a GPU's kfd properties; 8 (an MI300X) when not given. */
+static unsigned kfd_num_xcc(const struct board_func *f)
+{
+	const char *p = f->kfd->properties ? strstr(f->kfd->properties, "num_xcc ") : NULL;
+	unsigned n;
+
+	return p && sscanf(p + 8, "%u", &n) == 1 && n > 0 && n <= 64 ? n : 8;
+}
+
+unsigned bw_kfd_xcp_render(const struct board *b, const struct board_func *gpu, unsigned k)
+{
+	int top = 127;
+	unsigned ordinal = 0;
+
+	/* the XCP render nodes come after the board's own, GPU by GPU */
+	for (size_t i = 0; i < b->n_funcs; i++)
+		if (b->funcs[i]->drm.render > top)
+			top = b->funcs[i]->drm.render;
+	for (size_t i = 0; i < b->n_funcs && b->funcs[i] != gpu; i++)
+		if (b->funcs[i]->kfd)
+			ordinal++;
+	return (unsigned)top + 1 + ordinal * (kfd_num_xcc(gpu) - 1) + (k - 1);
+}
+
+static const char *rel_render(char *buf, size_t size, int minor)
+{
+	snprintf(buf, size, "dri/renderD%d", minor);
+	return buf;
+}
+
+void bw_kfd_nodes(struct bw *w, const unsigned *partitions)
 {
 	const struct board *b = w->b;
 	struct bw_dir d, node;
-	unsigned n = 0;
+	unsigned n = 0, gpu = 0;
 
 	bw_open(w, &d, w->sys, "", "devices/virtual/kfd/kfd");
-	bw_class_device(w, &d, "kfd", "kfd", NULL, MAJOR_KFD, 0, "kfd", NULL);
-	bw_devnode(w, "kfd", MAJOR_KFD, 0);
-	bw_text(w, d.fd, "topology/generation_id", "1\n");
+	bw_printf(w, d.fd, "topology/generation_id", "%u\n", partitions ? 2 : 1);
 	bw_text(w, d.fd, "topology/system_properties", "platform_oem 0\nplatform_id 0\n"
 		 "platform_rev 0\n");
 	/* CPU nodes first, then GPUs in PCI order (amdkfd's CRAT order) */
@@ -548,22 +576,56 @@ static void write_kfd(struct bw *w)
 	}
 	for (size_t i = 0; i < b->n_funcs; i++) {
 		const struct board_func *f = b->funcs[i];
-		char rel[64];
+		unsigned parts, xcc;
 
 		if (!f->kfd)
 			continue;
-		snprintf(rel, sizeof(rel), "topology/nodes/%u", n++);
-		bw_open(w, &node, d.fd, d.path, rel);
-		bw_printf(w, node.fd, "gpu_id", "%u\n", f->kfd->gpu_id);
-		bw_text(w, node.fd, "name", "\n");
-		bw_printf(w, node.fd, "properties",
-			  "cpu_cores_count 0\nsimd_count 1216\nmem_banks_count 1\nlocation_id %u\n"
-			  "domain %u\ndrm_render_minor %d\nvendor_id %u\ndevice_id %u\n%s",
-			  f->bus << 8 | f->dev << 3 | f->fn, f->domain, f->drm.render, f->vendor,
-			  f->device, f->kfd->properties ? f->kfd->properties : "");
-		bw_close(&node);
+		/* a compute partition is a node of its own (kfd_topology.c) with
+		 * its share of the SIMDs and XCCs and an XCP render node */
+		parts = partitions && partitions[gpu] ? partitions[gpu] : 1;
+		gpu++;
+		xcc = kfd_num_xcc(f);
+		char props[2048] = "";
+		const char *at = f->kfd->properties ? f->kfd->properties : "";
+		/* the board's properties but num_xcc, which is the partition's */
+		for (const char *line = at; *line;) {
+			const char *end = strchr(line, '\n');
+			size_t len = end ? (size_t)(end - line + 1) : strlen(line);
+			if (strncmp(line, "num_xcc ", 8) && strlen(props) + len < sizeof(props))
+				strncat(props, line, len);
+			line += len;
+		}
+		for (unsigned k = 0; k < parts; k++) {
+			char rel[64];
+			int render = k ? (int)bw_kfd_xcp_render(b, f, k) : f->drm.render;
+
+			snprintf(rel, sizeof(rel), "topology/nodes/%u", n++);
+			bw_open(w, &node, d.fd, d.path, rel);
+			bw_printf(w, node.fd, "gpu_id", "%u\n", f->kfd->gpu_id + k);
+			bw_text(w, node.fd, "name", "\n");
+			bw_printf(w, node.fd, "properties",
+				  "cpu_cores_count 0\nsimd_count %u\nmem_banks_count 1\nlocation_id %u\n"
+				  "domain %u\ndrm_render_minor %d\nvendor_id %u\ndevice_id %u\n"
+				  "num_xcc %u\n%s",
+				  1216 / parts, f->bus << 8 | f->dev << 3 | f->fn, f->domain, render,
+				  f->vendor, f->device, xcc / parts, props);
+			if (k)
+				bw_devnode(w, rel_render(rel, sizeof(rel), render), MAJOR_DRM, (unsigned)render);
+			bw_close(&node);
+		}
 	}
 	bw_close(&d);
+}
+
+static void write_kfd(struct bw *w)
+{
+	struct bw_dir d;
+
+	bw_open(w, &d, w->sys, "", "devices/virtual/kfd/kfd");
+	bw_class_device(w, &d, "kfd", "kfd", NULL, MAJOR_KFD, 0, "kfd", NULL);
+	bw_devnode(w, "kfd", MAJOR_KFD, 0);
+	bw_close(&d);
+	bw_kfd_nodes(w, NULL);
 }
 
 /* An SoC's platform devices with FPGA managers and regions (no PCI

@@ -53,6 +53,16 @@ int dralet_pci_bind(struct dralet_backend_ctx *ctx, const char *address, const c
 int dralet_pci_restore(struct dralet_backend_ctx *ctx, const char *address, const char *driver,
 		       const char *override);
 
+/*
+ * Writes @value to the sysfs attribute @file (a plain name, no '/') of PCI
+ * function @address, in one write, as the kernel's store takes it
+ * (amdgpu's current_compute_partition). -errno as the kernel answered
+ * (-EBUSY, -EINVAL ...); the reason, naming the file, is set as the
+ * operation's error.
+ */
+int dralet_pci_attr_write(struct dralet_backend_ctx *ctx, const char *address, const char *file,
+			  const char *value);
+
 /* VF @vf's settings now, from the PF's interface @pf (rtnetlink
  * RTM_GETLINK); fields the PF does not report stay unset. -ENODEV when the
  * interface is not there (by name and index) in the agent's network
