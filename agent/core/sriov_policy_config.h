@@ -27,7 +27,8 @@
  *         maxTxRate: 10000
  *       onDemand: false               # true: numVfs is the most VFs the PF gets, made
  *                                     # when a claim is prepared and removed when the
- *                                     # last is unprepared (docs/sriov.md, "VFs on demand")
+ *                                     # last is unprepared (docs/sriov.md, "SR-IOV VFs
+ *                                     # on demand")
  *
  * Strings point into the configuration's JSON tree, which must outlive the
  * policies (config_free frees both).
