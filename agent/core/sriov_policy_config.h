@@ -26,9 +26,8 @@
  *         minTxRate: 0                # Mbps, 0 = no limit
  *         maxTxRate: 10000
  *       onDemand: false               # true: numVfs is the most VFs the PF gets, made
- *                                     # when a claim is prepared and removed when the
- *                                     # last is unprepared (docs/sriov.md, "SR-IOV VFs
- *                                     # on demand")
+ *                                     # when a claim is prepared, removed after the last
+ *                 # (docs/sriov.md, "SR-IOV VFs on demand")
  *
  * Strings point into the configuration's JSON tree, which must outlive the
  * policies (config_free frees both).
