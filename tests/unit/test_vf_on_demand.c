@@ -18,8 +18,10 @@
 
 #include <dralet/counters.h>
 
+#include "agent/claims/checkpoint.h"
 #include "agent/core/sriov_policy_config.h"
 #include "agent/sriov/policy.h"
+#include "agent/sriov/prepared.h"
 #include "backends/sriov/on_demand.h"
 #include "backends/sriov/on_demand_plan.h"
 #include "backends/sriov/sriov.h"
@@ -307,14 +309,14 @@ static void test_make_take_refuse_give_back(void **state)
 }
 
 /* The undo state on disk when the prepare died: what the checkpoint kept. */
-struct checkpoint {
+struct saved_undo {
 	struct dralet_undo saved;
 	int writes;
 };
 
 static int persist_copy(void *userdata, const struct dralet_undo *undo)
 {
-	struct checkpoint *ck = userdata;
+	struct saved_undo *ck = userdata;
 
 	assert_int_equal(undo_copy(&ck->saved, undo), 0);
 	ck->writes++;
@@ -339,7 +341,7 @@ static void test_crash_recovery(void **state)
 {
 	struct fixture *f = fixture_new(0);
 	struct dralet_device *v1 = harness_device(&f->h, "vf-0000-17-00-0-vf1");
-	struct checkpoint ck = { 0 };
+	struct saved_undo ck = { 0 };
 	struct dralet_claim_ref c = { "uid-c", "default", "c" };
 	struct dralet_undo undo = { 0 };
 	struct t_req t;
@@ -377,6 +379,39 @@ static void test_crash_recovery(void **state)
 	fixture_free(f);
 }
 
+/* The applier protects the VF an on-demand device took: the device is
+ * published under its PF (the checkpoint's identity), the VF is in the undo
+ * state. */
+static void test_prepared_vf_from_undo(void **state)
+{
+	struct checkpoint *ck = checkpoint_new("sriov.dralet.dev", "boot");
+	struct ckpt_claim *c = calloc(1, sizeof(*c));
+	struct sriov_prepared p = { 0 };
+
+	(void)state;
+	c->uid = strdup("u1");
+	c->namespace_ = strdup("default");
+	c->name = strdup("od");
+	c->state = CKPT_PREPARE_COMPLETED;
+	c->devices = calloc(1, sizeof(*c->devices));
+	c->n_devices = 1;
+	c->devices[0].pool = strdup("node1");
+	c->devices[0].device = strdup("vf-0000-17-00-0-vf2");
+	c->devices[0].cdi_class = strdup("sriov");
+	c->devices[0].cdi_id = strdup("k8s.sriov.dralet.dev/sriov=x");
+	c->devices[0].identity.pci_address = strdup(NIC);
+	assert_int_equal(dralet_undo_set_all(&c->devices[0].undo,
+		(const struct dralet_undo_value[]){ { "sriov.onDemand.pf", NIC },
+						    { "pciAddress", "0000:17:00.3" } }, 2), 0);
+	assert_int_equal(checkpoint_add(ck, c), 0);
+	assert_int_equal(sriov_prepared_from_checkpoint(ck, &p), 0);
+	assert_int_equal(p.n, 2);
+	assert_non_null(sriov_prepared_find(&p, "0000:17:00.3"));
+	assert_string_equal(sriov_prepared_find(&p, "0000:17:00.3")->claim, "default/od");
+	sriov_prepared_clear(&p);
+	checkpoint_free(ck);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -386,6 +421,7 @@ int main(void)
 		cmocka_unit_test(test_published),
 		cmocka_unit_test(test_make_take_refuse_give_back),
 		cmocka_unit_test(test_crash_recovery),
+		cmocka_unit_test(test_prepared_vf_from_undo),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
