@@ -74,10 +74,16 @@ static int publish_one(struct dralet_backend_ctx *ctx, const struct dralet_vf_on
 		dralet_device_set_string(dev, DRALET_ATTR_PCI_BUS_ID, vf->address);
 		snprintf(id, sizeof(id), "0x%04x", vf->device_id);
 		dralet_device_set_string(dev, "deviceID", id);
+		if (vf->device_name)
+			dralet_device_set_string(dev, "productName", vf->device_name);
+		else
+			dralet_device_remove_attr(dev, "productName");	/* the PF's */
 		if ((r = pcidev_device_add_vfio(ctx, dev, vf)) < 0)
 			return r;
 	} else {
-		dralet_device_remove_attr(dev, DRALET_ATTR_PCI_BUS_ID);	/* the PF's */
+		/* the PF's: a VF not made yet has no address, and its name is another */
+		dralet_device_remove_attr(dev, DRALET_ATTR_PCI_BUS_ID);
+		dralet_device_remove_attr(dev, "productName");
 		dralet_device_set_int(dev, "vfID", index);
 		dralet_device_set_string(dev, "pfPciAddress", pf->address);
 		snprintf(id, sizeof(id), "0x%04x", pf->device_id);

@@ -11,6 +11,7 @@ the devices stay published as not made. With kubernetesVersion 1.34 (gate off) t
 not made are left out and PF0's VFs stay. The real kernel: tests/vm/test_vf_on_demand.sh."""
 import json
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -89,6 +90,12 @@ def main():
         check(agent, all(created(agent, n) is False for n in NAMES), "created is not false")
         sets = counter_sets(agent)
         check(agent, sets.get(SET) == {"vfs": {"value": "4"}}, "counter set: %s" % sets)
+        st = subprocess.run([dralet, "sriov", "status", "--sysfs-root", tree + "/sys",
+                             "--dev-root", tree + "/dev", "--proc-root", tree + "/proc",
+                             "--config", config, "--plugins-dir", agent.plugins],
+                            capture_output=True, text=True)
+        check(agent, "on demand: claims' prepares make up to 4 VFs" in st.stdout,
+              "sriov status: %s %s" % (st.stdout, st.stderr))
         uses = agent.published_device(NAMES[2]).get("consumesCounters")
         check(agent, uses == [{"counterSet": SET, "counters": {"vfs": {"value": "1"}}}],
               "consumesCounters of vf2: %s" % uses)

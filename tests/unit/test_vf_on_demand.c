@@ -228,6 +228,7 @@ static void test_published(void **state)
 	assert_int_equal(attr_bool(v2, "created"), 0);
 	assert_true(dralet_device_is_partition(v2));
 	assert_null(attr_string(v2, "resource.kubernetes.io/pciBusID"));
+	assert_null(attr_string(v2, "productName"));	/* not the PF's */
 	assert_int_equal(attr_int(v2, "vfID", -1), 2);
 	assert_string_equal(attr_string(v2, "pfPciAddress"), NIC);
 	/* VF 0 owns the PF's counter: 3 VFs; each device takes one */
