@@ -284,10 +284,12 @@ static int give_back(struct dralet_backend_ctx *ctx, const struct ledger_file *f
 	if ((r = ledger_write(ctx, f, l)) < 0)
 		return r;
 	r = dralet_pci_sriov_vf(ctx, pf, 0, &num, address, sizeof(address));
-	if (r == -ENODEV)
-		return 0;	/* the PF is gone: nothing to give back */
+	if (r == -ENODEV && !l->n) {
+		l->has_original = false;	/* the PF is gone: nothing to give back */
+		return ledger_write(ctx, f, l);
+	}
 	if (r < 0)
-		return r;
+		return r == -ENODEV ? 0 : r;
 	if (vfod_plan_give_back(l, num, fallback_original, &count)) {
 		r = dralet_pci_sriov_set_numvfs(ctx, pf, count, autoprobe_of(ctx, pf));
 		dralet_ctx_node_changed(ctx);

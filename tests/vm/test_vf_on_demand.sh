@@ -12,7 +12,8 @@
 #     it would re-create vf0), the count untouched;
 #   - after vf0's unprepare, the claim for vf2 makes the VFs (sriov_numvfs 0, then 3),
 #     binds VF 2 to vfio-pci and hands over its group; its unprepare gives the PF its 1
-#     VF back and removes the ledger;
+#     VF back and removes the ledger; meanwhile `dralet sriov status` names the claim
+#     holding VF 2;
 #   - crash safety: SIGKILL right after the prepare made the VFs (DRALET_CRASH_AT=
 #     prepare-device) and a restart: the rollback gives the count back from the undo state.
 set -u
@@ -129,6 +130,10 @@ spec=$(spec_of $UIDB)
 contains b.ledger "original 1" $LEDGER
 contains b.ledger-claim "vf 2 $UIDB default/od-b" $LEDGER
 contains b.log "3 VFs made on demand for claim default/od-b" $T/log
+# the VF it took is the claim's for the policy applier and status (undo pciAddress)
+dralet sriov status --config $T/config.yaml --plugins-dir $T/plugins >$T/status.txt 2>&1
+contains b.status-claim "$VF2 .*prepared for claim default/od-b" $T/status.txt
+contains b.status-on-demand "on demand: claims' prepares make up to 3 VFs" $T/status.txt
 
 # ---- unprepare returns it: the PF has its 1 VF again ----
 unprepare od-b $UIDB || bad unprepare.b "$(cat $T/out.json)"
