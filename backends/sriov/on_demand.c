@@ -2,19 +2,17 @@
 #include "on_demand.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <dralet/counters.h>
 #include <dralet/pci_ctl.h>
 #include <dralet/vf_on_demand.h>
 
+#include "on_demand_ledger.h"
 #include "on_demand_plan.h"
 #include "sriov.h"
 #include "../common/pcidev.h"
@@ -24,7 +22,6 @@
 #define UNDO_PF "sriov.onDemand.pf"
 #define UNDO_VF "sriov.onDemand.vf"
 #define UNDO_NUMVFS "sriov.onDemand.numVfs"
-#define LEDGER_TEXT_MAX (VFOD_HELD_MAX * (VFOD_UID_MAX + VFOD_CLAIM_MAX + 16) + 32)
 
 /* The private data of an on-demand device. */
 struct od_device {
@@ -149,117 +146,6 @@ int sriov_on_demand_health(struct dralet_backend_ctx *ctx, struct dralet_device 
 	       ? DRALET_HEALTH_HEALTHY : DRALET_HEALTH_UNHEALTHY;
 }
 
-/* ---- the ledger: <state dir>/sriov-on-demand-<pf>, locked through <...>.lock ---- */
-
-struct ledger_file {
-	char path[PATH_MAX];
-	int lock_fd;
-};
-
-static int ledger_open(struct dralet_backend_ctx *ctx, const char *pf, struct ledger_file *f)
-{
-	const char *dir = dralet_ctx_state_dir(ctx);
-	char lock[PATH_MAX + 8];
-
-	f->lock_fd = -1;
-	if (!dir) {
-		dralet_ctx_error(ctx, "PF %s: VFs are made on demand only under dralet run (no "
-				 "state directory for the PF's ledger)", pf);
-		return -EOPNOTSUPP;
-	}
-	if (snprintf(f->path, sizeof(f->path), "%s/sriov-on-demand-%s", dir, pf) >=
-	    (int)sizeof(f->path))
-		return -ENAMETOOLONG;
-	snprintf(lock, sizeof(lock), "%s.lock", f->path);
-	mkdir(dir, 0750);
-	f->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (f->lock_fd < 0 || flock(f->lock_fd, LOCK_EX) < 0) {
-		int e = errno;
-		dralet_ctx_error(ctx, "PF %s: cannot lock %s: %s", pf, lock, strerror(e));
-		if (f->lock_fd >= 0)
-			close(f->lock_fd);
-		f->lock_fd = -1;
-		return -e;
-	}
-	return 0;
-}
-
-static void ledger_close(struct ledger_file *f)
-{
-	if (f->lock_fd >= 0)
-		close(f->lock_fd);	/* releases the flock */
-	f->lock_fd = -1;
-}
-
-static int ledger_read(struct dralet_backend_ctx *ctx, const struct ledger_file *f,
-		       struct vfod_ledger *l)
-{
-	char *text = calloc(1, LEDGER_TEXT_MAX + 1);
-	FILE *in = fopen(f->path, "re");
-	size_t n = 0;
-	int r = 0;
-
-	if (!text) {
-		if (in)
-			fclose(in);
-		return -ENOMEM;
-	}
-	if (in) {
-		n = fread(text, 1, LEDGER_TEXT_MAX, in);
-		fclose(in);
-	} else if (errno != ENOENT) {
-		r = -errno;
-	}
-	text[n] = '\0';
-	if (!r && vfod_ledger_parse(text, l) < 0)
-		r = -EINVAL;
-	if (r < 0)
-		dralet_ctx_error(ctx, "%s: cannot read it: %s", f->path,
-				 r == -EINVAL ? "not a ledger of VFs on demand" : strerror(-r));
-	free(text);
-	return r;
-}
-
-/* Writes @l durably (temporary file, fsync, rename, directory fsync);
- * an empty ledger without an original count removes the file. */
-static int ledger_write(struct dralet_backend_ctx *ctx, const struct ledger_file *f,
-			const struct vfod_ledger *l)
-{
-	char tmp[PATH_MAX + 8], *text = NULL, dir[PATH_MAX], *slash;
-	int fd = -1, len, r = 0, dfd;
-
-	if (!l->n && !l->has_original) {
-		if (unlink(f->path) < 0 && errno != ENOENT)
-			r = -errno;
-		goto sync_dir;
-	}
-	if (!(text = malloc(LEDGER_TEXT_MAX)))
-		return -ENOMEM;
-	len = vfod_ledger_format(l, text, LEDGER_TEXT_MAX);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", f->path);
-	if (len < 0)
-		r = len;
-	else if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0 ||
-		 write(fd, text, (size_t)len) != len || fsync(fd) < 0)
-		r = -errno ? -errno : -EIO;
-	if (fd >= 0 && close(fd) < 0 && !r)
-		r = -errno;
-	if (!r && rename(tmp, f->path) < 0)
-		r = -errno;
-	free(text);
-sync_dir:
-	snprintf(dir, sizeof(dir), "%s", f->path);
-	if ((slash = strrchr(dir, '/')))
-		*slash = '\0';
-	if (!r && (dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
-		fsync(dfd);
-		close(dfd);
-	}
-	if (r < 0)
-		dralet_ctx_error(ctx, "%s: cannot write it: %s", f->path, strerror(-r));
-	return r;
-}
-
 /* ---- giving a VF back ---- */
 
 static bool autoprobe_of(const struct dralet_backend_ctx *ctx, const char *pf)
@@ -272,7 +158,7 @@ static bool autoprobe_of(const struct dralet_backend_ctx *ctx, const char *pf)
 
 /* Claim @uid's VF @index goes back: out of the ledger, and the PF's count
  * back to its original when no claim holds a VF of it any more. */
-static int give_back(struct dralet_backend_ctx *ctx, const struct ledger_file *f,
+static int give_back(struct dralet_backend_ctx *ctx, const struct vfod_file *f,
 		     struct vfod_ledger *l, const char *pf, unsigned index, const char *uid,
 		     unsigned fallback_original)
 {
@@ -281,12 +167,12 @@ static int give_back(struct dralet_backend_ctx *ctx, const struct ledger_file *f
 	int r;
 
 	vfod_ledger_remove(l, index, uid);
-	if ((r = ledger_write(ctx, f, l)) < 0)
+	if ((r = vfod_file_write(ctx, f, l)) < 0)
 		return r;
 	r = dralet_pci_sriov_vf(ctx, pf, 0, &num, address, sizeof(address));
 	if (r == -ENODEV && !l->n) {
 		l->has_original = false;	/* the PF is gone: nothing to give back */
-		return ledger_write(ctx, f, l);
+		return vfod_file_write(ctx, f, l);
 	}
 	if (r < 0)
 		return r == -ENODEV ? 0 : r;
@@ -300,7 +186,7 @@ static int give_back(struct dralet_backend_ctx *ctx, const struct ledger_file *f
 	}
 	if (!l->n && l->has_original) {
 		l->has_original = false;	/* done: the ledger goes */
-		return ledger_write(ctx, f, l);
+		return vfod_file_write(ctx, f, l);
 	}
 	return 0;
 }
@@ -351,7 +237,7 @@ int sriov_on_demand_prepare(struct dralet_backend_ctx *ctx, struct dralet_device
 {
 	const struct od_device *d = dralet_device_private(dev);
 	struct dralet_vf_on_demand od;
-	struct ledger_file f = { .lock_fd = -1 };
+	struct vfod_file f = { .lock_fd = -1 };
 	struct vfod_ledger *l = calloc(1, sizeof(*l));
 	struct vfod_plan plan;
 	struct dralet_pci_func buf;
@@ -370,7 +256,7 @@ int sriov_on_demand_prepare(struct dralet_backend_ctx *ctx, struct dralet_device
 		goto out;
 	}
 	snprintf(claim, sizeof(claim), "%s/%s", req->claim.namespace_, req->claim.name);
-	if ((r = ledger_open(ctx, d->pf, &f)) < 0 || (r = ledger_read(ctx, &f, l)) < 0 ||
+	if ((r = vfod_file_open(ctx, d->pf, &f)) < 0 || (r = vfod_file_read(ctx, &f, l)) < 0 ||
 	    (r = dralet_pci_sriov_vf(ctx, d->pf, d->index, &num, address, sizeof(address))) < 0)
 		goto out;
 	vfod_plan_prepare(l, d->pf, d->index, num, od.max_vfs, req->claim.uid, claim, &plan);
@@ -394,7 +280,7 @@ int sriov_on_demand_prepare(struct dralet_backend_ctx *ctx, struct dralet_device
 		l->original = plan.original;
 	}
 	if ((r = vfod_ledger_add(l, d->index, req->claim.uid, claim)) < 0 ||
-	    (r = ledger_write(ctx, &f, l)) < 0)
+	    (r = vfod_file_write(ctx, &f, l)) < 0)
 		goto out;
 	if (plan.action == VFOD_CREATE) {
 		r = dralet_pci_sriov_set_numvfs(ctx, d->pf, plan.count,
@@ -432,7 +318,7 @@ undo: {
 		dralet_ctx_error(ctx, "%s", msg);
 }
 out:
-	ledger_close(&f);
+	vfod_file_close(&f);
 	free(l);
 	return r;
 }
@@ -457,7 +343,7 @@ int sriov_on_demand_unprepare(struct dralet_backend_ctx *ctx, const struct drale
 			      const struct dralet_undo *undo)
 {
 	const char *pf = dralet_undo_get(undo, UNDO_PF);
-	struct ledger_file f = { .lock_fd = -1 };
+	struct vfod_file f = { .lock_fd = -1 };
 	struct vfod_ledger *l;
 	unsigned index, original;
 	int r;
@@ -472,9 +358,9 @@ int sriov_on_demand_unprepare(struct dralet_backend_ctx *ctx, const struct drale
 		return r;
 	if (!(l = calloc(1, sizeof(*l))))
 		return -ENOMEM;
-	if ((r = ledger_open(ctx, pf, &f)) >= 0 && (r = ledger_read(ctx, &f, l)) >= 0)
+	if ((r = vfod_file_open(ctx, pf, &f)) >= 0 && (r = vfod_file_read(ctx, &f, l)) >= 0)
 		r = give_back(ctx, &f, l, pf, index, claim->uid, original);
-	ledger_close(&f);
+	vfod_file_close(&f);
 	free(l);
 	return r;
 }
