@@ -12,10 +12,9 @@
  * lets the PF make. The names stay when a VF is made or removed, so an
  * allocation keeps meaning the same VF.
  *
- * Prepare (under a per-PF file lock in the driver's state directory; the
- * ledger file next to it): the undo state first (keys below), then the
- * ledger entry, then, when the VF must be made, sriov_numvfs 0 and the
- * policy's count, then the VF to the claim's driver or the policy's
+ * Prepare (under the per-PF lock of the ledger, on_demand_ledger.h): the
+ * undo state first (keys below), then the ledger entry, then, when the VF
+ * must be made, sriov_numvfs 0 and the policy's count, then the VF to the claim's driver or the policy's
  * (vf_prepare_vf). Unprepare puts the VF's driver back, removes the entry
  * and gives the PF its count back when no claim holds a VF of it. Both
  * work from the undo state alone, so the rollback after a crash at any
