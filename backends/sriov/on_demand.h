@@ -14,8 +14,8 @@
  *
  * Prepare (under the per-PF lock of the ledger, on_demand_ledger.h): the
  * undo state first (keys below), then the ledger entry, then, when the VF
- * must be made, sriov_numvfs 0 and the policy's count, then the VF to the claim's driver or the policy's
- * (vf_prepare_vf). Unprepare puts the VF's driver back, removes the entry
+ * must be made, sriov_numvfs 0 and the policy's count, then the VF to the
+ * claim's driver or the policy's (vf_prepare_vf). Unprepare puts the VF's driver back, removes the entry
  * and gives the PF its count back when no claim holds a VF of it. Both
  * work from the undo state alone, so the rollback after a crash at any
  * point does the same. Undo keys:
