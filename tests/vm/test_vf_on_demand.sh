@@ -32,6 +32,8 @@ LEDGER=$T/plugins/sriov.dralet.dev/sriov-on-demand-$PF
 fails=0
 mkdir -p $T/store/resourceclaims/default $T/plugins $T/registry $T/cdi
 
+now() { cut -d' ' -f1 /proc/uptime; }
+mark_time() { echo "time $1 $(awk -v a="$2" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }')"; }
 ok() { echo "ok $1"; }
 bad() { echo "FAIL $1: $2"; fails=$((fails + 1)); }
 check() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1" "got '$2', want '$3'"; fi; }
@@ -102,7 +104,9 @@ done
 check published.counter-set "$(published vfs-0000-01-00-0)" '"vfs-0000-01-00-0"'
 
 # ---- a made VF: taken, no count change ----
+t=$(now)
 prepare od-a $UIDA || { bad prepare.a "$(cat $T/out.json)"; tail -n 20 $T/log; }
+mark_time prepare-taking-made-vf "$t"
 check a.numvfs "$(numvfs)" 1
 check a.driver "$(driver_of $VF0)" vfio-pci
 spec=$(spec_of $UIDA)
@@ -120,7 +124,9 @@ check a.unprepared.numvfs "$(numvfs)" 1
 [ -e $LEDGER ] && bad a.ledger "left: $(cat $LEDGER)" || ok a.ledger-removed
 
 # ---- now the claim makes the VFs (0, then 3) and gets VF 2 ----
+t=$(now)
 prepare od-b $UIDB || { bad prepare.b "$(cat $T/out.json)"; tail -n 20 $T/log; }
+mark_time prepare-making-vfs "$t"
 check b.numvfs "$(numvfs)" 3
 check b.driver "$(driver_of $VF2)" vfio-pci
 check b.override "$(cat /sys/bus/pci/devices/$VF2/driver_override)" vfio-pci
@@ -136,7 +142,9 @@ contains b.status-claim "$VF2 .*prepared for claim default/od-b" $T/status.txt
 contains b.status-on-demand "on demand: claims' prepares make up to 3 VFs" $T/status.txt
 
 # ---- unprepare returns it: the PF has its 1 VF again ----
+t=$(now)
 unprepare od-b $UIDB || bad unprepare.b "$(cat $T/out.json)"
+mark_time unprepare-giving-back "$t"
 check b.unprepared.numvfs "$(numvfs)" 1
 [ -e $LEDGER ] && bad b.ledger "left: $(cat $LEDGER)" || ok b.ledger-removed
 [ -z "$(spec_of $UIDB)" ] && ok b.cdi-removed || bad b.cdi-removed "spec left"
