@@ -12,6 +12,7 @@
 struct hal_roots;
 struct hal_scan;
 struct node_ops;
+struct sriov_policies;
 
 /* Devices created by the probe that is running (owned by the sink). */
 struct device_sink {
@@ -28,6 +29,7 @@ struct dralet_backend_ctx {
 	const struct hal_roots *roots;	/* borrowed */
 	const struct hal_scan *scan;	/* borrowed, set during a discovery */
 	const struct node_ops *node;	/* borrowed; NULL: the real node below roots */
+	const struct sriov_policies *sriov;	/* borrowed from the config: VFs on demand */
 	struct device_sink *sink;	/* set while probe runs */
 	char error[512];		/* message of the last failed operation */
 	const char *health_cause;	/* dralet_ctx_health_cause of the health call */

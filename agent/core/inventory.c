@@ -209,6 +209,7 @@ int inventory_discover_node(const struct hal_roots *roots, const struct node_ops
 		}
 		in->ctx.roots = roots;
 		in->ctx.node = node;
+		in->ctx.sriov = cfg->sriov;
 		in->ctx.scan = inv->scan;
 		in->ctx.sink = &in->devices;	/* init may make devices without a PCI function */
 		r = backend_call_init(&in->ctx);

@@ -242,6 +242,7 @@ static const struct dralet_field policy_fields[] = {
 	{ "vfDriver", DRALET_FIELD_ENUM, DRALET_AT(struct sriov_policy, vf_driver),
 	  .names = vf_drivers },
 	{ "vfSettings", DRALET_FIELD_CUSTOM, .decode = decode_settings },
+	{ "onDemand", DRALET_FIELD_BOOL, DRALET_AT(struct sriov_policy, on_demand) },
 	DRALET_FIELDS_END,
 };
 
@@ -275,6 +276,11 @@ static int decode_policies(struct dralet_decoder *d, const struct dralet_value *
 		item->settings = (struct dralet_vf_settings)DRALET_VF_SETTINGS_INIT;
 		p->n = i + 1;
 		r = decoder_object(d, json_object_array_get_idx(list, i), policy_fields, item);
+		if (r == 0 && item->on_demand && !item->num_vfs) {
+			decoder_push_key(d, "numVfs");
+			r = decoder_fail(d, -EINVAL, "with onDemand, the most VFs claims may have "
+					 "created: at least 1");
+		}
 		for (size_t j = 0; r == 0 && j < i; j++)
 			if (!strcmp(p->items[j].name, item->name)) {
 				decoder_push_key(d, "name");
@@ -339,4 +345,54 @@ void sriov_policy_vf_mac(const struct sriov_policy *p, unsigned index, uint8_t m
 	mac[3] = (uint8_t)(low >> 16);
 	mac[4] = (uint8_t)(low >> 8);
 	mac[5] = (uint8_t)low;
+}
+
+static bool in_list(const char *const *list, size_t n, const char *s)
+{
+	for (size_t i = 0; s && i < n; i++)
+		if (!strcmp(list[i], s))
+			return true;
+	return false;
+}
+
+bool sriov_selector_matches(const struct sriov_pf_selector *sel, const struct dralet_pci_func *pf)
+{
+	bool name = false;
+
+	if (sel->has_vendor && pf->vendor_id != sel->vendor)
+		return false;
+	if (sel->has_device && pf->device_id != sel->device)
+		return false;
+	if (sel->n_pci_addresses && !in_list(sel->pci_addresses, sel->n_pci_addresses,
+					     pf->address))
+		return false;
+	if (sel->n_drivers && !in_list(sel->drivers, sel->n_drivers, pf->driver))
+		return false;
+	for (size_t i = 0; i < pf->n_net; i++)
+		name |= in_list(sel->pf_names, sel->n_pf_names, pf->net[i].ifname);
+	return !sel->n_pf_names || name;
+}
+
+const struct sriov_policy *sriov_policy_for(const struct sriov_policies *p,
+					    const struct dralet_pci_func *pf,
+					    const struct sriov_policy **ret_also)
+{
+	const struct sriov_policy *found = NULL;
+
+	if (ret_also)
+		*ret_also = NULL;
+	if (!pf->sriov || pf->physfn)
+		return NULL;
+	for (size_t i = 0; p && i < p->n; i++) {
+		if (!sriov_selector_matches(&p->items[i].pf, pf))
+			continue;
+		if (!found) {
+			found = &p->items[i];
+		} else {
+			if (ret_also)
+				*ret_also = &p->items[i];
+			break;
+		}
+	}
+	return found;
 }

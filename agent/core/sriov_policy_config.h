@@ -25,6 +25,9 @@
  *         linkState: auto             # auto | enable | disable
  *         minTxRate: 0                # Mbps, 0 = no limit
  *         maxTxRate: 10000
+ *       onDemand: false               # true: numVfs is the most VFs the PF gets, made
+ *                                     # when a claim is prepared, removed after the last
+ *                 # (docs/sriov.md, "SR-IOV VFs on demand")
  *
  * Strings point into the configuration's JSON tree, which must outlive the
  * policies (config_free frees both).
@@ -63,6 +66,9 @@ struct sriov_policy {
 	bool has_settings;
 	/* the settings every VF gets; with a MAC base, VF N's MAC is base + N */
 	struct dralet_vf_settings settings;
+	/* onDemand: the PF's count is not applied; the sriov backend publishes
+	 * VFs 0..num_vfs-1 whether they exist or not and makes them at prepare */
+	bool on_demand;
 };
 
 struct sriov_policies {
@@ -81,6 +87,17 @@ int sriov_policies_decode(struct dralet_decoder *d, const struct dralet_value *v
 void sriov_policies_free(struct sriov_policies *p);
 
 const char *sriov_vf_driver_name(enum sriov_vf_driver d);
+
+struct dralet_pci_func;
+
+/* True when @pf matches every field @sel gives. */
+bool sriov_selector_matches(const struct sriov_pf_selector *sel, const struct dralet_pci_func *pf);
+
+/* The policy managing SR-IOV PF @pf: the first that selects it, or NULL.
+ * *ret_also (may be NULL) gets a later policy that selects it too. */
+const struct sriov_policy *sriov_policy_for(const struct sriov_policies *p,
+					    const struct dralet_pci_func *pf,
+					    const struct sriov_policy **ret_also);
 
 /* VF @index's MAC under a MAC base: the base plus @index in its last three
  * octets (the NIC-specific part). */

@@ -33,56 +33,6 @@ void sriov_prepared_clear(struct sriov_prepared *p)
 	p->n = 0;
 }
 
-static bool in_list(const char *const *list, size_t n, const char *s)
-{
-	for (size_t i = 0; s && i < n; i++)
-		if (!strcmp(list[i], s))
-			return true;
-	return false;
-}
-
-bool sriov_selector_matches(const struct sriov_pf_selector *sel, const struct dralet_pci_func *pf)
-{
-	bool name = false;
-
-	if (sel->has_vendor && pf->vendor_id != sel->vendor)
-		return false;
-	if (sel->has_device && pf->device_id != sel->device)
-		return false;
-	if (sel->n_pci_addresses && !in_list(sel->pci_addresses, sel->n_pci_addresses,
-					     pf->address))
-		return false;
-	if (sel->n_drivers && !in_list(sel->drivers, sel->n_drivers, pf->driver))
-		return false;
-	for (size_t i = 0; i < pf->n_net; i++)
-		name |= in_list(sel->pf_names, sel->n_pf_names, pf->net[i].ifname);
-	return !sel->n_pf_names || name;
-}
-
-const struct sriov_policy *sriov_policy_for(const struct sriov_policies *p,
-					    const struct dralet_pci_func *pf,
-					    const struct sriov_policy **ret_also)
-{
-	const struct sriov_policy *found = NULL;
-
-	if (ret_also)
-		*ret_also = NULL;
-	if (!pf->sriov || pf->physfn)
-		return NULL;
-	for (size_t i = 0; p && i < p->n; i++) {
-		if (!sriov_selector_matches(&p->items[i].pf, pf))
-			continue;
-		if (!found) {
-			found = &p->items[i];
-		} else {
-			if (ret_also)
-				*ret_also = &p->items[i];
-			break;
-		}
-	}
-	return found;
-}
-
 /* A VF of @st with index @min_index or above that is prepared for a claim. */
 static const struct sriov_prepared_vf *first_prepared(const struct hal_pf_state *st,
 						      const struct sriov_prepared *prep,
@@ -109,7 +59,10 @@ void sriov_plan_count(const struct sriov_policy *pol, const char *pf_address,
 		.action = SRIOV_COUNT_KEEP, .from = st->num_vfs, .to = pol->num_vfs,
 		.autoprobe = pol->vf_driver == SRIOV_VF_DRIVER_DEFAULT ? 1 : 0,
 	};
-	if (st->num_vfs == pol->num_vfs)
+	/* onDemand: the count belongs to the prepares (backends/sriov/on_demand.h) */
+	if (pol->on_demand)
+		ret->to = st->num_vfs;
+	if (pol->on_demand || st->num_vfs == pol->num_vfs)
 		return;
 	ret->action = SRIOV_COUNT_REFUSED;
 	if (pol->num_vfs > st->total_vfs) {

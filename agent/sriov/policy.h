@@ -40,15 +40,6 @@ const struct sriov_prepared_vf *sriov_prepared_find(const struct sriov_prepared 
 int sriov_prepared_add(struct sriov_prepared *p, const struct sriov_prepared_vf *vf);
 void sriov_prepared_clear(struct sriov_prepared *p);
 
-/* True when @pf matches every field @sel gives. */
-bool sriov_selector_matches(const struct sriov_pf_selector *sel, const struct dralet_pci_func *pf);
-
-/* The policy managing SR-IOV PF @pf: the first that selects it, or NULL.
- * *ret_also (may be NULL) gets a later policy that selects it too. */
-const struct sriov_policy *sriov_policy_for(const struct sriov_policies *p,
-					    const struct dralet_pci_func *pf,
-					    const struct sriov_policy **ret_also);
-
 enum sriov_count_action {
 	SRIOV_COUNT_KEEP,	/* already so */
 	SRIOV_COUNT_SET,	/* write it (through 0) */

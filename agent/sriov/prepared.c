@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dralet/prepare.h>
+
 #include "agent/claims/checkpoint_file.h"
 #include "agent/claims/claims_lock.h"
 #include "agent/lib/err_msg.h"
@@ -26,6 +28,14 @@ int sriov_prepared_from_checkpoint(const struct checkpoint *ck, struct sriov_pre
 			snprintf(vf.driver, sizeof(vf.driver), "%s", ck->driver);
 			if ((r = sriov_prepared_add(p, &vf)) < 0)
 				return r;
+			/* a VF made on demand is published under its PF (the device's
+			 * identity); the VF it took is in the undo state */
+			const char *taken = dralet_undo_get(&d->undo, "pciAddress");
+			if (taken && strcmp(taken, vf.address)) {
+				snprintf(vf.address, sizeof(vf.address), "%s", taken);
+				if ((r = sriov_prepared_add(p, &vf)) < 0)
+					return r;
+			}
 		}
 	}
 	return 0;

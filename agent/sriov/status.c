@@ -67,6 +67,8 @@ static struct json_object *pf_json(const struct node_ops *node, const struct dra
 	if (p) {
 		put_int(o, "wantedVfs", p->num_vfs);
 		put_string(o, "vfDriver", sriov_vf_driver_name(p->vf_driver));
+		if (p->on_demand)
+			json_object_object_add(o, "onDemand", json_object_new_boolean(true));
 	}
 	put_int(o, "actualVfs", live ? st.num_vfs : pf->sriov->num_vfs);
 	put_int(o, "totalVfs", live ? st.total_vfs : pf->sriov->total_vfs);
@@ -148,6 +150,10 @@ void sriov_status_print(struct json_object *status, FILE *out)
 		if (json_object_object_get_ex(pf, "alsoSelectedBy", &pending) && pending)
 			fprintf(out, "  note: policy %s selects it too and is ignored (the first "
 				"policy wins)\n", json_object_get_string(pending));
+		if (json_object_object_get_ex(pf, "onDemand", &pending) && pending)
+			fprintf(out, "  on demand: claims' prepares make up to %d VFs, the last "
+				"unprepare gives the count back (docs/sriov.md)\n",
+				json_object_get_int(json_object_object_get(pf, "wantedVfs")));
 		if (json_object_object_get_ex(pf, "pending", &pending) && pending)
 			fprintf(out, "  pending: %s\n", json_object_get_string(pending));
 		json_object_object_get_ex(pf, "vfs", &vfs);

@@ -34,8 +34,8 @@ static const char *link_type(const struct dralet_pci_func *vf)
 	return NULL;
 }
 
-static void add_attributes(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
-			   const struct dralet_pci_func *vf)
+void vf_add_attributes(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+		       const struct dralet_pci_func *vf)
 {
 	const struct dralet_pci_func *pf = vf->physfn;
 	const struct dralet_netdev *net = first_netdev(vf), *pf_net = first_netdev(pf);
@@ -129,7 +129,7 @@ int vf_probe_device(struct dralet_backend_ctx *ctx, const struct dralet_pci_func
 	r = dralet_device_new(ctx, func, "vf", NULL, &dev);
 	if (r < 0)
 		return r;
-	add_attributes(ctx, dev, func);
+	vf_add_attributes(ctx, dev, func);
 	r = pcidev_device_add_vfio(ctx, dev, func);
 	if (r >= 0 && ib && !pcidev_is_vfio(func))
 		r = rdma_device_add_nodes(ctx, dev, ib);
@@ -226,7 +226,13 @@ static bool netdev_now(struct dralet_backend_ctx *ctx, const struct dralet_pci_f
 int vf_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 	       struct dralet_prepare_req *req, const char *api_version)
 {
-	const struct dralet_pci_func *vf = dralet_device_pci(dev);
+	return vf_prepare_vf(ctx, dev, dralet_device_pci(dev), req, api_version, NULL);
+}
+
+int vf_prepare_vf(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+		  const struct dralet_pci_func *vf, struct dralet_prepare_req *req,
+		  const char *api_version, const char *default_driver)
+{
 	const struct dralet_ibdev *ib = rdma_primary_ibdev(vf);
 	struct dralet_edits *e = req->edits;
 	char driver[64], ifname[64] = "", mac[32] = "", msg[640];
@@ -237,6 +243,10 @@ int vf_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 	if (r < 0) {
 		dralet_ctx_error(ctx, "%s", msg);
 		return r;
+	}
+	if (!c.has_driver && default_driver) {
+		c.has_driver = true;
+		snprintf(c.driver, sizeof(c.driver), "%s", default_driver);
 	}
 	r = vf_lifecycle_prepare(ctx, vf, &c, true, req->undo, driver, sizeof(driver));
 	if (r < 0)

@@ -39,6 +39,17 @@ int vf_validate_config(struct dralet_backend_ctx *ctx, const char *config,
 int vf_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 	       struct dralet_prepare_req *req, const char *api_version);
 
+/* The same for VF @vf (the device may stand for it, a VF made on demand);
+ * @default_driver (NULL: none) is the driver when the VfConfig names none
+ * ("vfio-pci", or "" for the kernel's own). */
+int vf_prepare_vf(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+		  const struct dralet_pci_func *vf, struct dralet_prepare_req *req,
+		  const char *api_version, const char *default_driver);
+
+/* The attributes of VF @vf (vfID, pfPciAddress, driver, vfioCapable ...) on @dev. */
+void vf_add_attributes(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+		       const struct dralet_pci_func *vf);
+
 /* Puts the VF back from the undo state (driver and settings). */
 int vf_unprepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 		 const struct dralet_claim_ref *claim, const struct dralet_undo *undo);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "on_demand.h"
 #include "selector.h"
 #include "../common/vf.h"
 #include "../common/vf_config.h"
@@ -54,6 +55,12 @@ static int sriov_init(struct dralet_backend_ctx *ctx, void **ret_state)
 		return r;
 	}
 	s->resource_name = dralet_ctx_option(ctx, "resourceName");
+	/* the VFs of PFs whose policy makes them on demand, made or not */
+	if ((r = sriov_on_demand_publish(ctx)) < 0) {
+		free(s->sel);
+		free(s);
+		return r;
+	}
 	if (s->resource_name && !valid_resource_name(s->resource_name)) {
 		dralet_ctx_error(ctx, "resourceName \"%.80s\" must be 1-64 characters of "
 				 "letters, digits, '.', '_', '/' and '-'", s->resource_name);
@@ -70,9 +77,12 @@ static int sriov_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_f
 {
 	const struct sriov_state *s = dralet_ctx_state(ctx);
 	struct dralet_device *dev;
-	int r = vf_probe_device(ctx, func, &dev);
+	int r;
 
 	(void)id;
+	if (sriov_on_demand_owns_vf(ctx, func))
+		return 0;	/* published with its PF's VFs on demand (init) */
+	r = vf_probe_device(ctx, func, &dev);
 	if (dev && s && s->resource_name)
 		dralet_device_set_string(dev, "k8s.cni.cncf.io/resourceName", s->resource_name);
 	return r;
@@ -93,6 +103,8 @@ static int sriov_filter(struct dralet_backend_ctx *ctx, const struct dralet_pci_
 
 	(void)id;
 	(void)score;
+	if (sriov_on_demand_owns_vf(ctx, func))
+		return SRIOV_SCORE;
 	return s && sriov_selectors_match_vf(s->sel, s->n, func) ? SRIOV_SCORE : 0;
 }
 
@@ -104,7 +116,24 @@ static int sriov_validate_config(struct dralet_backend_ctx *ctx, const char *con
 static int sriov_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 			 struct dralet_prepare_req *req)
 {
+	if (sriov_on_demand_device(dev))
+		return sriov_on_demand_prepare(ctx, dev, req, SRIOV_API_VERSION);
 	return vf_prepare(ctx, dev, req, SRIOV_API_VERSION);
+}
+
+static int sriov_unprepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+			   const struct dralet_claim_ref *claim, const struct dralet_undo *undo)
+{
+	if (sriov_on_demand_owns_undo(undo))
+		return sriov_on_demand_unprepare(ctx, claim, undo);
+	return vf_unprepare(ctx, dev, claim, undo);
+}
+
+static int sriov_health(struct dralet_backend_ctx *ctx, struct dralet_device *dev)
+{
+	if (sriov_on_demand_device(dev))
+		return sriov_on_demand_health(ctx, dev);
+	return vf_health(ctx, dev);
 }
 
 static const struct dralet_option sriov_options[] = {
@@ -126,7 +155,7 @@ const struct dralet_backend backend_sriov = {
 	.validate_config = sriov_validate_config,
 	.admin_config_keys = vf_config_admin_keys,
 	.prepare = sriov_prepare,
-	.unprepare = vf_unprepare,
-	.health = vf_health,
+	.unprepare = sriov_unprepare,
+	.health = sriov_health,
 	.options = sriov_options,
 };

@@ -134,7 +134,12 @@ static void test_bad_policies(void **state)
 		  "vfDriver: igb_uio}]}\n", "vfDriver: \"igb_uio\" is not one of default, vfio-pci, none" },
 		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice]}, numVfs: 1, "
 		  "numvfs: 2}]}\n", "sriov.policies[0]: unknown field \"numvfs\" (known: name, "
-		  "pfSelector, numVfs, vfDriver, vfSettings)" },
+		  "pfSelector, numVfs, vfDriver, vfSettings, onDemand)" },
+		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice]}, numVfs: 0, "
+		  "onDemand: true}]}\n", "sriov.policies[0].numVfs: with onDemand, the most VFs "
+		  "claims may have created: at least 1" },
+		{ "sriov: {policies: [{name: a, pfSelector: {drivers: [ice]}, numVfs: 2, "
+		  "onDemand: \"yes\"}]}\n", "sriov.policies[0].onDemand: must be true or false" },
 		{ "sriov: {policies: [{name: a, pfSelector: {device: \"1593\"}, numVfs: 1}]}\n",
 		  "device needs vendor" },
 		{ "sriov: {policies: [{name: a, pfSelector: {vendor: \"80861\"}, numVfs: 1}]}\n",
