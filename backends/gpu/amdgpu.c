@@ -228,8 +228,13 @@ static int amd_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_fun
 	gpu_add_drm_nodes(ctx, dev, f);
 	add_kfd(ctx, st, dev);
 	dralet_device_set_health(dev, DRALET_HEALTH_HEALTHY);
-	return 0;
+	return gpu_vfio_form_enabled(ctx) ? gpu_vfio_form_add(ctx, f, dev) : 0;
 }
+
+static const struct dralet_option amd_options[] = {
+	GPU_VFIO_OPTIONS,
+	{ NULL, 0 },
+};
 
 /* Instinct MI300 parts are processing accelerators (0x12), the rest display
  * controllers (0x03); HDMI audio (0x04) is not a GPU. */
@@ -250,6 +255,8 @@ const struct dralet_backend gpu_amdgpu_backend = {
 	.fini = amd_fini,
 	.probe = amd_probe,
 	.validate_config = gpu_validate_config_no_sharing,
-	.prepare = gpu_prepare_plain,
+	.prepare = gpu_prepare_plain_or_vfio,
+	.unprepare = gpu_unprepare_vfio,
 	.health = gpu_health_pci,
+	.options = amd_options,
 };
