@@ -107,6 +107,16 @@ int gpu_vfio_form_add(struct dralet_backend_ctx *ctx, const struct dralet_pci_fu
 	}
 	if (!(info = new_form(ctx, f, f->driver ? f->driver : "", &dev)))
 		return -ENOMEM;
+	/* what the vendor backend knows better than the PCI name database, and
+	 * the memory a VM gets with the whole GPU */
+	const struct dralet_attr *product = dralet_device_find_attr(native, "productName");
+	if (product && product->string_value)
+		dralet_device_set_string(dev, "productName", product->string_value);
+	for (size_t i = 0; i < dralet_device_n_capacities(native); i++) {
+		const struct dralet_capacity *c = dralet_device_capacity(native, i);
+		if (!strcmp(c->name, "memory"))
+			dralet_device_set_capacity(dev, "memory", c->quantity);
+	}
 	for (size_t i = 0; i < dralet_device_n_nodes(native) && info->n_host_nodes < 8; i++) {
 		const struct dralet_devnode *n = dralet_device_node(native, i);
 		if (n->path && own_node(n->path) && strlen(n->path) < sizeof(info->host_nodes[0].path)) {
