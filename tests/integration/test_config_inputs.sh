@@ -24,8 +24,8 @@ printf 'backends:\n  nvidia:\n    options:\n      nvmlLibary: /usr/lib/libnvidia
     >"$tmp/typo.yaml"
 refused 'backends.nvidia.options: unknown field "nvmlLibary" (known: nvmlLibrary, driverRoot, hostDriverRoot, nvidiaSmi, dynamicMig, migStateDir, sharing, vfio, vfioDriver)' \
     --config "$tmp/typo.yaml"
-printf 'backends:\n  amdgpu:\n    options:\n      x: "1"\n' >"$tmp/none.yaml"
-refused 'backends.amdgpu.options: unknown field "x" (no fields are known)' \
+printf 'backends:\n  gpu-vfio:\n    options:\n      x: "1"\n' >"$tmp/none.yaml"
+refused 'backends.gpu-vfio.options: unknown field "x" (no fields are known)' \
     --config "$tmp/none.yaml"
 printf 'backends:\n  nvidia:\n    options:\n      driverRoot: /run/nvidia/driver\n' >"$tmp/ok.yaml"
 "$dralet" discover --board "$board" --config "$tmp/ok.yaml" >/dev/null ||
