@@ -10,6 +10,8 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include <dralet/counters.h>
+
 #include "agent/claims/checkpoint_file.h"
 #include "agent/claims/claims_lock.h"
 #include "agent/claims/engine.h"
@@ -62,6 +64,7 @@ struct daemon_driver {
 	struct health_monitor *monitor;	/* closed (and freed by itself) at stop */
 	struct health_watch *watch;	/* NodeWatchResources; freed after the loop */
 	bool registered;		/* with the kubelet (readiness) */
+	bool warned_partitions;		/* partitions left out: said once */
 };
 
 struct daemon {
@@ -181,12 +184,34 @@ static void on_signal(uv_signal_t *sig, int signum)
 /* ---- start ---- */
 
 /* The ResourceSlices of the driver: the store converges in the background. */
+/* Partitions (dynamic MIG placements, vfio forms of GPUs) exist only with
+ * counters: where the server has none they are left out, said once per
+ * driver (the slices then stay as they are: no write loop). */
+static void warn_partitions_left_out(struct daemon *d, struct daemon_driver *dd)
+{
+	struct dralet_device *const *devs = device_set_devices(dd->devices);
+	size_t n = 0;
+
+	if (d->slice_opts.partitionable || dd->warned_partitions)
+		return;
+	for (size_t i = 0; i < device_set_n(dd->devices); i++)
+		n += dralet_device_is_partition(devs[i]);
+	if (!n)
+		return;
+	dd->warned_partitions = true;
+	log_warn_kv(LOG_KV("driver", dd->name), "driver %s: %zu partition device%s (dynamic MIG "
+		    "placements, vfio forms of GPUs) not published: the server has no "
+		    "partitionable devices (DRAPartitionableDevices, on by default since 1.36)",
+		    dd->name, n, n == 1 ? "" : "s");
+}
+
 static void publish_driver(struct daemon *d, struct daemon_driver *dd)
 {
 	const struct daemon_options *o = d->o;
 	struct slice_list *slices = NULL;
 	int r = slices_build_set(dd->devices, o->node_name, NULL, &d->slice_opts, &slices);
 
+	warn_partitions_left_out(d, dd);
 	if (r < 0) {
 		log_error_kv(LOG_KV("driver", dd->name, "err", strerror(-r)),
 			     "driver %s: cannot build its ResourceSlices: %s", dd->name, strerror(-r));

@@ -119,6 +119,7 @@ static const struct dralet_option amd_options[] = {
 	/* "true": GPUs in SPX also publish the partitions prepare makes */
 	{ "dynamicPartitions", 0 },
 	{ "partitionStateDir", 0 },	/* where switched GPUs are marked (amdgpu_partition.c) */
+	GPU_VFIO_OPTIONS,		/* gpu_vfio_form.c */
 	{ NULL, 0 },
 };
 
@@ -315,7 +316,7 @@ static int amd_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_fun
 	gpu_add_drm_nodes(ctx, dev, f);
 	add_kfd(ctx, st, dev);
 	dralet_device_set_health(dev, DRALET_HEALTH_HEALTHY);
-	return 0;
+	return gpu_vfio_form_enabled(ctx) ? gpu_vfio_form_add(ctx, f, dev) : 0;
 }
 
 static int amd_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
@@ -325,9 +326,11 @@ static int amd_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 	const struct dralet_pci_func *f = dralet_device_pci(dev);
 	struct gpu_config cfg;
 	char memory[16] = "", why[400];
-	int r = gpu_config_parse_amd(ctx, req->config, &cfg);
+	int r;
 
-	if (r < 0)
+	if (gpu_is_vfio_form(dev))
+		return gpu_vfio_form_prepare(ctx, dev, req);
+	if ((r = gpu_config_parse_amd(ctx, req->config, &cfg)) < 0)
 		return r;
 	if (cfg.kind == GPU_CONFIG_MIG || (cfg.sharing && !req->admin_access)) {
 		dralet_ctx_error(ctx, "device %s: %s", dralet_device_name(dev),
@@ -355,7 +358,8 @@ static int amd_unprepare(struct dralet_backend_ctx *ctx, struct dralet_device *d
 {
 	(void)dev;
 	(void)claim;
-	return amd_partition_owns_undo(undo) ? amd_partition_unprepare(ctx, undo) : 0;
+	return amd_partition_owns_undo(undo) ? amd_partition_unprepare(ctx, undo)
+					      : gpu_vfio_form_unprepare(ctx, undo);
 }
 
 /* Instinct MI300 parts are processing accelerators (0x12), the rest display

@@ -57,8 +57,14 @@ static int drm_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_fun
 	gpu_set_defaults(dev);
 	gpu_add_drm_nodes(ctx, dev, f);
 	dralet_device_set_health(dev, DRALET_HEALTH_HEALTHY);
-	return 0;
+	/* a display-only card is no GPU to hand a VM either */
+	return has_render_node(f) && gpu_vfio_form_enabled(ctx) ? gpu_vfio_form_add(ctx, f, dev) : 0;
 }
+
+static const struct dralet_option drm_options[] = {
+	GPU_VFIO_OPTIONS,
+	{ NULL, 0 },
+};
 
 static const struct dralet_pci_id drm_ids[] = {
 	DRALET_PCI_CLASS(0x030000, 0xff0000),
@@ -74,6 +80,8 @@ const struct dralet_backend gpu_drm_backend = {
 	.filter = drm_filter,
 	.probe = drm_probe,
 	.validate_config = gpu_validate_config_no_sharing,
-	.prepare = gpu_prepare_plain,
+	.prepare = gpu_prepare_plain_or_vfio,
+	.unprepare = gpu_unprepare_vfio,
 	.health = gpu_health_pci,
+	.options = drm_options,
 };

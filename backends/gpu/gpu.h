@@ -48,6 +48,13 @@ struct gpu_info {
 	/* AMD dynamic partition (amdgpu_partition.c): its mode and how many */
 	char partition_mode[8];
 	unsigned partition_count;
+	/* the vfio form of a GPU (gpu_vfio_form.c): rebound to vfio at prepare */
+	bool vfio_form;
+	struct gpu_host_node {		/* the native form's own nodes */
+		char path[64];
+		unsigned major, minor;
+	} host_nodes[8];
+	size_t n_host_nodes;
 };
 
 /* Allocates a zeroed gpu_info (minor and index -1) and attaches it to @dev
@@ -159,6 +166,66 @@ int gpu_prepare_plain(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 /* Healthy while the PCI function of @dev still exists and the driver bound at
  * discovery is still bound; Unhealthy otherwise. */
 int gpu_health_pci(struct dralet_backend_ctx *ctx, struct dralet_device *dev);
+
+/* ---- the vfio form (gpu_vfio_form.c; docs/sharing.md, "Whole-device VFIO
+ * passthrough") ---- */
+
+/* The options of a backend that publishes vfio forms: "vfio" ("true" turns
+ * them on; off by default) and "vfioDriver" (the vendor's vfio-pci variant
+ * driver, default vfio-pci). */
+#define GPU_VFIO_OPTIONS { "vfio", 0 }, { "vfioDriver", 0 }
+
+/* True when the backend's option vfio is "true" (another value warns). */
+bool gpu_vfio_form_enabled(struct dralet_backend_ctx *ctx);
+
+/*
+ * Publishes the vfio form of the GPU @native (a whole GPU on its vendor
+ * driver) as device "<native name>-vfio" of type "vfio": both consume the
+ * counter "gpu" of a counter set named after @native (created when @native
+ * owns none; a dynamic-MIG GPU's own set is consumed whole instead), so the
+ * scheduler hands out one form at most. The vfio form is a partition:
+ * published only where the server supports counters (1.36 and later).
+ */
+int gpu_vfio_form_add(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
+		      struct dralet_device *native);
+
+/* True for a device gpu_vfio_form_add or gpu_vfio_form_publish_marked made. */
+bool gpu_is_vfio_form(const struct dralet_device *dev);
+
+/*
+ * A GPU that a prepare of its vfio form moved to vfio: the mark
+ * "<state dir>/gpu-vfio-<address>" holds what its IOMMU group had (the
+ * vfio_group undo text), from before the first rebinding until unprepare
+ * put it back. Copies the text to @buf; false when there is no mark.
+ */
+bool gpu_vfio_form_marked(struct dralet_backend_ctx *ctx, const char *address, char *buf,
+			  size_t size);
+
+/* The vfio form of a marked GPU that is on vfio (or on no driver, after a
+ * crash in the middle of a prepare), so that its claim can still be
+ * unprepared after a restart: the same name, owning its counter set. */
+int gpu_vfio_form_publish_marked(struct dralet_backend_ctx *ctx,
+				 const struct dralet_pci_func *func, const char *mark);
+
+/* Prepare of a vfio form: refuses a GPU with VFs or one a host process
+ * holds, records the group's bindings in the undo state and the mark, moves
+ * every non-bridge function of the IOMMU group to vfio-pci (the GPU to
+ * option vfioDriver), and hands over /dev/vfio/<group> and /dev/vfio/vfio
+ * (and /dev/iommu with /dev/vfio/devices/vfioN where the kernel has the
+ * iommufd cdev). */
+int gpu_vfio_form_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+			  struct dralet_prepare_req *req);
+
+/* Puts the group back from the undo state alone (idempotent; nothing to do
+ * without it) and removes the mark. */
+int gpu_vfio_form_unprepare(struct dralet_backend_ctx *ctx, const struct dralet_undo *undo);
+
+/* prepare and unprepare of the backends without other host changes (amdgpu,
+ * intel-gpu, gpu-vfio): the vfio form's, else gpu_prepare_plain. */
+int gpu_prepare_plain_or_vfio(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+			      struct dralet_prepare_req *req);
+int gpu_unprepare_vfio(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
+		       const struct dralet_claim_ref *claim, const struct dralet_undo *undo);
 
 /* ---- running an external tool (nvidia-smi) ---- */
 

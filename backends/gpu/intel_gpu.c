@@ -102,8 +102,14 @@ static int intel_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_f
 	gpu_set_defaults(dev);
 	gpu_add_drm_nodes(ctx, dev, f);
 	dralet_device_set_health(dev, DRALET_HEALTH_HEALTHY);
-	return 0;
+	/* a VF is handed to VMs by the SR-IOV backends */
+	return !f->physfn && gpu_vfio_form_enabled(ctx) ? gpu_vfio_form_add(ctx, f, dev) : 0;
 }
+
+static const struct dralet_option intel_options[] = {
+	GPU_VFIO_OPTIONS,
+	{ NULL, 0 },
+};
 
 static const struct dralet_pci_id intel_ids[] = {
 	DRALET_PCI_VENDOR_CLASS(0x8086, 0x030000, 0xff0000),
@@ -119,6 +125,8 @@ const struct dralet_backend gpu_intel_backend = {
 	.filter = intel_filter,
 	.probe = intel_probe,
 	.validate_config = gpu_validate_config_no_sharing,
-	.prepare = gpu_prepare_plain,
+	.prepare = gpu_prepare_plain_or_vfio,
+	.unprepare = gpu_unprepare_vfio,
 	.health = gpu_health_pci,
+	.options = intel_options,
 };

@@ -155,7 +155,7 @@ int nvidia_health(struct dralet_backend_ctx *ctx, struct dralet_device *dev)
 	nvml_device h;
 	int r = gpu_health_pci(ctx, dev);
 
-	if (r != DRALET_HEALTH_HEALTHY || !st || !st->nvml || !f)
+	if (r != DRALET_HEALTH_HEALTHY || !st || !st->nvml || !f || gpu_is_vfio_form(dev))
 		return r;
 	w = watch_of(st, dev);
 	r = st->nvml->by_pci_bus_id(f->address, &h);

@@ -76,6 +76,8 @@ int nvidia_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 
 	if (!st || !info)
 		return -EINVAL;
+	if (info->vfio_form)
+		return gpu_vfio_form_prepare(ctx, dev, req);
 	if ((r = gpu_config_parse(ctx, req->config, &cfg)) < 0)
 		return r;
 	if (info->type == GPU_TYPE_MIG && cfg.kind == GPU_CONFIG_GPU) {
@@ -158,6 +160,8 @@ int nvidia_unprepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 	char tool[4096];
 
 	(void)claim;
+	if (dralet_undo_get(undo, "vfio.group"))
+		return gpu_vfio_form_unprepare(ctx, undo);
 	if (nvidia_dynmig_owns_undo(undo)) {
 		int r = nvidia_dynmig_unprepare(ctx, st, undo);
 		if (r == 0)

@@ -9,8 +9,14 @@
  * /dev/vfio/vfio.
  *
  * Prepare changes nothing on the host (no rebinding: the GPU is on vfio-pci
- * already), so there is no unprepare. It refuses a GPU that left vfio-pci
- * since discovery and one whose group node is missing.
+ * already). It refuses a GPU that left vfio-pci since discovery and one
+ * whose group node is missing.
+ *
+ * The exception: a GPU that a prepare of its vfio form moved to vfio
+ * (gpu_vfio_form.c) carries a mark in the state directory; it is published
+ * as that vfio form ("gpu-<address>-vfio"), also while it is on no driver
+ * (a crash in the middle of the rebinding), so that its claim is still
+ * unprepared after a restart and the group given back.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -27,19 +33,24 @@
 static int vfio_filter(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *f,
 		       const struct dralet_pci_id *id, int score)
 {
-	(void)ctx;
+	char mark[1024];
+
 	(void)id;
-	return pcidev_is_vfio(f) ? score : 0;
+	if (pcidev_is_vfio(f))
+		return score;
+	return !f->driver && gpu_vfio_form_marked(ctx, f->address, mark, sizeof(mark)) ? score : 0;
 }
 
 static int vfio_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *f,
 		      const struct dralet_pci_id *id)
 {
 	struct dralet_device *dev;
-	char pci_class[16];
+	char pci_class[16], mark[1024];
 	int r;
 
 	(void)id;
+	if (gpu_vfio_form_marked(ctx, f->address, mark, sizeof(mark)))
+		return gpu_vfio_form_publish_marked(ctx, f, mark);
 	if ((r = dralet_device_new(ctx, f, "gpu", NULL, &dev)) < 0)
 		return r;
 	if (!gpu_info_attach(dev, GPU_TYPE_FULL))
@@ -62,9 +73,11 @@ static int vfio_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *de
 {
 	const struct dralet_pci_func *f = dralet_device_pci(dev);
 	char driver[64];
-	int r = gpu_validate_config_no_sharing(ctx, req->config);
+	int r;
 
-	if (r < 0)
+	if (gpu_is_vfio_form(dev))
+		return gpu_vfio_form_prepare(ctx, dev, req);
+	if ((r = gpu_validate_config_no_sharing(ctx, req->config)) < 0)
 		return r;
 	r = dralet_pci_driver(ctx, f->address, driver, sizeof(driver));
 	if (r <= 0 || strcmp(driver, VFIO_PCI_DRIVER)) {
@@ -95,5 +108,6 @@ const struct dralet_backend gpu_vfio_backend = {
 	.probe = vfio_probe,
 	.validate_config = gpu_validate_config_no_sharing,
 	.prepare = vfio_prepare,
+	.unprepare = gpu_unprepare_vfio,
 	.health = gpu_health_pci,
 };

@@ -22,10 +22,10 @@ refused() {
 # 1. backend options are declared: a typo is an error naming it and the known keys
 printf 'backends:\n  nvidia:\n    options:\n      nvmlLibary: /usr/lib/libnvidia-ml.so.1\n' \
     >"$tmp/typo.yaml"
-refused 'backends.nvidia.options: unknown field "nvmlLibary" (known: nvmlLibrary, driverRoot, hostDriverRoot, nvidiaSmi, dynamicMig, migStateDir, sharing)' \
+refused 'backends.nvidia.options: unknown field "nvmlLibary" (known: nvmlLibrary, driverRoot, hostDriverRoot, nvidiaSmi, dynamicMig, migStateDir, sharing, vfio, vfioDriver)' \
     --config "$tmp/typo.yaml"
-printf 'backends:\n  amdgpu:\n    options:\n      x: "1"\n' >"$tmp/none.yaml"
-refused 'backends.amdgpu.options: unknown field "x" (no fields are known)' \
+printf 'backends:\n  gpu-vfio:\n    options:\n      x: "1"\n' >"$tmp/none.yaml"
+refused 'backends.gpu-vfio.options: unknown field "x" (no fields are known)' \
     --config "$tmp/none.yaml"
 printf 'backends:\n  nvidia:\n    options:\n      driverRoot: /run/nvidia/driver\n' >"$tmp/ok.yaml"
 "$dralet" discover --board "$board" --config "$tmp/ok.yaml" >/dev/null ||

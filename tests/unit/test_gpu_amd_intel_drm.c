@@ -347,6 +347,7 @@ static void test_prepare_and_health(void **state)
 	assert_string_equal(edit_env(&e, "DRALET_PARTITION_0000_C1_00_0_CPX_4_PROFILE"), "cpx_nps1");
 	assert_string_equal(edit_env(&e, "DRALET_PARTITION_0000_C1_00_0_CPX_4_PCI_ADDRESS"), AMD);
 	/* static partitions record no undo state: nothing to undo */
+	assert_int_equal(u.n, 0);
 	assert_int_equal(gpu_amdgpu_backend.unprepare(&h.ctx, p3, &req.claim, &u), 0);
 	assert_int_equal(h.ops.unprepare(&h.ctx, p3, &req.claim, &u), 0);
 

@@ -154,7 +154,8 @@ static void test_prepare_and_health(void **state)
 	assert_non_null(edit_node(&e, "/dev/vfio/vfio"));
 	assert_int_equal(e.n_nodes, 2);
 	assert_int_equal(u.n, 0);	/* nothing changed on the host, nothing to undo */
-	assert_null(gpu_vfio_backend.unprepare);
+	/* unprepare gives back only what a vfio form's prepare recorded: nothing */
+	assert_int_equal(gpu_vfio_backend.unprepare(&h.ctx, g, &req.claim, &u), 0);
 
 	/* a VM gets the whole GPU: no sharing, no MIG configuration */
 	req.config = "{\"apiVersion\":\"gpu.dralet.dev/v1alpha1\",\"kind\":\"GpuConfig\","
