@@ -52,11 +52,9 @@ int dralet_pci_driver(struct dralet_backend_ctx *ctx, const char *address, char 
 		buf[0] = '\0';
 	if (!valid_address(address))
 		return -EINVAL;
-	/* a driver link that reads is a function that is there; only a missing
-	 * one asks whether the function is (one read less per health check) */
-	r = hal_pci_driver(node, address, buf, size);
-	if (r >= 0 && !buf[0] && !present(node, address))
+	if (!present(node, address))
 		return -ENODEV;
+	r = hal_pci_driver(node, address, buf, size);
 	return r < 0 ? r : (int)strlen(buf);
 }
 
