@@ -293,3 +293,13 @@ int pcidev_undo_record(struct dralet_undo *undo, const struct dralet_pci_func *f
 
 	return dralet_undo_set_all(undo, values, 2);
 }
+
+bool pcidev_is_bridge(struct dralet_backend_ctx *ctx, const char *address)
+{
+	char rel[320], buf[32];
+
+	snprintf(rel, sizeof(rel), "bus/pci/devices/%s/class", address);
+	if (dralet_read_file(ctx, DRALET_ROOT_SYS, rel, buf, sizeof(buf)) <= 0)
+		return false;
+	return (strtoul(buf, NULL, 16) >> 8) == 0x0604;
+}

@@ -24,6 +24,10 @@
 /* True when the function is still there (its "vendor" file reads). */
 bool pcidev_present(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func);
 
+/* True when the function at @address (sysfs name) is a PCI-to-PCI bridge
+ * (class 0x0604): the functions of an IOMMU group that are never handed over. */
+bool pcidev_is_bridge(struct dralet_backend_ctx *ctx, const char *address);
+
 /* A function a container can own through vfio: it has an IOMMU group and is
  * alone in it (a shared group would hand its neighbours over too). */
 bool pcidev_vfio_capable(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func);

@@ -10,20 +10,12 @@
 
 #include <dralet/pci_ctl.h>
 
+#include "pcidev.h"
+
 #define VFIO "vfio-pci"
 #define DRIVER_MAX 64
 
 /* ---- the IOMMU group ---- */
-
-static bool is_bridge(struct dralet_backend_ctx *ctx, const char *address)
-{
-	char rel[320], buf[32];
-
-	snprintf(rel, sizeof(rel), "bus/pci/devices/%s/class", address);
-	if (dralet_read_file(ctx, DRALET_ROOT_SYS, rel, buf, sizeof(buf)) <= 0)
-		return false;
-	return (strtoul(buf, NULL, 16) >> 8) == 0x0604;
-}
 
 int vf_iommu_check(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *vf)
 {
@@ -51,7 +43,7 @@ int vf_iommu_check(struct dralet_backend_ctx *ctx, const struct dralet_pci_func 
 	}
 	while ((de = readdir(dir))) {
 		if (de->d_name[0] == '.' || !strcmp(de->d_name, vf->address) ||
-		    is_bridge(ctx, de->d_name))
+		    pcidev_is_bridge(ctx, de->d_name))
 			continue;
 		if (dralet_pci_binding(ctx, de->d_name, driver, sizeof(driver), override,
 				       sizeof(override)) < 0 || !driver[0])

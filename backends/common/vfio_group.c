@@ -14,17 +14,9 @@
 
 #include <dralet/pci_ctl.h>
 
+#include "pcidev.h"
+
 #define VFIO_PCI "vfio-pci"
-
-static bool is_bridge(struct dralet_backend_ctx *ctx, const char *address)
-{
-	char rel[320], buf[32];
-
-	snprintf(rel, sizeof(rel), "bus/pci/devices/%s/class", address);
-	if (dralet_read_file(ctx, DRALET_ROOT_SYS, rel, buf, sizeof(buf)) <= 0)
-		return false;
-	return (strtoul(buf, NULL, 16) >> 8) == 0x0604;
-}
 
 static int add_member(struct dralet_backend_ctx *ctx, struct vfio_group *g, const char *address)
 {
@@ -81,7 +73,7 @@ int vfio_group_read(struct dralet_backend_ctx *ctx, const struct dralet_pci_func
 	r = 0;
 	while (r >= 0 && (de = readdir(dir)))
 		if (de->d_name[0] != '.' && strcmp(de->d_name, func->address) &&
-		    !is_bridge(ctx, de->d_name))
+		    !pcidev_is_bridge(ctx, de->d_name))
 			r = add_member(ctx, ret, de->d_name);
 	closedir(dir);
 	return r < 0 ? r : 0;
