@@ -267,6 +267,12 @@ static void list_done(void *ud, const struct kube_response *resp)
 	s->inf.list_pages = 0;
 	log_debug("apiserver: listed the ResourceSlices of node %s at resourceVersion %s",
 		  s->node_name, s->inf.rv ? s->inf.rv : "?");
+	/* A list that worked talks to a working server: the backoff of the
+	 * failures before it must not delay the watch that follows (conflicts of
+	 * any driver relist the node). Not in a loop of watches the server
+	 * expires at once, which keeps its backoff. */
+	if (!s->inf.expired_at_once)
+		backoff_reset(&s->inf.backoff);
 	if (s->inf.list_again) {
 		s->inf.list_again = false;	/* a driver missed pages of this one */
 		informer_list(s);
@@ -385,9 +391,11 @@ static void watch_done(void *ud, const struct kube_response *resp)
 		 * delay the list. A server that expires every watch from a fresh
 		 * list's rv at once gets a backoff. */
 		if (lasted >= 1000 || !s->inf.rv_from_list) {
+			s->inf.expired_at_once = 0;
 			backoff_reset(&s->inf.backoff);
 			informer_list(s);
 		} else {
+			s->inf.expired_at_once++;
 			informer_retry(s, WATCH_NEXT_RELIST, NULL);
 		}
 		return;
@@ -395,6 +403,7 @@ static void watch_done(void *ud, const struct kube_response *resp)
 	if (clean) {
 		/* The server ended the watch (timeoutSeconds): carry on from the last rv. */
 		if (lasted >= 1000 || events > 0) {
+			s->inf.expired_at_once = 0;
 			backoff_reset(&s->inf.backoff);
 			informer_watch(s);
 		} else {
@@ -413,8 +422,10 @@ static void watch_done(void *ud, const struct kube_response *resp)
 		 why.text);
 	/* A watch that worked for a while talks to a working server: the backoff
 	 * starts again, or faults spread over a long time would add up to the cap. */
-	if (lasted >= 1000 || events > 0)
+	if (lasted >= 1000 || events > 0) {
+		s->inf.expired_at_once = 0;
 		backoff_reset(&s->inf.backoff);
+	}
 	/* Connection trouble, also a stream that broke after it began (a reset,
 	 * or our timeout a moment before the server's timeoutSeconds when the
 	 * server began the stream late): resume from the last rv, which the

@@ -99,6 +99,9 @@ struct store_api {
 		char *selector;			/* escaped field selector */
 		char *rv;			/* last resourceVersion seen */
 		bool rv_from_list;		/* rv is a list's, no watch event since */
+		/* watches expired at once from a fresh list's rv in a row: while
+		 * any, a list that works does not reset the backoff */
+		unsigned expired_at_once;
 		char *list_rv;
 		unsigned list_pages;		/* pages of the list in progress read */
 		bool list_again;		/* a driver came after its first page */
