@@ -66,10 +66,6 @@ def main():
         def prepare(c):
             return agent.prepare(c, ".json")
 
-        def unprepare(c):
-            r = agent.unprepare(c)
-            if r.returncode:
-                fail("ctl unprepare %s: %s %s" % (c["metadata"]["name"], r.stdout, r.stderr), log)
 
         spec_edits = agent.cdi_edits
 
@@ -98,7 +94,7 @@ def main():
         rc, res = prepare(c)
         if rc != 1 or "overcommits the device" not in res.get("error", ""):
             fail("an overcommitting share: %d %r" % (rc, res), log)
-        unprepare(a)
+        agent.unprepare_ok(a)
         a_share = a["status"]["allocation"]["devices"]["results"][0]["shareID"]
         b_share = b["status"]["allocation"]["devices"]["results"][0]["shareID"]
         if spec_edits(ids[a_share]) is not None or spec_edits(ids[b_share]) is None:
@@ -106,8 +102,8 @@ def main():
         rc, res = prepare(c)
         if rc or res.get("error"):
             fail("the third share after the first left: %d %r" % (rc, res), log)
-        unprepare(b)
-        unprepare(c)
+        agent.unprepare_ok(b)
+        agent.unprepare_ok(c)
         if glob.glob(os.path.join(cdi, "*.json")):
             fail("specs left: %r" % os.listdir(cdi))
         agent.stop()

@@ -72,11 +72,6 @@ def main():
         def prepare(c):
             return agent.prepare(c, ".json")
 
-        def unprepare(c):
-            r = agent.unprepare(c)
-            if r.returncode:
-                fail("ctl unprepare %s: %s %s" % (c["metadata"]["name"], r.stdout, r.stderr),
-                     log)
 
         a, b, c = claim("web", 1, "10G"), claim("batch", 2, "10G"), claim("bulk", 3, "8G")
         ids = {}
@@ -98,7 +93,7 @@ def main():
         if rc != 1 or "overcommits the device" not in err or \
                 "only 5000000000 of its 25G are left" not in err:
             fail("an overcommitting share: %d %r" % (rc, res), log)
-        unprepare(b)
+        agent.unprepare_ok(b)
         if agent.cdi_edits(ids[share_of(b)]) is not None or \
                 agent.cdi_edits(ids[share_of(a)]) is None:
             fail("after unpreparing one share: %r" % sorted(os.listdir(agent.cdi)))
@@ -134,8 +129,8 @@ def main():
         rc, res = prepare(c)
         if rc or res.get("error"):
             fail("the 8G share after the restart: %d %r" % (rc, res), log)
-        unprepare(a)
-        unprepare(c)
+        agent.unprepare_ok(a)
+        agent.unprepare_ok(c)
         if glob.glob(os.path.join(agent.cdi, "*.json")):
             fail("specs left: %r" % os.listdir(agent.cdi))
         agent.stop()

@@ -166,6 +166,13 @@ class BoardAgent:
                                "--name", m["name"]],
                               capture_output=True, text=True, timeout=60)
 
+    def unprepare_ok(self, claim):
+        """`dralet ctl unprepare` of CLAIM; a failure fails the test."""
+        r = self.unprepare(claim)
+        if r.returncode:
+            self.fail("ctl unprepare %s: %s %s" % (claim["metadata"]["name"], r.stdout,
+                                                    r.stderr))
+
     def cdi_edits(self, cdi_id):
         """The containerEdits of the CDI device CDI_ID (kind=name) in the
         specs written, None when no spec has it."""
