@@ -52,9 +52,12 @@
  * exports neither the event calls nor nvmlDeviceGetFieldValues, as an NVML
  * older than the events.
  *
- * Library state is process-global, as NVML's own is.
+ * Library state is process-global, as NVML's own is. NVML is thread-safe:
+ * dralet prepares different claims on different threads, so the calls that
+ * make or destroy instances run under one lock (mig_lock).
  */
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1039,7 +1042,10 @@ static void state_path(char *buf, size_t size)
 			 path ? path : "");
 }
 
-/* Every dynamic instance, written as a whole (rename over the old file). */
+static pthread_mutex_t mig_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Every dynamic instance, written as a whole (rename over the old file);
+ * called under mig_lock. */
 static void save_state(void)
 {
 	struct json_object *arr = json_object_new_array();
@@ -1228,7 +1234,7 @@ EXPORT int nvmlDeviceGetGpuInstancePossiblePlacements_v2(void *h, unsigned profi
 
 EXPORT int nvmlDeviceCreateGpuInstanceWithPlacement(void *h, unsigned profile_id,
 						    const struct nvml_placement *pl, void **gi);
-EXPORT int nvmlDeviceCreateGpuInstanceWithPlacement(void *h, unsigned profile_id,
+static int nvmlDeviceCreateGpuInstanceWithPlacement_locked(void *h, unsigned profile_id,
 						    const struct nvml_placement *pl, void **gi)
 {
 	const struct fake_profile *t;
@@ -1247,8 +1253,17 @@ EXPORT int nvmlDeviceCreateGpuInstanceWithPlacement(void *h, unsigned profile_id
 	return OK;
 }
 
+EXPORT int nvmlDeviceCreateGpuInstanceWithPlacement(void *h, unsigned profile_id,
+						    const struct nvml_placement *pl, void **gi)
+{
+	pthread_mutex_lock(&mig_lock);
+	int err = nvmlDeviceCreateGpuInstanceWithPlacement_locked(h, profile_id, pl, gi);
+	pthread_mutex_unlock(&mig_lock);
+	return err;
+}
+
 EXPORT int nvmlGpuInstanceDestroy(void *gi);
-EXPORT int nvmlGpuInstanceDestroy(void *gi)
+static int nvmlGpuInstanceDestroy_locked(void *gi)
 {
 	struct fake_mig *m = gi_of(gi);
 
@@ -1259,6 +1274,14 @@ EXPORT int nvmlGpuInstanceDestroy(void *gi)
 	m->live = 0;
 	save_state();
 	return OK;
+}
+
+EXPORT int nvmlGpuInstanceDestroy(void *gi)
+{
+	pthread_mutex_lock(&mig_lock);
+	int err = nvmlGpuInstanceDestroy_locked(gi);
+	pthread_mutex_unlock(&mig_lock);
+	return err;
 }
 
 /* NVML_COMPUTE_INSTANCE_PROFILE_<N>_SLICE indexes 0..6 -> slices */
@@ -1284,7 +1307,7 @@ EXPORT int nvmlGpuInstanceGetComputeInstanceProfileInfo(void *gi, unsigned profi
 }
 
 EXPORT int nvmlGpuInstanceCreateComputeInstance(void *gi, unsigned profile_id, void **ci);
-EXPORT int nvmlGpuInstanceCreateComputeInstance(void *gi, unsigned profile_id, void **ci)
+static int nvmlGpuInstanceCreateComputeInstance_locked(void *gi, unsigned profile_id, void **ci)
 {
 	struct fake_mig *m = gi_of(gi);
 	const char *fail = getenv("FAKE_NVML_FAIL");
@@ -1301,6 +1324,14 @@ EXPORT int nvmlGpuInstanceCreateComputeInstance(void *gi, unsigned profile_id, v
 	save_state();
 	*ci = &m->ci_handle;
 	return OK;
+}
+
+EXPORT int nvmlGpuInstanceCreateComputeInstance(void *gi, unsigned profile_id, void **ci)
+{
+	pthread_mutex_lock(&mig_lock);
+	int err = nvmlGpuInstanceCreateComputeInstance_locked(gi, profile_id, ci);
+	pthread_mutex_unlock(&mig_lock);
+	return err;
 }
 
 EXPORT int nvmlGpuInstanceGetComputeInstanceById(void *gi, unsigned id, void **ci);
@@ -1334,7 +1365,7 @@ EXPORT int nvmlComputeInstanceGetInfo_v2(void *ci, struct nvml_ci_info *info)
 }
 
 EXPORT int nvmlComputeInstanceDestroy(void *ci);
-EXPORT int nvmlComputeInstanceDestroy(void *ci)
+static int nvmlComputeInstanceDestroy_locked(void *ci)
 {
 	struct fake_mig *m = ci_of(ci);
 
@@ -1343,4 +1374,12 @@ EXPORT int nvmlComputeInstanceDestroy(void *ci)
 	m->has_ci = 0;
 	save_state();
 	return OK;
+}
+
+EXPORT int nvmlComputeInstanceDestroy(void *ci)
+{
+	pthread_mutex_lock(&mig_lock);
+	int err = nvmlComputeInstanceDestroy_locked(ci);
+	pthread_mutex_unlock(&mig_lock);
+	return err;
 }
