@@ -75,8 +75,16 @@ static int board_tree(const char *board, const char *tree, struct setup *s, char
 	char sys[4200];
 	int r = 0;
 
-	if (!tree)
-		return board_materialize_temp(board, &s->board_dir, err, errlen);
+	if (!tree) {
+		int swept = 0;
+
+		r = board_materialize_owned(board, &s->board_dir, &s->board_lock_fd, &swept, err,
+					    errlen);
+		if (r >= 0 && swept)
+			log_info("removed %d board tree(s) left by agents that died beside %s", swept,
+				 s->board_dir);
+		return r;
+	}
 	snprintf(sys, sizeof(sys), "%s/sys", tree);
 	if (access(sys, F_OK) < 0 && (r = board_materialize(board, tree, err, errlen)) < 0)
 		return r;
@@ -135,6 +143,7 @@ int setup_init(const struct setup_options *o, struct setup *s)
 	int r;
 
 	memset(s, 0, sizeof(*s));
+	s->board_lock_fd = -1;
 	log_setup(o->verbosity, o->log_json);
 	if (o->board && (o->sysfs_root || o->dev_root || o->proc_root)) {
 		fprintf(stderr, "dralet: --board and --sysfs-root/--dev-root/--proc-root exclude "
@@ -191,10 +200,13 @@ void setup_teardown(struct setup *s)
 			board_remove_tree(s->board_dir);
 		free(s->board_dir);
 	}
+	if (s->board_lock_fd >= 0)
+		close(s->board_lock_fd);
 	free((char *)s->roots.sys);
 	free((char *)s->roots.dev);
 	free((char *)s->roots.proc);
 	memset(s, 0, sizeof(*s));
+	s->board_lock_fd = -1;
 }
 
 const char *setup_default_node_name(char *buf, size_t size)

@@ -68,6 +68,7 @@ struct setup {
 	struct hal_roots roots;
 	char *board_dir;	/* materialized board, removed by setup_teardown */
 	bool keep_board_dir;	/* --board-tree: the caller's, kept */
+	int board_lock_fd;	/* flock on board_dir/.owner while it is ours, else -1 */
 	/* What changes the node: a simulated board's kernel model (the board
 	 * simulator's, boards/sim/board_node_ops.h, over board_dir), so sysfs
 	 * writes, VF settings and FPGA programming act as the kernel would; NULL

@@ -24,6 +24,14 @@ int board_materialize(const char *path, const char *dir, char *err, size_t errle
  * there), else /tmp. */
 int board_materialize_temp(const char *path, char **ret_dir, char *err, size_t errlen);
 
+/* Same, for an agent that owns the tree while it lives: *ret_lock_fd holds
+ * an exclusive flock on <dir>/.owner (the caller closes it after
+ * board_remove_tree()). Trees in the same parent whose owner died without
+ * removing them (SIGKILL, a crash) are removed first; *ret_swept says how
+ * many. Trees of board_materialize_temp have no owner and are never taken. */
+int board_materialize_owned(const char *path, char **ret_dir, int *ret_lock_fd,
+			    int *ret_swept, char *err, size_t errlen);
+
 /* Removes a materialized tree (rm -rf that never follows symlinks). */
 int board_remove_tree(const char *dir);
 
