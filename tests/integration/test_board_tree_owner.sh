@@ -7,33 +7,25 @@
 # (`dralet board materialize`, a test's). TMPDIR keeps every tree in this
 # test's directory.
 set -eu
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=${BUILD:-build}
-case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
-DRALET=${DRALET:-$BUILD/dralet}
-[ -x "$DRALET" ] || { echo "missing $DRALET"; exit 1; }
-
-TMP=$(mktemp -d /tmp/dralet-board-owner-XXXXXX)
+. "$(dirname "$0")/lib/preamble.sh"; preamble board-owner
 PIDS=""
-cleanup() {
+at_exit() {
     for p in $PIDS; do kill -9 "$p" 2>/dev/null || :; done
     wait 2>/dev/null || :
-    rm -rf "$TMP"
 }
-trap cleanup EXIT
-export TMPDIR="$TMP/trees"
+export TMPDIR="$tmp/trees"
 mkdir -p "$TMPDIR"
-BOARD=$ROOT/boards/e810.yaml
+BOARD=$root/boards/e810.yaml
 
-fail() { echo "FAIL: $*"; ls -la "$TMPDIR"; for f in "$TMP"/*.log; do echo "== $f"; cat "$f"; done; exit 1; }
+fail() { echo "FAIL: $*"; ls -la "$TMPDIR"; for f in "$tmp"/*.log; do echo "== $f"; cat "$f"; done; exit 1; }
 
 # start <name>: an agent with its own directories; waits until it registered
 start() {
-    d=$TMP/$1
+    d=$tmp/$1
     mkdir -p "$d/registry" "$d/plugins" "$d/cdi"
-    "$DRALET" run --board "$BOARD" --store "$d/store" --node-name node-1 \
+    "$dralet" run --board "$BOARD" --store "$d/store" --node-name node-1 \
         --registry-dir "$d/registry" --plugins-dir "$d/plugins" --cdi-dir "$d/cdi" \
-        >"$TMP/$1.log" 2>&1 &
+        >"$tmp/$1.log" 2>&1 &
     LAST=$!
     PIDS="$PIDS $LAST"
     n=0
@@ -51,10 +43,10 @@ dead_tree=$(trees)
 kill -9 "$LAST"; wait "$LAST" 2>/dev/null || :
 [ -d "$dead_tree/sys" ] || fail "a killed agent's tree is gone by itself"
 
-"$DRALET" board materialize --quiet "$BOARD" "$TMPDIR/dralet-board.manual"
+"$dralet" board materialize --quiet "$BOARD" "$TMPDIR/dralet-board.manual"
 start a
 a_pid=$LAST
-grep -q "removed 1 board tree(s) left by agents that died" "$TMP/a.log" || fail "agent a did not say it removed the tree"
+grep -q "removed 1 board tree(s) left by agents that died" "$tmp/a.log" || fail "agent a did not say it removed the tree"
 [ ! -e "$dead_tree" ] || fail "the dead agent's tree $dead_tree is still there"
 [ -d "$TMPDIR/dralet-board.manual/sys" ] || fail "a tree without an owner was removed"
 a_tree=$(trees | grep -v -e manual)
@@ -63,7 +55,7 @@ a_tree=$(trees | grep -v -e manual)
 start b
 b_pid=$LAST
 [ -d "$a_tree/sys" ] || fail "agent b removed live agent a's tree"
-grep -q "removed .* board tree" "$TMP/b.log" && fail "agent b removed a tree"
+grep -q "removed .* board tree" "$tmp/b.log" && fail "agent b removed a tree"
 [ "$(trees | wc -l)" -eq 3 ] || fail "expected a's, b's and the manual tree"
 
 kill -TERM "$a_pid" "$b_pid"; wait "$a_pid" "$b_pid" 2>/dev/null || :
