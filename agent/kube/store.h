@@ -57,11 +57,12 @@ struct store_ops {
 	/*
 	 * Sets the status.devices entries driver @driver owns in ResourceClaim
 	 * @namespace_/@name (KEP-4817) to @devices, a JSON array of
-	 * AllocatedDeviceStatus objects (borrowed; [] removes them); the other
-	 * drivers' entries stay. Fire and forget, as warn: the apiserver store
-	 * applies it in the background (server-side apply, field manager
-	 * @driver; retried; a newer call for the same claim and driver replaces
-	 * one not sent yet), the file store writes
+	 * AllocatedDeviceStatus objects (borrowed; [] after an unprepare: they
+	 * go); the other drivers' entries stay. Fire and forget, as warn: the
+	 * apiserver store applies it in the background (server-side apply, field
+	 * manager @driver; retried; a newer call for the same claim and driver
+	 * replaces one not sent yet) and sends no [] (the apiserver drops the
+	 * entries when the claim is deallocated); the file store writes
 	 * DIR/resourceclaimstatus/<namespace>/<name>/<driver>.json at once.
 	 */
 	void (*set_claim_status)(struct store *s, const char *namespace_, const char *name,

@@ -16,6 +16,14 @@
  * 429. A claim that is gone (404) needs no status; 403 means the RBAC lacks
  * resourceclaims/status (docs/operations.md) and is logged with what to
  * grant. Nothing here blocks a kubelet call: the claims engine answers first.
+ *
+ * The removal after an unprepare (an empty list) is not sent: it only drops
+ * a write still waiting. The apiserver itself removes the status entries of
+ * devices that leave the allocation (dropDeallocatedStatusDevices in
+ * k8s.io/kubernetes pkg/registry/resource/resourceclaim/strategy.go, v1.34.4
+ * and v1.37.2), and the resourceclaim controller clears the allocation once
+ * the last pod using the claim is gone, which is when the kubelet unprepares.
+ * An apply per unprepare doubled the requests of every pod's claim.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -35,7 +43,6 @@ struct status_write {
 	char *ns, *name, *driver;
 	char *body;		/* in flight */
 	char *next_body;	/* newer, sent once the one in flight is done */
-	bool removal, next_removal;
 	struct kube_request *req;
 };
 
@@ -64,15 +71,15 @@ static void write_done(void *ud, const struct kube_response *resp)
 
 	w->req = NULL;
 	if (resp->status == 200 || resp->status == 201) {
-		log_debug("apiserver: %s the device status of claim %s/%s (driver %s)",
-			  w->removal ? "removed" : "wrote", w->ns, w->name, w->driver);
+		log_debug("apiserver: wrote the device status of claim %s/%s (driver %s)", w->ns,
+			  w->name, w->driver);
 	} else if (resp->status == 404) {
-		log_debug("apiserver: claim %s/%s is gone; no device status to %s", w->ns,
-			  w->name, w->removal ? "remove" : "write");
+		log_debug("apiserver: claim %s/%s is gone; no device status to write", w->ns,
+			  w->name);
 	} else {
 		api_describe_failure(resp, &why);
-		log_error("apiserver: cannot %s the device status of claim %s/%s (driver %s): %s%s",
-			  w->removal ? "remove" : "write", w->ns, w->name, w->driver, why.text,
+		log_error("apiserver: cannot write the device status of claim %s/%s (driver %s): %s%s",
+			  w->ns, w->name, w->driver, why.text,
 			  resp->status == 403
 				  ? " (grant patch on resourceclaims/status, and on Kubernetes 1.36+ "
 				    "associated-node:patch on resourceclaims/driver for this driver "
@@ -81,7 +88,6 @@ static void write_done(void *ud, const struct kube_response *resp)
 	}
 	free(w->body);
 	w->body = w->next_body;
-	w->removal = w->next_removal;
 	w->next_body = NULL;
 	if (!w->body || write_start(w) < 0)
 		write_free(w);
@@ -142,12 +148,20 @@ void api_set_claim_status(struct store *st, const char *ns, const char *name, co
 			  struct json_object *devices)
 {
 	struct store_api *s = to_api(st);
-	bool removal = json_object_array_length(devices) == 0;
 	char *body;
 	struct status_write *w;
 
 	if (!ns || !*ns || !name || !*name || !driver || !json_object_is_type(devices, json_type_array))
 		return;
+	if (json_object_array_length(devices) == 0) {	/* the apiserver removes them */
+		for (w = s->status_writes; w; w = w->next)
+			if (!strcmp(w->ns, ns) && !strcmp(w->name, name) &&
+			    !strcmp(w->driver, driver)) {
+				free(w->next_body);
+				w->next_body = NULL;
+			}
+		return;
+	}
 	if (!(body = apply_body(s, ns, name, devices))) {
 		log_error("apiserver: cannot write the device status of claim %s/%s: out of memory",
 			  ns, name);
@@ -157,7 +171,6 @@ void api_set_claim_status(struct store *st, const char *ns, const char *name, co
 		if (!strcmp(w->ns, ns) && !strcmp(w->name, name) && !strcmp(w->driver, driver)) {
 			free(w->next_body);	/* the newest wins */
 			w->next_body = body;
-			w->next_removal = removal;
 			return;
 		}
 	if (!(w = calloc(1, sizeof(*w))) || !(w->ns = strdup(ns)) || !(w->name = strdup(name)) ||
@@ -174,7 +187,6 @@ void api_set_claim_status(struct store *st, const char *ns, const char *name, co
 	}
 	w->s = s;
 	w->body = body;
-	w->removal = removal;
 	w->next = s->status_writes;
 	s->status_writes = w;
 	if (write_start(w) < 0)

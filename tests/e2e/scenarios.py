@@ -1191,7 +1191,8 @@ def claim_device_status(e):
     """KEP-4817: the prepared claim's status.devices has dralet's entry for the VF it
     got (Ready, with the VF's netdev and MAC), written by the agent through the real
     apiserver's server-side apply and its RBAC; deleting the pod removes it while the
-    claim stays."""
+    claim stays (the agent sends nothing at unprepare: the controller deallocates the
+    claim and the apiserver drops the entries of deallocated devices)."""
     ns = "status"
     w.namespace(e.c, ns)
     w.create_claim(e.c, ns, "vf", w.claim_spec([w.request("nic", "rdma." + NET, [
