@@ -31,7 +31,7 @@ bool vfio_form_enabled(struct dralet_backend_ctx *ctx)
 	return false;
 }
 
-static const char *vfio_driver(struct dralet_backend_ctx *ctx)
+const char *vfio_form_driver(struct dralet_backend_ctx *ctx)
 {
 	const char *v = dralet_ctx_option(ctx, "vfioDriver");
 
@@ -298,7 +298,7 @@ int vfio_form_prepare(struct dralet_backend_ctx *ctx, const struct vfio_form_fam
 	if ((r = write_mark(ctx, fam, f->address, text)) < 0)
 		return r;
 	dralet_ctx_node_changed(ctx);	/* from here on it is published from the mark */
-	if ((r = vfio_group_bind(ctx, &now, vfio_driver(ctx))) < 0 ||
+	if ((r = vfio_group_bind(ctx, &now, vfio_form_driver(ctx))) < 0 ||
 	    (r = pcidev_edit_vfio(ctx, req->edits, dev, f)) < 0 ||
 	    (r = edit_iommufd(ctx, req->edits, f)) < 0) {
 		char msg[512];

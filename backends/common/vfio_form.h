@@ -58,6 +58,9 @@ struct vfio_form {
 
 /* True when the backend's option vfio is "true" (another value warns). */
 bool vfio_form_enabled(struct dralet_backend_ctx *ctx);
+/* The driver a prepare binds the function to: option vfioDriver, default
+ * vfio-pci (the other members of its group always go to vfio-pci). */
+const char *vfio_form_driver(struct dralet_backend_ctx *ctx);
 
 /* The attributes every vfio form carries: type "vfio", driver "vfio-pci",
  * nativeDriver @native_driver, pciClass and vfioCapable. */
