@@ -10,7 +10,9 @@ no vfio form of the shared PF; prepare of a claim for the vfio form moves the VF
 vfio-pci in the board's kernel model, hands over /dev/vfio/<group> and
 /dev/vfio/vfio with the VF's address in the environment, and leaves the mark in the
 plugin directory; unprepare gives the VF back to 4xxxvf, removes the mark, and the
-native form is published again."""
+native form is published again. Against a 1.34 server (kubernetesVersion) the vfio
+forms are left out like every partition, the native form has no counters, and the
+agent says so once for the driver."""
 import glob
 import os
 import sys
@@ -118,6 +120,21 @@ def main():
                          lambda: "the native form is not back in %s" % agent.store, 60)
         if glob.glob(os.path.join(agent.cdi, "*.json")):
             fail("specs left: %r" % os.listdir(agent.cdi))
+        agent.stop()
+
+        # 1.34: no partitionable devices
+        with open(config, "a") as f:
+            f.write("kubernetesVersion: \"1.34\"\n")
+        agent.start(["--board", board], config, dict(os.environ, TMPDIR=agent.boards))
+        agent.wait_until(lambda: agent.published_device(NATIVE),
+                         lambda: "no slice with %s in %s" % (NATIVE, agent.store), 60)
+        if any(d["name"].endswith("-vfio") or "consumesCounters" in d
+               for d in agent.published_devices()):
+            fail("1.34 got vfio forms or counters: %r" % agent.published_devices(), log)
+        with open(log) as f:
+            warned = f.read().count("vfio forms of GPUs and accelerators) not published")
+        if warned != 1:
+            fail("the agent warned %d times about the left-out vfio forms" % warned, log)
         agent.stop()
         print("an accelerator's vfio form: published with its native form, prepared to "
               "vfio-pci and given back: ok")
