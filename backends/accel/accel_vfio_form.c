@@ -75,7 +75,7 @@ int accel_vfio_form_add(struct dralet_backend_ctx *ctx, const struct dralet_pci_
 		return 0;
 	if (!(info = new_form(ctx, f, f->driver, &dev)))
 		return -ENOMEM;
-	return vfio_form_add(ctx, &accel_vfio_family, f, native, dev, &info->vfio);
+	return vfio_form_add(&accel_vfio_family, native, dev, &info->vfio);
 }
 
 bool accel_vfio_form_marked(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *f,

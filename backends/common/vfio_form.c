@@ -71,15 +71,12 @@ static bool own_node(const struct vfio_form_family *fam, const char *path)
 	return fam->own_node ? fam->own_node(path) : strncmp(path, "/dev/vfio/", 10) != 0;
 }
 
-int vfio_form_add(struct dralet_backend_ctx *ctx, const struct vfio_form_family *fam,
-		  const struct dralet_pci_func *func, struct dralet_device *native,
+int vfio_form_add(const struct vfio_form_family *fam, struct dralet_device *native,
 		  struct dralet_device *dev, struct vfio_form *form)
 {
 	const char *set = dralet_device_name(native);
 	int r = 0;
 
-	(void)ctx;
-	(void)func;
 	form->is_form = true;
 	for (size_t i = 0; i < dralet_device_n_nodes(native) &&
 			   form->n_host_nodes < VFIO_FORM_HOST_NODES_MAX; i++) {

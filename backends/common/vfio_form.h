@@ -75,8 +75,7 @@ void vfio_form_describe(struct dralet_backend_ctx *ctx, struct dralet_device *de
  * its vfio form everything it consumes instead). The vfio form is a
  * partition: published only where the server supports counters (1.36+).
  */
-int vfio_form_add(struct dralet_backend_ctx *ctx, const struct vfio_form_family *fam,
-		  const struct dralet_pci_func *func, struct dralet_device *native,
+int vfio_form_add(const struct vfio_form_family *fam, struct dralet_device *native,
 		  struct dralet_device *dev, struct vfio_form *form);
 
 /* True when @func has no IOMMU group (warned: no vfio form for it). */

@@ -167,15 +167,14 @@ int gpu_health_pci(struct dralet_backend_ctx *ctx, struct dralet_device *dev);
 /* ---- the vfio form (gpu_vfio_form.c; docs/sharing.md, "Whole-device VFIO
  * passthrough") ---- */
 
-/* A backend publishes vfio forms with VFIO_FORM_OPTIONS and
- * vfio_form_enabled (backends/common/vfio_form.h); the GPU family's form: */
-
 /*
- * Publishes the vfio form of the GPU @native (a whole GPU on its vendor
- * driver) as device "<native name>-vfio" of type "vfio": both consume the
- * counter "gpu" of a counter set named after @native (created when @native
- * owns none; a dynamic-MIG GPU's own set is consumed whole instead), so the
- * scheduler hands out one form at most. The vfio form is a partition:
+ * A backend publishes vfio forms with VFIO_FORM_OPTIONS and vfio_form_enabled
+ * (backends/common/vfio_form.h, which does the work). Publishes the vfio form
+ * of the GPU @native (a whole GPU on its vendor driver) as device
+ * "<native name>-vfio" of type "vfio": both consume the counter "gpu" of a
+ * counter set named after @native (created when @native owns none; a
+ * dynamic-MIG GPU's own set is consumed whole instead), so the scheduler
+ * hands out one form at most. The vfio form is a partition:
  * published only where the server supports counters (1.36 and later).
  */
 int gpu_vfio_form_add(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,

@@ -65,7 +65,7 @@ int gpu_vfio_form_add(struct dralet_backend_ctx *ctx, const struct dralet_pci_fu
 		if (!strcmp(c->name, "memory"))
 			dralet_device_set_capacity(dev, "memory", c->quantity);
 	}
-	return vfio_form_add(ctx, &gpu_vfio_family, f, native, dev, &info->vfio);
+	return vfio_form_add(&gpu_vfio_family, native, dev, &info->vfio);
 }
 
 bool gpu_vfio_form_marked(struct dralet_backend_ctx *ctx, const char *address, char *buf,
