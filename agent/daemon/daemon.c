@@ -184,7 +184,7 @@ static void on_signal(uv_signal_t *sig, int signum)
 /* ---- start ---- */
 
 /* The ResourceSlices of the driver: the store converges in the background. */
-/* Partitions (dynamic MIG placements, vfio forms of GPUs) exist only with
+/* Partitions (dynamic MIG placements, vfio forms) exist only with
  * counters: where the server has none they are left out, said once per
  * driver (the slices then stay as they are: no write loop). */
 static void warn_partitions_left_out(struct daemon *d, struct daemon_driver *dd)
@@ -200,8 +200,9 @@ static void warn_partitions_left_out(struct daemon *d, struct daemon_driver *dd)
 		return;
 	dd->warned_partitions = true;
 	log_warn_kv(LOG_KV("driver", dd->name), "driver %s: %zu partition device%s (dynamic MIG "
-		    "placements, vfio forms of GPUs) not published: the server has no "
-		    "partitionable devices (DRAPartitionableDevices, on by default since 1.36)",
+		    "placements, vfio forms of GPUs and accelerators) not published: the "
+		    "server has no partitionable devices (DRAPartitionableDevices, on by "
+		    "default since 1.36)",
 		    dd->name, n, n == 1 ? "" : "s");
 }
 

@@ -3,8 +3,10 @@
  * accel: any processing accelerator or co-processor no vendor backend
  * claimed. One device of kind "accel" per function; a PF whose SR-IOV VFs
  * are enabled is management and yields none (its VFs are the devices).
- * Prepare changes nothing on the host: no unprepare (the agent's default).
- * Option sharing: "true" shares QAT functions by queues (accel_sharing.c).
+ * Prepare of a native form changes nothing on the host. Option sharing:
+ * "true" shares QAT functions by queues (accel_sharing.c); option vfio:
+ * "true" publishes each function also in a vfio form, for VMs
+ * (accel_vfio_form.c), whose unprepare gives the IOMMU group back.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -18,6 +20,7 @@
 
 static const struct dralet_option accel_options[] = {
 	SHARING_OPTION,
+	VFIO_FORM_OPTIONS,	/* accel_vfio_form.c */
 	{ NULL, 0 },
 };
 
@@ -74,26 +77,34 @@ static void add_attributes(struct dralet_backend_ctx *ctx, struct dralet_device 
 	for (size_t i = 0; i < func->n_drm; i++)
 		dralet_device_set_string(dev, strncmp(func->drm[i].name, "renderD", 7) ? "drmCard"
 						   : "drmRender", func->drm[i].name);
+	accel_set_vf(dev, func);
+	dralet_device_set_bool(dev, "vfioCapable", pcidev_vfio_capable(ctx, func));
+	if (accel_qat_services(ctx, func, buf, sizeof(buf)) > 0)
+		dralet_device_set_string(dev, "services", buf);
+}
+
+void accel_set_vf(struct dralet_device *dev, const struct dralet_pci_func *func)
+{
 	dralet_device_set_bool(dev, "isVF", func->physfn != NULL);
 	if (func->physfn) {
 		dralet_device_set_string(dev, "pfPciAddress", func->physfn->address);
 		if (func->vf_index >= 0)
 			dralet_device_set_int(dev, "vfID", func->vf_index);
 	}
-	dralet_device_set_bool(dev, "vfioCapable", pcidev_vfio_capable(ctx, func));
-	if (accel_qat_services(ctx, func, buf, sizeof(buf)) > 0)
-		dralet_device_set_string(dev, "services", buf);
 }
 
 static int accel_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,
 		       const struct dralet_pci_id *id)
 {
 	struct dralet_device *dev;
+	char mark[1024];
 	int r;
 
 	(void)id;
 	if (func->sriov && func->sriov->num_vfs > 0)
 		return 0;	/* its VFs carry the work */
+	if (accel_vfio_form_marked(ctx, func, mark, sizeof(mark)))
+		return accel_vfio_form_publish_marked(ctx, func, mark);
 	r = dralet_device_new(ctx, func, "accel", NULL, &dev);
 	if (r < 0)
 		return r;
@@ -101,6 +112,8 @@ static int accel_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_f
 	accel_publish_sharing(ctx, dev, func);
 	r = add_nodes(ctx, dev, func);
 	dralet_device_set_health(dev, health_now(ctx, func));
+	if (r >= 0)
+		r = accel_vfio_form_add(ctx, func, dev);
 	return r < 0 ? r : 0;
 }
 
@@ -123,9 +136,12 @@ static int accel_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *d
 	const struct dralet_pci_func *func = dralet_device_pci(dev);
 	struct dralet_edits *e = req->edits;
 	char driver[64], services[64];
-	int r = dralet_pci_driver(ctx, func->address, driver, sizeof(driver));
+	int r;
 	bool vfio;
 
+	if (accel_is_vfio_form(dev))
+		return accel_vfio_form_prepare(ctx, dev, req);
+	r = dralet_pci_driver(ctx, func->address, driver, sizeof(driver));
 	if (r <= 0) {
 		dralet_ctx_error(ctx, "%s is %s", func->address,
 				 r == -ENODEV ? "gone" : "not bound to a driver");
@@ -170,6 +186,7 @@ const struct dralet_backend backend_accel = {
 	.probe = accel_probe,
 	.validate_config = accel_validate_config,
 	.prepare = accel_prepare,
+	.unprepare = accel_vfio_form_unprepare,
 	.health = accel_health,
 	.options = accel_options,
 };

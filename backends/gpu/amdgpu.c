@@ -119,7 +119,7 @@ static const struct dralet_option amd_options[] = {
 	/* "true": GPUs in SPX also publish the partitions prepare makes */
 	{ "dynamicPartitions", 0 },
 	{ "partitionStateDir", 0 },	/* where switched GPUs are marked (amdgpu_partition.c) */
-	GPU_VFIO_OPTIONS,		/* gpu_vfio_form.c */
+	VFIO_FORM_OPTIONS,		/* gpu_vfio_form.c */
 	{ NULL, 0 },
 };
 
@@ -316,7 +316,7 @@ static int amd_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_fun
 	gpu_add_drm_nodes(ctx, dev, f);
 	add_kfd(ctx, st, dev);
 	dralet_device_set_health(dev, DRALET_HEALTH_HEALTHY);
-	return gpu_vfio_form_enabled(ctx) ? gpu_vfio_form_add(ctx, f, dev) : 0;
+	return vfio_form_enabled(ctx) ? gpu_vfio_form_add(ctx, f, dev) : 0;
 }
 
 static int amd_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,

@@ -58,11 +58,11 @@ static int drm_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_fun
 	gpu_add_drm_nodes(ctx, dev, f);
 	dralet_device_set_health(dev, DRALET_HEALTH_HEALTHY);
 	/* a display-only card is no GPU to hand a VM either */
-	return has_render_node(f) && gpu_vfio_form_enabled(ctx) ? gpu_vfio_form_add(ctx, f, dev) : 0;
+	return has_render_node(f) && vfio_form_enabled(ctx) ? gpu_vfio_form_add(ctx, f, dev) : 0;
 }
 
 static const struct dralet_option drm_options[] = {
-	GPU_VFIO_OPTIONS,
+	VFIO_FORM_OPTIONS,
 	{ NULL, 0 },
 };
 

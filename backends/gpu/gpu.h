@@ -18,6 +18,8 @@
 #include <dralet/backend.h>
 #include <dralet/prepare.h>
 
+#include "../common/vfio_form.h"
+
 #define GPU_DRIVER_DEFAULT "gpu.dralet.dev"
 #define GPU_API_VERSION "gpu.dralet.dev/v1alpha1"
 #define GPU_UUID_MAX 96
@@ -49,12 +51,7 @@ struct gpu_info {
 	char partition_mode[8];
 	unsigned partition_count;
 	/* the vfio form of a GPU (gpu_vfio_form.c): rebound to vfio at prepare */
-	bool vfio_form;
-	struct gpu_host_node {		/* the native form's own nodes */
-		char path[64];
-		unsigned major, minor;
-	} host_nodes[8];
-	size_t n_host_nodes;
+	struct vfio_form vfio;
 };
 
 /* Allocates a zeroed gpu_info (minor and index -1) and attaches it to @dev
@@ -170,20 +167,14 @@ int gpu_health_pci(struct dralet_backend_ctx *ctx, struct dralet_device *dev);
 /* ---- the vfio form (gpu_vfio_form.c; docs/sharing.md, "Whole-device VFIO
  * passthrough") ---- */
 
-/* The options of a backend that publishes vfio forms: "vfio" ("true" turns
- * them on; off by default) and "vfioDriver" (the vendor's vfio-pci variant
- * driver, default vfio-pci). */
-#define GPU_VFIO_OPTIONS { "vfio", 0 }, { "vfioDriver", 0 }
-
-/* True when the backend's option vfio is "true" (another value warns). */
-bool gpu_vfio_form_enabled(struct dralet_backend_ctx *ctx);
-
 /*
- * Publishes the vfio form of the GPU @native (a whole GPU on its vendor
- * driver) as device "<native name>-vfio" of type "vfio": both consume the
- * counter "gpu" of a counter set named after @native (created when @native
- * owns none; a dynamic-MIG GPU's own set is consumed whole instead), so the
- * scheduler hands out one form at most. The vfio form is a partition:
+ * A backend publishes vfio forms with VFIO_FORM_OPTIONS and vfio_form_enabled
+ * (backends/common/vfio_form.h, which does the work). Publishes the vfio form
+ * of the GPU @native (a whole GPU on its vendor driver) as device
+ * "<native name>-vfio" of type "vfio": both consume the counter "gpu" of a
+ * counter set named after @native (created when @native owns none; a
+ * dynamic-MIG GPU's own set is consumed whole instead), so the scheduler
+ * hands out one form at most. The vfio form is a partition:
  * published only where the server supports counters (1.36 and later).
  */
 int gpu_vfio_form_add(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func,

@@ -103,11 +103,11 @@ static int intel_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_f
 	gpu_add_drm_nodes(ctx, dev, f);
 	dralet_device_set_health(dev, DRALET_HEALTH_HEALTHY);
 	/* a VF is handed to VMs by the SR-IOV backends */
-	return !f->physfn && gpu_vfio_form_enabled(ctx) ? gpu_vfio_form_add(ctx, f, dev) : 0;
+	return !f->physfn && vfio_form_enabled(ctx) ? gpu_vfio_form_add(ctx, f, dev) : 0;
 }
 
 static const struct dralet_option intel_options[] = {
-	GPU_VFIO_OPTIONS,
+	VFIO_FORM_OPTIONS,
 	{ NULL, 0 },
 };
 

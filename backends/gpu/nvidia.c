@@ -36,7 +36,7 @@ static const struct dralet_option nvidia_options[] = {
 	{ "dynamicMig", 0 },	/* "false": MIG-mode GPUs without instances publish nothing */
 	{ "migStateDir", 0 },	/* where dynamic MIG GPUs are marked (nvidia_dynmig.c) */
 	SHARING_OPTION,					/* nvidia_sharing.c */
-	GPU_VFIO_OPTIONS,				/* gpu_vfio_form.c */
+	VFIO_FORM_OPTIONS,				/* gpu_vfio_form.c */
 	{ NULL, 0 },
 };
 
@@ -266,7 +266,7 @@ static int nvidia_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_
 	/* dynamic MIG: the whole GPU next to every profile x placement */
 	if (dynamic && (r = nvidia_dynmig_probe(ctx, st, f, h, &g, dev)) < 0)
 		return r;
-	r = gpu_vfio_form_enabled(ctx) ? gpu_vfio_form_add(ctx, f, dev) : 0;
+	r = vfio_form_enabled(ctx) ? gpu_vfio_form_add(ctx, f, dev) : 0;
 	return r < 0 ? r : 0;
 }
 

@@ -76,7 +76,7 @@ int nvidia_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 
 	if (!st || !info)
 		return -EINVAL;
-	if (info->vfio_form)
+	if (info->vfio.is_form)
 		return gpu_vfio_form_prepare(ctx, dev, req);
 	if ((r = gpu_config_parse(ctx, req->config, &cfg)) < 0)
 		return r;

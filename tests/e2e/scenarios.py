@@ -1500,7 +1500,7 @@ def vfio_passthrough_scenario(e, pod):
                 any("consumesCounters" in d for s in sl for d in s["spec"].get("devices", [])):
             raise ClusterError(f"1.34 got vfio forms or counters: {forms}")
         log = deploy.agent_log(e.c, pod)
-        warned = log.count("vfio forms of GPUs) not published")
+        warned = log.count("vfio forms of GPUs and accelerators) not published")
         if warned != 1:
             raise ClusterError(f"the agent warned {warned} times about the left-out vfio forms")
         versions = {s["metadata"]["name"]: s["metadata"]["resourceVersion"] for s in sl}

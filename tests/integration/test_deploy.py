@@ -178,6 +178,18 @@ def check_classes_on_boards(classes):
                 assert ('vf.net.dralet.dev' in match) == is_vf, (where, match)
     assert seen_display and seen_mig and seen_vfio, \
         'the goldens hold no display card, MIG device or GPU on vfio-pci'
+    check_accel_vfio_form(by_name)
+
+
+def check_accel_vfio_form(by_name):
+    """An accelerator's vfio form (option vfio, off on the goldens: tests/unit/
+    test_accel_vfio_form.c) falls in vfio.accel.dralet.dev only, never in the
+    accel class a container's claim or extended resource uses; its native form
+    the other way round."""
+    for kind, want in (('vfio', 'vfio.accel.dralet.dev'), ('accel', 'accel.dralet.dev')):
+        dev = {'driver': 'accel.dralet.dev', 'attributes': {'type': {'string': kind}}}
+        match = [n for n, e in by_name.items() if cel_matches(e, dev)]
+        assert match == [want], (kind, match)
 
 
 def check_rest(docs):
