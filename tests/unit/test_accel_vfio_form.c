@@ -37,6 +37,7 @@
 #include "backends/accel/accel.h"
 #include "hal/pci_binding.h"
 #include "node_model.h"
+#include "vfio_fixture.h"
 #include "test_backend.h"
 
 #define NPU "0000:03:00.0"
@@ -105,118 +106,17 @@ static const char BOARD[] =
 	"        iommu_group: 80\n"
 	"        files: {qat/cfg_services: dc, qat/state: up, qat/num_rps: \"64\"}\n";
 
-struct fixture {
-	struct node_model k;
-	struct harness h;
-	char state[4200];
-};
-
-static void harness_up(struct fixture *f, const char *options)
+static struct vfio_fixture *fixture_new(const char *options)
 {
-	assert_int_equal(harness_init(&f->h, &backend_accel, f->k.dir, options), 0);
-	f->h.ctx.node = &f->k.node;
-	f->h.ctx.state_dir = f->state;
-	assert_int_equal(harness_probe_all(&f->h), 0);
+	return vfio_fixture_new(BOARD, &backend_accel, options, "accel-vfio-" NPU);
 }
 
-static void harness_down(struct fixture *f)
-{
-	f->h.ctx.state_dir = NULL;	/* the fixture's */
-	harness_fini(&f->h);
-}
-
-static struct fixture *fixture_new(const char *options)
-{
-	struct fixture *f = calloc(1, sizeof(*f));
-
-	node_model_init(&f->k, BOARD);
-	snprintf(f->state, sizeof(f->state), "%s/state", f->k.dir);
-	assert_int_equal(mkdir(f->state, 0755), 0);
-	harness_up(f, options);
-	f->k.n_log = 0;
-	return f;
-}
-
-static void fixture_free(struct fixture *f)
-{
-	harness_down(f);
-	node_model_fini(&f->k);
-	free(f);
-}
-
-static const char *driver_of(struct fixture *f, const char *address)
-{
-	static char buf[4][64];
-	static int i;
-	char *b = buf[i++ % 4];
-
-	if (hal_pci_driver(&f->k.real, address, b, 64) < 0)
-		return "(gone)";
-	return b;
-}
-
-static const char *override_of(struct fixture *f, const char *address)
-{
-	static char buf[64];
-
-	hal_pci_driver_override(&f->k.real, address, buf, sizeof(buf));
-	return buf;
-}
-
-static bool marked(struct fixture *f)
-{
-	char path[4300];
-
-	snprintf(path, sizeof(path), "%s/accel-vfio-" NPU, f->state);
-	return access(path, F_OK) == 0;
-}
-
-/* The checkpoint: each dralet_undo_set_all is one write, and the NPU is
- * still on its driver when it happens. */
-struct checkpoint {
-	struct fixture *f;
-	struct dralet_undo saved;
-	int writes;
-};
-
-static int persist_copy(void *userdata, const struct dralet_undo *undo)
-{
-	struct checkpoint *ck = userdata;
-
-	assert_string_equal(driver_of(ck->f, NPU), "habanalabs");
-	assert_string_equal(driver_of(ck->f, USB), "xhci_hcd");
-	assert_false(marked(ck->f));
-	assert_int_equal(undo_copy(&ck->saved, undo), 0);
-	ck->writes++;
-	return 0;
-}
-
-static void assert_one_counter(struct dralet_device *native, struct dralet_device *form)
-{
-	const char *set = dralet_device_name(native);
-	const struct dralet_counter_list *s, *use;
-
-	assert_int_equal(dralet_device_n_counter_sets(native), 1);
-	s = dralet_device_counter_set(native, 0);
-	assert_string_equal(s->set, set);
-	assert_int_equal(s->n, 1);
-	assert_string_equal(s->counters[0].name, "accel");
-	assert_string_equal(s->counters[0].quantity, "1");
-	for (int i = 0; i < 2; i++) {
-		struct dralet_device *d = i ? form : native;
-		assert_int_equal(dralet_device_n_consumptions(d), 1);
-		use = dralet_device_consumption(d, 0);
-		assert_string_equal(use->set, set);
-		assert_string_equal(use->counters[0].name, "accel");
-		assert_string_equal(use->counters[0].quantity, "1");
-	}
-	assert_true(dralet_device_is_partition(form));
-	assert_false(dralet_device_is_partition(native));
-}
+/* On their drivers until the checkpoint is written. */
+static const char *const BOUND[] = { NPU, "habanalabs", USB, "xhci_hcd", NULL };
 
 static void test_published_twice_one_counter(void **state)
 {
-	struct fixture *f = fixture_new("{\"vfio\":\"true\",\"sharing\":\"true\"}");
+	struct vfio_fixture *f = fixture_new("{\"vfio\":\"true\",\"sharing\":\"true\"}");
 	struct dralet_device *native = harness_device(&f->h, NATIVE);
 	struct dralet_device *form = harness_device(&f->h, FORM);
 	struct dralet_device *vf = harness_device(&f->h, "accel-0000-6b-00-1");
@@ -232,12 +132,12 @@ static void test_published_twice_one_counter(void **state)
 	assert_string_equal(attr_string(form, "pciClass"), "0x1200");
 	assert_int_equal(attr_int(form, "iommuGroup", -1), 40);
 	assert_int_equal(dralet_device_n_nodes(form), 0);	/* nothing is on vfio yet */
-	assert_one_counter(native, form);
+	vfio_assert_one_counter(native, form, "accel");
 
 	/* a QAT VF: its own group, its identity and services on both forms */
 	assert_non_null(vf);
 	assert_non_null(vf_form);
-	assert_one_counter(vf, vf_form);
+	vfio_assert_one_counter(vf, vf_form, "accel");
 	assert_int_equal(attr_bool(vf_form, "isVF"), 1);
 	assert_string_equal(attr_string(vf_form, "pfPciAddress"), "0000:6b:00.0");
 	assert_string_equal(attr_string(vf_form, "services"), "sym;asym");
@@ -248,7 +148,7 @@ static void test_published_twice_one_counter(void **state)
 	assert_true(dralet_device_allows_multiple(harness_device(&f->h, SHARED)));
 	assert_null(harness_device(&f->h, SHARED "-vfio"));
 	assert_int_equal(dralet_device_n_consumptions(harness_device(&f->h, SHARED)), 0);
-	fixture_free(f);
+	vfio_fixture_free(f);
 
 	/* off by default: no vfio form, no counters */
 	f = fixture_new(NULL);
@@ -256,35 +156,35 @@ static void test_published_twice_one_counter(void **state)
 	assert_null(harness_device(&f->h, FORM));
 	assert_null(harness_device(&f->h, QAT_VF_FORM));
 	assert_int_equal(dralet_device_n_counter_sets(harness_device(&f->h, NATIVE)), 0);
-	fixture_free(f);
+	vfio_fixture_free(f);
 
 	/* without sharing the QAT PF has its vfio form */
 	f = fixture_new(ON);
 	assert_non_null(harness_device(&f->h, SHARED "-vfio"));
-	fixture_free(f);
+	vfio_fixture_free(f);
 }
 
 static void test_prepare_moves_the_group_and_back(void **state)
 {
-	struct fixture *f = fixture_new(ON);
+	struct vfio_fixture *f = fixture_new(ON);
 	struct dralet_device *form = harness_device(&f->h, FORM);
-	struct checkpoint ck = { .f = f };
+	struct vfio_checkpoint ck = { .f = f, .bound = BOUND };
 	struct t_req t;
 	size_t before;
 
 	(void)state;
 	t_req_init(&t, NULL);
-	t.undo.persist = persist_copy;
+	t.undo.persist = vfio_checkpoint_persist;
 	t.undo.persist_userdata = &ck;
 	assert_int_equal(backend_accel.prepare(&f->h.ctx, form, &t.req), 0);
-	assert_string_equal(driver_of(f, NPU), "vfio-pci");
-	assert_string_equal(override_of(f, NPU), "vfio-pci");
-	assert_string_equal(driver_of(f, USB), "vfio-pci");
+	assert_string_equal(vfio_driver_of(f, NPU), "vfio-pci");
+	assert_string_equal(vfio_override_of(f, NPU), "vfio-pci");
+	assert_string_equal(vfio_driver_of(f, USB), "vfio-pci");
 	assert_int_equal(node_model_find_log(&f->k, 0, BRIDGE), -1);
 	assert_int_equal(ck.writes, 1);
 	assert_string_equal(dralet_undo_get(&ck.saved, "vfio.group"), WAS);
 	assert_string_equal(dralet_undo_get(&ck.saved, "vfio.accel"), NPU);
-	assert_true(marked(f));
+	assert_true(vfio_marked(f));
 	assert_non_null(t_edit_node(&t, "/dev/vfio/40"));
 	assert_non_null(t_edit_node(&t, "/dev/vfio/vfio"));
 	assert_null(t_edit_node(&t, "/dev/accel/accel0"));
@@ -294,48 +194,47 @@ static void test_prepare_moves_the_group_and_back(void **state)
 
 	/* unprepare from the state on disk alone */
 	assert_int_equal(backend_accel.unprepare(&f->h.ctx, form, &t.req.claim, &ck.saved), 0);
-	assert_string_equal(driver_of(f, NPU), "habanalabs");
-	assert_string_equal(driver_of(f, USB), "xhci_hcd");
-	assert_string_equal(override_of(f, NPU), "");
-	assert_string_equal(override_of(f, USB), "");
-	assert_false(marked(f));
+	assert_string_equal(vfio_driver_of(f, NPU), "habanalabs");
+	assert_string_equal(vfio_driver_of(f, USB), "xhci_hcd");
+	assert_string_equal(vfio_override_of(f, NPU), "");
+	assert_string_equal(vfio_override_of(f, USB), "");
+	assert_false(vfio_marked(f));
 	before = f->k.n_log;
 	assert_int_equal(backend_accel.unprepare(&f->h.ctx, form, &t.req.claim, &ck.saved), 0);
 	assert_int_equal(f->k.n_log, before);
 	undo_clear(&ck.saved);
 	t_req_clear(&t);
-	fixture_free(f);
+	vfio_fixture_free(f);
 }
 
 /* Option vfioDriver names the driver the function goes to; one that does not
  * take it fails the prepare, and the group is back as it was. */
 static void test_failed_rebinding_rolls_back(void **state)
 {
-	struct fixture *f = fixture_new("{\"vfio\":\"true\",\"vfioDriver\":\"no-such-vfio\"}");
+	struct vfio_fixture *f = fixture_new("{\"vfio\":\"true\",\"vfioDriver\":\"no-such-vfio\"}");
 	struct t_req t;
 
 	(void)state;
 	t_req_init(&t, NULL);
 	assert_true(backend_accel.prepare(&f->h.ctx, harness_device(&f->h, FORM), &t.req) < 0);
 	assert_true(node_model_find_log(&f->k, 0, NPU) >= 0);	/* it was tried */
-	assert_string_equal(driver_of(f, NPU), "habanalabs");
-	assert_string_equal(driver_of(f, USB), "xhci_hcd");
-	assert_string_equal(override_of(f, NPU), "");
-	assert_string_equal(override_of(f, USB), "");
-	assert_false(marked(f));
+	assert_string_equal(vfio_driver_of(f, NPU), "habanalabs");
+	assert_string_equal(vfio_driver_of(f, USB), "xhci_hcd");
+	assert_string_equal(vfio_override_of(f, NPU), "");
+	assert_string_equal(vfio_override_of(f, USB), "");
+	assert_false(vfio_marked(f));
 	t_req_clear(&t);
-	fixture_free(f);
+	vfio_fixture_free(f);
 }
 
 /* A new process after a crash: the marked function is published in its
  * vfio form only, under its name, and its unprepare gives the group back. */
-static void restart_and_unprepare(struct fixture *f, const struct dralet_undo *saved)
+static void restart_and_unprepare(struct vfio_fixture *f, const struct dralet_undo *saved)
 {
 	struct dralet_device *form;
 	struct dralet_claim_ref claim = { "uid-1", "default", "claim" };
 
-	harness_down(f);
-	harness_up(f, ON);
+	vfio_fixture_restart(f, &backend_accel, ON);
 	form = harness_device(&f->h, FORM);
 	assert_non_null(form);
 	assert_string_equal(attr_string(form, "type"), "vfio");
@@ -344,39 +243,38 @@ static void restart_and_unprepare(struct fixture *f, const struct dralet_undo *s
 	assert_int_equal(dralet_device_n_counter_sets(form), 1);
 	assert_string_equal(dralet_device_counter_set(form, 0)->set, NATIVE);
 	assert_int_equal(backend_accel.unprepare(&f->h.ctx, form, &claim, saved), 0);
-	assert_string_equal(driver_of(f, NPU), "habanalabs");
-	assert_string_equal(driver_of(f, USB), "xhci_hcd");
-	assert_string_equal(override_of(f, NPU), "");
-	assert_false(marked(f));
+	assert_string_equal(vfio_driver_of(f, NPU), "habanalabs");
+	assert_string_equal(vfio_driver_of(f, USB), "xhci_hcd");
+	assert_string_equal(vfio_override_of(f, NPU), "");
+	assert_false(vfio_marked(f));
 	/* the native form is back for the next discovery */
-	harness_down(f);
-	harness_up(f, ON);
+	vfio_fixture_restart(f, &backend_accel, ON);
 	assert_non_null(harness_device(&f->h, NATIVE));
 	assert_non_null(harness_device(&f->h, FORM));
 }
 
 static void test_crash_after_the_rebinding(void **state)
 {
-	struct fixture *f = fixture_new(ON);
-	struct checkpoint ck = { .f = f };
+	struct vfio_fixture *f = fixture_new(ON);
+	struct vfio_checkpoint ck = { .f = f, .bound = BOUND };
 	struct t_req t;
 
 	(void)state;
 	t_req_init(&t, NULL);
-	t.undo.persist = persist_copy;
+	t.undo.persist = vfio_checkpoint_persist;
 	t.undo.persist_userdata = &ck;
 	assert_int_equal(backend_accel.prepare(&f->h.ctx, harness_device(&f->h, FORM), &t.req), 0);
-	assert_string_equal(driver_of(f, NPU), "vfio-pci");
+	assert_string_equal(vfio_driver_of(f, NPU), "vfio-pci");
 	t_req_clear(&t);	/* the process is gone; the checkpoint stays */
 	restart_and_unprepare(f, &ck.saved);
 	undo_clear(&ck.saved);
-	fixture_free(f);
+	vfio_fixture_free(f);
 }
 
 static void test_crash_half_way(void **state)
 {
-	struct fixture *f = fixture_new(ON);
-	struct checkpoint ck = { .f = f };
+	struct vfio_fixture *f = fixture_new(ON);
+	struct vfio_checkpoint ck = { .f = f, .bound = BOUND };
 	char err[256];
 	struct t_req t;
 
@@ -384,24 +282,23 @@ static void test_crash_half_way(void **state)
 	/* the state a crash inside vfio_group_bind leaves: recorded, marked, the
 	 * companion on vfio-pci, the NPU unbound */
 	t_req_init(&t, NULL);
-	t.undo.persist = persist_copy;
+	t.undo.persist = vfio_checkpoint_persist;
 	t.undo.persist_userdata = &ck;
 	assert_int_equal(dralet_undo_set_all(&t.undo, (struct dralet_undo_value[]){
 		{ "vfio.accel", NPU }, { "vfio.group", WAS } }, 2), 0);
 	tree_write(f->state, "accel-vfio-" NPU, WAS);
 	assert_int_equal(hal_pci_set_driver(&f->k.node, USB, "vfio-pci", err, sizeof(err)), 0);
 	assert_int_equal(hal_pci_unbind(&f->k.node, NPU, err, sizeof(err)), 0);
-	assert_string_equal(driver_of(f, NPU), "");
+	assert_string_equal(vfio_driver_of(f, NPU), "");
 	restart_and_unprepare(f, &ck.saved);
 	undo_clear(&ck.saved);
 	t_req_clear(&t);
-	fixture_free(f);
+	vfio_fixture_free(f);
 }
 
 static void test_refusals_change_nothing(void **state)
 {
-	struct fixture *f = fixture_new(ON);
-	char node[4300];
+	struct vfio_fixture *f = fixture_new(ON);
 	struct t_req t;
 
 	(void)state;
@@ -415,10 +312,7 @@ static void test_refusals_change_nothing(void **state)
 	t_req_clear(&t);
 
 	/* a host process has the NPU's accel node open */
-	snprintf(node, sizeof(node), "%s/dev/accel/accel0", f->k.dir);
-	assert_int_equal(tree_mkdir(f->k.dir, "proc/4242/fd"), 0);
-	assert_int_equal(tree_write(f->k.dir, "proc/4242/comm", "hl-smi"), 0);
-	assert_int_equal(tree_link(f->k.dir, "proc/4242/fd/7", node), 0);
+	vfio_hold_node(f, "hl-smi", "accel/accel0");
 	t_req_init(&t, NULL);
 	assert_int_equal(backend_accel.prepare(&f->h.ctx, harness_device(&f->h, FORM), &t.req),
 			 -EBUSY);
@@ -426,16 +320,16 @@ static void test_refusals_change_nothing(void **state)
 	assert_null(dralet_undo_get(&t.undo, "vfio.group"));
 	t_req_clear(&t);
 	assert_int_equal(f->k.n_log, 0);
-	assert_false(marked(f));
-	assert_string_equal(driver_of(f, NPU), "habanalabs");
-	fixture_free(f);
+	assert_false(vfio_marked(f));
+	assert_string_equal(vfio_driver_of(f, NPU), "habanalabs");
+	vfio_fixture_free(f);
 }
 
 /* The native form's prepare changes nothing on the host; its unprepare
  * (the backend's, shared with the vfio form) finds nothing to give back. */
 static void test_native_form_untouched(void **state)
 {
-	struct fixture *f = fixture_new(ON);
+	struct vfio_fixture *f = fixture_new(ON);
 	struct dralet_device *native = harness_device(&f->h, NATIVE);
 	struct t_req t;
 
@@ -446,9 +340,9 @@ static void test_native_form_untouched(void **state)
 	assert_null(dralet_undo_get(&t.undo, "vfio.group"));
 	assert_int_equal(backend_accel.unprepare(&f->h.ctx, native, &t.req.claim, &t.undo), 0);
 	assert_int_equal(f->k.n_log, 0);
-	assert_string_equal(driver_of(f, NPU), "habanalabs");
+	assert_string_equal(vfio_driver_of(f, NPU), "habanalabs");
 	t_req_clear(&t);
-	fixture_free(f);
+	vfio_fixture_free(f);
 }
 
 int main(void)
