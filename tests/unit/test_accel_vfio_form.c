@@ -174,8 +174,7 @@ static void test_prepare_moves_the_group_and_back(void **state)
 
 	(void)state;
 	t_req_init(&t, NULL);
-	t.undo.persist = vfio_checkpoint_persist;
-	t.undo.persist_userdata = &ck;
+	vfio_checkpoint_watch(&ck, &t.undo);
 	assert_int_equal(backend_accel.prepare(&f->h.ctx, form, &t.req), 0);
 	assert_string_equal(vfio_driver_of(f, NPU), "vfio-pci");
 	assert_string_equal(vfio_override_of(f, NPU), "vfio-pci");
@@ -261,8 +260,7 @@ static void test_crash_after_the_rebinding(void **state)
 
 	(void)state;
 	t_req_init(&t, NULL);
-	t.undo.persist = vfio_checkpoint_persist;
-	t.undo.persist_userdata = &ck;
+	vfio_checkpoint_watch(&ck, &t.undo);
 	assert_int_equal(backend_accel.prepare(&f->h.ctx, harness_device(&f->h, FORM), &t.req), 0);
 	assert_string_equal(vfio_driver_of(f, NPU), "vfio-pci");
 	t_req_clear(&t);	/* the process is gone; the checkpoint stays */
@@ -275,21 +273,14 @@ static void test_crash_half_way(void **state)
 {
 	struct vfio_fixture *f = fixture_new(ON);
 	struct vfio_checkpoint ck = { .f = f, .bound = BOUND };
-	char err[256];
 	struct t_req t;
 
 	(void)state;
 	/* the state a crash inside vfio_group_bind leaves: recorded, marked, the
 	 * companion on vfio-pci, the NPU unbound */
 	t_req_init(&t, NULL);
-	t.undo.persist = vfio_checkpoint_persist;
-	t.undo.persist_userdata = &ck;
-	assert_int_equal(dralet_undo_set_all(&t.undo, (struct dralet_undo_value[]){
-		{ "vfio.accel", NPU }, { "vfio.group", WAS } }, 2), 0);
-	tree_write(f->state, "accel-vfio-" NPU, WAS);
-	assert_int_equal(hal_pci_set_driver(&f->k.node, USB, "vfio-pci", err, sizeof(err)), 0);
-	assert_int_equal(hal_pci_unbind(&f->k.node, NPU, err, sizeof(err)), 0);
-	assert_string_equal(vfio_driver_of(f, NPU), "");
+	vfio_checkpoint_watch(&ck, &t.undo);
+	vfio_leave_half_bound(f, &t.undo, "vfio.accel", NPU, USB, WAS);
 	restart_and_unprepare(f, &ck.saved);
 	undo_clear(&ck.saved);
 	t_req_clear(&t);

@@ -118,8 +118,7 @@ static void test_prepare_moves_the_group_and_back(void **state)
 
 	(void)state;
 	t_req_init(&t, NULL);
-	t.undo.persist = vfio_checkpoint_persist;
-	t.undo.persist_userdata = &ck;
+	vfio_checkpoint_watch(&ck, &t.undo);
 	assert_int_equal(gpu_intel_backend.prepare(&f->h.ctx, form, &t.req), 0);
 	assert_string_equal(vfio_driver_of(f, GPU), "vfio-pci");
 	assert_string_equal(vfio_driver_of(f, AUDIO), "vfio-pci");
@@ -180,8 +179,7 @@ static void test_crash_after_the_rebinding(void **state)
 
 	(void)state;
 	t_req_init(&t, NULL);
-	t.undo.persist = vfio_checkpoint_persist;
-	t.undo.persist_userdata = &ck;
+	vfio_checkpoint_watch(&ck, &t.undo);
 	assert_int_equal(gpu_intel_backend.prepare(&f->h.ctx, harness_device(&f->h, FORM), &t.req),
 			 0);
 	t_req_clear(&t);	/* the process is gone; the checkpoint stays */
@@ -194,21 +192,14 @@ static void test_crash_half_way(void **state)
 {
 	struct vfio_fixture *f = fixture_new("{\"vfio\":\"true\"}");
 	struct vfio_checkpoint ck = { .f = f, .bound = BOUND };
-	char err[256];
 	struct t_req t;
 
 	(void)state;
 	/* the state a crash inside vfio_group_bind leaves: recorded, marked, the
 	 * audio function on vfio-pci, the GPU unbound with its override set */
 	t_req_init(&t, NULL);
-	t.undo.persist = vfio_checkpoint_persist;
-	t.undo.persist_userdata = &ck;
-	assert_int_equal(dralet_undo_set_all(&t.undo, (struct dralet_undo_value[]){
-		{ "vfio.gpu", GPU }, { "vfio.group", WAS } }, 2), 0);
-	tree_write(f->state, "gpu-vfio-" GPU, WAS);
-	assert_int_equal(hal_pci_set_driver(&f->k.node, AUDIO, "vfio-pci", err, sizeof(err)), 0);
-	assert_int_equal(hal_pci_unbind(&f->k.node, GPU, err, sizeof(err)), 0);
-	assert_string_equal(vfio_driver_of(f, GPU), "");
+	vfio_checkpoint_watch(&ck, &t.undo);
+	vfio_leave_half_bound(f, &t.undo, "vfio.gpu", GPU, AUDIO, WAS);
 	restart_and_unprepare(f, &ck.saved);
 	undo_clear(&ck.saved);
 	t_req_clear(&t);

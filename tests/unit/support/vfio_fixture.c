@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <dralet/counters.h>
+#include <dralet/pci_ctl.h>
 
 #include "agent/core/edits.h"
 #include "hal/pci_binding.h"
@@ -130,4 +131,23 @@ int vfio_checkpoint_persist(void *userdata, const struct dralet_undo *undo)
 	assert_int_equal(undo_copy(&ck->saved, undo), 0);
 	ck->writes++;
 	return 0;
+}
+
+void vfio_checkpoint_watch(struct vfio_checkpoint *ck, struct dralet_undo *undo)
+{
+	undo->persist = vfio_checkpoint_persist;
+	undo->persist_userdata = ck;
+}
+
+void vfio_leave_half_bound(struct vfio_fixture *f, struct dralet_undo *undo, const char *key,
+			   const char *address, const char *companion, const char *was)
+{
+	char err[256];
+
+	assert_int_equal(dralet_undo_set_all(undo, (struct dralet_undo_value[]){
+		{ key, address }, { "vfio.group", was } }, 2), 0);
+	assert_int_equal(tree_write(f->state, f->mark, was), 0);
+	assert_int_equal(hal_pci_set_driver(&f->k.node, companion, "vfio-pci", err, sizeof(err)), 0);
+	assert_int_equal(hal_pci_unbind(&f->k.node, address, err, sizeof(err)), 0);
+	assert_string_equal(vfio_driver_of(f, address), "");
 }

@@ -59,6 +59,14 @@ struct vfio_checkpoint {
 	int writes;
 };
 int vfio_checkpoint_persist(void *userdata, const struct dralet_undo *undo);
+/* @undo's writes go to @ck. */
+void vfio_checkpoint_watch(struct vfio_checkpoint *ck, struct dralet_undo *undo);
+
+/* What a crash inside the rebinding leaves (vfio_group_bind): the undo state
+ * recorded in @undo (@key = @address, vfio.group = @was), the mark written,
+ * @companion already on vfio-pci, @address unbound. */
+void vfio_leave_half_bound(struct vfio_fixture *f, struct dralet_undo *undo, const char *key,
+			   const char *address, const char *companion, const char *was);
 
 /* A host process (pid 4242, @comm) holding the node @devnode (relative to
  * the tree's /dev, e.g. "dri/card0") open. */
