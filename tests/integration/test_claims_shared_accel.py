@@ -60,12 +60,9 @@ def main():
     dralet = dralet_or_skip()
     with BoardAgent(dralet, DRIVER, "dralet-shared-accel-", NODE) as agent:
         log = agent.log
-        board = os.path.join(agent.tmp, "qat.yaml")
-        with open(board, "w") as f:
-            f.write(BOARD)
-        config = os.path.join(agent.tmp, "config.yaml")
-        with open(config, "w") as f:
-            f.write("backends:\n  accel:\n    options:\n      sharing: \"true\"\n")
+        board = agent.write("qat.yaml", BOARD)
+        config = agent.write("config.yaml",
+                             "backends:\n  accel:\n    options:\n      sharing: \"true\"\n")
         os.makedirs(agent.boards)
         env = dict(os.environ, TMPDIR=agent.boards)
         agent.start(["--board", board], config, env)

@@ -53,9 +53,8 @@ def main():
     dralet = dralet_or_skip()
     with BoardAgent(dralet, DRIVER, "dralet-shared-nic-", NODE) as agent:
         log = agent.log
-        config = os.path.join(agent.tmp, "config.yaml")
-        with open(config, "w") as f:
-            f.write("backends:\n  nic-vf:\n    options:\n      sharing: \"true\"\n")
+        config = agent.write("config.yaml",
+                             "backends:\n  nic-vf:\n    options:\n      sharing: \"true\"\n")
         os.makedirs(agent.boards)
         board_env = dict(os.environ, TMPDIR=agent.boards)
         agent.start(["--board", BOARD], config, board_env)

@@ -75,13 +75,9 @@ def main():
     dralet = dralet_or_skip()
     with BoardAgent(dralet, DRIVER, "dralet-vfio-accel-", NODE) as agent:
         log = agent.log
-        board = os.path.join(agent.tmp, "qat.yaml")
-        with open(board, "w") as f:
-            f.write(BOARD)
-        config = os.path.join(agent.tmp, "config.yaml")
-        with open(config, "w") as f:
-            f.write("backends:\n  accel:\n    options:\n      vfio: \"true\"\n"
-                    "      sharing: \"true\"\n")
+        board = agent.write("qat.yaml", BOARD)
+        config = agent.write("config.yaml", "backends:\n  accel:\n    options:\n"
+                             "      vfio: \"true\"\n      sharing: \"true\"\n")
         tree = agent.start_board(board, config)
         mark = os.path.join(agent.plugins, DRIVER, "accel-vfio-" + VF)
 

@@ -96,6 +96,13 @@ class BoardAgent:
     def fail(self, why):
         fail(why, self.log)
 
+    def write(self, name, text):
+        """Writes TEXT to NAME in the agent's directory (a board, a config); its path."""
+        path = os.path.join(self.tmp, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
     def wait_until(self, cond, why, timeout=20):
         """Polls COND every 0.1 s; after TIMEOUT s fails with why() and the log."""
         deadline = time.time() + timeout
