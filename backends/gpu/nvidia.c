@@ -68,6 +68,7 @@ static int nvidia_init(struct dralet_backend_ctx *ctx, void **ret_state)
 		st->major = NVIDIA_DEFAULT_MAJOR;
 	st->uvm_major = dralet_char_major(ctx, "nvidia-uvm");
 	st->caps_major = dralet_char_major(ctx, "nvidia-caps");
+	pthread_mutex_init(&st->caps_lock, NULL);
 	nvidia_proc_driver_version(ctx, st->proc_driver_version, sizeof(st->proc_driver_version));
 	nvidia_roots_init(ctx, st);
 	*ret_state = st;
@@ -83,6 +84,7 @@ static void nvidia_fini(void *state)
 	nvidia_watch_clear(st);	/* remove ran for every device; this is the rest */
 	nvml_close(st->nvml);
 	free(st->caps);
+	pthread_mutex_destroy(&st->caps_lock);
 	free(st->dynamic);
 	free(st);
 }

@@ -8,6 +8,7 @@
 #ifndef DRALET_BACKENDS_GPU_NVIDIA_H
 #define DRALET_BACKENDS_GPU_NVIDIA_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -36,7 +37,10 @@ struct nvidia_state {
 	int major;			/* nvidia-frontend */
 	int uvm_major;			/* -1 unknown */
 	int caps_major;			/* -1 unknown */
-	bool caps_loaded;		/* mig-minors is read at the first need */
+	/* mig-minors, read at the first need: by a prepare on a worker thread,
+	 * and prepares of different claims run at once, so under caps_lock */
+	pthread_mutex_t caps_lock;
+	bool caps_loaded;
 	struct nvidia_cap_minor *caps;
 	size_t n_caps;
 	char driver_root[4096];		/* where dralet reads driver files */

@@ -182,14 +182,18 @@ static int load_cap_minors(struct dralet_backend_ctx *ctx, struct nvidia_state *
 int nvidia_cap_minor(struct dralet_backend_ctx *ctx, struct nvidia_state *st, unsigned gpu,
 		     unsigned gi, int ci)
 {
+	int minor = -ENOENT;
+
+	pthread_mutex_lock(&st->caps_lock);
 	if (!st->caps_loaded) {
 		st->caps_loaded = true;
 		load_cap_minors(ctx, st);	/* no file: no MIG capabilities, -ENOENT below */
 	}
-	for (size_t i = 0; i < st->n_caps; i++)
+	for (size_t i = 0; i < st->n_caps && minor < 0; i++)
 		if (st->caps[i].gpu == gpu && st->caps[i].gi == gi && st->caps[i].ci == ci)
-			return (int)st->caps[i].minor;
-	return -ENOENT;
+			minor = (int)st->caps[i].minor;
+	pthread_mutex_unlock(&st->caps_lock);
+	return minor;
 }
 
 bool nvidia_proc_has_gpu_instances(struct dralet_backend_ctx *ctx, int minor)
