@@ -201,6 +201,9 @@ int cmd_run(int argc, char **argv)
 		setup_teardown(&s);
 		return 1;
 	}
+	if (s.board_dir)	/* which board a rollout got (its config may lag) */
+		log_info("simulated board %s in %s", so.board ? so.board : s.cfg->simulated_board,
+			 s.board_dir);
 	o.roots = &s.roots;
 	o.node = s.node;	/* --board: the board's kernel model */
 	o.cfg = s.cfg;

@@ -147,9 +147,19 @@ def switch_board(c, root, config):
     old = wait_agent_ready(c)
     save_logs(c)
     c.apply(configmap(root, config))
-    c.kubectl("rollout", "restart", "-n", NAMESPACE, "daemonset/dralet")
-    c.kubectl("rollout", "status", "-n", NAMESPACE, "daemonset/dralet", "--timeout", "180s",
-              timeout=200)
-    new = wait_agent_ready(c, not_uid=old["metadata"]["uid"])
-    wait_registered(c)
-    return new
+    # The kubelet hands a new pod the ConfigMap from its watch cache, which
+    # may not have the update yet (seen in CI: the pod started 2 s after the
+    # apply with the previous board). The agent logs the board it got; a
+    # pod with the previous configuration is restarted, as an operator would.
+    want = f"simulated board {config['simulatedBoard']} in "
+    for attempt in range(3):
+        c.kubectl("rollout", "restart", "-n", NAMESPACE, "daemonset/dralet")
+        c.kubectl("rollout", "status", "-n", NAMESPACE, "daemonset/dralet", "--timeout",
+                  "180s", timeout=200)
+        new = wait_agent_ready(c, not_uid=old["metadata"]["uid"])
+        wait_registered(c)
+        if "simulatedBoard" not in config or want in agent_log(c, new):
+            return new
+        old = new
+    raise ClusterError(f"three rollouts and the agent still has not got the ConfigMap "
+                       f"with {config.get('simulatedBoard')}")
