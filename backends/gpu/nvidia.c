@@ -69,6 +69,7 @@ static int nvidia_init(struct dralet_backend_ctx *ctx, void **ret_state)
 	st->uvm_major = dralet_char_major(ctx, "nvidia-uvm");
 	st->caps_major = dralet_char_major(ctx, "nvidia-caps");
 	pthread_mutex_init(&st->caps_lock, NULL);
+	pthread_mutex_init(&st->mig_lock, NULL);
 	nvidia_proc_driver_version(ctx, st->proc_driver_version, sizeof(st->proc_driver_version));
 	nvidia_roots_init(ctx, st);
 	*ret_state = st;
@@ -85,6 +86,7 @@ static void nvidia_fini(void *state)
 	nvml_close(st->nvml);
 	free(st->caps);
 	pthread_mutex_destroy(&st->caps_lock);
+	pthread_mutex_destroy(&st->mig_lock);
 	free(st->dynamic);
 	free(st);
 }

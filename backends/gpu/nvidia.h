@@ -53,6 +53,9 @@ struct nvidia_state {
 	/* GPUs (PCI addresses) taken as dynamic MIG in this process */
 	char (*dynamic)[32];
 	size_t n_dynamic;
+	/* dynamic MIG: a GPU's mark and its instances change together, by
+	 * prepares and unprepares on worker threads (nvidia_dynmig.c) */
+	pthread_mutex_t mig_lock;
 };
 
 /* Facts of /proc/driver/nvidia/gpus/<address>/information. */

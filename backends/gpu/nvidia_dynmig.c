@@ -26,13 +26,18 @@
  * instance can have, so a crash between any two steps is undone.
  *
  * Which GPUs: a GPU in MIG mode without any GPU instance is taken as
- * dynamic, and marked so by an empty file "nvidia-dynamic-mig-<address>" in
- * the directory of option migStateDir (default the driver's state
- * directory, dralet_ctx_state_dir: <plugins dir>/<driver>, which outlives the
- * agent's restarts; the other commands mark nothing): from then on its instances are the backend's own, also after a
- * restart with instances of prepared (or half-prepared) claims left. A GPU
- * with instances and no mark is someone else's: static MIG. Option
- * dynamicMig "false" turns it off.
+ * dynamic. While the backend may have instances on it, it is marked so by an
+ * empty file "nvidia-dynamic-mig-<address>" in the directory of option
+ * migStateDir (default the driver's state directory, dralet_ctx_state_dir:
+ * <plugins dir>/<driver>, which outlives the agent's restarts; the other
+ * commands mark nothing): written before a prepare makes an instance,
+ * removed when an unprepare leaves the GPU without instances. A restart with
+ * instances of prepared (or half-prepared) claims left so takes them as the
+ * backend's own; a GPU with instances and no mark is someone else's: static
+ * MIG, also when the backend used it dynamically before (the admin made
+ * instances since). st->mig_lock keeps the mark and the instances in step
+ * between prepares and unprepares running at once. Option dynamicMig
+ * "false" turns it off.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -112,10 +117,8 @@ static bool marked(struct dralet_backend_ctx *ctx, const char *address)
 }
 
 /* Without the mark a restart would take the GPU's instances for someone
- * else's. Tried at discovery (the directory may not exist yet: the agent
- * makes the plugin directory after its first discovery) and again, with a
- * warning when it fails, before a prepare makes an instance. */
-static void mark(struct dralet_backend_ctx *ctx, const char *address, bool warn)
+ * else's: written before a prepare makes an instance. */
+static void mark(struct dralet_backend_ctx *ctx, const char *address)
 {
 	char path[4200], dir[4096];
 	FILE *f;
@@ -124,13 +127,24 @@ static void mark(struct dralet_backend_ctx *ctx, const char *address, bool warn)
 	    access(path, F_OK) == 0)
 		return;
 	mkdir(dir, 0755);
-	if (!(f = fopen(path, "w"))) {
-		if (warn)
-			dralet_ctx_warn(ctx, "%s: cannot write %s (%m); after a restart with MIG "
-					     "instances left the GPU is taken for static MIG",
-					address, path);
-	} else
+	if (!(f = fopen(path, "w")))
+		dralet_ctx_warn(ctx, "%s: cannot write %s (%m); after a restart with MIG "
+				     "instances left the GPU is taken for static MIG",
+				address, path);
+	else
 		fclose(f);
+}
+
+/* Left marked, a GPU the backend no longer uses would take instances an
+ * admin makes later for the backend's own. */
+static void unmark(struct dralet_backend_ctx *ctx, const char *address)
+{
+	char path[4200], dir[4096];
+
+	if (mark_path(ctx, address, path, sizeof(path), dir, sizeof(dir)) && unlink(path) < 0 &&
+	    errno != ENOENT)
+		dralet_ctx_warn(ctx, "%s: cannot remove %s (%m); after a restart MIG instances "
+				     "made by others are taken for dralet's", address, path);
 }
 
 /* The GPU's GPU instance profiles with their placements; 0 when NVML has none. */
@@ -173,6 +187,16 @@ static bool has_gpu_instances(const struct nvml *n, nvml_device h,
 	return false;
 }
 
+/* True when @h has no GPU instance (false when that cannot be told). */
+static bool without_instances(const struct nvml *n, nvml_device h)
+{
+	struct dynmig_profile *profiles = calloc(PROFILES_MAX, sizeof(*profiles));
+	bool none = profiles && !has_gpu_instances(n, h, profiles, read_profiles(n, h, profiles));
+
+	free(profiles);
+	return none;
+}
+
 bool nvidia_dynmig_applies(struct dralet_backend_ctx *ctx, struct nvidia_state *st,
 			   const struct dralet_pci_func *func, nvml_device h)
 {
@@ -192,10 +216,7 @@ bool nvidia_dynmig_applies(struct dralet_backend_ctx *ctx, struct nvidia_state *
 	applies = n_profiles && (!has_gpu_instances(n, h, profiles, n_profiles) ||
 				 marked(ctx, func->address));
 	free(profiles);
-	if (!applies || remember(st, func->address) < 0)
-		return false;
-	mark(ctx, func->address, false);
-	return true;
+	return applies && remember(st, func->address) == 0;
 }
 
 /* ---- publishing ---- */
@@ -577,11 +598,14 @@ int nvidia_dynmig_prepare(struct dralet_backend_ctx *ctx, struct nvidia_state *s
 				 name, f ? f->address : "?");
 		return -ENODEV;
 	}
-	mark(ctx, f->address, true);
-	if ((r = make_instances(ctx, n, h, f->address, name, gpu_info_of(dev), req->undo, &m)) < 0)
-		return r;
-	if ((r = instance_edits(ctx, st, h, dev, &m, req)) < 0)
+	pthread_mutex_lock(&st->mig_lock);
+	mark(ctx, f->address);
+	r = make_instances(ctx, n, h, f->address, name, gpu_info_of(dev), req->undo, &m);
+	if (r >= 0 && (r = instance_edits(ctx, st, h, dev, &m, req)) < 0)
 		destroy(n, m.gi, &m.ci_id);	/* a failing prepare cleans up after itself */
+	if (r < 0 && without_instances(n, h))
+		unmark(ctx, f->address);
+	pthread_mutex_unlock(&st->mig_lock);
 	return r;
 }
 
@@ -654,14 +678,15 @@ int nvidia_dynmig_unprepare(struct dralet_backend_ctx *ctx, struct nvidia_state 
 				 address);
 		return -ENODEV;
 	}
+	pthread_mutex_lock(&st->mig_lock);
+	/* none: never made, or already destroyed */
 	gi = find_gi(n, h, profile, start, have_gi ? &gi_id : NULL);
-	if (!gi)
-		return 0;	/* never made, or already destroyed */
-	nr = destroy(n, gi, have_ci ? &ci_id : NULL);
-	if (nr != NVML_OK) {
+	nr = gi ? destroy(n, gi, have_ci ? &ci_id : NULL) : NVML_OK;
+	if (nr != NVML_OK)
 		dralet_ctx_error(ctx, "MIG instance on %s (profile %u at %u): cannot destroy it: %s",
 				 address, profile, start, nvml_error(n, nr));
-		return -EBUSY;
-	}
-	return 0;
+	else if (without_instances(n, h))
+		unmark(ctx, address);
+	pthread_mutex_unlock(&st->mig_lock);
+	return nr == NVML_OK ? 0 : -EBUSY;
 }

@@ -309,8 +309,9 @@ static void test_unprepare_without_recorded_ids(void **state_)
 	(void)state_;
 	setup(&e);
 	snprintf(mark, sizeof(mark), "%s/mig/nvidia-dynamic-mig-" GPU0, e.dir);
-	assert_int_equal(access(mark, F_OK), 0);
+	assert_int_equal(access(mark, F_OK), -1);	/* marked only once it makes instances */
 	assert_int_equal(prepare(&e, "mig-0000-18-00-0-4g-40gb-0"), 0);
+	assert_int_equal(access(mark, F_OK), 0);
 	assert_int_equal(count_instances(&e), 1);
 	assert_int_equal(dralet_undo_set_all(&early, (const struct dralet_undo_value[]){
 		{ "nvidia.mig.gpu", GPU0 }, { "nvidia.mig.profile", "3" },
@@ -322,6 +323,7 @@ static void test_unprepare_without_recorded_ids(void **state_)
 	assert_non_null(harness_device(&e.h, "mig-0000-18-00-0-1g-10gb-0"));
 	assert_int_equal(gpu_nvidia_backend.unprepare(&e.h.ctx, NULL, &e.req.claim, &early), 0);
 	assert_int_equal(count_instances(&e), 0);
+	assert_int_equal(access(mark, F_OK), -1);	/* no instances left: unmarked */
 
 	/* without the mark a restart finds someone's instance: static MIG */
 	assert_int_equal(prepare(&e, "mig-0000-18-00-0-4g-40gb-0"), 0);
@@ -339,12 +341,47 @@ static void test_unprepare_without_recorded_ids(void **state_)
 	assert_int_equal(prepare(&e, "mig-0000-18-00-0-4g-40gb-0"), -ENODEV);
 	assert_non_null(strstr(e.h.ctx.error, "its MIG GPU instance 1 no longer exists"));
 	assert_true(e.h.ctx.node_changed);
-	/* the next discovery finds the GPU free: dynamic (and marked) again */
+	/* the next discovery finds the GPU free: dynamic again */
 	harness_fini(&e.h);
 	start(&e.h, e.dir, NULL);
 	assert_non_null(harness_device(&e.h, "mig-0000-18-00-0-1g-10gb-0"));
-	assert_int_equal(access(mark, F_OK), 0);
 	undo_clear(&early);
+	teardown(&e);
+}
+
+/* A GPU the backend used dynamically and released: instances an admin
+ * makes on it afterwards are someone else's at the next start (static MIG),
+ * not the backend's. The mark goes with the backend's last instance; while
+ * one of two claims still holds an instance it stays. */
+static void test_released_gpu_is_not_claimed_later(void **state_)
+{
+	struct env e;
+	struct dralet_undo first = { 0 };
+	char mark[4200];
+
+	(void)state_;
+	setup(&e);
+	snprintf(mark, sizeof(mark), "%s/mig/nvidia-dynamic-mig-" GPU0, e.dir);
+	assert_int_equal(prepare(&e, "mig-0000-18-00-0-1g-10gb-0"), 0);
+	assert_int_equal(undo_copy(&first, &e.undo), 0);
+	assert_int_equal(prepare(&e, "mig-0000-18-00-0-1g-10gb-1"), 0);
+	assert_int_equal(count_instances(&e), 2);
+	assert_int_equal(gpu_nvidia_backend.unprepare(&e.h.ctx, NULL, &e.req.claim, &first), 0);
+	assert_int_equal(access(mark, F_OK), 0);	/* the second claim's instance is there */
+	assert_int_equal(gpu_nvidia_backend.unprepare(&e.h.ctx, NULL, &e.req.claim, &e.undo), 0);
+	assert_int_equal(count_instances(&e), 0);
+	assert_int_equal(access(mark, F_OK), -1);
+
+	/* the admin makes an instance (as nvidia-smi mig -cgi would) while the
+	 * agent is down: a new process takes it for static MIG */
+	undo_clear(&e.undo);
+	assert_int_equal(prepare(&e, "mig-0000-18-00-0-4g-40gb-0"), 0);
+	assert_int_equal(unlink(mark), 0);
+	harness_fini(&e.h);
+	start(&e.h, e.dir, NULL);
+	assert_null(harness_device(&e.h, "mig-0000-18-00-0-1g-10gb-0"));
+	assert_false(dralet_device_is_partition(harness_device(&e.h, "mig-0000-18-00-0-4g-40gb-0")));
+	undo_clear(&first);
 	teardown(&e);
 }
 
@@ -356,6 +393,7 @@ int main(void)
 		cmocka_unit_test(test_prepare_and_unprepare),
 		cmocka_unit_test(test_compute_instance_failure_rolls_back),
 		cmocka_unit_test(test_unprepare_without_recorded_ids),
+		cmocka_unit_test(test_released_gpu_is_not_claimed_later),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
