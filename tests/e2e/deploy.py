@@ -148,9 +148,10 @@ def switch_board(c, root, config):
     save_logs(c)
     c.apply(configmap(root, config))
     # The kubelet hands a new pod the ConfigMap from its watch cache, which
-    # may not have the update yet (seen in CI: the pod started 2 s after the
-    # apply with the previous board). The agent logs the board it got; a
-    # pod with the previous configuration is restarted, as an operator would.
+    # may not have the update yet. The agent logs the board it got; a pod
+    # with the previous configuration is restarted, as an operator would.
+    # (Not seen so far: the 34-GPU agent CI showed after hgx-h100-mig had the
+    # right board and a stale dynamic MIG mark, fixed in the nvidia backend.)
     want = f"simulated board {config['simulatedBoard']} in "
     for attempt in range(3):
         c.kubectl("rollout", "restart", "-n", NAMESPACE, "daemonset/dralet")
