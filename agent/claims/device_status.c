@@ -76,6 +76,19 @@ static struct json_object *entry(const char *driver, const char *node,
 	return o;
 }
 
+bool device_status_worth_writing(const struct device_metadata_device *devices, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int r;
+		struct json_object *nd = device_network_data(devices[i].dev, &r);
+
+		json_object_put(nd);
+		if (nd || r < 0)
+			return true;	/* out of memory: the writer says so */
+	}
+	return false;
+}
+
 struct json_object *device_status_entries(const char *driver, const char *node,
 					  const struct device_metadata_device *devices, size_t n,
 					  int64_t now_s)

@@ -20,6 +20,7 @@
 #ifndef DRALET_CLAIMS_DEVICE_STATUS_H
 #define DRALET_CLAIMS_DEVICE_STATUS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <json-c/json.h>
@@ -28,6 +29,12 @@
 
 #define DEVICE_STATUS_READY "Ready"
 #define DEVICE_STATUS_REASON_PREPARED "Prepared"
+
+/* True when an entry for @devices would carry data the cluster has nowhere
+ * else (networkData of a NIC, VF or RDMA device): only then does the engine
+ * write the status. A Ready condition alone repeats what the running pod
+ * says, at the price of one apiserver write per claim (docs/claims.md). */
+bool device_status_worth_writing(const struct device_metadata_device *devices, size_t n);
 
 /* The entries for @devices of driver @driver, prepared on @node at @now_s
  * (seconds since the epoch): a new JSON array (json_object_put), or NULL on

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The claims engine's part of claim device status (device_status.h): once a
- * prepare succeeded, the entries of its devices go to the store; once an
- * unprepare undid devices, the driver's entries are removed. The store writes
+ * prepare succeeded, the entries of its devices go to the store when one of
+ * them has network data; once an unprepare undid devices, the driver's
+ * entries are removed (a store that wrote none has nothing to remove). The store writes
  * in the background (store.h set_claim_status), so the kubelet's answer never
  * waits for the apiserver; a write that fails is logged and the claim keeps
  * working (the status is information, not state).
@@ -29,6 +30,10 @@ static void prepared(struct claims_engine *e, const struct op *op)
 			devs[i] = (struct device_metadata_device){
 				.pool = p->devices[i].pool, .dev = op->targets[i]->dev,
 				.share_id = p->devices[i].share_id };
+		if (!device_status_worth_writing(devs, p->n_devices)) {
+			free(devs);
+			return;
+		}
 		entries = device_status_entries(e->driver, e->pool, devs, p->n_devices,
 						(int64_t)time(NULL));
 		free(devs);

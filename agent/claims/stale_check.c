@@ -24,6 +24,9 @@ struct stale_check {
 	struct stale_check_metrics metrics;
 	struct unreserved *unreserved;
 	size_t n_unreserved;
+	/* the UIDs of the previous check's claims; NULL before the first */
+	char **seen;
+	size_t n_seen;
 
 	/* the check running (running == true) */
 	bool running, asking, waiting;
@@ -75,6 +78,43 @@ static void clear_unreserved(struct stale_check *sc)
 	sc->n_unreserved = 0;
 }
 
+static void clear_seen(struct stale_check *sc)
+{
+	for (size_t i = 0; i < sc->n_seen; i++)
+		free(sc->seen[i]);
+	free(sc->seen);
+	sc->seen = NULL;
+	sc->n_seen = 0;
+}
+
+/* The claims of this check, for the next one to tell the new ones. Out of
+ * memory, the next check asks about every claim, as the first does. */
+static void remember_seen(struct stale_check *sc)
+{
+	char **seen = calloc(sc->n + 1, sizeof(*seen));
+
+	clear_seen(sc);
+	for (size_t i = 0; seen && i < sc->n; i++)
+		if (!(seen[i] = strdup(sc->entries[i].uid))) {
+			for (size_t k = 0; k < i; k++)
+				free(seen[k]);
+			free(seen);
+			return;
+		}
+	sc->seen = seen;
+	sc->n_seen = seen ? sc->n : 0;
+}
+
+static bool recent(const struct stale_check *sc, const char *uid)
+{
+	if (!sc->seen)
+		return false;
+	for (size_t i = 0; i < sc->n_seen; i++)
+		if (!strcmp(sc->seen[i], uid))
+			return false;
+	return true;
+}
+
 static void clear_run(struct stale_check *sc)
 {
 	for (size_t i = 0; sc->replaced_by && i < sc->n; i++)
@@ -97,6 +137,7 @@ void stale_check_free(struct stale_check *sc)
 		return;
 	clear_run(sc);
 	clear_unreserved(sc);
+	clear_seen(sc);
 	free(sc->driver);
 	free(sc->pool);
 	free(sc);
@@ -150,6 +191,7 @@ static void finish(struct stale_check *sc)
 	void *userdata = sc->done_userdata;
 
 	sc->metrics.runs++;
+	remember_seen(sc);
 	clear_run(sc);
 	if (done)
 		done(userdata);
@@ -251,7 +293,7 @@ static void on_claim(void *userdata, int err, struct json_object *claim, const c
 	size_t i = sc->next - 1;
 	const struct claims_entry *e = &sc->entries[i];
 	struct stale_entry entry = { e->uid, e->namespace_, e->name };
-	struct stale_observation seen = { STALE_ANSWER_UNKNOWN, NULL, sc->since_ms[i] };
+	struct stale_observation seen = { STALE_ANSWER_UNKNOWN, NULL, sc->since_ms[i], false };
 	const char *uid;
 
 	if (err == 0 && claim) {
@@ -284,8 +326,9 @@ static void ask_next(struct stale_check *sc)
 
 		sc->since_ms[sc->next] = unreserved_since(sc, e->uid);
 		sc->next++;
-		if (!*e->namespace_ || !*e->name) {
-			struct stale_observation none = { STALE_ANSWER_UNKNOWN, NULL, 0 };
+		if (!*e->namespace_ || !*e->name || recent(sc, e->uid)) {
+			struct stale_observation none = { STALE_ANSWER_UNKNOWN, NULL, 0,
+							  recent(sc, e->uid) };
 			sc->verdicts[sc->next - 1] = stale_judge(&entry, &none, sc->driver, sc->pool,
 								 sc->now_ms, sc->grace_ms);
 			continue;

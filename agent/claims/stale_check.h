@@ -2,11 +2,12 @@
 /*
  * The stale-claim check of one driver (docs/claims.md, "Stale claims"): the
  * I/O around stale_plan.h. A check asks the store for the ResourceClaim of
- * every checkpointed claim, one request at a time, judges each answer
+ * every checkpointed claim, one request at a time, but for those new since
+ * the previous check (the first check asks about all), judges each answer
  * (stale_judge) and unprepares the stale ones through the claims engine
  * (claims_collect: the kubelet's unprepare path), logging and counting each.
  * Between checks it remembers since when a claim was seen reserved for
- * nobody (the grace period of stale_plan.h).
+ * nobody (the grace period of stale_plan.h) and which claims it saw.
  *
  * Threading: loop thread only (store and engine callbacks included).
  */

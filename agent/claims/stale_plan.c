@@ -18,6 +18,7 @@ const char *stale_verdict_name(enum stale_verdict v)
 	case STALE_KEEP_UNKNOWN: return "unknown";
 	case STALE_KEEP_UNNAMED: return "unnamed";
 	case STALE_KEEP_UNRESERVED: return "unreserved_grace";
+	case STALE_KEEP_RECENT: return "recent";
 	case STALE_GONE: return "gone";
 	case STALE_REPLACED: return "replaced";
 	case STALE_DEALLOCATED: return "deallocated";
@@ -58,6 +59,8 @@ enum stale_verdict stale_judge(const struct stale_entry *entry,
 
 	if (!known(entry->namespace_) || !known(entry->name))
 		return STALE_KEEP_UNNAMED;
+	if (seen->recent)
+		return STALE_KEEP_RECENT;
 	if (seen->answer == STALE_ANSWER_NOT_FOUND)
 		return STALE_GONE;
 	if (seen->answer != STALE_ANSWER_CLAIM || !json_object_is_type(seen->claim, json_type_object))

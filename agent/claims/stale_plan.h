@@ -10,6 +10,9 @@
  *   the entry has no namespace/name    keep (rebuilt from a CDI spec and
  *                                      never named by the kubelet: nothing
  *                                      to ask about)
+ *   prepared since the previous check  keep, not asked (the kubelet prepared
+ *                                      it moments ago, for a pod it runs;
+ *                                      asked at the next check)
  *   the claim is not found             collect: gone
  *   it has another UID                 collect: replaced (the old one is gone)
  *   no status.allocation               collect: deallocated
@@ -44,6 +47,7 @@ enum stale_verdict {
 	STALE_KEEP_UNKNOWN,		/* no definite answer */
 	STALE_KEEP_UNNAMED,		/* not asked: no namespace/name */
 	STALE_KEEP_UNRESERVED,		/* reservedFor empty, within the grace period */
+	STALE_KEEP_RECENT,		/* not asked: new since the previous check */
 	STALE_GONE,
 	STALE_REPLACED,
 	STALE_DEALLOCATED,
@@ -73,6 +77,9 @@ struct stale_observation {
 	/* when a check first saw it allocated here with reservedFor empty,
 	 * in the caller's monotonic milliseconds; 0: not seen so */
 	uint64_t unreserved_since_ms;
+	/* not in the checkpoint at the previous check (never true at a
+	 * process's first check: those claims may be from before a crash) */
+	bool recent;
 };
 
 /*

@@ -193,6 +193,12 @@ class Node:
         with open(os.path.join(self.sys, "devices/pci0000:00", addr, "fake_shared"), "w") as f:
             f.write("1\n")
 
+    def set_ifname(self, i, value):
+        """Function i's device is a network device with interface VALUE."""
+        addr = "0000:00:%02x.0" % (0x0a + i)
+        with open(os.path.join(self.sys, "devices/pci0000:00", addr, "fake_ifname"), "w") as f:
+            f.write(value + "\n")
+
     def set_uuid(self, i, value):
         addr = "0000:00:%02x.0" % (0x0a + i)
         with open(os.path.join(self.sys, "devices/pci0000:00", addr, "fake_uuid"), "w") as f:

@@ -67,6 +67,7 @@ def apiserver_store(node):
     names = {"a": 1, "b": 2, "c": 3, "d": 4}
     for name, n in names.items():
         node.put_claim(name, uid(n), [("r", n - 1)])
+        node.set_ifname(n - 1, "ens%d" % n)     # network devices: their claims get a status
     srv = ApiServer(os.path.join(node.tmp, "srv"), nodes=(ck.NODE,)).start()
     try:
         for name in names:

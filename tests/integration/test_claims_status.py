@@ -1,8 +1,11 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
 """Claim device status (KEP-4817; docs/claims.md, "Device status"): after a
-prepare the agent writes one Ready entry per prepared device into the claim's
-status.devices, after the unprepare they go: the file store removes them, the
+prepare of network devices (NICs, VFs, RDMA: devices with an interface) the
+agent writes one Ready entry with its networkData per prepared device into the
+claim's status.devices; a claim of devices without network data gets no write
+(a Ready condition alone says what the running pod says). After the unprepare
+they go: the file store removes them, the
 apiserver store sends nothing (the real apiserver drops the entries of devices
 that leave the allocation, which the resourceclaim controller clears after the
 last pod; the e2e scenario `claim_device_status` shows it).
@@ -28,9 +31,10 @@ OTHER = {"driver": "other.example.com", "pool": "elsewhere", "device": "d0",
                          "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
 
 
-def check_entry(entry, node, device):
+def check_entry(entry, node, device, ifname):
     assert entry["driver"] == ck.DRIVER and entry["pool"] == ck.NODE, entry
     assert entry["device"] == device, entry
+    assert entry["networkData"] == {"interfaceName": ifname}, entry
     [cond] = entry["conditions"]
     assert (cond["type"], cond["status"], cond["reason"]) == ("Ready", "True", "Prepared"), cond
     assert cond["message"] == "prepared on node " + ck.NODE, cond
@@ -38,16 +42,23 @@ def check_entry(entry, node, device):
 
 
 def file_store(node):
+    node.set_ifname(0, "ens1f0v0")
+    node.set_ifname(1, "ens1f0v1")
     node.put_claim("a", uid(1), [("r", 0), ("r", 1)])
+    node.put_claim("plain", uid(4), [("r", 4)])
     node.start()
     kl = node.kubelet()
-    assert kl.prepare([("ns", "a", uid(1))])[uid(1)][0] == ""
+    prepared = kl.prepare([("ns", "a", uid(1)), ("ns", "plain", uid(4))])
+    assert prepared[uid(1)][0] == "" and prepared[uid(4)][0] == "", prepared
     path = os.path.join(node.store, "resourceclaimstatus", "ns", "a", ck.DRIVER + ".json")
     with open(path) as f:
         entries = json.load(f)
     assert len(entries) == 2, entries
-    check_entry(entries[0], node, node.devices[0])
-    check_entry(entries[1], node, node.devices[1])
+    check_entry(entries[0], node, node.devices[0], "ens1f0v0")
+    check_entry(entries[1], node, node.devices[1], "ens1f0v1")
+    assert not os.path.exists(os.path.join(node.store, "resourceclaimstatus", "ns", "plain")), \
+        "a claim without network devices got a status"
+    assert kl.unprepare([("ns", "plain", uid(4))]) == {uid(4): ""}
     assert kl.unprepare([("ns", "a", uid(1))]) == {uid(1): ""}
     assert not os.path.exists(path), "the status file outlived the unprepare"
     kl.close()
@@ -55,6 +66,8 @@ def file_store(node):
 
 
 def apiserver_store(node):
+    node.set_ifname(2, "ens2f0")
+    node.set_ifname(3, "ens3f0")
     node.put_claim("b", uid(2), [("r", 2)])
     srv = ApiServer(os.path.join(node.tmp, "srv"), nodes=(ck.NODE,)).start()
     try:
@@ -78,7 +91,7 @@ def apiserver_store(node):
         wait_for(lambda: len(devices()) == 2, 20, interval=0.05, what="the device status")
         ours = [d for d in devices() if d["driver"] == ck.DRIVER]
         assert len(ours) == 1, devices()
-        check_entry(ours[0], node, node.devices[2])
+        check_entry(ours[0], node, node.devices[2], "ens2f0")
         assert OTHER in devices(), devices()
         applies = srv.state.status_applies
         assert [a["manager"] for a in applies] == [ck.DRIVER], applies

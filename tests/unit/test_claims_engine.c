@@ -780,14 +780,26 @@ static void test_device_status(void **state)
 	static const char *const status[] = { "0", "conditions", "0", "status", NULL };
 	static const char *const reason[] = { "0", "conditions", "0", "reason", NULL };
 	static const char *const when[] = { "0", "conditions", "0", "lastTransitionTime", NULL };
+	static const char *const ifname[] = { "0", "networkData", "interfaceName", NULL };
+	struct claims_ref plain = { "ns", "plain", UID_C };
 	struct outcome o;
 
+	/* a device without network data: nothing to say the pod does not */
+	put_simple(x, "plain", UID_C, 1, false);
+	run(x, false, &plain, 1, &o);
+	assert_null(o.error[0]);
+	outcome_free(&o);
+	assert_int_equal(x->store.status_writes, 0);
+
+	/* a network device: its entry, with the interface */
+	assert_int_equal(dralet_device_set_string(devices[0], "ifName", "ens1f0v1"), 0);
 	put_simple(x, "a", UID_A, 0, false);
 	run(x, false, &a, 1, &o);
 	assert_null(o.error[0]);
 	outcome_free(&o);
 	assert_int_equal(x->store.status_writes, 1);
 	assert_true(json_object_object_get_ex(x->store.statuses, "ns/a/" DRV, &list));
+	assert_string_equal(jpath(list, ifname), "ens1f0v1");
 	assert_int_equal(json_object_array_length(list), 1);
 	assert_string_equal(jpath(list, drv), DRV);
 	assert_string_equal(jpath(list, pool), POOL);
@@ -1873,7 +1885,9 @@ static void check_once(struct env *x, struct stale_check *sc)
  * the store says is gone is unprepared (devices, spec, entry), without a
  * status write; one reserved for nobody only at the second check (the grace
  * period, 0 here, counts from the first sight); one the store cannot answer
- * about and one in use stay; the kubelet's later unprepare succeeds. */
+ * about and one in use stay; the kubelet's later unprepare succeeds. A claim
+ * prepared since the previous check is not asked about (kept: "recent") until
+ * the check after. */
 static void test_stale_check(void **state)
 {
 	struct env *x = *state;
@@ -1912,12 +1926,22 @@ static void test_stale_check(void **state)
 	assert_int_equal(claims_engine_n_claims(x->e), 3);
 	assert_int_equal(x->store.status_writes, status_writes);	/* none for d */
 
-	/* b has been reserved for nobody since the first check */
+	/* e, prepared now on d's device, is deleted at once */
+	put_simple(x, "e", UID_E, 3, false);
+	run(x, false, (struct claims_ref[]){ { "ns", "e", UID_E } }, 1, &o);
+	assert_null(o.error[0]);
+	outcome_free(&o);
+	json_object_object_del(x->store.claims, "ns/e");
+	int gets = x->store.gets;
+
+	/* b has been reserved for nobody since the first check; e is new: not asked */
 	check_once(x, sc);
+	assert_int_equal(x->store.gets, gets + 3);	/* a, b, c */
+	assert_true(spec_exists(x, UID_E));
 	assert_int_equal(m->collected[STALE_UNRESERVED], 1);
 	assert_false(spec_exists(x, UID_B));
 	assert_true(spec_exists(x, UID_C));	/* still no answer: kept */
-	assert_int_equal(claims_engine_n_claims(x->e), 2);
+	assert_int_equal(claims_engine_n_claims(x->e), 3);
 	assert_int_equal(m->collect_failed, 0);
 	assert_false(atomic_load(&fake.bad_undo));	/* undone with their own undo state */
 
@@ -1929,12 +1953,14 @@ static void test_stale_check(void **state)
 	outcome_free(&o);
 	assert_int_equal(atomic_load(&fake.unprepares), unprepares);
 
-	/* answered again: c is in use, a too */
+	/* answered again: c is in use, a too; e, asked now, is gone */
 	x->store.fail_key = NULL;
 	check_once(x, sc);
 	assert_int_equal(m->runs, 3);
+	assert_false(spec_exists(x, UID_E));
 	assert_int_equal(claims_engine_n_claims(x->e), 2);
-	assert_int_equal(m->collected[STALE_GONE] + m->collected[STALE_UNRESERVED], 2);
+	assert_int_equal(m->collected[STALE_GONE], 2);
+	assert_int_equal(m->collected[STALE_GONE] + m->collected[STALE_UNRESERVED], 3);
 	stale_check_free(sc);
 	run(x, true, refs, 3, &o);
 	outcome_free(&o);

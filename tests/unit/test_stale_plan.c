@@ -45,7 +45,7 @@ static struct json_object *claim(const char *uid, const char *results, const cha
 
 static enum stale_verdict judge_claim(struct json_object *c, uint64_t since)
 {
-	struct stale_observation seen = { STALE_ANSWER_CLAIM, c, since };
+	struct stale_observation seen = { STALE_ANSWER_CLAIM, c, since, false };
 	enum stale_verdict v = stale_judge(&entry, &seen, DRV, POOL, NOW, GRACE);
 
 	json_object_put(c);
@@ -54,8 +54,8 @@ static enum stale_verdict judge_claim(struct json_object *c, uint64_t since)
 
 static void test_no_answer_keeps(void **state)
 {
-	struct stale_observation unknown = { STALE_ANSWER_UNKNOWN, NULL, 0 };
-	struct stale_observation old = { STALE_ANSWER_UNKNOWN, NULL, 1 };
+	struct stale_observation unknown = { STALE_ANSWER_UNKNOWN, NULL, 0, false };
+	struct stale_observation old = { STALE_ANSWER_UNKNOWN, NULL, 1, false };
 	(void)state;
 	/* a 5xx, a timeout, no network: never a reason to unprepare */
 	assert_int_equal(stale_judge(&entry, &unknown, DRV, POOL, NOW, GRACE), STALE_KEEP_UNKNOWN);
@@ -67,15 +67,27 @@ static void test_no_answer_keeps(void **state)
 static void test_unnamed_entry_is_not_judged(void **state)
 {
 	struct stale_entry rebuilt = { UID, "", "" }, no_name = { UID, "ns", NULL };
-	struct stale_observation gone = { STALE_ANSWER_NOT_FOUND, NULL, 0 };
+	struct stale_observation gone = { STALE_ANSWER_NOT_FOUND, NULL, 0, false };
 	(void)state;
 	assert_int_equal(stale_judge(&rebuilt, &gone, DRV, POOL, NOW, GRACE), STALE_KEEP_UNNAMED);
 	assert_int_equal(stale_judge(&no_name, &gone, DRV, POOL, NOW, GRACE), STALE_KEEP_UNNAMED);
 }
 
+/* A claim new since the previous check is not judged: not even "not found"
+ * collects it (it is not asked about). */
+static void test_recent_is_kept(void **state)
+{
+	struct stale_observation fresh = { STALE_ANSWER_NOT_FOUND, NULL, 0, true };
+	struct stale_entry rebuilt = { UID, "", "" };
+	(void)state;
+	assert_int_equal(stale_judge(&entry, &fresh, DRV, POOL, NOW, GRACE), STALE_KEEP_RECENT);
+	assert_false(stale_verdict_collects(STALE_KEEP_RECENT));
+	assert_int_equal(stale_judge(&rebuilt, &fresh, DRV, POOL, NOW, GRACE), STALE_KEEP_UNNAMED);
+}
+
 static void test_not_found_is_gone(void **state)
 {
-	struct stale_observation gone = { STALE_ANSWER_NOT_FOUND, NULL, 0 };
+	struct stale_observation gone = { STALE_ANSWER_NOT_FOUND, NULL, 0, false };
 	(void)state;
 	assert_int_equal(stale_judge(&entry, &gone, DRV, POOL, NOW, GRACE), STALE_GONE);
 	assert_true(stale_verdict_collects(STALE_GONE));
@@ -94,7 +106,7 @@ static void test_claim_without_uid_keeps(void **state)
 {
 	struct json_object *c = json_tokener_parse("{\"metadata\": {\"name\": \"claim\"}}");
 	struct json_object *array = json_tokener_parse("[]");
-	struct stale_observation not_object = { STALE_ANSWER_CLAIM, array, 0 };
+	struct stale_observation not_object = { STALE_ANSWER_CLAIM, array, 0, false };
 	(void)state;
 	assert_int_equal(judge_claim(c, 0), STALE_KEEP_UNKNOWN);
 	assert_int_equal(stale_judge(&entry, &not_object, DRV, POOL, NOW, GRACE),
@@ -168,10 +180,10 @@ static void test_plan_counts(void **state)
 	struct json_object *in_use = claim(UID, HERE, POD), *dealloc = claim(UID, NULL, NULL);
 	struct stale_entry entries[4] = { entry, entry, entry, { UID, "", "" } };
 	struct stale_observation seen[4] = {
-		{ STALE_ANSWER_CLAIM, in_use, 0 },
-		{ STALE_ANSWER_NOT_FOUND, NULL, 0 },
-		{ STALE_ANSWER_CLAIM, dealloc, 0 },
-		{ STALE_ANSWER_NOT_FOUND, NULL, 0 },
+		{ STALE_ANSWER_CLAIM, in_use, 0, false },
+		{ STALE_ANSWER_NOT_FOUND, NULL, 0, false },
+		{ STALE_ANSWER_CLAIM, dealloc, 0, false },
+		{ STALE_ANSWER_NOT_FOUND, NULL, 0, false },
 	};
 	enum stale_verdict v[4];
 	(void)state;
@@ -188,7 +200,7 @@ static void test_plan_counts(void **state)
 static void test_verdict_names(void **state)
 {
 	static const char *const want[] = { "in_use", "unknown", "unnamed", "unreserved_grace",
-					    "gone", "replaced", "deallocated",
+					    "recent", "gone", "replaced", "deallocated",
 					    "allocated_elsewhere", "unreserved" };
 	(void)state;
 	for (int v = STALE_KEEP_IN_USE; v <= STALE_UNRESERVED; v++)
@@ -221,6 +233,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_no_answer_keeps),
 		cmocka_unit_test(test_unnamed_entry_is_not_judged),
+		cmocka_unit_test(test_recent_is_kept),
 		cmocka_unit_test(test_not_found_is_gone),
 		cmocka_unit_test(test_other_uid_is_replaced),
 		cmocka_unit_test(test_claim_without_uid_keeps),

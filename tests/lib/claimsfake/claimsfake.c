@@ -18,7 +18,9 @@
  * the gate by creating it; after 120 s the prepare fails instead), so a test
  * sees which prepares run at the same time, and whether one ran at all.
  * A function's sysfs file "fake_uuid" becomes the device's uuid attribute
- * (a test changes it to simulate another device in the same slot). A
+ * (a test changes it to simulate another device in the same slot), its
+ * "fake_ifname" the ifName attribute of a network device (whose claims get
+ * device status: docs/claims.md). A
  * function with a sysfs file "fake_shared" is a shared device
  * (allowMultipleAllocations, capacity memory 16Gi): each share is prepared
  * on its own, its state file named <stateDir>/D@<shareID>.
@@ -55,6 +57,8 @@ static int fake_probe(struct dralet_backend_ctx *ctx, const struct dralet_pci_fu
 	if (dralet_read_pci_file(ctx, func, "fake_uuid", uuid, sizeof(uuid)) > 0)
 		dralet_device_set_string(dev, "uuid", uuid);
 	dralet_device_set_string(dev, "model", "claims-test");
+	if (dralet_read_pci_file(ctx, func, "fake_ifname", uuid, sizeof(uuid)) > 0)
+		dralet_device_set_string(dev, "ifName", uuid);
 	if (dralet_read_pci_file(ctx, func, "fake_shared", uuid, sizeof(uuid)) > 0) {
 		dralet_device_set_capacity(dev, "memory", "16Gi");
 		dralet_device_allow_multiple(dev);
