@@ -52,9 +52,12 @@ int dralet_pci_driver(struct dralet_backend_ctx *ctx, const char *address, char 
 		buf[0] = '\0';
 	if (!valid_address(address))
 		return -EINVAL;
-	if (!present(node, address))
-		return -ENODEV;
+	/* a driver link lives in the function's directory: only without one is
+	 * there a question whether the function is there (health rounds ask
+	 * for every device) */
 	r = hal_pci_driver(node, address, buf, size);
+	if (r == 0 && !*buf && !present(node, address))
+		return -ENODEV;
 	return r < 0 ? r : (int)strlen(buf);
 }
 

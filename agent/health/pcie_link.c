@@ -15,7 +15,7 @@ int pcie_link_width(const struct dralet_device *dev, unsigned *ret_lanes)
 	unsigned long v;
 	int r;
 
-	if (!f)
+	if (!f || f->physfn)
 		return -ENOENT;
 	r = dralet_read_pci_file(dralet_device_ctx(dev), f, "current_link_width", buf, sizeof(buf));
 	if (r < 0)

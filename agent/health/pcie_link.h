@@ -28,7 +28,9 @@ struct pcie_link_state {
 };
 
 /* The lanes @dev's PCI function runs now; -ENOENT when the function has no
- * link (a VF, an integrated device) or says 0. */
+ * link (an integrated device) or says 0, and for a VF without reading: SR-IOV
+ * reserves a VF's link registers (they read 0), the link it runs on is its
+ * PF's, checked where the PF is a device. */
 int pcie_link_width(const struct dralet_device *dev, unsigned *ret_lanes);
 
 /* The verdict for @now lanes (@discovered: the width the discovery read, 0 when

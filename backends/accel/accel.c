@@ -36,8 +36,6 @@ static int health_now(struct dralet_backend_ctx *ctx, const struct dralet_pci_fu
 
 	if (dralet_pci_driver(ctx, func->address, buf, sizeof(buf)) <= 0)
 		return DRALET_HEALTH_UNHEALTHY;
-	if (func->physfn && !pcidev_present(ctx, func->physfn))
-		return DRALET_HEALTH_UNHEALTHY;
 	if (accel_qat_state(ctx, func, buf, sizeof(buf)) > 0 && strcmp(buf, "up"))
 		return DRALET_HEALTH_UNHEALTHY;
 	return DRALET_HEALTH_HEALTHY;

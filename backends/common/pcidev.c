@@ -12,12 +12,6 @@
 #define VFIO_CONTAINER_MAJOR 10
 #define VFIO_CONTAINER_MINOR 196
 
-bool pcidev_present(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func)
-{
-	char buf[16];
-	return dralet_read_pci_file(ctx, func, "vendor", buf, sizeof(buf)) > 0;
-}
-
 bool pcidev_vfio_capable(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func)
 {
 	(void)ctx;

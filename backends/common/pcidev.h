@@ -21,9 +21,6 @@
 /* Room for "DRALET_" + a device name (63) + "_" + a field name. */
 #define PCIDEV_ENV_NAME_MAX 128
 
-/* True when the function is still there (its "vendor" file reads). */
-bool pcidev_present(struct dralet_backend_ctx *ctx, const struct dralet_pci_func *func);
-
 /* True when the function at @address (sysfs name) is a PCI-to-PCI bridge
  * (class 0x0604): the functions of an IOMMU group that are never handed over. */
 bool pcidev_is_bridge(struct dralet_backend_ctx *ctx, const char *address);

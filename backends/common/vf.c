@@ -102,7 +102,7 @@ static int health_now(struct dralet_backend_ctx *ctx, const struct dralet_pci_fu
 	 * vfDriver none intend */
 	if (dralet_pci_driver(ctx, vf->address, driver, sizeof(driver)) < 0)
 		return DRALET_HEALTH_UNHEALTHY;	/* gone */
-	if (!vf->physfn || !pcidev_present(ctx, vf->physfn))
+	if (!vf->physfn)
 		return DRALET_HEALTH_UNHEALTHY;
 	if (pf_net) {
 		snprintf(rel, sizeof(rel), "class/net/%s/operstate", pf_net->ifname);

@@ -136,8 +136,6 @@ static int health_now(struct dralet_backend_ctx *ctx, const struct dfl_port_ref 
 
 	if (dralet_pci_driver(ctx, ref->func->address, driver, sizeof(driver)) <= 0)
 		return DRALET_HEALTH_UNHEALTHY;
-	if (ref->func->physfn && !pcidev_present(ctx, ref->func->physfn))
-		return DRALET_HEALTH_UNHEALTHY;
 	/* all-f IDs: the FPGA firmware crashed (Intel's FPGA plugin rule) */
 	if ((afu_now && fpga_id_all_f(afu_now)) || (iface && fpga_id_all_f(iface)))
 		return DRALET_HEALTH_UNHEALTHY;

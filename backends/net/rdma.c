@@ -130,8 +130,6 @@ static int health_now(struct dralet_backend_ctx *ctx, const struct dralet_pci_fu
 
 	if (dralet_pci_driver(ctx, func->address, driver, sizeof(driver)) <= 0)
 		return DRALET_HEALTH_UNHEALTHY;	/* gone or unbound: the ibdev is gone too */
-	if (func->physfn && !pcidev_present(ctx, func->physfn))
-		return DRALET_HEALTH_UNHEALTHY;
 	return rdma_ports_health(ctx, ib);
 }
 

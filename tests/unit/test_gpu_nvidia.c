@@ -483,9 +483,10 @@ static void test_health(void **state)
 	/* the driver let go of GPU1: its MIG devices are unhealthy */
 	t_bind(d, RP2, GPU1, NULL);
 	assert_int_equal(gpu_nvidia_backend.health(&h.ctx, m), DRALET_HEALTH_UNHEALTHY);
-	/* the function vanished */
+	/* the function vanished (its directory with its files and driver link) */
 	snprintf(rel, sizeof(rel), "%s/sys/devices/" DSP "/" GPU0 "/vendor", d);
 	assert_int_equal(unlink(rel), 0);
+	t_bind(d, DSP, GPU0, NULL);
 	assert_int_equal(gpu_nvidia_backend.health(&h.ctx, g), DRALET_HEALTH_UNHEALTHY);
 	harness_fini(&h);
 	free(opts);

@@ -273,10 +273,11 @@ static void test_rdma_health_follows_port_state(void **state)
 	t_write(d, DSP1, PF, "infiniband/mlx5_0/ports/1/counters/link_downed", "0");	/* reset */
 	assert_int_equal(rdma_link_flaps(&h.ctx, ib, flaps, last + 2 * RDMA_LINK_FLAP_HOLD_S),
 			 DRALET_HEALTH_HEALTHY);
-	/* the function disappears (hot-unplug) */
+	/* the function disappears (hot-unplug: its files and driver link) */
 	char p[512];
 	snprintf(p, sizeof(p), "%s/sys/devices/" DSP1 "/" PF "/vendor", d);
-	unlink(p);
+	assert_int_equal(unlink(p), 0);
+	t_bind(d, DSP1, PF, NULL);
 	assert_int_equal(backend_rdma.health(&h.ctx, pf), DRALET_HEALTH_UNHEALTHY);
 	harness_fini(&h);
 	tree_remove(d);

@@ -235,14 +235,17 @@ static void test_attributes_and_prepare(void **state)
 			 "\"sriov.dralet.dev/v1alpha1\",\"kind\":\"VfConfig\",\"vlan\":10}"),
 			 0);
 
-	/* health: PF link down, then the PF gone */
+	/* health: PF link down, then the VF gone (so it goes with its PF too: the
+	 * kernel removes a PF's VFs before the PF) */
 	assert_int_equal(backend_sriov.health(&h.ctx, v3), DRALET_HEALTH_HEALTHY);
 	t_write(d, RP, PF, "net/ens1f0/operstate", "down");
 	assert_int_equal(backend_sriov.health(&h.ctx, v3), DRALET_HEALTH_UNHEALTHY);
 	t_write(d, RP, PF, "net/ens1f0/operstate", "up");
+	assert_int_equal(backend_sriov.health(&h.ctx, v3), DRALET_HEALTH_HEALTHY);
 	char p[512];
-	snprintf(p, sizeof(p), "%s/sys/devices/" RP "/" PF "/vendor", d);
-	unlink(p);
+	snprintf(p, sizeof(p), "%s/sys/devices/" RP "/0000:17:01.3/vendor", d);
+	assert_int_equal(unlink(p), 0);
+	t_bind(d, RP, "0000:17:01.3", NULL);
 	assert_int_equal(backend_sriov.health(&h.ctx, v3), DRALET_HEALTH_UNHEALTHY);
 	harness_fini(&h);
 	tree_remove(d);
