@@ -64,6 +64,7 @@ struct env {
 	struct dralet_undo undo;
 	struct dralet_prepare_req req;
 	char *dir;
+	char mark[4200];	/* GPU0's dynamic MIG mark */
 };
 
 static void start(struct harness *h, const char *dir, const char *extra)
@@ -85,6 +86,7 @@ static void setup(struct env *e)
 {
 	memset(e, 0, sizeof(*e));
 	e->dir = board_tree(board);
+	snprintf(e->mark, sizeof(e->mark), "%s/mig/nvidia-dynamic-mig-" GPU0, e->dir);
 	start(&e->h, e->dir, NULL);
 	e->req.claim = (struct dralet_claim_ref){ "7f1c2b3a-0000-4000-8000-000000000001", "team-a",
 						  "mig-claim" };
@@ -304,14 +306,12 @@ static void test_unprepare_without_recorded_ids(void **state_)
 {
 	struct env e;
 	struct dralet_undo early = { 0 };
-	char mark[4200];
 
 	(void)state_;
 	setup(&e);
-	snprintf(mark, sizeof(mark), "%s/mig/nvidia-dynamic-mig-" GPU0, e.dir);
-	assert_int_equal(access(mark, F_OK), -1);	/* marked only once it makes instances */
+	assert_int_equal(access(e.mark, F_OK), -1);	/* marked only once it makes instances */
 	assert_int_equal(prepare(&e, "mig-0000-18-00-0-4g-40gb-0"), 0);
-	assert_int_equal(access(mark, F_OK), 0);
+	assert_int_equal(access(e.mark, F_OK), 0);
 	assert_int_equal(count_instances(&e), 1);
 	assert_int_equal(dralet_undo_set_all(&early, (const struct dralet_undo_value[]){
 		{ "nvidia.mig.gpu", GPU0 }, { "nvidia.mig.profile", "3" },
@@ -323,11 +323,11 @@ static void test_unprepare_without_recorded_ids(void **state_)
 	assert_non_null(harness_device(&e.h, "mig-0000-18-00-0-1g-10gb-0"));
 	assert_int_equal(gpu_nvidia_backend.unprepare(&e.h.ctx, NULL, &e.req.claim, &early), 0);
 	assert_int_equal(count_instances(&e), 0);
-	assert_int_equal(access(mark, F_OK), -1);	/* no instances left: unmarked */
+	assert_int_equal(access(e.mark, F_OK), -1);	/* no instances left: unmarked */
 
 	/* without the mark a restart finds someone's instance: static MIG */
 	assert_int_equal(prepare(&e, "mig-0000-18-00-0-4g-40gb-0"), 0);
-	assert_int_equal(unlink(mark), 0);
+	assert_int_equal(unlink(e.mark), 0);
 	harness_fini(&e.h);
 	start(&e.h, e.dir, NULL);
 	assert_null(harness_device(&e.h, "mig-0000-18-00-0-1g-10gb-0"));
@@ -357,26 +357,24 @@ static void test_released_gpu_is_not_claimed_later(void **state_)
 {
 	struct env e;
 	struct dralet_undo first = { 0 };
-	char mark[4200];
 
 	(void)state_;
 	setup(&e);
-	snprintf(mark, sizeof(mark), "%s/mig/nvidia-dynamic-mig-" GPU0, e.dir);
 	assert_int_equal(prepare(&e, "mig-0000-18-00-0-1g-10gb-0"), 0);
 	assert_int_equal(undo_copy(&first, &e.undo), 0);
 	assert_int_equal(prepare(&e, "mig-0000-18-00-0-1g-10gb-1"), 0);
 	assert_int_equal(count_instances(&e), 2);
 	assert_int_equal(gpu_nvidia_backend.unprepare(&e.h.ctx, NULL, &e.req.claim, &first), 0);
-	assert_int_equal(access(mark, F_OK), 0);	/* the second claim's instance is there */
+	assert_int_equal(access(e.mark, F_OK), 0);	/* the second claim's instance is there */
 	assert_int_equal(gpu_nvidia_backend.unprepare(&e.h.ctx, NULL, &e.req.claim, &e.undo), 0);
 	assert_int_equal(count_instances(&e), 0);
-	assert_int_equal(access(mark, F_OK), -1);
+	assert_int_equal(access(e.mark, F_OK), -1);
 
 	/* the admin makes an instance (as nvidia-smi mig -cgi would) while the
 	 * agent is down: a new process takes it for static MIG */
 	undo_clear(&e.undo);
 	assert_int_equal(prepare(&e, "mig-0000-18-00-0-4g-40gb-0"), 0);
-	assert_int_equal(unlink(mark), 0);
+	assert_int_equal(unlink(e.mark), 0);
 	harness_fini(&e.h);
 	start(&e.h, e.dir, NULL);
 	assert_null(harness_device(&e.h, "mig-0000-18-00-0-1g-10gb-0"));
