@@ -74,6 +74,9 @@ struct drv {
 	bool progress;			/* a write of this round succeeded */
 	uint32_t retry_after_ms;
 	bool have_retry_after;
+	bool unpaced;			/* a failure of the round came without the
+					 * server's Retry-After */
+	unsigned paced_in_a_row;	/* failed rounds the server paced alone */
 	struct backoff sync_backoff;
 	unsigned conflicts;
 	unsigned unconverged;		/* rounds that wrote without converging */

@@ -19,6 +19,9 @@
 
 #define DEBOUNCE_MAX_MS 1000u
 #define MAX_UNCONVERGED_ROUNDS 3
+/* Failed rounds in a row that wait only what the server's Retry-After asks,
+ * as client-go retries a request (maxRetries 10 in rest/request.go) */
+#define PACED_ROUNDS_MAX 10u
 
 static void on_sync_timer(uv_timer_t *t);
 static void drv_run_phase(struct drv *d);
@@ -135,6 +138,7 @@ static void drv_sync_now(struct drv *d)
 		slice_plan_free(plan);
 		d->unconverged = 0;
 		d->conflicts = 0;
+		d->paced_in_a_row = 0;
 		backoff_reset(&d->sync_backoff);
 		if (!d->synced_once)
 			log_info_kv(LOG_KV("driver", d->driver),
@@ -171,6 +175,7 @@ static void drv_sync_now(struct drv *d)
 	d->sync_running = true;
 	d->sync_again = false;
 	d->failed = d->conflict = d->rejected = d->have_retry_after = d->progress = false;
+	d->unpaced = false;
 	d->round_version = d->desired_version;
 	d->retry_after_ms = 0;
 	d->phase = PHASE_DELETE;
@@ -226,11 +231,26 @@ static void drv_finish_round(struct drv *d)
 	if (d->failed) {
 		/* A round that got something written talks to a working server: retry
 		 * soon. Only rounds without progress back off further. */
-		if (d->progress)
+		if (d->progress) {
 			backoff_reset(&d->sync_backoff);
-		uint32_t delay = backoff_with_retry_after(backoff_next(&d->sync_backoff, api_rnd(s)),
-							  d->have_retry_after, d->retry_after_ms,
-							  RETRY_AFTER_CAP_MS);
+			d->paced_in_a_row = 0;
+		}
+		uint32_t delay;
+		if (!d->unpaced && d->have_retry_after && d->paced_in_a_row < PACED_ROUNDS_MAX) {
+			/* Every failure came with the server's Retry-After (429, a 5xx
+			 * with one): it said when to come back. client-go waits just
+			 * that (rest/with_retry.go, checkWait), without a backoff of its
+			 * own; growing ours too would keep waiting longer and longer
+			 * after the server is ready again. */
+			d->paced_in_a_row++;
+			delay = d->retry_after_ms > BACKOFF_BASE_MS ? d->retry_after_ms : BACKOFF_BASE_MS;
+			if (delay > RETRY_AFTER_CAP_MS)
+				delay = RETRY_AFTER_CAP_MS;
+		} else {
+			delay = backoff_with_retry_after(backoff_next(&d->sync_backoff, api_rnd(s)),
+							 d->have_retry_after, d->retry_after_ms,
+							 RETRY_AFTER_CAP_MS);
+		}
 		log_info("apiserver: retrying the ResourceSlices of %s in %u ms", d->driver, delay);
 		d->retry_pending = true;
 		d->pending_since = 0;
@@ -239,6 +259,7 @@ static void drv_finish_round(struct drv *d)
 	}
 	backoff_reset(&d->sync_backoff);
 	d->conflicts = 0;
+	d->paced_in_a_row = 0;
 	d->unconverged++;
 	/* Check the result right away (pure planning; no request when converged). */
 	drv_want_sync(d, !d->sync_again);
@@ -350,8 +371,11 @@ static void op_done(void *ud, const struct kube_response *resp)
 				    name ? name : "(new)", d->driver, why.text);
 			d->failed = true;
 			uint32_t ra;
-			if (resp->retry_after && retry_after_parse(resp->retry_after, time(NULL), &ra) == 0 &&
-			    ra > d->retry_after_ms) {
+			bool paced = resp->retry_after &&
+				     retry_after_parse(resp->retry_after, time(NULL), &ra) == 0;
+			if (!paced)
+				d->unpaced = true;
+			else if (ra > d->retry_after_ms) {
 				d->retry_after_ms = ra;
 				d->have_retry_after = true;
 			}
@@ -406,7 +430,7 @@ static void drv_run_phase(struct drv *d)
 			if (r < 0) {
 				log_warn("apiserver: cannot start a request for %s: %s", d->driver,
 					 strerror(-r));
-				d->failed = true;
+				d->failed = d->unpaced = true;
 				continue;
 			}
 			d->outstanding++;

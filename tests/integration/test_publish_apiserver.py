@@ -265,7 +265,39 @@ def test_faults_converge_and_stay():
         log = d.log()
         srv.stop()
     assert srv.token() not in log
-    assert 'retrying' in log, log[-2000:]
+    # the faults were retried: failed writes, conflicts (read again) or lists and watches
+    retries = (log.count('retrying the ResourceSlices of ') + log.count('; reading again') +
+               log.count(RETRY_WATCH))
+    assert retries > 0, log[-2000:]
+
+
+RETRY_WRITE = 'retrying the ResourceSlices of %s in ' % GPU
+
+
+def test_retry_after_paces_writes():
+    """Writes the server throttles (429, Retry-After: 1) are retried after the second it asks
+    for, every time: the delay does not grow with the throttled rounds before it (a backoff
+    of their own would, to 1.6-3.2 s at the 5th), and it is not shorter (no storm)."""
+    srv = server()
+    dev = os.path.join(TMP, 'paced.json')
+    write_devices(dev, {GPU: 4})
+    srv.set_faults(rate429=1.0, retryAfter=1, verbs=['create'])
+    d = Dralet(srv, dev).start()
+    try:
+        wait_for(lambda: d.log().count(RETRY_WRITE) >= 6, 60, interval=0.1,
+                 what='6 throttled write rounds')
+        c = srv.counts()
+        delays = [int(line.split(RETRY_WRITE, 1)[1].split()[0])
+                  for line in d.log().splitlines() if RETRY_WRITE in line]
+        print('retry delays of throttled writes: %s ms' % delays)
+        assert delays[:6] == [1000] * 6, delays
+        assert c.get('fault_429', 0) >= 6 and c.get('create', 0) <= len(delays) + 1, c
+        srv.set_faults()
+        wait_for(lambda: converged(srv, NODE, {GPU: names(4)}), 30, what='publish once unthrottled')
+        assert d.alive()
+    finally:
+        d.stop()
+        srv.stop()
 
 
 def test_no_storm_when_down():
