@@ -144,7 +144,7 @@ static struct drv *drv_find(struct store_api *s, const char *driver)
 	if (!d)
 		return NULL;
 	d->s = s;
-	d->sync_backoff = (struct backoff)BACKOFF_INIT(BACKOFF_BASE_MS, BACKOFF_MAX_MS);
+	d->sync_backoff = (struct backoff)BACKOFF_INIT(SYNC_BACKOFF_BASE_MS, BACKOFF_MAX_MS);
 	if (!(d->driver = strdup(driver)) || slice_list_new(&d->cache) < 0) {
 		free(d->driver);
 		free(d);

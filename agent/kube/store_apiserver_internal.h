@@ -27,6 +27,11 @@
 #define REQUEST_TIMEOUT_MS 30000u
 #define BACKOFF_BASE_MS 200u
 #define BACKOFF_MAX_MS 30000u
+/* A driver's write rounds: 5 ms doubling (the upstream ResourceSlice
+ * controller's per-item retry, client-go workqueue
+ * DefaultTypedControllerRateLimiter), never sooner than BACKOFF_BASE_MS
+ * (client-go's default client limit, DefaultQPS 5, spaces its requests so) */
+#define SYNC_BACKOFF_BASE_MS 5u
 #define RETRY_AFTER_CAP_MS 300000u
 
 struct store_api;

@@ -300,6 +300,35 @@ def test_retry_after_paces_writes():
         srv.stop()
 
 
+def test_failed_writes_back_off_late():
+    """Writes that fail without a Retry-After (500s) are retried 100-200 ms apart at first and
+    back off only after a run of them (5 ms doubling, as the upstream ResourceSlice
+    controller's per-item retry): a few failures in a row, which a working server gives now
+    and then, do not cost seconds; a server that keeps failing still gets ever fewer tries
+    (the 10th retry waits 1.28-2.56 s, up to 30 s later)."""
+    srv = server()
+    dev = os.path.join(TMP, 'failing.json')
+    write_devices(dev, {GPU: 4})
+    srv.set_faults(rate500=1.0, verbs=['create'])
+    d = Dralet(srv, dev).start()
+    try:
+        wait_for(lambda: d.log().count(RETRY_WRITE) >= 10, 60, interval=0.1,
+                 what='10 failed write rounds')
+        c = srv.counts()
+        delays = [int(line.split(RETRY_WRITE, 1)[1].split()[0])
+                  for line in d.log().splitlines() if RETRY_WRITE in line]
+        print('retry delays of failing writes: %s ms' % delays)
+        assert all(100 <= x <= 200 for x in delays[:5]), delays
+        assert 1280 <= delays[9] <= 2560, delays
+        assert c.get('fault_500', 0) >= 10 and c.get('create', 0) <= len(delays) + 1, c
+        srv.set_faults()
+        wait_for(lambda: converged(srv, NODE, {GPU: names(4)}), 30, what='publish once writes work')
+        assert d.alive()
+    finally:
+        d.stop()
+        srv.stop()
+
+
 def test_no_storm_when_down():
     """Every request fails: the request rate stays low (backoff with jitter)."""
     srv = server()
