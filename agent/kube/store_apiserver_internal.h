@@ -81,7 +81,6 @@ struct drv {
 	bool have_retry_after;
 	bool unpaced;			/* a failure of the round came without the
 					 * server's Retry-After */
-	unsigned paced_in_a_row;	/* failed rounds the server paced alone */
 	struct backoff sync_backoff;
 	unsigned conflicts;
 	unsigned unconverged;		/* rounds that wrote without converging */
@@ -170,8 +169,9 @@ int api_start(struct store_api *s, const char *method, const char *path, const c
 void api_describe_failure(const struct kube_response *resp, struct err_msg *why);
 /* Connection errors, 5xx and 429. */
 bool api_retryable(const struct kube_response *resp);
-/* The next delay of @b, or the answer's Retry-After (capped) when longer;
- * @resp may be NULL. */
+/* The delay after a failed answer @resp (NULL: no answer): its Retry-After
+ * when it has one (backoff_paced: @b grows only after 10 in a row), else the
+ * next delay of @b. */
 uint32_t api_retry_delay(struct store_api *s, struct backoff *b, const struct kube_response *resp);
 
 /* ---- store_apiserver_status.c ---- */

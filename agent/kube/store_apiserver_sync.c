@@ -19,9 +19,6 @@
 
 #define DEBOUNCE_MAX_MS 1000u
 #define MAX_UNCONVERGED_ROUNDS 3
-/* Failed rounds in a row that wait only what the server's Retry-After asks,
- * as client-go retries a request (maxRetries 10 in rest/request.go) */
-#define PACED_ROUNDS_MAX 10u
 
 static void on_sync_timer(uv_timer_t *t);
 static void drv_run_phase(struct drv *d);
@@ -152,7 +149,6 @@ static void drv_sync_now(struct drv *d)
 		slice_plan_free(plan);
 		d->unconverged = 0;
 		d->conflicts = 0;
-		d->paced_in_a_row = 0;
 		backoff_reset(&d->sync_backoff);
 		if (!d->synced_once)
 			log_info_kv(LOG_KV("driver", d->driver),
@@ -248,21 +244,15 @@ static void drv_finish_round(struct drv *d)
 	if (d->failed) {
 		/* A round that got something written talks to a working server: retry
 		 * soon. Only rounds without progress back off further. */
-		if (d->progress) {
+		if (d->progress)
 			backoff_reset(&d->sync_backoff);
-			d->paced_in_a_row = 0;
-		}
 		uint32_t delay;
-		if (!d->unpaced && d->have_retry_after && d->paced_in_a_row < PACED_ROUNDS_MAX) {
+		if (!d->unpaced && d->have_retry_after) {
 			/* Every failure came with the server's Retry-After (429, a 5xx
-			 * with one): it said when to come back. client-go waits just
-			 * that (rest/with_retry.go, checkWait), without a backoff of its
-			 * own; growing ours too would keep waiting longer and longer
-			 * after the server is ready again. */
-			d->paced_in_a_row++;
-			delay = d->retry_after_ms > BACKOFF_BASE_MS ? d->retry_after_ms : BACKOFF_BASE_MS;
-			if (delay > RETRY_AFTER_CAP_MS)
-				delay = RETRY_AFTER_CAP_MS;
+			 * with one): it said when to come back. Growing the backoff too
+			 * would keep waiting longer and longer after it is ready. */
+			delay = backoff_paced(&d->sync_backoff, d->retry_after_ms, BACKOFF_BASE_MS,
+					      RETRY_AFTER_CAP_MS, api_rnd(s));
 		} else {
 			delay = backoff_with_retry_after(sync_backoff_next(d), d->have_retry_after,
 							 d->retry_after_ms, RETRY_AFTER_CAP_MS);
@@ -275,7 +265,6 @@ static void drv_finish_round(struct drv *d)
 	}
 	backoff_reset(&d->sync_backoff);
 	d->conflicts = 0;
-	d->paced_in_a_row = 0;
 	d->unconverged++;
 	/* Check the result right away (pure planning; no request when converged). */
 	drv_want_sync(d, !d->sync_again);

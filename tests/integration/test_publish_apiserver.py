@@ -448,6 +448,32 @@ def test_forbidden_list_waits():
         srv.stop()
 
 
+def test_throttled_list_paced():
+    """The node's list answered 429 with Retry-After: 1, again and again: asked again after
+    the second the server asks for, every time (client-go's requests wait so), not after a
+    backoff that grows with every 429 (the 6th: 3.2-6.4 s); then one list serves both
+    drivers."""
+    srv = server()
+    dev = os.path.join(TMP, 'throttled-list.json')
+    write_devices(dev, {GPU: 2, NET: 2})
+    srv.set_faults(rate429=1.0, retryAfter=1, verbs=['list'])
+    d = Dralet(srv, dev).start()
+    try:
+        wait_for(lambda: d.log().count(RETRY_WATCH) >= 6, 60, interval=0.1,
+                 what='6 throttled lists')
+        c = srv.counts()
+        delays = watch_retry_delays(d.log())
+        print('retry delays of throttled lists: %s ms' % delays)
+        assert delays[:6] == [1000] * 6, delays
+        assert c.get('fault_429', 0) >= 6 and c.get('list', 0) <= len(delays) + 1, c
+        srv.set_faults()
+        wait_for(lambda: converged(srv, NODE, {GPU: names(2), NET: names(2)}), 30,
+                 what='published once the lists are served')
+    finally:
+        d.stop()
+        srv.stop()
+
+
 def test_paged_list_split_by_driver():
     """The node's list in pages of 2 (a server may return fewer items than asked): the
     pages hold both of our drivers' slices and another driver's, interleaved; one list
