@@ -115,9 +115,10 @@ bool api_retryable(const struct kube_response *resp)
 uint32_t api_retry_delay(struct store_api *s, struct backoff *b, const struct kube_response *resp)
 {
 	uint32_t ra = 0;
-	bool have_ra = resp && resp->retry_after &&
-		       retry_after_parse(resp->retry_after, time(NULL), &ra) == 0;
-	return backoff_with_retry_after(backoff_next(b, api_rnd(s)), have_ra, ra, RETRY_AFTER_CAP_MS);
+	if (resp && resp->retry_after && retry_after_parse(resp->retry_after, time(NULL), &ra) == 0 &&
+	    ra > 0)
+		return backoff_paced(b, ra, BACKOFF_BASE_MS, RETRY_AFTER_CAP_MS, api_rnd(s));
+	return backoff_next(b, api_rnd(s));
 }
 
 /* ---- store ops ---- */
@@ -144,7 +145,7 @@ static struct drv *drv_find(struct store_api *s, const char *driver)
 	if (!d)
 		return NULL;
 	d->s = s;
-	d->sync_backoff = (struct backoff)BACKOFF_INIT(BACKOFF_BASE_MS, BACKOFF_MAX_MS);
+	d->sync_backoff = (struct backoff)BACKOFF_INIT(SYNC_BACKOFF_BASE_MS, BACKOFF_MAX_MS);
 	if (!(d->driver = strdup(driver)) || slice_list_new(&d->cache) < 0) {
 		free(d->driver);
 		free(d);

@@ -27,6 +27,11 @@
 #define REQUEST_TIMEOUT_MS 30000u
 #define BACKOFF_BASE_MS 200u
 #define BACKOFF_MAX_MS 30000u
+/* A driver's write rounds: 5 ms doubling (the upstream ResourceSlice
+ * controller's per-item retry, client-go workqueue
+ * DefaultTypedControllerRateLimiter), never sooner than BACKOFF_BASE_MS
+ * (client-go's default client limit, DefaultQPS 5, spaces its requests so) */
+#define SYNC_BACKOFF_BASE_MS 5u
 #define RETRY_AFTER_CAP_MS 300000u
 
 struct store_api;
@@ -74,6 +79,8 @@ struct drv {
 	bool progress;			/* a write of this round succeeded */
 	uint32_t retry_after_ms;
 	bool have_retry_after;
+	bool unpaced;			/* a failure of the round came without the
+					 * server's Retry-After */
 	struct backoff sync_backoff;
 	unsigned conflicts;
 	unsigned unconverged;		/* rounds that wrote without converging */
@@ -162,8 +169,9 @@ int api_start(struct store_api *s, const char *method, const char *path, const c
 void api_describe_failure(const struct kube_response *resp, struct err_msg *why);
 /* Connection errors, 5xx and 429. */
 bool api_retryable(const struct kube_response *resp);
-/* The next delay of @b, or the answer's Retry-After (capped) when longer;
- * @resp may be NULL. */
+/* The delay after a failed answer @resp (NULL: no answer): its Retry-After
+ * when it has one (backoff_paced: @b grows only after 10 in a row), else the
+ * next delay of @b. */
 uint32_t api_retry_delay(struct store_api *s, struct backoff *b, const struct kube_response *resp);
 
 /* ---- store_apiserver_status.c ---- */

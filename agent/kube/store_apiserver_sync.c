@@ -23,6 +23,20 @@
 static void on_sync_timer(uv_timer_t *t);
 static void drv_run_phase(struct drv *d);
 
+/* The delay before a failed round of @d is tried again, after its n-th
+ * failure in a row: 100-200 ms up to the 6th, then 5 ms * 2^(n-1) with equal
+ * jitter, capped at 30 s (from the 14th). Independent writes that fail now
+ * and then fail in runs against a working server too: a backoff doubling
+ * from 200 ms waited 12.8-25.6 s after the 8th failure, this one 0.32-0.64 s. */
+static uint32_t sync_backoff_next(struct drv *d)
+{
+	struct store_api *s = d->s;
+	uint32_t delay = backoff_next(&d->sync_backoff, api_rnd(s));
+	if (delay < BACKOFF_BASE_MS / 2)
+		delay = BACKOFF_BASE_MS / 2 + api_rnd(s) % (BACKOFF_BASE_MS / 2 + 1);
+	return delay;
+}
+
 void drv_want_sync(struct drv *d, bool immediate)
 {
 	struct store_api *s = d->s;
@@ -171,6 +185,7 @@ static void drv_sync_now(struct drv *d)
 	d->sync_running = true;
 	d->sync_again = false;
 	d->failed = d->conflict = d->rejected = d->have_retry_after = d->progress = false;
+	d->unpaced = false;
 	d->round_version = d->desired_version;
 	d->retry_after_ms = 0;
 	d->phase = PHASE_DELETE;
@@ -219,7 +234,10 @@ static void drv_finish_round(struct drv *d)
 		if (d->conflicts <= 2) {
 			informer_list(s);
 		} else {
-			informer_relist_after(s, backoff_next(&d->sync_backoff, api_rnd(s)));
+			uint32_t delay = sync_backoff_next(d);
+			log_info("apiserver: %u conflicts in a row on the ResourceSlices of %s; listing "
+				 "again in %u ms", d->conflicts, d->driver, delay);
+			informer_relist_after(s, delay);
 		}
 		return;
 	}
@@ -228,9 +246,17 @@ static void drv_finish_round(struct drv *d)
 		 * soon. Only rounds without progress back off further. */
 		if (d->progress)
 			backoff_reset(&d->sync_backoff);
-		uint32_t delay = backoff_with_retry_after(backoff_next(&d->sync_backoff, api_rnd(s)),
-							  d->have_retry_after, d->retry_after_ms,
-							  RETRY_AFTER_CAP_MS);
+		uint32_t delay;
+		if (!d->unpaced && d->have_retry_after) {
+			/* Every failure came with the server's Retry-After (429, a 5xx
+			 * with one): it said when to come back. Growing the backoff too
+			 * would keep waiting longer and longer after it is ready. */
+			delay = backoff_paced(&d->sync_backoff, d->retry_after_ms, BACKOFF_BASE_MS,
+					      RETRY_AFTER_CAP_MS, api_rnd(s));
+		} else {
+			delay = backoff_with_retry_after(sync_backoff_next(d), d->have_retry_after,
+							 d->retry_after_ms, RETRY_AFTER_CAP_MS);
+		}
 		log_info("apiserver: retrying the ResourceSlices of %s in %u ms", d->driver, delay);
 		d->retry_pending = true;
 		d->pending_since = 0;
@@ -350,8 +376,11 @@ static void op_done(void *ud, const struct kube_response *resp)
 				    name ? name : "(new)", d->driver, why.text);
 			d->failed = true;
 			uint32_t ra;
-			if (resp->retry_after && retry_after_parse(resp->retry_after, time(NULL), &ra) == 0 &&
-			    ra > d->retry_after_ms) {
+			bool paced = resp->retry_after &&
+				     retry_after_parse(resp->retry_after, time(NULL), &ra) == 0;
+			if (!paced)
+				d->unpaced = true;
+			else if (ra > d->retry_after_ms) {
 				d->retry_after_ms = ra;
 				d->have_retry_after = true;
 			}
@@ -406,7 +435,7 @@ static void drv_run_phase(struct drv *d)
 			if (r < 0) {
 				log_warn("apiserver: cannot start a request for %s: %s", d->driver,
 					 strerror(-r));
-				d->failed = true;
+				d->failed = d->unpaced = true;
 				continue;
 			}
 			d->outstanding++;

@@ -19,6 +19,7 @@ uint32_t backoff_next(struct backoff *b, uint32_t random)
 		d = b->max_ms;
 	if (b->attempt < 64)
 		b->attempt++;
+	b->paced = 0;
 	uint64_t half = d / 2;
 	return (uint32_t)(half + (d - half ? random % (d - half + 1) : 0));
 }
@@ -26,6 +27,17 @@ uint32_t backoff_next(struct backoff *b, uint32_t random)
 void backoff_reset(struct backoff *b)
 {
 	b->attempt = 0;
+	b->paced = 0;
+}
+
+uint32_t backoff_paced(struct backoff *b, uint32_t retry_after_ms, uint32_t floor_ms,
+		       uint32_t cap_ms, uint32_t random)
+{
+	if (b->paced >= BACKOFF_PACED_MAX)
+		return backoff_with_retry_after(backoff_next(b, random), 1, retry_after_ms, cap_ms);
+	b->paced++;
+	uint32_t d = retry_after_ms < floor_ms ? floor_ms : retry_after_ms;
+	return d > cap_ms ? cap_ms : d;
 }
 
 int retry_after_parse(const char *value, time_t now, uint32_t *ret_ms)

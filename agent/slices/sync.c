@@ -498,8 +498,15 @@ int slice_plan_compute(const struct slice_list *existing, const struct slice_lis
 		goto out;
 	bool set_changed = n_cur && !names_equal(cur_names, n_cur_names, des_names, n_des_names);
 
-	/* 4. generation */
-	plan->bumped = n_new > 0 || n_changed > 1 || set_changed;
+	/* 4. generation. Not for the rest of a round that wrote only some slices
+	 * (resumed): the current generation already holds exactly what is
+	 * desired, only fewer slices than its resourceSliceCount, which consumers
+	 * treat as a pool being updated; the missing slices complete it. A bump
+	 * would turn every slice written into one to write again, so under
+	 * failing writes a round would only converge when all its writes work. */
+	size_t n_matched = n_des - n_new;
+	bool resumed = n_cur > 0 && n_cur < n_des && n_matched == n_cur && n_changed == 0;
+	plan->bumped = !resumed && (n_new > 0 || n_changed > 1 || set_changed);
 	plan->generation = plan->bumped && gen < INT64_MAX ? gen + 1 : gen;	/* saturates */
 
 	/* 5. the writes, in order */

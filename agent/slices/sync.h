@@ -26,7 +26,11 @@
  *   4. generation + 1 when a slice is new, more than one matched slice
  *      changed, or the pool's set of device names changed; otherwise it is
  *      kept (nothing or one atomic update to write). Unchanged content
- *      means an empty plan: no write at all;
+ *      means an empty plan: no write at all. Kept too (unlike upstream) for
+ *      the rest of a round that wrote only some slices: the current
+ *      generation has fewer slices than its resourceSliceCount, each exactly
+ *      a desired slice, so the missing ones complete it (the allocator
+ *      treats such a pool as being updated, pools_stable.go IsIncomplete);
  *   5. order: delete obsolete slices (with uid + resourceVersion
  *      preconditions), update matched slices (all of them after a bump, else
  *      only the changed one), create new ones. resourceSliceCount is the

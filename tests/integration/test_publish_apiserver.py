@@ -265,7 +265,68 @@ def test_faults_converge_and_stay():
         log = d.log()
         srv.stop()
     assert srv.token() not in log
-    assert 'retrying' in log, log[-2000:]
+    # the faults were retried: failed writes, conflicts (read again) or lists and watches
+    retries = (log.count('retrying the ResourceSlices of ') + log.count('; reading again') +
+               log.count(RETRY_WATCH))
+    assert retries > 0, log[-2000:]
+
+
+RETRY_WRITE = 'retrying the ResourceSlices of %s in ' % GPU
+
+
+def test_retry_after_paces_writes():
+    """Writes the server throttles (429, Retry-After: 1) are retried after the second it asks
+    for, every time: the delay does not grow with the throttled rounds before it (a backoff
+    of their own would, to 1.6-3.2 s at the 5th), and it is not shorter (no storm)."""
+    srv = server()
+    dev = os.path.join(TMP, 'paced.json')
+    write_devices(dev, {GPU: 4})
+    srv.set_faults(rate429=1.0, retryAfter=1, verbs=['create'])
+    d = Dralet(srv, dev).start()
+    try:
+        wait_for(lambda: d.log().count(RETRY_WRITE) >= 6, 60, interval=0.1,
+                 what='6 throttled write rounds')
+        c = srv.counts()
+        delays = [int(line.split(RETRY_WRITE, 1)[1].split()[0])
+                  for line in d.log().splitlines() if RETRY_WRITE in line]
+        print('retry delays of throttled writes: %s ms' % delays)
+        assert delays[:6] == [1000] * 6, delays
+        assert c.get('fault_429', 0) >= 6 and c.get('create', 0) <= len(delays) + 1, c
+        srv.set_faults()
+        wait_for(lambda: converged(srv, NODE, {GPU: names(4)}), 30, what='publish once unthrottled')
+        assert d.alive()
+    finally:
+        d.stop()
+        srv.stop()
+
+
+def test_failed_writes_back_off_late():
+    """Writes that fail without a Retry-After (500s) are retried 100-200 ms apart at first and
+    back off only after a run of them (5 ms doubling, as the upstream ResourceSlice
+    controller's per-item retry): a few failures in a row, which a working server gives now
+    and then, do not cost seconds; a server that keeps failing still gets ever fewer tries
+    (the 10th retry waits 1.28-2.56 s, up to 30 s later)."""
+    srv = server()
+    dev = os.path.join(TMP, 'failing.json')
+    write_devices(dev, {GPU: 4})
+    srv.set_faults(rate500=1.0, verbs=['create'])
+    d = Dralet(srv, dev).start()
+    try:
+        wait_for(lambda: d.log().count(RETRY_WRITE) >= 10, 60, interval=0.1,
+                 what='10 failed write rounds')
+        c = srv.counts()
+        delays = [int(line.split(RETRY_WRITE, 1)[1].split()[0])
+                  for line in d.log().splitlines() if RETRY_WRITE in line]
+        print('retry delays of failing writes: %s ms' % delays)
+        assert all(100 <= x <= 200 for x in delays[:5]), delays
+        assert 1280 <= delays[9] <= 2560, delays
+        assert c.get('fault_500', 0) >= 10 and c.get('create', 0) <= len(delays) + 1, c
+        srv.set_faults()
+        wait_for(lambda: converged(srv, NODE, {GPU: names(4)}), 30, what='publish once writes work')
+        assert d.alive()
+    finally:
+        d.stop()
+        srv.stop()
 
 
 def test_no_storm_when_down():
@@ -382,6 +443,32 @@ def test_forbidden_list_waits():
                  what='published after the 403')
         c = srv.counts()
         assert c.get('list') == 2 and c.get('watch') == 1, c     # the 403, then one list
+    finally:
+        d.stop()
+        srv.stop()
+
+
+def test_throttled_list_paced():
+    """The node's list answered 429 with Retry-After: 1, again and again: asked again after
+    the second the server asks for, every time (client-go's requests wait so), not after a
+    backoff that grows with every 429 (the 6th: 3.2-6.4 s); then one list serves both
+    drivers."""
+    srv = server()
+    dev = os.path.join(TMP, 'throttled-list.json')
+    write_devices(dev, {GPU: 2, NET: 2})
+    srv.set_faults(rate429=1.0, retryAfter=1, verbs=['list'])
+    d = Dralet(srv, dev).start()
+    try:
+        wait_for(lambda: d.log().count(RETRY_WATCH) >= 6, 60, interval=0.1,
+                 what='6 throttled lists')
+        c = srv.counts()
+        delays = watch_retry_delays(d.log())
+        print('retry delays of throttled lists: %s ms' % delays)
+        assert delays[:6] == [1000] * 6, delays
+        assert c.get('fault_429', 0) >= 6 and c.get('list', 0) <= len(delays) + 1, c
+        srv.set_faults()
+        wait_for(lambda: converged(srv, NODE, {GPU: names(2), NET: names(2)}), 30,
+                 what='published once the lists are served')
     finally:
         d.stop()
         srv.stop()

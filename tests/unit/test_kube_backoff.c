@@ -28,6 +28,39 @@ static void test_exponential_with_cap(void **state)
 	assert_int_equal(backoff_next(&b, 0), 100);
 }
 
+/* Waits the server paces (Retry-After) leave the backoff alone for ten in a
+ * row, then take one backoff step; a failure without one ends the run. */
+static void test_paced(void **state)
+{
+	(void)state;
+	struct backoff b = BACKOFF_INIT(200, 30000);
+	backoff_next(&b, 0);
+	backoff_next(&b, 0);	/* two failures: the next step is 400-800 */
+	for (unsigned i = 0; i < BACKOFF_PACED_MAX; i++)
+		assert_int_equal(backoff_paced(&b, 1000, 200, 300000, 0), 1000);
+	assert_int_equal(b.attempt, 2);
+	/* the 11th: one step (800 at most), the Retry-After being longer */
+	assert_int_equal(backoff_paced(&b, 1000, 200, 300000, 0), 1000);
+	assert_int_equal(b.attempt, 3);
+	assert_int_equal(backoff_paced(&b, 5000, 200, 300000, 0), 5000);	/* counts again */
+	assert_int_equal(b.attempt, 3);
+	/* floor and cap */
+	assert_int_equal(backoff_paced(&b, 1, 200, 300000, 0), 200);
+	assert_int_equal(backoff_paced(&b, 600000, 200, 300000, 0), 300000);
+	/* an unpaced failure or a success starts the count again */
+	for (int i = 0; i < 9; i++)
+		backoff_paced(&b, 1000, 200, 300000, 0);
+	backoff_next(&b, 0);
+	uint32_t attempt = b.attempt;
+	for (unsigned i = 0; i < BACKOFF_PACED_MAX; i++)
+		assert_int_equal(backoff_paced(&b, 1000, 200, 300000, 0), 1000);
+	assert_int_equal(b.attempt, attempt);
+	backoff_reset(&b);
+	for (unsigned i = 0; i < BACKOFF_PACED_MAX; i++)
+		assert_int_equal(backoff_paced(&b, 1000, 200, 300000, 0), 1000);
+	assert_int_equal(b.attempt, 0);
+}
+
 static void test_jitter_spread(void **state)
 {
 	(void)state;
@@ -94,6 +127,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exponential_with_cap),
 		cmocka_unit_test(test_jitter_spread),
+		cmocka_unit_test(test_paced),
 		cmocka_unit_test(test_attempt_saturates),
 		cmocka_unit_test(test_retry_after),
 		cmocka_unit_test(test_combined),

@@ -432,6 +432,64 @@ static void test_obsolete_slices(void **state)
 	slice_list_unref(d1);
 }
 
+/*
+ * A round that wrote only some of its slices (the others failed) is resumed
+ * at its generation: what it wrote stays written. Only the missing slices
+ * are written; an incomplete pool whose slices differ, or were written for
+ * another slice count, is bumped as usual.
+ */
+static void test_interrupted_round_resumes(void **state)
+{
+	(void)state;
+	struct slice_list *d = desired_range(300, "H100", NULL);	/* 3 slices */
+	/* a bump to 2 updated slice 0 and created slice 1; slice 2's update and
+	 * the delete of an obsolete one failed */
+	struct json_object *existing = json_object_new_array();
+	json_object_array_add(existing, with_meta(d, 0, "a", POOL, 2));
+	json_object_array_add(existing, with_meta(d, 1, "b", POOL, 2));
+	json_object_array_add(existing, with_meta(d, 2, "c", POOL, 1));
+	json_object_array_add(existing, with_meta(d, 2, "gone", POOL, 1));
+	struct slice_plan *p = plan_for(existing, d);
+	assert_false(p->bumped);
+	assert_int_equal(p->generation, 2);
+	assert_int_equal(p->n_update, 0);
+	assert_int_equal(p->n_delete, 2);
+	assert_int_equal(p->n_create, 1);
+	assert_int_equal(p->ops[2].type, SLICE_OP_CREATE);
+	assert_int_equal(p->ops[2].desired_index, 2);
+	assert_int_equal(gen_of_op(p, 2), 2);
+	apply_and_converge(&existing, p, d);
+	json_object_put(existing);
+
+	/* a slice of the incomplete generation differs from what is desired: bump */
+	struct slice_list *other = desired_range(300, "H200", NULL);
+	existing = json_object_new_array();
+	json_object_array_add(existing, with_meta(d, 0, "a", POOL, 2));
+	json_object_array_add(existing, with_meta(other, 1, "b", POOL, 2));
+	p = plan_for(existing, d);
+	assert_true(p->bumped);
+	assert_int_equal(p->generation, 3);
+	assert_int_equal(p->n_update, 2);
+	assert_int_equal(p->n_create, 1);
+	apply_and_converge(&existing, p, d);
+	json_object_put(existing);
+
+	/* slices of a complete pool of 2 (resourceSliceCount 2): a third is new, bump */
+	struct slice_list *two = desired_range(200, "H100", NULL);
+	existing = NULL;
+	apply_and_converge(&existing, plan_for(NULL, two), two);
+	p = plan_for(existing, d);
+	assert_true(p->bumped);
+	assert_int_equal(p->generation, 2);
+	assert_int_equal(p->n_update, 2);
+	assert_int_equal(p->n_create, 1);
+	apply_and_converge(&existing, p, d);
+	json_object_put(existing);
+	slice_list_unref(two);
+	slice_list_unref(other);
+	slice_list_unref(d);
+}
+
 static void test_update_keeps_metadata(void **state)
 {
 	(void)state;
@@ -619,6 +677,7 @@ int main(void)
 		cmocka_unit_test(test_matching_by_device_set_ignores_order),
 		cmocka_unit_test(test_canonical_comparison),
 		cmocka_unit_test(test_obsolete_slices),
+		cmocka_unit_test(test_interrupted_round_resumes),
 		cmocka_unit_test(test_update_keeps_metadata),
 		cmocka_unit_test(test_taint_time_added),
 		cmocka_unit_test(test_dropped_gates_detection),
