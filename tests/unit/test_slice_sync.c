@@ -432,6 +432,19 @@ static void test_obsolete_slices(void **state)
 	slice_list_unref(d1);
 }
 
+/* @p bumps to @generation, updating the pool's 2 slices and creating its
+ * third; applies it and drops @existing. */
+static void bumped_to(struct json_object **existing, struct slice_plan *p,
+		      struct slice_list *d, int64_t generation)
+{
+	assert_true(p->bumped);
+	assert_int_equal(p->generation, generation);
+	assert_int_equal(p->n_update, 2);
+	assert_int_equal(p->n_create, 1);
+	apply_and_converge(existing, p, d);
+	json_object_put(*existing);
+}
+
 /*
  * A round that wrote only some of its slices (the others failed) is resumed
  * at its generation: what it wrote stays written. Only the missing slices
@@ -467,24 +480,14 @@ static void test_interrupted_round_resumes(void **state)
 	json_object_array_add(existing, with_meta(d, 0, "a", POOL, 2));
 	json_object_array_add(existing, with_meta(other, 1, "b", POOL, 2));
 	p = plan_for(existing, d);
-	assert_true(p->bumped);
-	assert_int_equal(p->generation, 3);
-	assert_int_equal(p->n_update, 2);
-	assert_int_equal(p->n_create, 1);
-	apply_and_converge(&existing, p, d);
-	json_object_put(existing);
+	bumped_to(&existing, p, d, 3);
 
 	/* slices of a complete pool of 2 (resourceSliceCount 2): a third is new, bump */
 	struct slice_list *two = desired_range(200, "H100", NULL);
 	existing = NULL;
 	apply_and_converge(&existing, plan_for(NULL, two), two);
 	p = plan_for(existing, d);
-	assert_true(p->bumped);
-	assert_int_equal(p->generation, 2);
-	assert_int_equal(p->n_update, 2);
-	assert_int_equal(p->n_create, 1);
-	apply_and_converge(&existing, p, d);
-	json_object_put(existing);
+	bumped_to(&existing, p, d, 2);
 	slice_list_unref(two);
 	slice_list_unref(other);
 	slice_list_unref(d);
