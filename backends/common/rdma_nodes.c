@@ -124,9 +124,14 @@ int rdma_link_flaps(struct dralet_backend_ctx *ctx, const struct dralet_ibdev *i
 		char rel[192], text[32], *end;
 		unsigned long long v;
 
+		if (st->absent[i])
+			continue;
 		snprintf(rel, sizeof(rel), "class/infiniband/%s/ports/%u/counters/link_downed",
 			 ib->name, ib->ports[i].number);
-		if (dralet_read_file(ctx, DRALET_ROOT_SYS, rel, text, sizeof(text)) <= 0)
+		int len = dralet_read_file(ctx, DRALET_ROOT_SYS, rel, text, sizeof(text));
+		if (len == -ENOENT && !st->known[i])
+			st->absent[i] = true;
+		if (len <= 0)
 			continue;
 		v = strtoull(text, &end, 10);
 		if (*end)

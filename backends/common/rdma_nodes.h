@@ -55,6 +55,7 @@ int rdma_ports_health(struct dralet_backend_ctx *ctx, const struct dralet_ibdev 
 /* What rdma_link_flaps() remembers of one device (zeroed: nothing read yet). */
 struct rdma_flaps {
 	bool known[RDMA_FLAP_PORTS_MAX];	/* link_downed[i] holds a count read */
+	bool absent[RDMA_FLAP_PORTS_MAX];	/* the port has no counter: not read again */
 	uint64_t link_downed[RDMA_FLAP_PORTS_MAX];
 	int64_t last;		/* Unix seconds of the last round that saw a rise */
 };
@@ -62,8 +63,11 @@ struct rdma_flaps {
 /* HEALTHY, or UNHEALTHY (with the reason as the ctx error) from a round that
  * saw a port's link_downed rise (the first counts read are history) until
  * RDMA_LINK_FLAP_HOLD_S seconds pass without another: a flapping link is not
- * handed to a job between two flaps. Ports without the counter are skipped;
- * a counter that goes down (a reset) is a new baseline. @now: Unix seconds. */
+ * handed to a job between two flaps. A port without the counter (the kernel
+ * makes a port's counters when it registers the device; many VFs have none)
+ * is skipped and not looked for again: the device registered anew is a new
+ * device, probed with fresh state. A counter that goes down (a reset) is a
+ * new baseline. @now: Unix seconds. */
 int rdma_link_flaps(struct dralet_backend_ctx *ctx, const struct dralet_ibdev *ib,
 		    struct rdma_flaps *st, int64_t now);
 

@@ -242,10 +242,12 @@ static void test_rdma_health_follows_port_state(void **state)
 	char *d = build_tree();
 
 	(void)state;
+	/* the kernel makes a port's counters when it registers the device */
+	t_write(d, DSP1, PF, "infiniband/mlx5_0/ports/1/counters/link_downed", "3");
 	assert_int_equal(harness_init(&h, &backend_rdma, d, NULL), 0);
 	assert_int_equal(harness_probe_all(&h), 0);
 	struct dralet_device *pf = harness_device(&h, "rdma-0000-04-00-0");
-	assert_int_equal(backend_rdma.health(&h.ctx, pf), DRALET_HEALTH_HEALTHY);
+	assert_int_equal(backend_rdma.health(&h.ctx, pf), DRALET_HEALTH_HEALTHY);	/* history */
 	t_write(d, DSP1, PF, "infiniband/mlx5_0/ports/1/state", "1: DOWN");
 	assert_int_equal(backend_rdma.health(&h.ctx, pf), DRALET_HEALTH_UNHEALTHY);
 	t_write(d, DSP1, PF, "infiniband/mlx5_0/ports/1/state", "2: INIT");
@@ -253,8 +255,6 @@ static void test_rdma_health_follows_port_state(void **state)
 	t_write(d, DSP1, PF, "infiniband/mlx5_0/ports/1/state", "4: ACTIVE");
 	assert_int_equal(backend_rdma.health(&h.ctx, pf), DRALET_HEALTH_HEALTHY);
 	/* a flap between two rounds: the port is ACTIVE again, link_downed rose */
-	t_write(d, DSP1, PF, "infiniband/mlx5_0/ports/1/counters/link_downed", "3");
-	assert_int_equal(backend_rdma.health(&h.ctx, pf), DRALET_HEALTH_HEALTHY);	/* history */
 	t_write(d, DSP1, PF, "infiniband/mlx5_0/ports/1/counters/link_downed", "4");
 	assert_int_equal(backend_rdma.health(&h.ctx, pf), DRALET_HEALTH_UNHEALTHY);
 	assert_string_equal(dralet_ctx_error_message(&h.ctx),
@@ -278,6 +278,43 @@ static void test_rdma_health_follows_port_state(void **state)
 	snprintf(p, sizeof(p), "%s/sys/devices/" DSP1 "/" PF "/vendor", d);
 	assert_int_equal(unlink(p), 0);
 	t_bind(d, DSP1, PF, NULL);
+	assert_int_equal(backend_rdma.health(&h.ctx, pf), DRALET_HEALTH_UNHEALTHY);
+	harness_fini(&h);
+	tree_remove(d);
+}
+
+/* A port without link_downed (many VFs) is looked for once per probe, not
+ * in every health round. */
+static void test_rdma_port_without_counter_is_not_read_again(void **state)
+{
+	struct harness h;
+	char *d = build_tree();
+
+	(void)state;
+	assert_int_equal(harness_init(&h, &backend_rdma, d, NULL), 0);
+	assert_int_equal(harness_probe_all(&h), 0);
+	struct dralet_device *pf = harness_device(&h, "rdma-0000-04-00-0");
+	struct rdma_flaps *flaps = dralet_device_private(pf);
+	assert_int_equal(backend_rdma.health(&h.ctx, pf), DRALET_HEALTH_HEALTHY);
+	assert_true(flaps->absent[0]);
+	assert_false(flaps->known[0]);
+	/* a counter that rises later is not read: only a new probe looks again */
+	t_write(d, DSP1, PF, "infiniband/mlx5_0/ports/1/counters/link_downed", "3");
+	assert_int_equal(backend_rdma.health(&h.ctx, pf), DRALET_HEALTH_HEALTHY);
+	t_write(d, DSP1, PF, "infiniband/mlx5_0/ports/1/counters/link_downed", "4");
+	assert_int_equal(backend_rdma.health(&h.ctx, pf), DRALET_HEALTH_HEALTHY);
+	assert_false(flaps->known[0]);
+	harness_fini(&h);
+
+	assert_int_equal(harness_init(&h, &backend_rdma, d, NULL), 0);
+	assert_int_equal(harness_probe_all(&h), 0);
+	pf = harness_device(&h, "rdma-0000-04-00-0");
+	flaps = dralet_device_private(pf);
+	assert_int_equal(backend_rdma.health(&h.ctx, pf), DRALET_HEALTH_HEALTHY);
+	assert_false(flaps->absent[0]);
+	assert_true(flaps->known[0]);
+	assert_int_equal(flaps->link_downed[0], 4);
+	t_write(d, DSP1, PF, "infiniband/mlx5_0/ports/1/counters/link_downed", "5");
 	assert_int_equal(backend_rdma.health(&h.ctx, pf), DRALET_HEALTH_UNHEALTHY);
 	harness_fini(&h);
 	tree_remove(d);
@@ -680,6 +717,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rdma_pf_and_vf),
 		cmocka_unit_test(test_rdma_health_follows_port_state),
+		cmocka_unit_test(test_rdma_port_without_counter_is_not_read_again),
 		cmocka_unit_test(test_rdma_prepare),
 		cmocka_unit_test(test_nic_vf_devices),
 		cmocka_unit_test(test_nic_vf_prepare),
