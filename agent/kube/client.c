@@ -132,8 +132,15 @@ static int token_refresh(struct kube_client *c, bool force)
 		secret_free(buf);
 		return 0;
 	}
+	/* kept at its own size, not the read buffer's 64 KiB */
+	char *token = malloc(n + 1);
+	if (token)
+		memcpy(token, buf, n + 1);
+	secret_free(buf);
+	if (!token)
+		return 0;
 	secret_free(c->token);
-	c->token = buf;
+	c->token = token;
 	if (!first)
 		c->stats.token_reloads++;
 	return 1;
