@@ -27,7 +27,7 @@ gates are dropped silently, like the real server.
 
 Faults (control endpoint or set_faults()): rate500, rate409 (updates, deletes), rate429 with
 retryAfter, dropRate (connection closed without an answer), watchDropRate (a watch cut after a few
-events), rate403 (Forbidden, as an apiserver that has not read its RBAC yet), watchCutAfter (every watch cut after that many events), initialCutAfter (every streaming list cut after that many initial events, before its end bookmark), delayMs, hold (requests wait until the faults change), reject (422 for every write), verbs (which verbs the faults hit); an expiring
+events), rate403 (Forbidden, as an apiserver that has not read its RBAC yet), watchCutAfter (every watch cut after that many events), initialCutAfter (every streaming list cut after that many initial events, before its end bookmark), initialHoldAfter (a streaming list paused there until the faults change), delayMs, hold (requests wait until the faults change), reject (422 for every write), verbs (which verbs the faults hit); an expiring
 token: rotate_token() writes a new one, the old one gets 401.
 
 Control interface: plain HTTP on a second loopback port:
@@ -724,6 +724,7 @@ class Handler(BaseHTTPRequestHandler):
         if f and f.get('watchCutAfter'):
             drop_after = f['watchCutAfter'] - 1
         initial_cut = f.get('initialCutAfter') if f and initial else None
+        initial_hold = f.get('initialHoldAfter') if f and initial else None
         n_initial = 0
         with self.st.lock:
             gen = self.st.watch_generation
@@ -763,6 +764,10 @@ class Handler(BaseHTTPRequestHandler):
                         self.close_connection = True
                         self.connection.shutdown(socket.SHUT_RDWR)
                         return
+                    if initial_hold is not None and sent == initial_hold and sent <= n_initial:
+                        with self.st.lock:
+                            self.st.count('fault_initialhold')
+                            self.st.lock.wait_for(lambda: self.st.faults is not f, timeout=300)
                     self.send_event(typ, obj)
                     sent += 1
                     if drop_after is not None and sent > drop_after:

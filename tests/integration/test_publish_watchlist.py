@@ -6,7 +6,8 @@ annotated k8s.io/initial-events-end) against the test apiserver (tests/apiserver
 start sends no list at all; the initial events fill the caches as a list does (stale slices
 deleted, another driver's untouched, unchanged ones not rewritten); a server without the
 WatchList gate (422) gets a list and a watch, and never a streaming list again; a stream
-cut before its end bookmark is retried and converges."""
+cut before its end bookmark is retried and converges; a driver published while the initial
+events come gets a second streaming list."""
 import json
 import os
 import shutil
@@ -119,8 +120,9 @@ def test_initial_events_fill_the_caches():
         c = srv.counts()
         assert c.get('list', 0) == 0 and c.get('watch', 0) == 0, c
     finally:
-        d.stop()
+        rc = d.stop()
         srv.stop()
+    assert rc == 0, d.log()[-3000:]
 
 
 def test_server_without_watch_list():
@@ -161,8 +163,9 @@ def test_server_without_watch_list():
         wait_for(lambda: converged(srv, NODE, expected), 30, what='repair after the relist')
         assert d.log().count(REFUSED) == 1, d.log()
     finally:
-        d.stop()
+        rc = d.stop()
         srv.stop()
+    assert rc == 0, d.log()[-3000:]
 
 
 def test_stream_cut_before_its_end():
@@ -193,8 +196,47 @@ def test_stream_cut_before_its_end():
         assert 'streaming list of the ResourceSlices of node %s failed' % NODE in d.log()
         assert REFUSED not in d.log()
     finally:
-        d.stop()
+        rc = d.stop()
         srv.stop()
+    assert rc == 0, d.log()[-3000:]
+
+
+def test_driver_added_during_the_stream():
+    """A driver published while a streaming list is in its initial events (paused by the
+    server after 4 of them, among them the new driver's stale slice) missed some of them:
+    the list completes for the drivers in it, then a second streaming list fills the new
+    driver's cache, so its stale pool is deleted and its current slice is not written
+    again."""
+    srv = server()
+    dev = os.path.join(TMP, 'added.json')
+    write_devices(dev, {GPU: 300, NET: 2})
+    assert Dralet(srv, dev, follow=False).run() == 0
+    net_rv = {s['metadata']['name']: s['metadata']['resourceVersion'] for s in srv.slices(NODE, NET)}
+    seed_slice(srv, 'node-1-net-old', NET, NODE, pool='node-1-retired')   # an old instance's
+    write_devices(dev, {GPU: 300})
+    srv.set_faults(initialHoldAfter=4)     # after GPU's 3 and the stale NET one
+    srv.reset_counts()
+    d = Dralet(srv, dev).start()
+    try:
+        wait_for(lambda: srv.counts().get('fault_initialhold', 0) == 1, 30,
+                 what='the streaming list paused')
+        write_devices(dev, {GPU: 300, NET: 2})
+        d.reload()
+        wait_for(lambda: 'SIGHUP: reading the devices again' in d.log(), 30, what='the reload')
+        srv.set_faults()
+        wait_for(lambda: 'node-1-net-old' not in srv.state.slices, 30, what='the stale pool deleted')
+        time.sleep(0.5)
+        c = srv.counts()
+        assert c.get('delete') == 1 and writes(c) == 1, c
+        assert c.get('list', 0) == 0 and c.get('watch') == 2, c
+        assert all(is_streaming(p) for p, _ in slice_gets(srv)), slice_gets(srv)
+        assert converged(srv, NODE, {GPU: names(300), NET: names(2)})
+        now = {s['metadata']['name']: s['metadata']['resourceVersion'] for s in srv.slices(NODE, NET)}
+        assert now == net_rv, (net_rv, now)
+    finally:
+        rc = d.stop()
+        srv.stop()
+    assert rc == 0, d.log()[-3000:]
 
 
 def main():
