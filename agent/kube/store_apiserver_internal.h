@@ -196,7 +196,9 @@ void status_writes_free(struct store_api *s);
  * caller's to init); informer_free() frees them. */
 int informer_init(struct store_api *s);
 void informer_free(struct store_api *s);
-/* Lists the node's slices again (cancels the watch); a watch follows. */
+/* Lists the node's slices again (cancels the watch): a streaming list,
+ * which goes on as the watch, or (a server without WatchList) a list, then
+ * a watch. */
 void informer_list(struct store_api *s);
 /* Watches from the last resourceVersion (lists when there is none). */
 void informer_watch(struct store_api *s);

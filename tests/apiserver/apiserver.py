@@ -27,7 +27,7 @@ gates are dropped silently, like the real server.
 
 Faults (control endpoint or set_faults()): rate500, rate409 (updates, deletes), rate429 with
 retryAfter, dropRate (connection closed without an answer), watchDropRate (a watch cut after a few
-events), rate403 (Forbidden, as an apiserver that has not read its RBAC yet), watchCutAfter (every watch cut after that many events), initialCutAfter (every streaming list cut after that many initial events, before its end bookmark), initialHoldAfter (a streaming list paused there until the faults change), delayMs, hold (requests wait until the faults change), reject (422 for every write), verbs (which verbs the faults hit); an expiring
+events), rate403 (Forbidden, as an apiserver that has not read its RBAC yet), watchCutAfter (every watch cut after that many events), initialCutAfter (every streaming list cut after that many initial events, before its end bookmark), initialHoldAfter (a streaming list paused there until the faults change), initialError (a streaming list answered by an ERROR event, as a server whose storage cannot stream lists), delayMs, hold (requests wait until the faults change), reject (422 for every write), verbs (which verbs the faults hit); an expiring
 token: rotate_token() writes a new one, the old one gets 401.
 
 Control interface: plain HTTP on a second loopback port:
@@ -728,7 +728,15 @@ class Handler(BaseHTTPRequestHandler):
         n_initial = 0
         with self.st.lock:
             gen = self.st.watch_generation
-            if initial:
+            if initial and f and f.get('initialError'):
+                # the watch cache's answer when etcd lacks progress notifications
+                # (k8s.io/apiserver pkg/storage/cacher/cacher.go, Watch: newErrWatcher)
+                pending = [('ERROR', status(500, 'InternalError', 'a watch stream was requested '
+                                            'by the client but the required storage feature '
+                                            'RequestWatchProgress is disabled'))]
+                deadline = 0
+                pos = len(self.st.events)
+            elif initial:
                 # a streaming list: the current state as ADDED events, then the bookmark that
                 # ends them (metav1.InitialEventsAnnotationKey) at its revision, then the watch
                 pending = [('ADDED', clone(o)) for n, o in sorted(self.st.slices.items())

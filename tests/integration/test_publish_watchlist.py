@@ -6,7 +6,8 @@ annotated k8s.io/initial-events-end) against the test apiserver (tests/apiserver
 start sends no list at all; the initial events fill the caches as a list does (stale slices
 deleted, another driver's untouched, unchanged ones not rewritten); a server without the
 WatchList gate (422) gets a list and a watch, and never a streaming list again; a stream
-cut before its end bookmark is retried and converges; a driver published while the initial
+cut before its end bookmark is retried and converges, one answered by an ERROR event gets a
+plain list at once; a driver published while the initial
 events come gets a second streaming list."""
 import json
 import os
@@ -233,6 +234,47 @@ def test_driver_added_during_the_stream():
         assert converged(srv, NODE, {GPU: names(300), NET: names(2)})
         now = {s['metadata']['name']: s['metadata']['resourceVersion'] for s in srv.slices(NODE, NET)}
         assert now == net_rv, (net_rv, now)
+    finally:
+        rc = d.stop()
+        srv.stop()
+    assert rc == 0, d.log()[-3000:]
+
+
+def test_stream_error_lists_once():
+    """An ERROR event instead of the initial events (a server whose storage cannot stream
+    lists): one plain list at once and a watch from it, as client-go's reflector falls
+    back; not remembered, so the relist after a watch expiry streams again."""
+    srv = server()
+    dev = os.path.join(TMP, 'error.json')
+    write_devices(dev, {GPU: 300, NET: 2})
+    srv.set_faults(initialError=True)
+    d = Dralet(srv, dev).start()
+    try:
+        expected = {GPU: names(300), NET: names(2)}
+        wait_for(lambda: converged(srv, NODE, expected), 30, what='publish by list + watch')
+        wait_for(lambda: srv.counts().get('watch', 0) >= 2, 30, what='the watch after the list')
+        gets = slice_gets(srv)
+        assert [is_streaming(p) for p, _ in gets] == [True, False, False], gets
+        assert 'limit=500' in gets[1][0] and 'resourceVersion=' in gets[2][0], gets
+        assert 'RequestWatchProgress is disabled' in d.log()
+        assert REFUSED not in d.log()
+        # the watch expires (410): the relist streams again, and serves as the watch
+        srv.set_faults()
+        time.sleep(0.3)
+        srv.reset_counts()
+        with srv.state.lock:
+            srv.state.compacted = srv.state.rv + 1
+            srv.state.watch_generation += 1
+            srv.state.watch_expire = True
+            srv.state.lock.notify_all()
+        wait_for(lambda: [p for p, c in slice_gets(srv) if is_streaming(p) and c == 200], 30,
+                 what='a streaming list after the 410')
+        with srv.state.lock:
+            srv.state.watch_expire = False
+        time.sleep(0.3)
+        srv.wipe(NODE)
+        wait_for(lambda: converged(srv, NODE, expected), 30, what='repair after the relist')
+        assert srv.counts().get('list', 0) == 0, srv.counts()
     finally:
         rc = d.stop()
         srv.stop()
