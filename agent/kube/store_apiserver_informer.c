@@ -588,13 +588,15 @@ static int watch_start(struct store_api *s, bool stream)
 {
 	unsigned secs = WATCH_MIN_SECONDS + api_rnd(s) % WATCH_SPREAD_SECONDS;
 	char *path = NULL, *rv = stream ? NULL : kube_escape(s->inf.rv);
-	int r = -ENOMEM;
-	if (stream ? asprintf(&path, SLICES_PATH "?fieldSelector=%s&watch=true&sendInitialEvents=true"
-				     "&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"
-				     "&timeoutSeconds=%u", s->inf.selector, secs) < 0
-	    : !rv || asprintf(&path, SLICES_PATH "?fieldSelector=%s&watch=true&allowWatchBookmarks=true"
-				     "&resourceVersion=%s&timeoutSeconds=%u", s->inf.selector, rv,
-			      secs) < 0) {
+	int r = -ENOMEM, n = -1;
+	if (stream)
+		n = asprintf(&path, SLICES_PATH "?fieldSelector=%s&watch=true&sendInitialEvents=true"
+			     "&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"
+			     "&timeoutSeconds=%u", s->inf.selector, secs);
+	else if (rv)
+		n = asprintf(&path, SLICES_PATH "?fieldSelector=%s&watch=true&allowWatchBookmarks=true"
+			     "&resourceVersion=%s&timeoutSeconds=%u", s->inf.selector, rv, secs);
+	if (n < 0) {
 		path = NULL;
 		goto out;
 	}
@@ -602,12 +604,13 @@ static int watch_start(struct store_api *s, bool stream)
 	s->inf.watch_expired = false;
 	s->inf.stream_error = false;
 	s->inf.watch_started = uv_now(s->loop);
+	s->inf.streaming = stream;
 	r = api_start(s, "GET", path, NULL, (secs + 30) * 1000u, 0, watch_data, watch_done, s,
 		      &s->inf.watch_req);
-	if (r == 0) {
-		s->inf.streaming = stream;
-		s->stats.watches++;
-	}
+	if (r == 0)
+		s->stats.watches++;	/* a streaming list counts as a watch */
+	else
+		s->inf.streaming = false;
 out:
 	free(path);
 	free(rv);
