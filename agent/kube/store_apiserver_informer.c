@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The informer of the apiserver store, one per node: a list (in pages) of
- * the slices with spec.nodeName=<node>, then a watch from its
- * resourceVersion, split by spec.driver into the caches of the drivers this
- * store publishes; other drivers' slices on the node (another DRA driver's)
- * are skipped, never kept nor touched. A watch that expires (410) or breaks
- * lists again or resumes, after a backoff unless it ran a while; changes
- * that are not our own echo ask the driver for a sync.
+ * The informer of the apiserver store, one per node: the slices with
+ * spec.nodeName=<node>, split by spec.driver into the caches of the drivers
+ * this store publishes; other drivers' slices on the node (another DRA
+ * driver's) are skipped, never kept nor touched. It starts with a streaming
+ * list: one watch with sendInitialEvents=true, whose initial ADDED events
+ * are the list and whose bookmark annotated "k8s.io/initial-events-end"
+ * ends it, and which goes on as the watch (Kubernetes' WatchList). A server
+ * that refuses it (422: the WatchList gate is off) gets a list (in pages)
+ * then a watch from its resourceVersion, from then on. A watch that expires
+ * (410) or breaks lists again or resumes, after a backoff unless it ran a
+ * while; changes that are not our own echo ask the driver for a sync.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -108,6 +112,19 @@ static void on_informer_timer(uv_timer_t *t)
 		informer_watch(s);
 }
 
+static void list_drop(struct store_api *s);
+
+/* Stops the watch (a streaming list too: what it read goes). */
+static void watch_stop(struct store_api *s)
+{
+	kube_request_cancel(s->inf.watch_req);
+	s->inf.watch_req = NULL;
+	if (s->inf.streaming)
+		list_drop(s);
+	s->inf.streaming = false;
+	s->inf.relist_now = false;
+}
+
 static void informer_retry(struct store_api *s, enum watch_next next,
 			   const struct kube_response *resp)
 {
@@ -127,16 +144,15 @@ static void informer_retry(struct store_api *s, enum watch_next next,
 void informer_relist_after(struct store_api *s, uint32_t delay_ms)
 {
 	s->inf.next = WATCH_NEXT_RELIST;
-	kube_request_cancel(s->inf.watch_req);
-	s->inf.watch_req = NULL;
+	watch_stop(s);
 	uv_timer_start(&s->inf.timer, on_informer_timer, delay_ms, 0);
 }
 
 void informer_add_driver(struct store_api *s, struct drv *d)
 {
-	if (s->inf.list_req) {
+	if (s->inf.list_req || s->inf.streaming) {
 		if (s->inf.list_pages)
-			s->inf.list_again = true;	/* it missed pages: list once more */
+			s->inf.list_again = true;	/* it missed a part: list once more */
 		else
 			d->in_list = true;	/* the answer is not read yet */
 		return;
@@ -148,17 +164,10 @@ void informer_add_driver(struct store_api *s, struct drv *d)
 	informer_list(s);
 }
 
-/* One item of a list page, kept as a record of its driver (one device's tree
- * at a time); the items of drivers we do not publish are skipped. */
-static int list_item(void *ud, const char *text, size_t len)
+/* One item of the list in progress (@rec, taken), kept by its driver when
+ * that driver is in the list; the items of other drivers are skipped. */
+static int list_keep(struct store_api *s, struct slice_record *rec)
 {
-	struct store_api *s = ud;
-	struct slice_record *rec = NULL;
-	int r = slice_record_from_text(text, len, SLICE_RECORD_PUBLISHED, &rec);
-	if (r == -ENOMEM)
-		return r;
-	if (r < 0)
-		return 0;	/* not an object, or no name: left out */
 	struct drv *d = drv_lookup(s, rec->driver);
 	if (!d || !d->in_list || !rec->node_name || strcmp(rec->node_name, s->node_name)) {
 		slice_record_free(rec);
@@ -172,7 +181,19 @@ static int list_item(void *ud, const char *text, size_t len)
 	return 0;
 }
 
-/* Drops the pages read of the list in progress. */
+/* One item of a list page (one device's tree at a time). */
+static int list_item(void *ud, const char *text, size_t len)
+{
+	struct slice_record *rec = NULL;
+	int r = slice_record_from_text(text, len, SLICE_RECORD_PUBLISHED, &rec);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return 0;	/* not an object, or no name: left out */
+	return list_keep(ud, rec);
+}
+
+/* Drops the parts read of the list in progress. */
 static void list_drop(struct store_api *s)
 {
 	for (size_t i = 0; i < s->n_drivers; i++) {
@@ -203,6 +224,40 @@ static int list_install(struct store_api *s)
 			  d->driver, slice_list_text_bytes(d->cache));
 	}
 	return 0;
+}
+
+/*
+ * A list is complete, plain or streaming, at revision s->inf.list_rv: the
+ * drivers in it take its items, the informer goes on from that revision and
+ * the listed drivers sync. -ENOMEM (nothing changed); 1 when a driver came
+ * after the list's first part (it must run again), else 0 (the watch goes
+ * on). Starts no request: also runs inside a watch stream's callback.
+ */
+static int list_complete(struct store_api *s)
+{
+	if (list_install(s) < 0)
+		return -ENOMEM;
+	api_release_soon(s);
+	free(s->inf.rv);
+	s->inf.rv = s->inf.list_rv;
+	s->inf.rv_from_list = s->inf.rv != NULL;
+	s->inf.list_rv = NULL;
+	s->inf.list_pages = 0;
+	log_debug("apiserver: listed the ResourceSlices of node %s at resourceVersion %s",
+		  s->node_name, s->inf.rv ? s->inf.rv : "?");
+	/* A list that worked talks to a working server: the backoff of the
+	 * failures before it must not delay the watch that follows (conflicts of
+	 * any driver relist the node). Not in a loop of watches the server
+	 * expires at once, which keeps its backoff. */
+	if (!s->inf.expired_at_once)
+		backoff_reset(&s->inf.backoff);
+	for (size_t i = 0; i < s->n_drivers; i++)
+		if (s->drivers[i]->listed && s->drivers[i]->desired)
+			drv_want_sync(s->drivers[i], true);
+	if (!s->inf.list_again)
+		return 0;
+	s->inf.list_again = false;
+	return 1;
 }
 
 static void list_done(void *ud, const struct kube_response *resp)
@@ -239,8 +294,12 @@ static void list_done(void *ud, const struct kube_response *resp)
 		informer_retry(s, WATCH_NEXT_RELIST, NULL);
 		return;
 	}
-	if (r == 0 && list_install(s) < 0)
-		r = -ENOMEM;
+	if (r == 0) {
+		const char *rv = json_get_str(meta, "resourceVersion");
+		if (rv && !s->inf.list_rv)
+			api_set_str(&s->inf.list_rv, rv);
+		r = list_complete(s);
+	}
 	if (r < 0) {
 		struct err_msg why;
 		if (resp->status == 200)
@@ -255,42 +314,34 @@ static void list_done(void *ud, const struct kube_response *resp)
 		informer_retry(s, WATCH_NEXT_RELIST, resp);
 		return;
 	}
-	const char *rv = json_get_str(meta, "resourceVersion");
-	if (rv && !s->inf.list_rv)
-		api_set_str(&s->inf.list_rv, rv);
 	json_object_put(meta);
-	api_release_soon(s);
-	free(s->inf.rv);
-	s->inf.rv = s->inf.list_rv;
-	s->inf.rv_from_list = s->inf.rv != NULL;
-	s->inf.list_rv = NULL;
-	s->inf.list_pages = 0;
-	log_debug("apiserver: listed the ResourceSlices of node %s at resourceVersion %s",
-		  s->node_name, s->inf.rv ? s->inf.rv : "?");
-	/* A list that worked talks to a working server: the backoff of the
-	 * failures before it must not delay the watch that follows (conflicts of
-	 * any driver relist the node). Not in a loop of watches the server
-	 * expires at once, which keeps its backoff. */
-	if (!s->inf.expired_at_once)
-		backoff_reset(&s->inf.backoff);
-	if (s->inf.list_again) {
-		s->inf.list_again = false;	/* a driver missed pages of this one */
-		informer_list(s);
-	} else {
+	if (r > 0)
+		informer_list(s);	/* a driver missed pages of this one */
+	else
 		informer_watch(s);
-	}
-	for (size_t i = 0; i < s->n_drivers; i++)
-		if (s->drivers[i]->listed && s->drivers[i]->desired)
-			drv_want_sync(s->drivers[i], true);
 }
+
+/* The first page of a plain list. */
+static int list_start(struct store_api *s)
+{
+	char *path = NULL;
+	if (asprintf(&path, SLICES_PATH "?fieldSelector=%s&limit=500", s->inf.selector) < 0)
+		return -ENOMEM;
+	int r = api_start(s, "GET", path, NULL, REQUEST_TIMEOUT_MS, 0, NULL, list_done, s,
+			  &s->inf.list_req);
+	free(path);
+	if (r == 0)
+		s->stats.lists++;
+	return r;
+}
+
+static int watch_start(struct store_api *s, bool stream);
 
 void informer_list(struct store_api *s)
 {
-	char *path = NULL;
 	if (s->inf.list_req || s->destroying)
 		return;
-	kube_request_cancel(s->inf.watch_req);
-	s->inf.watch_req = NULL;
+	watch_stop(s);
 	uv_timer_stop(&s->inf.timer);
 	list_drop(s);
 	s->inf.list_again = false;
@@ -298,15 +349,49 @@ void informer_list(struct store_api *s)
 	s->inf.list_rv = NULL;
 	for (size_t i = 0; i < s->n_drivers; i++)
 		s->drivers[i]->in_list = true;
-	if (asprintf(&path, SLICES_PATH "?fieldSelector=%s&limit=500", s->inf.selector) < 0 ||
-	    api_start(s, "GET", path, NULL, REQUEST_TIMEOUT_MS, 0, NULL, list_done, s,
-		      &s->inf.list_req) < 0) {
-		free(path);
+	bool plain = s->inf.stream_refused || s->inf.list_plain_once;
+	s->inf.list_plain_once = false;
+	if ((plain ? list_start(s) : watch_start(s, true)) < 0)
 		informer_retry(s, WATCH_NEXT_RELIST, NULL);
-		return;
+}
+
+/*
+ * An event of a streaming list before the end of its initial events: those
+ * are the list's items (ADDED, in no order; their resourceVersions are the
+ * objects', not the stream's), kept as list pages' are; the bookmark that
+ * ends them completes the list, and the stream goes on as the watch.
+ */
+static int initial_event(struct store_api *s, const struct kube_watch_event *ev)
+{
+	if (ev->type == KUBE_WATCH_BOOKMARK) {
+		if (!kube_watch_event_is_initial_end(ev))
+			return 0;	/* a progress bookmark is no end */
+		api_set_str(&s->inf.list_rv, ev->resource_version);
+		int r = list_complete(s);
+		if (r < 0)
+			return r;
+		s->inf.streaming = false;
+		if (r == 0)
+			return 0;
+		s->inf.relist_now = true;	/* a driver missed events of this one */
+		return -ESTALE;
 	}
-	s->stats.lists++;
-	free(path);
+	s->inf.list_pages++;
+	struct slice_record *rec = NULL;
+	int r = slice_record_from_json(ev->object, SLICE_RECORD_PUBLISHED, &rec);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return 0;
+	if (ev->type != KUBE_WATCH_DELETED)
+		return list_keep(s, rec);
+	/* not sent before the end, but a deletion is no item */
+	struct drv *d = drv_lookup(s, rec->driver);
+	long i = d && d->list_acc && rec->name ? slice_list_find(d->list_acc, rec->name) : -1;
+	if (i >= 0)
+		slice_list_remove(d->list_acc, (size_t)i);
+	slice_record_free(rec);
+	return 0;
 }
 
 /* One watch event; runs inside libcurl's write callback: no requests here. */
@@ -324,8 +409,11 @@ static int watch_event(void *ud, const struct kube_watch_event *ev)
 		} else {
 			log_warn("apiserver: watch of node %s reported an error: %s", s->node_name, why);
 		}
+		s->inf.stream_error = s->inf.streaming;
 		return -ESTALE;
 	}
+	if (s->inf.streaming)
+		return initial_event(s, ev);
 	if (ev->resource_version) {
 		api_set_str(&s->inf.rv, ev->resource_version);
 		s->inf.rv_from_list = false;
@@ -375,10 +463,63 @@ static int watch_data(void *ud, const char *buf, size_t len)
 	return r;
 }
 
+/*
+ * A streaming list ended before the end of its initial events. A server
+ * without the WatchList gate refuses it with 422 (k8s.io/apiserver
+ * pkg/endpoints/handlers/get.go: invalid ListOptions; 400 where it cannot
+ * read them): list + watch from then on. An ERROR event in the stream (a
+ * server that cannot stream lists right now, as one whose etcd lacks
+ * progress notifications): one plain list at once, as client-go's reflector
+ * falls back to one. Anything else failed like a list: list again after
+ * the backoff.
+ */
+static void stream_failed(struct store_api *s, const struct kube_response *resp)
+{
+	bool stream_error = s->inf.stream_error && !s->inf.watch_expired;
+	s->inf.streaming = false;
+	s->inf.stream_error = false;
+	s->inf.watch_expired = false;
+	list_drop(s);
+	struct err_msg why;
+	if (resp->status == 422 || resp->status == 400) {
+		api_describe_failure(resp, &why);
+		s->inf.stream_refused = true;
+		log_info("apiserver: the server does not stream lists (%s): the ResourceSlices of "
+			 "node %s are listed, then watched, from now on", why.text, s->node_name);
+		informer_list(s);
+		return;
+	}
+	if (resp->status == 200)
+		err_msg_set(&why, 0, "%s",
+			    stream_error ? "the server reported an error"
+			    : resp->error ? strerror(-resp->error)
+					  : "the stream ended before its initial events did");
+	else
+		api_describe_failure(resp, &why);
+	s->stats.failures++;
+	log_warn("apiserver: the streaming list of the ResourceSlices of node %s failed: %s",
+		 s->node_name, why.text);
+	if (stream_error) {
+		s->inf.list_plain_once = true;
+		informer_list(s);
+		return;
+	}
+	informer_retry(s, WATCH_NEXT_RELIST, resp);
+}
+
 static void watch_done(void *ud, const struct kube_response *resp)
 {
 	struct store_api *s = ud;
 	s->inf.watch_req = NULL;
+	if (s->inf.streaming) {
+		stream_failed(s, resp);
+		return;
+	}
+	if (s->inf.relist_now) {
+		s->inf.relist_now = false;
+		informer_list(s);
+		return;
+	}
 	uint64_t lasted = uv_now(s->loop) - s->inf.watch_started;
 	size_t events = kube_watch_parser_events(s->inf.parser);
 	bool clean = resp->status == 200 && !resp->error && kube_watch_parser_idle(s->inf.parser);
@@ -436,32 +577,52 @@ static void watch_done(void *ud, const struct kube_response *resp)
 	informer_retry(s, resume ? WATCH_NEXT_REWATCH : WATCH_NEXT_RELIST, resp);
 }
 
-void informer_watch(struct store_api *s)
+/*
+ * Starts a watch: from s->inf.rv, or with @stream a streaming list, which
+ * reads the current state (no resourceVersion: a consistent read) as its
+ * initial events first. sendInitialEvents needs resourceVersionMatch=
+ * NotOlderThan and bookmarks (k8s.io/apimachinery
+ * pkg/apis/meta/internalversion/validation/validation.go).
+ */
+static int watch_start(struct store_api *s, bool stream)
 {
-	char *path = NULL, *rv = s->inf.rv ? kube_escape(s->inf.rv) : NULL;
-	if (s->inf.watch_req || s->inf.list_req || s->destroying)
-		goto out;
-	if (!rv) {
-		informer_list(s);
+	unsigned secs = WATCH_MIN_SECONDS + api_rnd(s) % WATCH_SPREAD_SECONDS;
+	char *path = NULL, *rv = stream ? NULL : kube_escape(s->inf.rv);
+	int r = -ENOMEM, n = -1;
+	if (stream)
+		n = asprintf(&path, SLICES_PATH "?fieldSelector=%s&watch=true&sendInitialEvents=true"
+			     "&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"
+			     "&timeoutSeconds=%u", s->inf.selector, secs);
+	else if (rv)
+		n = asprintf(&path, SLICES_PATH "?fieldSelector=%s&watch=true&allowWatchBookmarks=true"
+			     "&resourceVersion=%s&timeoutSeconds=%u", s->inf.selector, rv, secs);
+	if (n < 0) {
+		path = NULL;
 		goto out;
 	}
-	unsigned secs = WATCH_MIN_SECONDS + api_rnd(s) % WATCH_SPREAD_SECONDS;
 	kube_watch_parser_reset(s->inf.parser);
 	s->inf.watch_expired = false;
-	if (asprintf(&path, SLICES_PATH "?fieldSelector=%s&watch=true&allowWatchBookmarks=true"
-			    "&resourceVersion=%s&timeoutSeconds=%u", s->inf.selector, rv, secs) < 0) {
-		path = NULL;
-		informer_retry(s, WATCH_NEXT_REWATCH, NULL);
-		goto out;
-	}
+	s->inf.stream_error = false;
 	s->inf.watch_started = uv_now(s->loop);
-	if (api_start(s, "GET", path, NULL, (secs + 30) * 1000u, 0, watch_data, watch_done, s,
-		      &s->inf.watch_req) < 0) {
-		informer_retry(s, WATCH_NEXT_REWATCH, NULL);
-		goto out;
-	}
-	s->stats.watches++;
+	s->inf.streaming = stream;
+	r = api_start(s, "GET", path, NULL, (secs + 30) * 1000u, 0, watch_data, watch_done, s,
+		      &s->inf.watch_req);
+	if (r == 0)
+		s->stats.watches++;	/* a streaming list counts as a watch */
+	else
+		s->inf.streaming = false;
 out:
 	free(path);
 	free(rv);
+	return r;
+}
+
+void informer_watch(struct store_api *s)
+{
+	if (s->inf.watch_req || s->inf.list_req || s->destroying)
+		return;
+	if (!s->inf.rv)
+		informer_list(s);
+	else if (watch_start(s, false) < 0)
+		informer_retry(s, WATCH_NEXT_REWATCH, NULL);
 }

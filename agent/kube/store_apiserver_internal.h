@@ -2,8 +2,8 @@
 /*
  * Inside the apiserver store (store_apiserver.c describes it): shared by
  * store_apiserver.c (the ops table, lifetime, request helpers),
- * store_apiserver_informer.c (one list + watch of the node's slices into
- * the drivers' caches), store_apiserver_sync.c (planning and the write rounds) and
+ * store_apiserver_informer.c (one streaming list, or list + watch, of the
+ * node's slices into the drivers' caches), store_apiserver_sync.c (planning and the write rounds) and
  * store_apiserver_reads.c (the Node, ResourceClaims) and
  * store_apiserver_events.c (Events).
  * Everything runs on the store's loop thread.
@@ -100,8 +100,10 @@ struct store_api {
 	struct backoff node_backoff;
 	struct drv **drivers;
 	size_t n_drivers;
-	/* The informer (store_apiserver_informer.c): one list and one watch of
-	 * the node's ResourceSlices for every driver, split by spec.driver. */
+	/* The informer (store_apiserver_informer.c): one streaming list (a
+	 * watch that lists first), or one list and one watch, of the node's
+	 * ResourceSlices for every driver, split by spec.driver. In stats, a
+	 * streaming list counts as a watch, not as a list. */
 	struct {
 		char *selector;			/* escaped field selector */
 		char *rv;			/* last resourceVersion seen */
@@ -110,8 +112,17 @@ struct store_api {
 		 * any, a list that works does not reset the backoff */
 		unsigned expired_at_once;
 		char *list_rv;
-		unsigned list_pages;		/* pages of the list in progress read */
-		bool list_again;		/* a driver came after its first page */
+		/* parts of the list in progress read: pages, or a streaming list's
+		 * initial events */
+		unsigned list_pages;
+		bool list_again;		/* a driver came after its first part */
+		bool streaming;			/* watch_req is a streaming list before
+						 * the end of its initial events */
+		bool stream_refused;		/* the server refused a streaming list
+						 * (no WatchList): list + watch for good */
+		bool stream_error;		/* the streaming list got an ERROR event */
+		bool list_plain_once;		/* the next list is a plain one */
+		bool relist_now;		/* the stream stopped to list again */
 		struct kube_request *list_req, *watch_req;
 		struct kube_watch_parser *parser;
 		uint64_t watch_started;
@@ -185,7 +196,9 @@ void status_writes_free(struct store_api *s);
  * caller's to init); informer_free() frees them. */
 int informer_init(struct store_api *s);
 void informer_free(struct store_api *s);
-/* Lists the node's slices again (cancels the watch); a watch follows. */
+/* Lists the node's slices again (cancels the watch): a streaming list,
+ * which goes on as the watch, or (a server without WatchList) a list, then
+ * a watch. */
 void informer_list(struct store_api *s);
 /* Watches from the last resourceVersion (lists when there is none). */
 void informer_watch(struct store_api *s);

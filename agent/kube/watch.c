@@ -36,6 +36,13 @@ const char *kube_watch_type_name(enum kube_watch_type type)
 	return (unsigned)type < sizeof(type_names) / sizeof(type_names[0]) ? type_names[type] : "?";
 }
 
+bool kube_watch_event_is_initial_end(const struct kube_watch_event *ev)
+{
+	const char *end = json_get_str_at(ev->object, JSON_PATH("metadata", "annotations",
+								 "k8s.io/initial-events-end"));
+	return ev->type == KUBE_WATCH_BOOKMARK && end && !strcmp(end, "true");
+}
+
 int kube_watch_parser_new(size_t max_event_bytes, struct kube_watch_parser **ret_parser)
 {
 	struct kube_watch_parser *p = calloc(1, sizeof(*p));

@@ -56,6 +56,15 @@ bool kube_watch_parser_idle(const struct kube_watch_parser *p);
 /* Events delivered since creation or reset. */
 size_t kube_watch_parser_events(const struct kube_watch_parser *p);
 
+/*
+ * True when @ev ends the initial events of a streaming list (a watch with
+ * sendInitialEvents=true): a BOOKMARK whose object's metadata.annotations
+ * carry "k8s.io/initial-events-end": "true" (k8s.io/apimachinery
+ * pkg/apis/meta/v1/types.go, InitialEventsAnnotationKey). Its
+ * resource_version is the revision of the state those events showed.
+ */
+bool kube_watch_event_is_initial_end(const struct kube_watch_event *ev);
+
 /* "ADDED" ... "ERROR" -> type; -EINVAL for anything else. */
 int kube_watch_type_from_string(const char *s);
 const char *kube_watch_type_name(enum kube_watch_type type);

@@ -13,7 +13,9 @@ jsonschema). Serves, over HTTPS with a CA and server certificate it generates
                                                     fieldManager, keyed like the real server)
   GET    /apis/resource.k8s.io/v1/resourceslices     list (fieldSelector, limit/continue)
   GET    ...resourceslices?watch=true               chunked watch stream from resourceVersion,
-                                                    bookmarks, timeoutSeconds, 410 when compacted
+                                                    bookmarks, timeoutSeconds, 410 when compacted;
+                                                    a streaming list with sendInitialEvents=true
+                                                    (see watch_list_errors), counted as a 'watch'
   POST   /apis/resource.k8s.io/v1/resourceslices     create (generateName)
   GET/PUT/DELETE .../resourceslices/<name>           get, update (409 on a stale resourceVersion),
                                                     delete (uid/resourceVersion preconditions)
@@ -25,7 +27,7 @@ gates are dropped silently, like the real server.
 
 Faults (control endpoint or set_faults()): rate500, rate409 (updates, deletes), rate429 with
 retryAfter, dropRate (connection closed without an answer), watchDropRate (a watch cut after a few
-events), rate403 (Forbidden, as an apiserver that has not read its RBAC yet), watchCutAfter (every watch cut after that many events), delayMs, hold (requests wait until the faults change), reject (422 for every write), verbs (which verbs the faults hit); an expiring
+events), rate403 (Forbidden, as an apiserver that has not read its RBAC yet), watchCutAfter (every watch cut after that many events), initialCutAfter (every streaming list cut after that many initial events, before its end bookmark), initialHoldAfter (a streaming list paused there until the faults change), initialError (a streaming list answered by an ERROR event, as a server whose storage cannot stream lists), delayMs, hold (requests wait until the faults change), reject (422 for every write), verbs (which verbs the faults hit); an expiring
 token: rotate_token() writes a new one, the old one gets 401.
 
 Control interface: plain HTTP on a second loopback port:
@@ -37,6 +39,8 @@ Control interface: plain HTTP on a second loopback port:
   GET  /slices            all slices            POST /compact   old resourceVersions -> 410
   POST /end-watches       end every watch (ERROR 410 with ?expire=1)
   POST /gates {json}      feature gates         GET  /log       recent requests
+  POST /watch-list {"enabled": false}  the WatchList gate (default on, as from 1.34): off, a
+                          streaming list gets 422 like the real server's
   POST /version {"minor": "34"}  what GET /version answers (default: 404, like no version)
   POST /delete?name=N     delete one slice as somebody else
   POST /modify?name=N     change one slice as somebody else (adds a device attribute)
@@ -120,6 +124,7 @@ class State:
         self.status_applies = []  # every server-side apply of a claim status, in order
         self.claims = {}          # (version, ns, name) -> object
         self.gates = {g: False for g in GATE_FIELDS}
+        self.watch_list = True    # the WatchList gate: streaming lists (sendInitialEvents)
         self.version = None       # "34": GET /version answers 1.34; None: 404 (unknown)
         self.faults = {}
         self.page_limit = 0       # > 0: list pages hold at most this many (as a server may)
@@ -664,10 +669,47 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self.chunk(data)
 
+    def watch_list_errors(self, q):
+        """What the real server refuses in a watch's streaming-list options (k8s.io/apimachinery
+        v0.37.2 pkg/apis/meta/internalversion/validation/validation.go, validateWatchOptions):
+        sendInitialEvents needs resourceVersionMatch=NotOlderThan and the WatchList gate;
+        resourceVersionMatch needs sendInitialEvents."""
+        errs = []
+        match = q.get('resourceVersionMatch', '')
+        if 'sendInitialEvents' in q:
+            if match != 'NotOlderThan':
+                errs.append(('resourceVersionMatch', 'FieldValueForbidden', 'Forbidden: '
+                             'sendInitialEvents requires setting resourceVersionMatch to '
+                             'NotOlderThan'))
+            with self.st.lock:
+                gate = self.st.watch_list
+            if not gate:
+                errs.append(('sendInitialEvents', 'FieldValueForbidden', 'Forbidden: '
+                             'sendInitialEvents is forbidden for watch unless the WatchList '
+                             'feature gate is enabled'))
+        if match:
+            if 'sendInitialEvents' not in q:
+                errs.append(('resourceVersionMatch', 'FieldValueForbidden', 'Forbidden: '
+                             'resourceVersionMatch is forbidden for watch unless '
+                             'sendInitialEvents is provided'))
+            if match != 'NotOlderThan':
+                errs.append(('resourceVersionMatch', 'FieldValueNotSupported',
+                             'Unsupported value: "%s": supported values: "NotOlderThan"' % match))
+        return errs
+
     def watch(self, sel, q):
         rv = q.get('resourceVersion')
         timeout = float(q.get('timeoutSeconds') or 1800)
         bookmarks = q.get('allowWatchBookmarks') in ('true', '1')
+        errs = self.watch_list_errors(q)
+        if errs:
+            # errors.NewInvalid of ListOptions (k8s.io/apiserver pkg/endpoints/handlers/get.go)
+            st = status(422, 'Invalid', 'ListOptions.meta.k8s.io "" is invalid: ' +
+                        ', '.join('%s: %s' % (f, m) for f, _, m in errs),
+                        causes=[{'reason': r, 'message': m, 'field': f} for f, r, m in errs])
+            st['details'].update({'name': '', 'group': 'meta.k8s.io', 'kind': 'ListOptions'})
+            return self.send_json(422, st)
+        initial = q.get('sendInitialEvents') in ('true', '1')
         self.send_response(200)
         self.send_header('Content-Type', 'application/json')
         self.send_header('Transfer-Encoding', 'chunked')
@@ -681,9 +723,32 @@ class Handler(BaseHTTPRequestHandler):
             drop_after = self.st.rng.randint(0, 3)
         if f and f.get('watchCutAfter'):
             drop_after = f['watchCutAfter'] - 1
+        initial_cut = f.get('initialCutAfter') if f and initial else None
+        initial_hold = f.get('initialHoldAfter') if f and initial else None
+        n_initial = 0
         with self.st.lock:
             gen = self.st.watch_generation
-            if rv in (None, '', '0'):
+            if initial and f and f.get('initialError'):
+                # the watch cache's answer when etcd lacks progress notifications
+                # (k8s.io/apiserver pkg/storage/cacher/cacher.go, Watch: newErrWatcher)
+                pending = [('ERROR', status(500, 'InternalError', 'a watch stream was requested '
+                                            'by the client but the required storage feature '
+                                            'RequestWatchProgress is disabled'))]
+                deadline = 0
+                pos = len(self.st.events)
+            elif initial:
+                # a streaming list: the current state as ADDED events, then the bookmark that
+                # ends them (metav1.InitialEventsAnnotationKey) at its revision, then the watch
+                pending = [('ADDED', clone(o)) for n, o in sorted(self.st.slices.items())
+                           if matches(o, sel)]
+                n_initial = len(pending)
+                if bookmarks:
+                    pending.append(('BOOKMARK', {
+                        'kind': 'ResourceSlice', 'apiVersion': 'resource.k8s.io/v1',
+                        'metadata': {'resourceVersion': str(self.st.rv),
+                                     'annotations': {'k8s.io/initial-events-end': 'true'}}}))
+                pos = len(self.st.events)
+            elif rv in (None, '', '0'):
                 pending = [('ADDED', clone(o)) for n, o in sorted(self.st.slices.items())
                            if matches(o, sel)]
                 pos = len(self.st.events)
@@ -701,6 +766,16 @@ class Handler(BaseHTTPRequestHandler):
         try:
             while True:
                 for typ, obj in pending:
+                    if initial_cut is not None and sent == initial_cut and sent <= n_initial:
+                        with self.st.lock:
+                            self.st.count('fault_initialcut')
+                        self.close_connection = True
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                        return
+                    if initial_hold is not None and sent == initial_hold and sent <= n_initial:
+                        with self.st.lock:
+                            self.st.count('fault_initialhold')
+                            self.st.lock.wait_for(lambda: self.st.faults is not f, timeout=300)
                     self.send_event(typ, obj)
                     sent += 1
                     if drop_after is not None and sent > drop_after:
@@ -884,6 +959,8 @@ class ControlHandler(BaseHTTPRequestHandler):
                 st.lock.notify_all()
             elif url.path == '/gates':
                 st.gates.update(body)
+            elif url.path == '/watch-list':
+                st.watch_list = bool(body.get('enabled'))
             elif url.path == '/version':
                 st.version = body.get('minor')
             elif url.path == '/wipe':
@@ -934,10 +1011,12 @@ class ApiServer:
     """The test apiserver. dir: state directory (certificates, token, kubeconfigs)."""
 
     def __init__(self, dir, nodes=('node-1',), serve_v1_claims=True, bookmark_interval=1.0,
-                 split_events=True):
+                 split_events=True, watch_list=True):
+        """watch_list: the WatchList gate (streaming lists); off, they get 422."""
         self.dir = dir
         os.makedirs(dir, exist_ok=True)
         self.state = State(self)
+        self.state.watch_list = watch_list
         self.serve_v1_claims = serve_v1_claims
         self.bookmark_interval = bookmark_interval
         self.split_events = split_events
@@ -1036,6 +1115,11 @@ class ApiServer:
         with self.state.lock:
             self.state.faults = faults
             self.state.lock.notify_all()
+
+    def set_watch_list(self, enabled):
+        """Turns the WatchList gate on or off (streaming lists served or refused with 422)."""
+        with self.state.lock:
+            self.state.watch_list = enabled
 
     def end_watches(self):
         """Ends every open watch cleanly (the next ones see the current faults)."""

@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
 """dralet publishing ResourceSlices to the test apiserver (tests/apiserver):
-first publish and its request count (one list and one watch of the node's slices for all
-drivers, also in pages; the Node only to create; another driver's slices untouched; a
-403 list asked again after 5-10 s), kubelet-style wipe repaired by the watch events,
+first publish and its request count (one streaming list of the node's slices, a watch
+that lists first, for all drivers; a list in pages and a watch where the server refuses
+it; the Node only to create; another driver's slices untouched; a 403 list asked again
+after 5-10 s), kubelet-style wipe repaired by the watch events,
 one generation bump and minimal writes when a device comes or goes, a
 hot-plug burst debounced into one round, convergence under injected faults
 (and staying converged once they stop), 410 relists, 422 without a loop,
@@ -72,11 +73,11 @@ def test_first_publish_and_requests():
         assert s['spec']['nodeName'] == NODE and s['spec']['pool']['name'] == NODE
         assert s['spec']['pool']['generation'] == 1
     c = srv.counts()
-    # slices + one list and at most one watch for both drivers + the node (new
+    # slices + one streaming list (a watch) for both drivers + the node (new
     # slices are owned by it): the informer is per node, not per driver
     assert c.get('create') == 4 and writes(c) == 4, c
-    assert c.get('list') == 1 and c.get('watch', 0) <= 1 and c.get('get') == 1, c
-    assert c['total'] == 4 + 1 + c.get('watch', 0) + 1, c
+    assert c.get('list', 0) == 0 and c.get('watch') == 1 and c.get('get') == 1, c
+    assert c['total'] == 4 + 1 + 1, c
     assert c.get('unauthorized', 0) == 0, c
     ua = {e['ua'] for e in srv.state.log}
     assert all(u.startswith('dralet/') for u in ua), ua
@@ -87,7 +88,7 @@ def test_first_publish_and_requests():
     c = srv.counts()
     assert writes(c) == 0, c
     # nothing to create: the Node is not read either
-    assert c.get('list') == 1 and c.get('get', 0) == 0, c
+    assert c.get('list', 0) == 0 and c.get('watch') == 1 and c.get('get', 0) == 0, c
     srv.stop()
 
 
@@ -364,8 +365,8 @@ def test_watch_expiry_relists():
             srv.state.watch_generation += 1
             srv.state.watch_expire = True
             srv.state.lock.notify_all()
-        wait_for(lambda: srv.counts().get('list', 0) >= 1 and srv.counts().get('watch', 0) >= 1,
-                 60, what='relist after 410')
+        wait_for(lambda: streaming_lists(srv), 60, what='relist after 410')
+        assert srv.counts().get('list', 0) == 0, srv.counts()
         with srv.state.lock:
             srv.state.watch_expire = False
         # the relisted informer still repairs
@@ -401,18 +402,22 @@ def test_watch_gone_after_outage_relists_at_once():
         logged_before = len(d.log())
         srv.set_faults()
 
-        def served(after, watch):
+        def served(after, resume):
+            """GETs of slices served: watches from an rv (@resume), or lists (streaming)."""
             with srv.state.lock:
                 return [e['t'] for e in srv.state.log
                         if e['t'] > after and e['status'] == 200 and e['method'] == 'GET'
                         and 'resourceslices' in e['path']
-                        and ('watch=true' in e['path']) == watch]
+                        and ('resourceVersion=' in e['path']) == resume]
         wait_for(lambda: served(t0, True), 60, what='the watch from the old rv')
         t_watch = served(t0, True)[0]
         wait_for(lambda: served(t_watch, False), 60, what='the list after 410')
         t_list = served(t_watch, False)[0]
         print('list %.2f s after the 410' % (t_list - t_watch))
-        wait_for(lambda: len(served(t_list, True)) >= 1, 60, what='a watch from the list')
+        # the streaming list goes on as the watch: it repairs a wipe
+        time.sleep(0.3)
+        srv.wipe(NODE)
+        wait_for(lambda: converged(srv, NODE, {GPU: names(3)}), 60, what='repair after the list')
         # the list was not put off by the outage's backoff (>= 1.6 s by now): any
         # delay scheduled for it is a fresh backoff's first step, as after a cut
         relists = [int(line.split(RETRY_WATCH, 1)[1].split()[0])
@@ -425,13 +430,13 @@ def test_watch_gone_after_outage_relists_at_once():
 
 
 def test_forbidden_list_waits():
-    """A 403 (an apiserver that has not read its RBAC yet) for the node's one list: asked
-    again after 5-10 s, not after the backoff's first steps (docs/performance.md, "Fleet"),
-    then one list and one watch serve both drivers."""
+    """A 403 (an apiserver that has not read its RBAC yet) for the node's one streaming list:
+    asked again after 5-10 s, not after the backoff's first steps (docs/performance.md,
+    "Fleet"), then one streaming list serves both drivers."""
     srv = server()
     dev = os.path.join(TMP, 'forbidden.json')
     write_devices(dev, {GPU: 2, NET: 2})
-    srv.set_faults(rate403=1.0, verbs=['list'])
+    srv.set_faults(rate403=1.0, verbs=['watch'])
     d = Dralet(srv, dev).start()
     try:
         wait_for(lambda: RETRY_WATCH in d.log(), 30, what='the list refused')
@@ -442,21 +447,21 @@ def test_forbidden_list_waits():
         wait_for(lambda: converged(srv, NODE, {GPU: names(2), NET: names(2)}), 30,
                  what='published after the 403')
         c = srv.counts()
-        assert c.get('list') == 2 and c.get('watch') == 1, c     # the 403, then one list
+        assert c.get('list', 0) == 0 and c.get('watch') == 2, c     # the 403, then one
     finally:
         d.stop()
         srv.stop()
 
 
 def test_throttled_list_paced():
-    """The node's list answered 429 with Retry-After: 1, again and again: asked again after
-    the second the server asks for, every time (client-go's requests wait so), not after a
-    backoff that grows with every 429 (the 6th: 3.2-6.4 s); then one list serves both
-    drivers."""
+    """The node's streaming list answered 429 with Retry-After: 1, again and again: asked
+    again after the second the server asks for, every time (client-go's requests wait so),
+    not after a backoff that grows with every 429 (the 6th: 3.2-6.4 s); then one streaming
+    list serves both drivers."""
     srv = server()
     dev = os.path.join(TMP, 'throttled-list.json')
     write_devices(dev, {GPU: 2, NET: 2})
-    srv.set_faults(rate429=1.0, retryAfter=1, verbs=['list'])
+    srv.set_faults(rate429=1.0, retryAfter=1, verbs=['watch'])
     d = Dralet(srv, dev).start()
     try:
         wait_for(lambda: d.log().count(RETRY_WATCH) >= 6, 60, interval=0.1,
@@ -465,7 +470,8 @@ def test_throttled_list_paced():
         delays = watch_retry_delays(d.log())
         print('retry delays of throttled lists: %s ms' % delays)
         assert delays[:6] == [1000] * 6, delays
-        assert c.get('fault_429', 0) >= 6 and c.get('list', 0) <= len(delays) + 1, c
+        assert c.get('fault_429', 0) >= 6 and c.get('watch', 0) <= len(delays) + 1, c
+        assert c.get('list', 0) == 0, c
         srv.set_faults()
         wait_for(lambda: converged(srv, NODE, {GPU: names(2), NET: names(2)}), 30,
                  what='published once the lists are served')
@@ -475,11 +481,12 @@ def test_throttled_list_paced():
 
 
 def test_paged_list_split_by_driver():
-    """The node's list in pages of 2 (a server may return fewer items than asked): the
-    pages hold both of our drivers' slices and another driver's, interleaved; one list
-    (four pages) fills both caches, so the only write is the one change (no slice
-    created twice), and the other driver's slices are left alone."""
-    srv = server()
+    """The node's list in pages of 2 (a server may return fewer items than asked; a server
+    without WatchList, which refuses the streaming list): the pages hold both of our
+    drivers' slices and another driver's, interleaved; one list (four pages) fills both
+    caches, so the only write is the one change (no slice created twice), and the other
+    driver's slices are left alone."""
+    srv = server(watch_list=False)
     dev = os.path.join(TMP, 'paged.json')
     write_devices(dev, {GPU: 300, NET: 2})        # GPU: 3 slices, NET: 1
     assert Dralet(srv, dev, follow=False).run() == 0
@@ -495,8 +502,9 @@ def test_paged_list_split_by_driver():
                  what='the NET slice updated')
         time.sleep(0.3)
         c = srv.counts()
-        # 7 slices on the node: pages of 2, 2, 2, 1
+        # 7 slices on the node: pages of 2, 2, 2, 1; the refused streaming list, the watch
         assert c.get('list') == 4 and c.get('update') == 1 and writes(c) == 1, c
+        assert c.get('watch') == 2 and c.get('status_422') == 1, c
         for obj in foreign:
             assert srv.state.slices.get(obj['metadata']['name']) == obj, obj['metadata']['name']
     finally:
@@ -715,6 +723,14 @@ def test_many_functions_split():
 FPGA = 'fpga.dralet.dev'      # served by the daemon on hgx-h100, without devices there
 
 
+def streaming_lists(srv, after=0):
+    """The streaming lists (watches with sendInitialEvents) served since @after."""
+    with srv.state.lock:
+        return [e for e in srv.state.log
+                if e['t'] > after and e['method'] == 'GET' and e['status'] == 200
+                and 'sendInitialEvents=true' in e['path']]
+
+
 def seed_slice(srv, name, driver, node, devices=('x-0',)):
     """A slice written by someone else (another driver, an old instance, another node)."""
     with srv.state.lock:
@@ -741,8 +757,8 @@ def served_gets(srv, prefix):
 
 def test_daemon_publishes_and_repairs():
     """`dralet run` (the daemon) publishes a board's slices through the apiserver store and
-    repairs a kubelet-style wipe. It lists and watches the node's slices once for all its
-    five drivers; it deletes the stale slices of a driver it serves without devices (an
+    repairs a kubelet-style wipe. One streaming list (a watch that lists first) of the
+    node's slices serves all its five drivers; it deletes the stale slices of a driver it serves without devices (an
     old instance's, at start and when they come back during a rolling update) and never
     touches another driver's slices on the node nor its own driver's on another node."""
     import signal
@@ -781,15 +797,15 @@ def test_daemon_publishes_and_repairs():
         wait_for(lambda: srv.counts().get('watch', 0) >= 1, 30, what='the watch')
         time.sleep(0.3)
         c = srv.counts()
-        # one list and one watch of the node's slices for all five drivers, the
-        # Node (the new slices' owner), the stale slice deleted and no other
+        # one streaming list of the node's slices for all five drivers, the Node
+        # (the new slices' owner), the stale slice deleted and no other
         lists = served_gets(srv, '/apis/resource.k8s.io/v1/resourceslices?')
-        assert c.get('list') == 1 and c.get('watch') == 1, c
+        assert c.get('list', 0) == 0 and c.get('watch') == 1, c
         assert all('fieldSelector=spec.nodeName%3D' + NODE in e['path'] and 'spec.driver' not in
                    e['path'] for e in lists), [e['path'] for e in lists]
         assert len(served_gets(srv, '/api/v1/nodes/')) == 1, c
         assert len(served_gets(srv, '/version')) == int(with_counters), c
-        assert c.get('total') == 2 + 1 + int(with_counters) + c['delete'] + c['create'], c
+        assert c.get('total') == 1 + 1 + int(with_counters) + c['delete'] + c['create'], c
         assert c.get('delete') == 1 and c.get('update', 0) == 0, c
         assert c.get('create') == sum(len(srv.slices(NODE, d)) for d in expected), c
         # the others' slices: untouched (same resourceVersion), still there

@@ -117,12 +117,12 @@ def test_newest_with_gate(tree):
         only = [s for s in gpu_slices(srv) if s['spec'].get('sharedCounters')]
         assert len(only) == 1 and not only[0]['spec'].get('devices'), only
         # the layout of counters needs the version: asked once, with the one
-        # list and the one watch of the node's slices
+        # streaming list of the node's slices (a watch that lists first: no list)
         with srv.state.lock:
             gets = [e['path'] for e in srv.state.log if e['method'] == 'GET']
         assert gets.count('/version') == 1, gets
-        assert len([p for p in gets if p.startswith('/apis/resource.k8s.io/v1/resourceslices?')
-                    and 'watch=true' not in p]) == 1, gets
+        slices = [p for p in gets if p.startswith('/apis/resource.k8s.io/v1/resourceslices?')]
+        assert len(slices) == 1 and 'sendInitialEvents=true' in slices[0], gets
     finally:
         text = stop(srv, proc, log, path)
     assert 'Kubernetes 1.37' in text and WARNING not in text, text[-3000:]

@@ -192,6 +192,42 @@ static void test_type_names(void **state)
 	assert_string_equal(kube_watch_type_name(KUBE_WATCH_DELETED), "DELETED");
 }
 
+/* The end of a streaming list's initial events: a BOOKMARK with the
+ * annotation "k8s.io/initial-events-end": "true", nothing else. */
+static bool initial_end(const char *type, const char *object)
+{
+	char text[512];
+	snprintf(text, sizeof(text), "{\"type\":\"%s\",\"object\":%s}", type, object);
+	struct json_object *o = json_tokener_parse(text);
+	assert_non_null(o);
+	struct kube_watch_event ev = { .type = kube_watch_type_from_string(type),
+				       .object = json_object_object_get(o, "object") };
+	bool r = kube_watch_event_is_initial_end(&ev);
+	json_object_put(o);
+	return r;
+}
+
+static void test_initial_end(void **state)
+{
+	(void)state;
+	static const char END[] =
+		"{\"kind\":\"ResourceSlice\",\"metadata\":{\"resourceVersion\":\"150\","
+		"\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}}}";
+	assert_true(initial_end("BOOKMARK", END));
+	/* the same object in another event type is no end */
+	assert_false(initial_end("ADDED", END));
+	assert_false(initial_end("MODIFIED", END));
+	/* a plain bookmark, other annotations, other values */
+	assert_false(initial_end("BOOKMARK", "{\"metadata\":{\"resourceVersion\":\"150\"}}"));
+	assert_false(initial_end("BOOKMARK", "{\"metadata\":{\"annotations\":{\"a\":\"true\"}}}"));
+	assert_false(initial_end("BOOKMARK", "{\"metadata\":{\"annotations\":"
+					     "{\"k8s.io/initial-events-end\":\"false\"}}}"));
+	assert_false(initial_end("BOOKMARK", "{\"metadata\":{\"annotations\":"
+					     "{\"k8s.io/initial-events-end\":true}}}"));
+	assert_false(initial_end("BOOKMARK", "{\"metadata\":{\"annotations\":null}}"));
+	assert_false(initial_end("BOOKMARK", "{}"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -202,6 +238,7 @@ int main(void)
 		cmocka_unit_test(test_size_cap),
 		cmocka_unit_test(test_callback_stops),
 		cmocka_unit_test(test_type_names),
+		cmocka_unit_test(test_initial_end),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
