@@ -88,7 +88,7 @@ struct kube_request_counts;
 struct store_stats {
 	uint64_t requests;	/* HTTP requests sent, retries included */
 	uint64_t creates, updates, deletes;	/* slice writes that succeeded */
-	uint64_t lists, watches;	/* list and watch requests started */
+	uint64_t lists, watches;	/* list and watch requests started (a streaming list is a watch) */
 	uint64_t syncs;		/* sync rounds that ran a plan */
 	uint64_t failures;	/* failed requests (any reason) */
 	uint64_t token_reloads;

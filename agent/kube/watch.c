@@ -7,6 +7,10 @@
 #include "agent/kube/watch.h"
 #include "agent/lib/json_get.h"
 
+/* A line buffer grown past this for a large event is freed after it: the
+ * events of a quiet watch are few, and a ResourceSlice's can be 100 KiB. */
+#define LINE_KEEP (16u << 10)
+
 struct kube_watch_parser {
 	struct json_tokener *tok;
 	size_t max_event;
@@ -178,6 +182,11 @@ int kube_watch_parser_feed(struct kube_watch_parser *p, const char *buf, size_t 
 			if (nl) {
 				r = parse_line(p, p->line, p->line_len, cb, userdata);
 				p->line_len = 0;
+				if (p->line_cap > LINE_KEEP) {	/* an idle watch holds no slice's size */
+					free(p->line);
+					p->line = NULL;
+					p->line_cap = 0;
+				}
 			}
 		}
 		if (r < 0) {

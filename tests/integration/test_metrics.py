@@ -222,7 +222,7 @@ def apiserver(node):
         wait_for(posts_counted, 60, interval=0.05, what="the Event's POST counted")
         got = scrape(port)
         req = by(got, "dralet_apiserver_requests_total")
-        assert req[(("code", "200"), ("verb", "GET"))] >= 1, req       # the node, the lists
+        assert req[(("code", "200"), ("verb", "GET"))] >= 1, req       # the node (the slices come by a streaming watch)
         assert req[(("code", "404"), ("verb", "GET"))] == 1, req       # the claim
         assert req[(("code", "201"), ("verb", "POST"))] == created + events, \
             (req, created, events)

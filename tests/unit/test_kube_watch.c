@@ -228,6 +228,41 @@ static void test_initial_end(void **state)
 	assert_false(initial_end("BOOKMARK", "{}"));
 }
 
+/* Events larger than the line buffer the parser keeps, in small chunks, one
+ * after another and after a small one: each arrives whole (the buffer is
+ * freed after a large event and grown again). */
+static void test_large_events_in_chunks(void **state)
+{
+	(void)state;
+	enum { BIG = 40 << 10 };
+	char *fill = malloc(BIG + 1), *stream = malloc(3 * (BIG + 256));
+	assert_non_null(fill);
+	assert_non_null(stream);
+	memset(fill, 'x', BIG);
+	fill[BIG] = '\0';
+	size_t len = 0;
+	for (int i = 0; i < 3; i++)
+		len += (size_t)sprintf(stream + len,
+				       "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":"
+				       "{\"name\":\"s\",\"resourceVersion\":\"%d\"},\"pad\":\"%s\"}}\n",
+				       200 + i, i == 1 ? "small" : fill);
+	struct kube_watch_parser *p;
+	assert_int_equal(kube_watch_parser_new(0, &p), 0);
+	struct seen s = { 0 };
+	for (size_t off = 0; off < len; off += 4096) {
+		size_t n = len - off < 4096 ? len - off : 4096;
+		assert_int_equal(kube_watch_parser_feed(p, stream + off, n, collect, &s), 0);
+	}
+	assert_int_equal(s.n, 3);
+	assert_string_equal(s.rvs[0], "200");
+	assert_string_equal(s.rvs[1], "201");
+	assert_string_equal(s.rvs[2], "202");
+	assert_true(kube_watch_parser_idle(p));
+	kube_watch_parser_free(p);
+	free(fill);
+	free(stream);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -239,6 +274,7 @@ int main(void)
 		cmocka_unit_test(test_callback_stops),
 		cmocka_unit_test(test_type_names),
 		cmocka_unit_test(test_initial_end),
+		cmocka_unit_test(test_large_events_in_chunks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
