@@ -18,6 +18,32 @@ def skip(why):
     sys.exit(77)
 
 
+def run_tests(tests, tmp, args=(), only=()):
+    """Runs each test function with @args (only those named in @only, when given),
+    prints ok/FAIL lines, removes @tmp and returns the exit status."""
+    import shutil
+    import traceback
+    failed = 0
+    for t in tests:
+        if only and t.__name__ not in only:
+            continue
+        start = time.monotonic()
+        try:
+            t(*args)
+            print('ok   %s (%.1fs)' % (t.__name__, time.monotonic() - start), flush=True)
+        except Exception as e:  # noqa: BLE001
+            failed += 1
+            traceback.print_exc()
+            print('FAIL %s: %s' % (t.__name__, e), flush=True)
+    shutil.rmtree(tmp, ignore_errors=True)
+    return 1 if failed else 0
+
+
+def module_tests(namespace):
+    """The test_* functions of a module's globals(), by name."""
+    return [v for k, v in sorted(namespace.items()) if k.startswith('test_')]
+
+
 def dralet_path():
     path = os.environ.get('DRALET')
     if not path:

@@ -839,23 +839,7 @@ def test_daemon_publishes_and_repairs():
 
 
 def main():
-    tests = [v for k, v in sorted(globals().items()) if k.startswith('test_')]
-    only = sys.argv[1:]
-    failed = 0
-    for t in tests:
-        if only and t.__name__ not in only:
-            continue
-        start = time.monotonic()
-        try:
-            t()
-            print('ok   %s (%.1fs)' % (t.__name__, time.monotonic() - start), flush=True)
-        except Exception as e:  # noqa: BLE001
-            failed += 1
-            import traceback
-            traceback.print_exc()
-            print('FAIL %s: %s' % (t.__name__, e), flush=True)
-    shutil.rmtree(TMP, ignore_errors=True)
-    return 1 if failed else 0
+    return harness.run_tests(harness.module_tests(globals()), TMP, only=sys.argv[1:])
 
 
 if __name__ == '__main__':

@@ -9,7 +9,6 @@ partitions from the start; a server without /version is taken for the
 newest."""
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -187,24 +186,11 @@ def test_cli_publish_gate_off(tree):
 
 def main():
     if not os.path.isfile(FAKE_NVML):
-        print('SKIP: the fake NVML is not built')
-        return
+        harness.skip('the fake NVML is not built (make test-libs)')
     tree = node_tree()
-    failed = 0
-    for t in (test_newest_with_gate, test_gate_off_drops_partitions_once,
-              test_134_without_counters, test_unknown_version_is_newest,
-              test_cli_publish_gate_off):
-        start = time.monotonic()
-        try:
-            t(tree)
-            print('ok   %s (%.1fs)' % (t.__name__, time.monotonic() - start), flush=True)
-        except Exception as e:  # noqa: BLE001
-            failed += 1
-            import traceback
-            traceback.print_exc()
-            print('FAIL %s: %s' % (t.__name__, e), flush=True)
-    shutil.rmtree(TMP, ignore_errors=True)
-    sys.exit(1 if failed else 0)
+    sys.exit(harness.run_tests((test_newest_with_gate, test_gate_off_drops_partitions_once,
+                                test_134_without_counters, test_unknown_version_is_newest,
+                                test_cli_publish_gate_off), TMP, args=(tree,)))
 
 
 if __name__ == '__main__':

@@ -11,12 +11,12 @@ plain list at once; a driver published while the initial
 events come gets a second streaming list."""
 import json
 import os
-import shutil
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'apiserver'))
+import harness  # noqa: E402
 from harness import ApiServer, Dralet, converged, wait_for, write_devices  # noqa: E402
 
 NODE = 'node-1'
@@ -282,23 +282,7 @@ def test_stream_error_lists_once():
 
 
 def main():
-    tests = [v for k, v in sorted(globals().items()) if k.startswith('test_')]
-    only = sys.argv[1:]
-    failed = 0
-    for t in tests:
-        if only and t.__name__ not in only:
-            continue
-        start = time.monotonic()
-        try:
-            t()
-            print('ok   %s (%.1fs)' % (t.__name__, time.monotonic() - start), flush=True)
-        except Exception as e:  # noqa: BLE001
-            failed += 1
-            import traceback
-            traceback.print_exc()
-            print('FAIL %s: %s' % (t.__name__, e), flush=True)
-    shutil.rmtree(TMP, ignore_errors=True)
-    return 1 if failed else 0
+    return harness.run_tests(harness.module_tests(globals()), TMP, only=sys.argv[1:])
 
 
 if __name__ == '__main__':
