@@ -1121,6 +1121,16 @@ class ApiServer:
         with self.state.lock:
             self.state.watch_list = enabled
 
+    def expire_watches(self):
+        """Ends every open watch with ERROR 410 Expired and forgets the history before now
+        (a compaction): a watch from an older resourceVersion gets 410 too. Watches ended
+        by a later end_watches() end cleanly again."""
+        with self.state.lock:
+            self.state.compacted = self.state.rv + 1
+            self.state.watch_generation += 1
+            self.state.watch_expire = True
+            self.state.lock.notify_all()
+
     def end_watches(self):
         """Ends every open watch cleanly (the next ones see the current faults)."""
         with self.state.lock:

@@ -360,11 +360,7 @@ def test_watch_expiry_relists():
         wait_for(lambda: converged(srv, NODE, expected), 60)
         time.sleep(0.3)
         srv.reset_counts()
-        with srv.state.lock:
-            srv.state.compacted = srv.state.rv + 1
-            srv.state.watch_generation += 1
-            srv.state.watch_expire = True
-            srv.state.lock.notify_all()
+        srv.expire_watches()
         wait_for(lambda: streaming_lists(srv), 60, what='relist after 410')
         assert srv.counts().get('list', 0) == 0, srv.counts()
         with srv.state.lock:

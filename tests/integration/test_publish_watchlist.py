@@ -126,6 +126,17 @@ def test_initial_events_fill_the_caches():
     assert rc == 0, d.log()[-3000:]
 
 
+def published_by_list_and_watch(srv, expected):
+    """Waits for @expected published after one refused or failed streaming list, by a
+    plain list and a watch from it; returns the slice GETs [(path, code)]."""
+    wait_for(lambda: converged(srv, NODE, expected), 30, what='publish by list + watch')
+    wait_for(lambda: srv.counts().get('watch', 0) >= 2, 30, what='the watch after the list')
+    gets = slice_gets(srv)
+    assert [is_streaming(p) for p, _ in gets] == [True, False, False], gets
+    assert 'limit=500' in gets[1][0] and 'resourceVersion=' in gets[2][0], gets
+    return gets
+
+
 def test_server_without_watch_list():
     """A server without the WatchList gate answers the streaming list 422: dralet lists and
     watches instead, says so once, and lists again after a watch expiry without trying the
@@ -136,22 +147,14 @@ def test_server_without_watch_list():
     d = Dralet(srv, dev).start()
     try:
         expected = {GPU: names(300), NET: names(2)}
-        wait_for(lambda: converged(srv, NODE, expected), 30, what='publish by list + watch')
-        wait_for(lambda: srv.counts().get('watch', 0) >= 2, 30, what='the watch after the list')
-        gets = slice_gets(srv)
-        assert [is_streaming(p) for p, _ in gets] == [True, False, False], gets
+        gets = published_by_list_and_watch(srv, expected)
         assert [code for _, code in gets] == [422, 200, 200], gets
-        assert 'limit=500' in gets[1][0] and 'resourceVersion=' in gets[2][0], gets
         c = srv.counts()
         assert c.get('list') == 1 and c.get('watch') == 2 and c.get('status_422') == 1, c
         # the watch expires (410): a list again, no streaming list
         time.sleep(0.3)
         srv.reset_counts()
-        with srv.state.lock:
-            srv.state.compacted = srv.state.rv + 1
-            srv.state.watch_generation += 1
-            srv.state.watch_expire = True
-            srv.state.lock.notify_all()
+        srv.expire_watches()
         wait_for(lambda: srv.counts().get('list', 0) >= 1 and srv.counts().get('watch', 0) >= 1,
                  30, what='list + watch after the 410')
         with srv.state.lock:
@@ -251,22 +254,14 @@ def test_stream_error_lists_once():
     d = Dralet(srv, dev).start()
     try:
         expected = {GPU: names(300), NET: names(2)}
-        wait_for(lambda: converged(srv, NODE, expected), 30, what='publish by list + watch')
-        wait_for(lambda: srv.counts().get('watch', 0) >= 2, 30, what='the watch after the list')
-        gets = slice_gets(srv)
-        assert [is_streaming(p) for p, _ in gets] == [True, False, False], gets
-        assert 'limit=500' in gets[1][0] and 'resourceVersion=' in gets[2][0], gets
+        published_by_list_and_watch(srv, expected)
         assert 'RequestWatchProgress is disabled' in d.log()
         assert REFUSED not in d.log()
         # the watch expires (410): the relist streams again, and serves as the watch
         srv.set_faults()
         time.sleep(0.3)
         srv.reset_counts()
-        with srv.state.lock:
-            srv.state.compacted = srv.state.rv + 1
-            srv.state.watch_generation += 1
-            srv.state.watch_expire = True
-            srv.state.lock.notify_all()
+        srv.expire_watches()
         wait_for(lambda: [p for p, c in slice_gets(srv) if is_streaming(p) and c == 200], 30,
                  what='a streaming list after the 410')
         with srv.state.lock:
