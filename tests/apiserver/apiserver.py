@@ -1121,6 +1121,22 @@ class ApiServer:
         with self.state.lock:
             self.state.watch_list = enabled
 
+    def seed_slice(self, name, driver, node, pool=None, devices=('x-0',)):
+        """Stores a slice as if someone else wrote it (another driver, an old instance,
+        another node), with its ADDED event; returns a copy."""
+        with self.state.lock:
+            obj = {'apiVersion': 'resource.k8s.io/v1', 'kind': 'ResourceSlice',
+                   'metadata': {'name': name, 'uid': 'uid-' + name, 'generation': 1,
+                                'resourceVersion': self.state.next_rv(),
+                                'creationTimestamp': '2026-01-01T00:00:00Z'},
+                   'spec': {'driver': driver, 'nodeName': node,
+                            'pool': {'name': pool or node, 'generation': 1,
+                                     'resourceSliceCount': 1},
+                            'devices': [{'name': d} for d in devices]}}
+            self.state.slices[name] = obj
+            self.state.emit('ADDED', obj)
+            return json.loads(json.dumps(obj))
+
     def expire_watches(self):
         """Ends every open watch with ERROR 410 Expired and forgets the history before now
         (a compaction): a watch from an older resourceVersion gets 410 too. Watches ended

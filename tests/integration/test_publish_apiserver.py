@@ -486,7 +486,7 @@ def test_paged_list_split_by_driver():
     dev = os.path.join(TMP, 'paged.json')
     write_devices(dev, {GPU: 300, NET: 2})        # GPU: 3 slices, NET: 1
     assert Dralet(srv, dev, follow=False).run() == 0
-    foreign = [seed_slice(srv, '%s-other-%d' % (NODE, i), 'other.example.com', NODE)
+    foreign = [srv.seed_slice('%s-other-%d' % (NODE, i), 'other.example.com', NODE)
                for i in range(3)]
     write_devices(dev, {GPU: 300, NET: 1})        # one NET device gone: one update
     with srv.state.lock:
@@ -727,21 +727,6 @@ def streaming_lists(srv, after=0):
                 and 'sendInitialEvents=true' in e['path']]
 
 
-def seed_slice(srv, name, driver, node, devices=('x-0',)):
-    """A slice written by someone else (another driver, an old instance, another node)."""
-    with srv.state.lock:
-        obj = {'apiVersion': 'resource.k8s.io/v1', 'kind': 'ResourceSlice',
-               'metadata': {'name': name, 'uid': 'uid-' + name, 'generation': 1,
-                            'resourceVersion': srv.state.next_rv(),
-                            'creationTimestamp': '2026-01-01T00:00:00Z'},
-               'spec': {'driver': driver, 'nodeName': node,
-                        'pool': {'name': node, 'generation': 1, 'resourceSliceCount': 1},
-                        'devices': [{'name': d} for d in devices]}}
-        srv.state.slices[name] = obj
-        srv.state.emit('ADDED', obj)
-        return clone_json(obj)
-
-
 def clone_json(obj):
     return json.loads(json.dumps(obj))
 
@@ -774,10 +759,10 @@ def test_daemon_publishes_and_repairs():
     for s in items:
         expected.setdefault(s['spec']['driver'], []).extend(d['name'] for d in s['spec']['devices'])
     srv = server()
-    foreign = [seed_slice(srv, 'node-1-dranet-a', 'dra.net', NODE),
-               seed_slice(srv, 'node-1-example-a', 'gpu.example.com', NODE, ('gpu-0', 'gpu-1')),
-               seed_slice(srv, 'node-2-gpu-a', 'gpu.dralet.dev', 'node-2')]
-    seed_slice(srv, 'node-1-fpga-old', FPGA, NODE)     # an old instance's
+    foreign = [srv.seed_slice('node-1-dranet-a', 'dra.net', NODE),
+               srv.seed_slice('node-1-example-a', 'gpu.example.com', NODE, devices=('gpu-0', 'gpu-1')),
+               srv.seed_slice('node-2-gpu-a', 'gpu.dralet.dev', 'node-2')]
+    srv.seed_slice('node-1-fpga-old', FPGA, NODE)     # an old instance's
     run_dir = tempfile.mkdtemp(dir=TMP)
     log = open(os.path.join(run_dir, 'daemon.log'), 'w')
     proc = subprocess.Popen([harness.dralet_path(), 'run', '--board', board, '--node-name', NODE,
@@ -810,9 +795,9 @@ def test_daemon_publishes_and_repairs():
         # during a rolling update the old instance publishes the driver again: the
         # watch sees it and deletes it; another driver's new or changed slice is left
         srv.reset_counts()
-        seed_slice(srv, 'node-1-fpga-old-2', FPGA, NODE)
-        foreign.append(seed_slice(srv, 'node-1-dranet-b', 'dra.net', NODE))
-        foreign[0] = seed_slice(srv, 'node-1-dranet-a', 'dra.net', NODE, ('x-0', 'x-1'))
+        srv.seed_slice('node-1-fpga-old-2', FPGA, NODE)
+        foreign.append(srv.seed_slice('node-1-dranet-b', 'dra.net', NODE))
+        foreign[0] = srv.seed_slice('node-1-dranet-a', 'dra.net', NODE, devices=('x-0', 'x-1'))
         wait_for(lambda: not srv.slices(NODE, FPGA), 30, what='the stale slice deleted again')
         time.sleep(0.3)
         c = srv.counts()

@@ -49,21 +49,6 @@ def is_streaming(path):
     return 'sendInitialEvents=true' in path
 
 
-def seed_slice(srv, name, driver, node, pool=None, devices=('x-0',)):
-    """A slice written by someone else (another driver, an old instance, another node)."""
-    with srv.state.lock:
-        obj = {'apiVersion': 'resource.k8s.io/v1', 'kind': 'ResourceSlice',
-               'metadata': {'name': name, 'uid': 'uid-' + name, 'generation': 1,
-                            'resourceVersion': srv.state.next_rv(),
-                            'creationTimestamp': '2026-01-01T00:00:00Z'},
-               'spec': {'driver': driver, 'nodeName': node,
-                        'pool': {'name': pool or node, 'generation': 1, 'resourceSliceCount': 1},
-                        'devices': [{'name': d} for d in devices]}}
-        srv.state.slices[name] = obj
-        srv.state.emit('ADDED', obj)
-        return json.loads(json.dumps(obj))
-
-
 def test_fresh_start_sends_no_list():
     """One request reads the node's slices for both drivers: the streaming list, a consistent
     read (no resourceVersion) with the options the real server requires; no list."""
@@ -94,10 +79,10 @@ def test_initial_events_fill_the_caches():
     write_devices(dev, {GPU: 300, NET: 2})
     assert Dralet(srv, dev, follow=False).run() == 0
     ours = {s['metadata']['name']: s['metadata']['resourceVersion'] for s in srv.slices(NODE)}
-    foreign = [seed_slice(srv, 'node-1-dranet-a', 'dra.net', NODE),
-               seed_slice(srv, 'node-1-example-a', 'gpu.example.com', NODE, devices=('g-0', 'g-1')),
-               seed_slice(srv, 'node-2-gpu-a', GPU, 'node-2')]
-    seed_slice(srv, 'node-1-gpu-old', GPU, NODE, pool='node-1-retired')   # an old instance's
+    foreign = [srv.seed_slice('node-1-dranet-a', 'dra.net', NODE),
+               srv.seed_slice('node-1-example-a', 'gpu.example.com', NODE, devices=('g-0', 'g-1')),
+               srv.seed_slice('node-2-gpu-a', GPU, 'node-2')]
+    srv.seed_slice('node-1-gpu-old', GPU, NODE, pool='node-1-retired')   # an old instance's
     srv.reset_counts()
     d = Dralet(srv, dev)
     d.start()
@@ -216,7 +201,7 @@ def test_driver_added_during_the_stream():
     write_devices(dev, {GPU: 300, NET: 2})
     assert Dralet(srv, dev, follow=False).run() == 0
     net_rv = {s['metadata']['name']: s['metadata']['resourceVersion'] for s in srv.slices(NODE, NET)}
-    seed_slice(srv, 'node-1-net-old', NET, NODE, pool='node-1-retired')   # an old instance's
+    srv.seed_slice('node-1-net-old', NET, NODE, pool='node-1-retired')   # an old instance's
     write_devices(dev, {GPU: 300})
     srv.set_faults(initialHoldAfter=4)     # after GPU's 3 and the stale NET one
     srv.reset_counts()
