@@ -11,16 +11,26 @@
  *   hostDriverRoot  the same tree as the container runtime sees it, used in
  *                   the mounts' host paths (default "/").
  * Libraries are found as <lib dir>/<name>.so.<driver version> in the usual
- * Debian and RHEL directories and mounted at the same path in the container,
- * once more at their soname ("libcuda.so.1") so that the loader finds them
- * without an ldconfig hook. What is not there is skipped.
+ * Debian and RHEL directories, else in the directories the root's
+ * ld.so.conf adds (a driver installed outside them, as on GKE:
+ * /usr/local/nvidia/lib64, with only soname links in /usr/lib), where a file
+ * counts only when it is an ELF object of this machine (not the i386 copy).
+ * Each is mounted at the same path in the container, once more at its soname
+ * ("libcuda.so.1") so that the loader finds it without an ldconfig hook when
+ * the image searches that directory. What is not there is skipped.
  */
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "nvidia.h"
+#include "../common/ld_so_conf.h"
+
+#define CONF_DIRS_MAX 32
 
 static const char *const lib_dirs[] = {
 	"usr/lib/x86_64-linux-gnu", "usr/lib/aarch64-linux-gnu", "usr/lib64", "usr/lib",
@@ -92,15 +102,40 @@ static bool regular_file(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* Mounts <dir>/<name> found below the driver root; 1 when found. */
+/* True when @path starts with the ELF header of this machine's objects. */
+static bool native_elf(const char *path)
+{
+	Elf64_Ehdr h;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = read(fd, &h, sizeof(h)) == (ssize_t)sizeof(h) &&
+	     !memcmp(h.e_ident, ELFMAG, SELFMAG) &&
+	     h.e_ident[EI_CLASS] == (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) &&
+#if defined(__x86_64__)
+	     h.e_machine == EM_X86_64;
+#elif defined(__aarch64__)
+	     h.e_machine == EM_AARCH64;
+#else
+	     true;
+#endif
+	close(fd);
+	return ok;
+}
+
+/* Mounts <dir>/<name> found below the driver root (an ELF object of this
+ * machine when @native); 1 when found. */
 static int mount_one(const struct nvidia_state *st, struct dralet_edits *edits, const char *dir,
-		     const char *name, const char *also_as)
+		     const char *name, const char *also_as, bool native)
 {
 	char rel[512], local[4096], host[4096], container[600];
 	int r;
 
 	if (snprintf(rel, sizeof(rel), "%s/%s", dir, name) >= (int)sizeof(rel) ||
-	    join(st->driver_root, rel, local, sizeof(local)) < 0 || !regular_file(local))
+	    join(st->driver_root, rel, local, sizeof(local)) < 0 || !regular_file(local) ||
+	    (native && !native_elf(local)))
 		return 0;
 	if ((r = join(st->host_driver_root, rel, host, sizeof(host))) < 0)
 		return r;
@@ -115,33 +150,45 @@ static int mount_one(const struct nvidia_state *st, struct dralet_edits *edits, 
 	return 1;
 }
 
+/* Mounts library @i from the first directory that has it: the standard
+ * ones, then @conf_dirs; 0 also when none has it. */
+static int mount_lib(const struct nvidia_state *st, struct dralet_edits *edits, size_t i,
+		     const char *version, char (*conf_dirs)[LD_SO_CONF_DIR_MAX], size_t n_conf)
+{
+	char name[128], soname[128];
+	const char *also = NULL;
+	int r = 0;
+
+	snprintf(name, sizeof(name), "%s.so.%s", driver_libs[i].stem, version);
+	if (driver_libs[i].soname) {
+		snprintf(soname, sizeof(soname), "%s.so.%s", driver_libs[i].stem,
+			 driver_libs[i].soname);
+		also = soname;
+	}
+	for (size_t d = 0; lib_dirs[d] && !r; d++)
+		r = mount_one(st, edits, lib_dirs[d], name, also, false);
+	for (size_t d = 0; d < n_conf && !r; d++)
+		r = mount_one(st, edits, conf_dirs[d], name, also, true);
+	return r < 0 ? r : 0;
+}
+
 int nvidia_add_driver_mounts(struct dralet_backend_ctx *ctx, const struct nvidia_state *st,
 			     struct dralet_edits *edits)
 {
 	const char *version = nvidia_driver_version(st);
-	char name[128], soname[128];
+	char conf_dirs[CONF_DIRS_MAX][LD_SO_CONF_DIR_MAX];
+	size_t n_conf = 0;
 	int r;
 
 	(void)ctx;
-	if (version[0]) {
-		for (size_t i = 0; i < sizeof(driver_libs) / sizeof(*driver_libs); i++) {
-			snprintf(name, sizeof(name), "%s.so.%s", driver_libs[i].stem, version);
-			if (driver_libs[i].soname)
-				snprintf(soname, sizeof(soname), "%s.so.%s", driver_libs[i].stem,
-					 driver_libs[i].soname);
-			for (size_t d = 0; lib_dirs[d]; d++) {
-				r = mount_one(st, edits, lib_dirs[d], name,
-					      driver_libs[i].soname ? soname : NULL);
-				if (r < 0)
-					return r;
-				if (r > 0)
-					break;	/* the first directory that has it */
-			}
-		}
-	}
+	if (version[0])
+		n_conf = ld_so_conf_dirs(st->driver_root, conf_dirs, CONF_DIRS_MAX);
+	for (size_t i = 0; version[0] && i < sizeof(driver_libs) / sizeof(*driver_libs); i++)
+		if ((r = mount_lib(st, edits, i, version, conf_dirs, n_conf)) < 0)
+			return r;
 	for (size_t t = 0; driver_tools[t]; t++)
 		for (size_t d = 0; bin_dirs[d]; d++) {
-			r = mount_one(st, edits, bin_dirs[d], driver_tools[t], NULL);
+			r = mount_one(st, edits, bin_dirs[d], driver_tools[t], NULL, false);
 			if (r < 0)
 				return r;
 			if (r > 0)

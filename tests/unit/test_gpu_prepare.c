@@ -13,7 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <elf.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include <dralet/sharing.h>
@@ -224,6 +227,70 @@ static void test_host_driver_root_option(void **state)
 	const struct edits_mount *m = edit_mount(&p.edits, "/" LIBDIR "/libcuda.so.1");
 	assert_non_null(m);
 	assert_string_equal(m->host_path, "/run/nvidia/driver/" LIBDIR "/libcuda.so.550.54.15");
+	prep_teardown(&p);
+}
+
+/* An ELF header of class @class and machine @machine at <d>/<rel>. */
+static void write_elf(const char *d, const char *rel, unsigned char class, uint16_t machine)
+{
+	Elf64_Ehdr h = { .e_ident = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, class, ELFDATA2LSB,
+				      EV_CURRENT },
+			 .e_type = ET_DYN, .e_machine = machine };
+	char path[4096];
+	FILE *f;
+
+	tree_write(d, rel, "");
+	snprintf(path, sizeof(path), "%s/%s", d, rel);
+	assert_non_null(f = fopen(path, "w"));
+	assert_int_equal(fwrite(&h, sizeof(h), 1, f), 1);
+	fclose(f);
+}
+
+/* A driver kept outside the standard directories, as on GKE: the versioned
+ * files in /usr/local/nvidia/lib64, which ld.so.conf names; the 32-bit
+ * copies in directories named before it are not taken. */
+static void test_driver_libs_from_ld_so_conf(void **state)
+{
+#if defined(__x86_64__)
+	const uint16_t machine = EM_X86_64;
+#elif defined(__aarch64__)
+	const uint16_t machine = EM_AARCH64;
+#endif
+	static const char *const standard[] = { "libcuda.so.550.54.15", "libnvidia-ml.so.550.54.15",
+		"libnvidia-nvvm.so.550.54.15", "libnvidia-gpucomp.so.550.54.15" };
+	char path[4096];
+	struct prep p;
+
+	(void)state;
+	prep_setup(&p, NULL);
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(path, sizeof(path), "%s/" LIBDIR "/%s", p.dir, standard[i]);
+		assert_int_equal(unlink(path), 0);
+	}
+	tree_write(p.dir, "etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n");
+	tree_write(p.dir, "etc/ld.so.conf.d/00-i386.conf", "/usr/lib/i386-linux-gnu\n");
+	tree_write(p.dir, "etc/ld.so.conf.d/nvidia.conf",
+		   "/usr/local/nvidia/lib\n/usr/local/nvidia/lib64\n");
+	write_elf(p.dir, "usr/lib/i386-linux-gnu/libcuda.so.550.54.15", ELFCLASS32, EM_386);
+	write_elf(p.dir, "usr/local/nvidia/lib/libcuda.so.550.54.15", ELFCLASS32, EM_386);
+	tree_write(p.dir, "usr/local/nvidia/lib/libnvidia-ml.so.550.54.15", "not an ELF object");
+	write_elf(p.dir, "usr/local/nvidia/lib64/libcuda.so.550.54.15", ELFCLASS64, machine);
+	write_elf(p.dir, "usr/local/nvidia/lib64/libnvidia-ml.so.550.54.15", ELFCLASS64, machine);
+	write_elf(p.dir, "usr/local/nvidia/lib64/libnvidia-ptxjitcompiler.so.550.54.15",
+		  ELFCLASS64, EM_S390);
+	assert_int_equal(prepare(&p, "gpu-0000-18-00-0", NULL), 0);
+	const struct edits_mount *m = edit_mount(&p.edits,
+						 "/usr/local/nvidia/lib64/libcuda.so.550.54.15");
+	assert_non_null(m);
+	assert_string_equal(m->host_path, "/usr/local/nvidia/lib64/libcuda.so.550.54.15");
+	m = edit_mount(&p.edits, "/usr/local/nvidia/lib64/libcuda.so.1");
+	assert_non_null(m);
+	assert_string_equal(m->host_path, "/usr/local/nvidia/lib64/libcuda.so.550.54.15");
+	m = edit_mount(&p.edits, "/usr/local/nvidia/lib64/libnvidia-ml.so.1");
+	assert_non_null(m);
+	assert_string_equal(m->host_path, "/usr/local/nvidia/lib64/libnvidia-ml.so.550.54.15");
+	assert_non_null(edit_mount(&p.edits, "/usr/bin/nvidia-smi"));
+	assert_int_equal(p.edits.n_mounts, 5);	/* 2 libraries at 2 paths, nvidia-smi */
 	prep_teardown(&p);
 }
 
@@ -592,6 +659,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_prepare_full_gpu_edits),
 		cmocka_unit_test(test_host_driver_root_option),
+		cmocka_unit_test(test_driver_libs_from_ld_so_conf),
 		cmocka_unit_test(test_env_name_rule),
 		cmocka_unit_test(test_two_gpus_in_one_container_do_not_collide),
 		cmocka_unit_test(test_time_slicing_and_unprepare),
