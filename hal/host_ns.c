@@ -79,13 +79,15 @@ const char *host_ns_problem(struct hal_scan_private *s)
 			       "%s, the host's is " INIT_PID_NS "), so %s/1 is not the host's init "
 			       "(run it with hostPID: true)", proc, pid, proc);
 
-	r = read_ns(s, "self/ns/net", net, sizeof(net));
+	const char *link = "self/ns/net";
+	r = read_ns(s, link, net, sizeof(net));
 	if (r == 0)
-		r = read_ns(s, "1/ns/net", init_net, sizeof(init_net));
+		r = read_ns(s, link = "1/ns/net", init_net, sizeof(init_net));
 	if (r < 0 && (real || r != -ENOENT))
-		return problem(s, "cannot read %s/self/ns/net and %s/1/ns/net (%s) to tell whether "
-			       "the agent is in the host's network namespace", proc, proc,
-			       strerror(-r));
+		return problem(s, "cannot read %s/%s (%s) to tell whether the agent is in the host's "
+			       "network namespace%s", proc, link, strerror(-r),
+			       r == -EACCES ? " (reading init's needs ptrace access to it: "
+					      "CAP_SYS_PTRACE in the host's user namespace)" : "");
 	if (r == 0 && strcmp(net, init_net))
 		return problem(s, "the agent is not in the host's network namespace (it is in %s, "
 			       "the host's init in %s; run it with hostNetwork: true)", net,

@@ -153,7 +153,7 @@ static void relink(const char *d, const char *rel, const char *target)
 /* A simulated node is its own host; links the tree carries are compared. */
 static void test_host_namespaces(void **state)
 {
-	char *d = build_tree(NULL);
+	char *d = build_tree(NULL), want[4400];
 	struct hal_scan *scan;
 	static const char *const nic[] = { "0000:04:00.0", "0000:04:00.1", "0000:04:00.2" };
 
@@ -190,6 +190,19 @@ static void test_host_namespaces(void **state)
 	}
 	assert_null(hal_scan_find(scan, "0000:03:00.0")->unsafe_reason);	/* the GPU */
 	hal_scan_free(scan);
+
+	/* init's link that cannot be read (a file, not a link: EINVAL) is named */
+	assert_int_equal(unlink_in(d, "proc/1/ns/net"), 0);
+	tree_write(d, "proc/1/ns/net", "");
+	relink(d, "proc/self/ns/net", "net:[4026531840]");
+	scan = scan_tree(d);
+	assert_non_null(scan->host_net_problem);
+	snprintf(want, sizeof(want), "cannot read %s/proc/1/ns/net (Invalid argument) to tell "
+		 "whether the agent is in the host's network namespace", d);
+	assert_non_null(strstr(scan->host_net_problem, want));
+	hal_scan_free(scan);
+	assert_int_equal(unlink_in(d, "proc/1/ns/net"), 0);
+	relink(d, "proc/1/ns/net", "net:[4026531840]");
 
 	/* a pod's PID namespace: <proc>/1 is not the host's init, whatever its links say */
 	relink(d, "proc/self/ns/pid", "pid:[4026532100]");
