@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "agent/lib/log.h"
+#include "agent/lib/trusted_path.h"
 #include "agent/core/backend_ctx.h"
 #include "agent/core/k8s_names.h"
 #include "hal/hal.h"
@@ -27,6 +28,11 @@ const char *dralet_ctx_option(const struct dralet_backend_ctx *ctx, const char *
 	    !json_object_is_type(v, json_type_string))
 		return NULL;
 	return json_object_get_string(v);
+}
+
+int dralet_trusted_file(const char *path, char *err, size_t errlen)
+{
+	return trusted_path_check(path, err, errlen);
 }
 
 const struct dralet_pci_func *dralet_ctx_find_pci(const struct dralet_backend_ctx *ctx,

@@ -223,10 +223,14 @@ int gpu_unprepare_vfio(struct dralet_backend_ctx *ctx, struct dralet_device *dev
 /*
  * Runs @argv[0] (an absolute path) with @argv, stdin from /dev/null, and
  * collects up to @out_size-1 bytes of its combined stdout/stderr into @out.
- * Kills it after @timeout_ms. Returns the exit status (0..255), -ETIMEDOUT,
- * -ENOENT/-EACCES when it cannot be started, or another -errno.
+ * The child gets the agent's environment, with LD_LIBRARY_PATH=@lib_path
+ * instead when @lib_path is given (a tool of the host's driver root, run in
+ * the agent's container, finds the driver's libraries there). Kills it after
+ * @timeout_ms. Returns the exit status (0..255), -ETIMEDOUT, -ENOENT/-EACCES
+ * when it cannot be started, or another -errno.
  */
-int gpu_run_tool(char *const argv[], int timeout_ms, char *out, size_t out_size);
+int gpu_run_tool(char *const argv[], const char *lib_path, int timeout_ms, char *out,
+		 size_t out_size);
 
 /* True when @path names an executable regular file. */
 bool gpu_executable(const char *path);

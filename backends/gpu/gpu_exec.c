@@ -11,6 +11,8 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -37,9 +39,29 @@ static long now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-int gpu_run_tool(char *const argv[], int timeout_ms, char *out, size_t out_size)
+/* The agent's environment with @assignment ("LD_LIBRARY_PATH=...") in place
+ * of its own LD_LIBRARY_PATH; the array is malloc'd, its strings are not. */
+static char **environ_with(const char *assignment)
+{
+	size_t n = 0, k = 0;
+	char **env;
+
+	while (environ[n])
+		n++;
+	if (!(env = calloc(n + 2, sizeof(*env))))
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "LD_LIBRARY_PATH=", 16))
+			env[k++] = environ[i];
+	env[k] = (char *)assignment;
+	return env;
+}
+
+int gpu_run_tool(char *const argv[], const char *lib_path, int timeout_ms, char *out,
+		 size_t out_size)
 {
 	posix_spawn_file_actions_t fa;
+	char lib_env[4200], **env = environ;
 	int pipefd[2], status, r;
 	size_t len = 0;
 	pid_t pid;
@@ -52,19 +74,31 @@ int gpu_run_tool(char *const argv[], int timeout_ms, char *out, size_t out_size)
 		return -EINVAL;
 	if (!gpu_executable(argv[0]))
 		return access(argv[0], F_OK) == 0 ? -EACCES : -ENOENT;
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		return -errno;
+	if (lib_path) {
+		if (snprintf(lib_env, sizeof(lib_env), "LD_LIBRARY_PATH=%s", lib_path) >=
+		    (int)sizeof(lib_env))
+			return -ENAMETOOLONG;
+		if (!(env = environ_with(lib_env)))
+			return -ENOMEM;
+	}
+	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+		r = -errno;
+		goto out_env;
+	}
 	if ((r = posix_spawn_file_actions_init(&fa)) != 0) {
 		close(pipefd[0]);
 		close(pipefd[1]);
-		return -r;
+		r = -r;
+		goto out_env;
 	}
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
 	posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
-	r = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+	r = posix_spawn(&pid, argv[0], &fa, NULL, argv, env);
 	posix_spawn_file_actions_destroy(&fa);
 	close(pipefd[1]);
+	if (env != environ)
+		free(env);
 	if (r != 0) {
 		close(pipefd[0]);
 		return -r;
@@ -126,4 +160,8 @@ int gpu_run_tool(char *const argv[], int timeout_ms, char *out, size_t out_size)
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+out_env:
+	if (env != environ)
+		free(env);
+	return r;
 }

@@ -4,7 +4,8 @@
  * (MIG off) or as their MIG devices (MIG on). Facts come from PCI, from
  * /proc/driver/nvidia and, when libnvidia-ml loads, from NVML.
  *
- * Options: nvmlLibrary (default libnvidia-ml.so.1), driverRoot,
+ * Options: nvmlLibrary (default: the driver's own below driverRoot, else
+ * libnvidia-ml.so.1), driverRoot,
  * hostDriverRoot, nvidiaSmi (nvidia_libs.c), sharing (nvidia_sharing.c). Attribute reference:
  * docs/attributes-gpu.md.
  */
@@ -91,17 +92,40 @@ static void nvidia_fini(void *state)
 	free(st);
 }
 
+/*
+ * The NVML library to load: the option nvmlLibrary; else the running
+ * driver's own libnvidia-ml.so.<version> below the driver root (the host's
+ * files, mounted into the agent's container: driverRoot /host), when only
+ * root can change it; else the loader's libnvidia-ml.so.1.
+ */
+static const char *nvml_library(struct dralet_backend_ctx *ctx, const struct nvidia_state *st,
+				char *found, size_t size)
+{
+	const char *opt = dralet_ctx_option(ctx, "nvmlLibrary");
+	char why[512];
+
+	if (opt)
+		return opt;
+	if (!nvidia_driver_lib(st, "libnvidia-ml", found, size))
+		return NVIDIA_NVML_DEFAULT;
+	if (dralet_trusted_file(found, why, sizeof(why)) < 0) {
+		dralet_ctx_warn(ctx, "not loading the driver's NVML %s: %s", found, why);
+		return NVIDIA_NVML_DEFAULT;
+	}
+	return found;
+}
+
 /* NVML is opened at the first NVIDIA GPU, so nodes without one never warn. */
 static void nvidia_open_nvml(struct dralet_backend_ctx *ctx, struct nvidia_state *st)
 {
 	const char *opt = dralet_ctx_option(ctx, "nvmlLibrary");
-	char err[512];
+	char err[512], found[4096];
 	int r, v;
 
 	if (st->nvml_tried)
 		return;
 	st->nvml_tried = true;
-	r = nvml_open(opt ? opt : NVIDIA_NVML_DEFAULT, &st->nvml, err, sizeof(err));
+	r = nvml_open(nvml_library(ctx, st, found, sizeof(found)), &st->nvml, err, sizeof(err));
 	if (r == -ENOENT) {
 		/* no library: proc facts only; say so only when it was asked for */
 		if (opt)

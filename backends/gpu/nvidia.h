@@ -137,6 +137,9 @@ void nvidia_roots_init(struct dralet_backend_ctx *ctx, struct nvidia_state *st);
  * driver root (read-only); what is absent is skipped. */
 int nvidia_add_driver_mounts(struct dralet_backend_ctx *ctx, const struct nvidia_state *st,
 			     struct dralet_edits *edits);
+/* The running driver's <stem>.so.<version> below the driver root, looked up
+ * as the mounts are ("libnvidia-ml"): its path in @path, or false. */
+bool nvidia_driver_lib(const struct nvidia_state *st, const char *stem, char *path, size_t size);
 /* The nvidia-smi to run: option nvidiaSmi, else looked up below the driver
  * root. Returns false (and the path tried in @buf) when there is none. */
 bool nvidia_smi_path(struct dralet_backend_ctx *ctx, const struct nvidia_state *st, char *buf,

@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -125,18 +126,27 @@ static bool native_elf(const char *path)
 	return ok;
 }
 
-/* Mounts <dir>/<name> found below the driver root (an ELF object of this
- * machine when @native); 1 when found. */
-static int mount_one(const struct nvidia_state *st, struct dralet_edits *edits, const char *dir,
-		     const char *name, const char *also_as, bool native)
+/* True when <driver root>/<dir>/<name> is a regular file (an ELF object of
+ * this machine when @native); its path in @local. */
+static bool has_file(const struct nvidia_state *st, const char *dir, const char *name, bool native,
+		     char *local, size_t size)
 {
-	char rel[512], local[4096], host[4096], container[600];
+	char rel[512];
+
+	return snprintf(rel, sizeof(rel), "%s/%s", dir, name) < (int)sizeof(rel) &&
+	       join(st->driver_root, rel, local, size) == 0 && regular_file(local) &&
+	       (!native || native_elf(local));
+}
+
+/* Mounts <dir>/<name> of the driver root at the same path, and at
+ * <dir>/<also_as> when given. */
+static int mount_file(const struct nvidia_state *st, struct dralet_edits *edits, const char *dir,
+		      const char *name, const char *also_as)
+{
+	char rel[512], host[4096], container[600];
 	int r;
 
-	if (snprintf(rel, sizeof(rel), "%s/%s", dir, name) >= (int)sizeof(rel) ||
-	    join(st->driver_root, rel, local, sizeof(local)) < 0 || !regular_file(local) ||
-	    (native && !native_elf(local)))
-		return 0;
+	snprintf(rel, sizeof(rel), "%s/%s", dir, name);
 	if ((r = join(st->host_driver_root, rel, host, sizeof(host))) < 0)
 		return r;
 	snprintf(container, sizeof(container), "/%s", rel);
@@ -144,57 +154,78 @@ static int mount_one(const struct nvidia_state *st, struct dralet_edits *edits, 
 		return r;
 	if (also_as) {
 		snprintf(container, sizeof(container), "/%s/%s", dir, also_as);
-		if ((r = dralet_edits_add_mount(edits, host, container, "ro,nosuid,nodev,bind")) < 0)
-			return r;
+		r = dralet_edits_add_mount(edits, host, container, "ro,nosuid,nodev,bind");
 	}
-	return 1;
+	return r < 0 ? r : 0;
 }
 
-/* Mounts library @i from the first directory that has it: the standard
- * ones, then @conf_dirs; 0 also when none has it. */
-static int mount_lib(const struct nvidia_state *st, struct dralet_edits *edits, size_t i,
-		     const char *version, char (*conf_dirs)[LD_SO_CONF_DIR_MAX], size_t n_conf)
-{
-	char name[128], soname[128];
-	const char *also = NULL;
-	int r = 0;
+struct lib_dirs {
+	char conf[CONF_DIRS_MAX][LD_SO_CONF_DIR_MAX];
+	size_t n_conf;
+	bool conf_read;
+};
 
-	snprintf(name, sizeof(name), "%s.so.%s", driver_libs[i].stem, version);
-	if (driver_libs[i].soname) {
-		snprintf(soname, sizeof(soname), "%s.so.%s", driver_libs[i].stem,
-			 driver_libs[i].soname);
-		also = soname;
+/* The directory below the driver root that holds library @name: the first
+ * standard one that has it, else the first of ld.so.conf's with an ELF
+ * object of this machine (read once per @dirs); NULL when none does. */
+static const char *lib_dir_of(const struct nvidia_state *st, struct lib_dirs *dirs,
+			      const char *name, char *local, size_t size)
+{
+	for (size_t d = 0; lib_dirs[d]; d++)
+		if (has_file(st, lib_dirs[d], name, false, local, size))
+			return lib_dirs[d];
+	if (!dirs->conf_read) {
+		dirs->n_conf = ld_so_conf_dirs(st->driver_root, dirs->conf, CONF_DIRS_MAX);
+		dirs->conf_read = true;
 	}
-	for (size_t d = 0; lib_dirs[d] && !r; d++)
-		r = mount_one(st, edits, lib_dirs[d], name, also, false);
-	for (size_t d = 0; d < n_conf && !r; d++)
-		r = mount_one(st, edits, conf_dirs[d], name, also, true);
-	return r < 0 ? r : 0;
+	for (size_t d = 0; d < dirs->n_conf; d++)
+		if (has_file(st, dirs->conf[d], name, true, local, size))
+			return dirs->conf[d];
+	return NULL;
+}
+
+bool nvidia_driver_lib(const struct nvidia_state *st, const char *stem, char *path, size_t size)
+{
+	const char *version = nvidia_driver_version(st);
+	struct lib_dirs *dirs = calloc(1, sizeof(*dirs));
+	char name[128];
+	bool found;
+
+	if (!dirs)
+		return false;
+	snprintf(name, sizeof(name), "%s.so.%s", stem, version);
+	found = version[0] && lib_dir_of(st, dirs, name, path, size);
+	free(dirs);
+	return found;
 }
 
 int nvidia_add_driver_mounts(struct dralet_backend_ctx *ctx, const struct nvidia_state *st,
 			     struct dralet_edits *edits)
 {
-	const char *version = nvidia_driver_version(st);
-	char conf_dirs[CONF_DIRS_MAX][LD_SO_CONF_DIR_MAX];
-	size_t n_conf = 0;
-	int r;
+	const char *version = nvidia_driver_version(st), *dir;
+	struct lib_dirs *dirs = calloc(1, sizeof(*dirs));
+	char name[128], soname[128], local[4096];
+	int r = 0;
 
 	(void)ctx;
-	if (version[0])
-		n_conf = ld_so_conf_dirs(st->driver_root, conf_dirs, CONF_DIRS_MAX);
-	for (size_t i = 0; version[0] && i < sizeof(driver_libs) / sizeof(*driver_libs); i++)
-		if ((r = mount_lib(st, edits, i, version, conf_dirs, n_conf)) < 0)
-			return r;
-	for (size_t t = 0; driver_tools[t]; t++)
-		for (size_t d = 0; bin_dirs[d]; d++) {
-			r = mount_one(st, edits, bin_dirs[d], driver_tools[t], NULL, false);
-			if (r < 0)
-				return r;
-			if (r > 0)
+	if (!dirs)
+		return -ENOMEM;
+	for (size_t i = 0; version[0] && !r && i < sizeof(driver_libs) / sizeof(*driver_libs); i++) {
+		snprintf(name, sizeof(name), "%s.so.%s", driver_libs[i].stem, version);
+		if (driver_libs[i].soname)
+			snprintf(soname, sizeof(soname), "%s.so.%s", driver_libs[i].stem,
+				 driver_libs[i].soname);
+		if ((dir = lib_dir_of(st, dirs, name, local, sizeof(local))))
+			r = mount_file(st, edits, dir, name, driver_libs[i].soname ? soname : NULL);
+	}
+	free(dirs);
+	for (size_t t = 0; driver_tools[t] && !r; t++)
+		for (size_t d = 0; bin_dirs[d]; d++)
+			if (has_file(st, bin_dirs[d], driver_tools[t], false, local, sizeof(local))) {
+				r = mount_file(st, edits, bin_dirs[d], driver_tools[t], NULL);
 				break;
-		}
-	return 0;
+			}
+	return r;
 }
 
 bool nvidia_smi_path(struct dralet_backend_ctx *ctx, const struct nvidia_state *st, char *buf,

@@ -28,15 +28,31 @@ int nvidia_validate_config(struct dralet_backend_ctx *ctx, const char *config)
 	return gpu_config_parse(ctx, config, &cfg);
 }
 
-static int set_timeslice(struct dralet_backend_ctx *ctx, const char *tool, const char *uuid,
-			 enum gpu_timeslice t, const char *device)
+/* Where nvidia-smi finds libnvidia-ml: the loader's own search on the
+ * node itself; below another driver root (the host's files in the agent's
+ * container), the directory of the driver's libnvidia-ml there. */
+static const char *tool_lib_path(const struct nvidia_state *st, char *buf, size_t size)
 {
-	char arg[32], out[512];
+	char *slash;
+
+	if (!st || !strcmp(st->driver_root, "/") ||
+	    !nvidia_driver_lib(st, "libnvidia-ml", buf, size) || !(slash = strrchr(buf, '/')))
+		return NULL;
+	*slash = '\0';
+	return buf;
+}
+
+static int set_timeslice(struct dralet_backend_ctx *ctx, const struct nvidia_state *st,
+			 const char *tool, const char *uuid, enum gpu_timeslice t,
+			 const char *device)
+{
+	char arg[32], out[512], lib_dir[4096];
 	char *argv[] = { (char *)tool, "compute-policy", arg, "-i", (char *)uuid, NULL };
 	int r;
 
 	snprintf(arg, sizeof(arg), "--set-timeslice=%d", (int)t);
-	r = gpu_run_tool(argv, NVIDIA_TOOL_TIMEOUT_MS, out, sizeof(out));
+	r = gpu_run_tool(argv, tool_lib_path(st, lib_dir, sizeof(lib_dir)), NVIDIA_TOOL_TIMEOUT_MS,
+			 out, sizeof(out));
 	if (r == 0)
 		return 0;
 	if (r < 0)
@@ -145,7 +161,7 @@ int nvidia_prepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 		{ UNDO_UUID, info->uuid }, { UNDO_TOOL, tool } }, 2);
 	if (r < 0)
 		return r;
-	if ((r = set_timeslice(ctx, tool, info->uuid, cfg.timeslice, name)) < 0)
+	if ((r = set_timeslice(ctx, st, tool, info->uuid, cfg.timeslice, name)) < 0)
 		return r;
 	return gpu_env(dev, req->edits, "TIMESLICE", gpu_timeslice_name(cfg.timeslice));
 }
@@ -179,5 +195,5 @@ int nvidia_unprepare(struct dralet_backend_ctx *ctx, struct dralet_device *dev,
 				 recorded ? recorded : "unknown");
 		return -ENOENT;
 	}
-	return set_timeslice(ctx, tool, uuid, GPU_TIMESLICE_DEFAULT, name);
+	return set_timeslice(ctx, st, tool, uuid, GPU_TIMESLICE_DEFAULT, name);
 }

@@ -238,6 +238,16 @@ const char *dralet_ctx_state_dir(const struct dralet_backend_ctx *ctx);
  * backend declares in its options table), or NULL. */
 const char *dralet_ctx_option(const struct dralet_backend_ctx *ctx, const char *key);
 
+/*
+ * 0 when only root or the agent's user can change the file @path and every
+ * directory above it (docs/architecture.md, "The agent"): the rule for code
+ * the agent loads or runs. Options declared DRALET_OPTION_TRUSTED_FILE are
+ * checked at start; a backend calls this for such a file it found itself.
+ * -EPERM, or -errno when a part cannot be looked at, with why in @err.
+ * Exported from the agent since 0.1.0 (ABI 5).
+ */
+int dralet_trusted_file(const char *path, char *err, size_t errlen);
+
 /* Looks up another PCI function of the node by address ("0000:3b:00.1"). */
 const struct dralet_pci_func *dralet_ctx_find_pci(const struct dralet_backend_ctx *ctx,
 					       const char *address);

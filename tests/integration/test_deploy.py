@@ -256,8 +256,12 @@ def check_rest(docs):
     assert pod['serviceAccountName'] == 'dralet'
     assert pod['priorityClassName'] == 'system-node-critical'
     host = {v['name']: v['hostPath']['path'] for v in pod['volumes'] if 'hostPath' in v}
-    assert sorted(host.values()) == ['/var/lib/dralet/bitstreams', '/var/lib/kubelet/plugins',
+    assert sorted(host.values()) == ['/', '/var/lib/dralet/bitstreams', '/var/lib/kubelet/plugins',
                                      '/var/lib/kubelet/plugins_registry', '/var/run/cdi'], host
+    # the host's root, read-only at /host: the nvidia backend's driverRoot (the shipped
+    # configuration below points it there)
+    [root] = [n for n, path in host.items() if path == '/']
+    del host[root]
     # the FPGA bitstream store (docs/fpga.md): created when missing, read-only inside
     store = [v for v in pod['volumes'] if v.get('hostPath', {}).get('path') ==
              '/var/lib/dralet/bitstreams']
@@ -271,6 +275,8 @@ def check_rest(docs):
             assert mounts.get(name) == path, (name, mounts)   # same paths inside
         [bits] = [m for m in c['volumeMounts'] if m['name'] == store[0]['name']]
         assert bits.get('readOnly') is True, bits   # prepare only reads images
+        [hr] = [m for m in c['volumeMounts'] if m['name'] == root]
+        assert hr['mountPath'] == '/host' and hr.get('readOnly') is True, hr
         env = {e['name']: e for e in c['env']}
         assert env['NODE_NAME']['valueFrom']['fieldRef']['fieldPath'] == 'spec.nodeName'
         assert c['args'][0] == 'run'
@@ -294,6 +300,10 @@ def check_rest(docs):
     for v in pod['volumes']:
         if 'configMap' in v:
             assert v['configMap']['name'] in cm_names
+    # the shipped configuration reads the NVIDIA driver's files where the host's root is
+    cm = [d for d in by_kind(docs, 'ConfigMap') if d['metadata']['name'] == 'dralet-config'][0]
+    shipped = yaml.safe_load(cm['data']['config.yaml'])
+    assert shipped['backends']['nvidia']['options'] == {'driverRoot': hr['mountPath']}, shipped
     # the shipped configuration is one the agent accepts
     dralet = os.environ.get('DRALET')
     if dralet:

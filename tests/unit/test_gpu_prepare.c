@@ -59,16 +59,17 @@ static const char board[] =
 	"          nvml: {memory: 85899345920, mig_mode: true}\n"
 	"          mig: [{profile: 1g.10gb, placement: 6, gi: 9, uuid: " MIGUUID "}]\n";
 
-/* A logging nvidia-smi: appends its arguments to <tree>/smi.log and exits
- * with the code in <tree>/smi.exit (0 when absent). */
+/* A logging nvidia-smi: appends its arguments to <tree>/smi.log, writes its
+ * LD_LIBRARY_PATH to <tree>/smi.env and exits with the code in
+ * <tree>/smi.exit (0 when absent). */
 static void write_fake_smi(const char *d, const char *rel)
 {
 	char text[2048], path[4096];
 
 	snprintf(text, sizeof(text),
-		 "#!/bin/sh\necho \"$*\" >> '%s/smi.log'\n"
+		 "#!/bin/sh\necho \"$*\" >> '%s/smi.log'\necho \"$LD_LIBRARY_PATH\" > '%s/smi.env'\n"
 		 "if [ -f '%s/smi.exit' ]; then echo 'Unable to set the time-slice: Insufficient "
-		 "Permissions'; exit $(cat '%s/smi.exit'); fi\nexit 0\n", d, d, d);
+		 "Permissions'; exit $(cat '%s/smi.exit'); fi\nexit 0\n", d, d, d, d);
 	tree_write(d, rel, text);
 	snprintf(path, sizeof(path), "%s/%s", d, rel);
 	chmod(path, 0755);
@@ -126,18 +127,24 @@ static void prep_teardown(struct prep *p)
 	tree_remove(p->dir);
 }
 
-static char *read_log(const char *d)
+/* <d>/@name's text (malloc'd; empty when absent). */
+static char *read_tree_file(const char *d, const char *name)
 {
 	char path[4096];
 	FILE *f;
 	char *buf = calloc(1, 4096);
 
-	snprintf(path, sizeof(path), "%s/smi.log", d);
+	snprintf(path, sizeof(path), "%s/%s", d, name);
 	if ((f = fopen(path, "r"))) {
 		(void)!fread(buf, 1, 4095, f);
 		fclose(f);
 	}
 	return buf;
+}
+
+static char *read_log(const char *d)
+{
+	return read_tree_file(d, "smi.log");
 }
 
 static int prepare(struct prep *p, const char *device, const char *config)
@@ -294,6 +301,38 @@ static void test_driver_libs_from_ld_so_conf(void **state)
 	prep_teardown(&p);
 }
 
+/* Without nvmlLibrary the driver's own libnvidia-ml.so.<version> below the
+ * driver root is loaded (here the fake NVML copied there), not the loader's. */
+static void test_nvml_from_driver_root(void **state)
+{
+	char *so = build_path("tests/lib/fake-nvml.so"), data[4096], dst[4096], cmd[9000];
+	struct harness h;
+	struct dralet_device *dev;
+	char *d = build_tree();
+
+	(void)state;
+	snprintf(dst, sizeof(dst), "%s/" LIBDIR "/libnvidia-ml.so.550.54.15", d);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", so, dst);
+	assert_int_equal(system(cmd), 0);
+	snprintf(data, sizeof(data), "%s/nvml.json", d);
+	setenv("FAKE_NVML_DATA", data, 1);
+	assert_int_equal(harness_init(&h, &gpu_nvidia_backend, d, NULL), 0);
+	assert_int_equal(harness_probe_all(&h), 0);
+	assert_non_null(dev = harness_device(&h, "gpu-0000-18-00-0"));
+	assert_non_null(dralet_device_find_attr(dev, "cudaComputeCapability"));	/* NVML's */
+	harness_fini(&h);
+
+	/* a copy that someone else may change is not loaded: procfs facts only */
+	assert_int_equal(chmod(dst, 0666), 0);
+	assert_int_equal(harness_init(&h, &gpu_nvidia_backend, d, NULL), 0);
+	assert_int_equal(harness_probe_all(&h), 0);
+	assert_non_null(dev = harness_device(&h, "gpu-0000-18-00-0"));
+	assert_null(dralet_device_find_attr(dev, "cudaComputeCapability"));
+	harness_fini(&h);
+	tree_remove(d);
+	free(so);
+}
+
 static void test_two_gpus_in_one_container_do_not_collide(void **state)
 {
 	struct prep p;
@@ -340,6 +379,12 @@ static void test_time_slicing_and_unprepare(void **state)
 	assert_string_equal(log, "compute-policy --set-timeslice=3 -i " UUID0 "\n"
 				 "compute-policy --set-timeslice=0 -i " UUID0 "\n");
 	free(log);
+	/* the driver root is not "/" (the host's files in the agent's container):
+	 * the tool finds libnvidia-ml in the driver's library directory there */
+	char want[4200], *env = read_tree_file(p.dir, "smi.env");
+	snprintf(want, sizeof(want), "%s/" LIBDIR "\n", p.dir);
+	assert_string_equal(env, want);
+	free(env);
 	/* and again: idempotent */
 	assert_int_equal(gpu_nvidia_backend.unprepare(&h2.ctx, NULL, &p.req.claim, &p.undo), 0);
 	harness_fini(&h2);
@@ -584,11 +629,11 @@ static void test_run_tool_timeout(void **state)
 	snprintf(path, sizeof(path), "%s/slow.sh", d);
 	chmod(path, 0755);
 	char *argv[] = { path, NULL };
-	assert_int_equal(gpu_run_tool(argv, 200, out, sizeof(out)), -ETIMEDOUT);
+	assert_int_equal(gpu_run_tool(argv, NULL, 200, out, sizeof(out)), -ETIMEDOUT);
 	char *none[] = { "/nonexistent/tool", NULL };
-	assert_int_equal(gpu_run_tool(none, 200, out, sizeof(out)), -ENOENT);
+	assert_int_equal(gpu_run_tool(none, NULL, 200, out, sizeof(out)), -ENOENT);
 	char *relative[] = { "nvidia-smi", NULL };
-	assert_int_equal(gpu_run_tool(relative, 200, out, sizeof(out)), -EINVAL);
+	assert_int_equal(gpu_run_tool(relative, NULL, 200, out, sizeof(out)), -EINVAL);
 	tree_remove(d);
 }
 
@@ -660,6 +705,7 @@ int main(void)
 		cmocka_unit_test(test_prepare_full_gpu_edits),
 		cmocka_unit_test(test_host_driver_root_option),
 		cmocka_unit_test(test_driver_libs_from_ld_so_conf),
+		cmocka_unit_test(test_nvml_from_driver_root),
 		cmocka_unit_test(test_env_name_rule),
 		cmocka_unit_test(test_two_gpus_in_one_container_do_not_collide),
 		cmocka_unit_test(test_time_slicing_and_unprepare),
