@@ -20,6 +20,7 @@ LD_LIBRARY_PATH=$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} exec "$here/drale
 EOF
 chmod +x "$dir/dralet"
 cp tests/realnode/realnode.py "$dir/"
+${CC:-cc} -std=c11 -Wall -Wextra -Werror -O2 -o "$dir/cuinit" tests/realnode/cuinit.c
 # with the libraries dralet opens with dlopen (agent/daemon/mhd_loader.c,
 # agent/kube/curl_loader.c) and theirs
 libs=$(for f in "$bin" $(/sbin/ldconfig -p | awk '/libmicrohttpd.so.12 |libcurl.so.4 /{print $NF}' | sort -u); do

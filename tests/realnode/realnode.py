@@ -17,6 +17,10 @@ Steps (each one recorded, a failing one does not stop the rest):
              device nodes (char devices of that major:minor) and mounts
              (files that exist; libcuda and libnvidia-ml among them when the
              node's loader finds them), unprepare, the spec gone
+  container  the CDI spec as a container gets it: in a private mount
+             namespace, a root on tmpfs with only the C library, /dev, /proc,
+             /sys and the spec's mounts; cuinit (tests/realnode/cuinit.c, beside
+             this script) must load libcuda.so.1 there, cuInit and count the GPU
   timeslice  the same GPU with GpuConfig time-slicing Long: nvidia-smi's
              compute policy after prepare, and back to Default after unprepare
   restart    prepare, SIGKILL the agent, start it again, unprepare from its
@@ -338,6 +342,68 @@ class Run:
         return {"prepare": res, "prepareMs": prep_ms, "unprepareMs": unprep_ms,
                 "cdi": spec, "memoryWithClaim": mem}
 
+    # the C library a dynamically linked program needs, bound into the root by soname
+    LIBC = ("libc.so.6", "libm.so.6", "libdl.so.2", "libpthread.so.0", "librt.so.1")
+    LOADER = "/lib64/ld-linux-x86-64.so.2"
+
+    def container_root_script(self, spec, root, cuinit):
+        """The shell script that builds the container's root in a private mount
+        namespace and runs cuinit in it (chroot), with LD_LIBRARY_PATH the
+        directories of the spec's libraries, as a CUDA image sets it."""
+        edits = [spec.get("containerEdits", {})] + [d.get("containerEdits", {})
+                                                     for d in spec.get("devices", [])]
+        mounts = [m for e in edits for m in e.get("mounts", [])]
+        out = subprocess.run(["sh", "-c", "ldconfig -p"], capture_output=True, text=True).stdout
+        libc = {}
+        for line in out.splitlines():
+            name = line.strip().split(" ", 1)[0]
+            if name in self.LIBC and "x86-64" in line and name not in libc:
+                libc[name] = line.rsplit("=> ", 1)[1].strip()
+        binds = [(self.LOADER, self.LOADER)] + [
+            (path, "/lib/x86_64-linux-gnu/" + name) for name, path in libc.items()] + [
+            (m["hostPath"], m["containerPath"]) for m in mounts]
+        q = lambda p: "'" + p.replace("'", "'\\''") + "'"
+        lines = ["set -e", "r=" + q(root), "mount -t tmpfs tmpfs \"$r\"",
+                 "mkdir \"$r/dev\" \"$r/proc\" \"$r/sys\"",
+                 "mount --rbind /dev \"$r/dev\"", "mount --rbind /sys \"$r/sys\"",
+                 "mount -t proc proc \"$r/proc\""]
+        for host, container in binds:
+            lines += ["mkdir -p \"$r\"" + q(os.path.dirname(container)),
+                      "touch \"$r\"" + q(container),
+                      "mount --bind " + q(host) + " \"$r\"" + q(container)]
+        lines += ["cp " + q(cuinit) + " \"$r/cuinit\""]
+        lib_dirs = sorted({os.path.dirname(m["containerPath"]) for m in mounts
+                           if os.path.basename(m["containerPath"]).startswith("libcuda.so")})
+        lines += ["exec env -i LD_LIBRARY_PATH=" + q(":".join(lib_dirs)) +
+                  " \"$(command -v chroot)\" \"$r\" /cuinit"]
+        return "\n".join(lines) + "\n", lib_dirs
+
+    def container_step(self):
+        cuinit = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cuinit")
+        assert os.access(cuinit, os.X_OK), "%s is not there (tests/realnode/bundle.sh builds it)" \
+            % cuinit
+        c = self.claim("gpu-container", "7e3a0c1d-0005-4000-8000-000000000005", self.gpu["name"])
+        self.ctl("prepare", c)
+        try:
+            [path] = glob.glob(os.path.join(self.paths()["cdi"], "*7e3a0c1d-0005-*"))
+            with open(path) as fh:
+                spec = json.load(fh)
+            root = os.path.join(self.tmp, "rootfs")
+            os.makedirs(root, exist_ok=True)
+            script, lib_dirs = self.container_root_script(spec, root, cuinit)
+            with open(os.path.join(self.tmp, "container.sh"), "w") as fh:
+                fh.write(script)
+            rc, out, err = self.sh(["unshare", "--mount", "--propagation", "private", "sh",
+                                    os.path.join(self.tmp, "container.sh")])
+        finally:
+            self.ctl("unprepare", c)
+        detail = {"exit": rc, "output": (out + err).strip()[-400:], "LD_LIBRARY_PATH": lib_dirs}
+        if self.board:	# the board's driver files are not libraries: the root was built
+            assert "dlopen libcuda.so.1" in out, detail
+            return "n/a"
+        assert rc == 0, detail
+        return detail
+
     def compute_policy(self):
         smi = self.facts_.get("nvidiaSmi")
         if not smi:
@@ -407,6 +473,7 @@ class Run:
         self.step("agent", self.agent_step)
         if self.agent:
             self.step("gpu", self.gpu_step)
+            self.step("container", self.container_step)
             self.step("timeslice", self.timeslice_step)
             self.step("restart", self.restart_step)
             self.step("bench", self.bench_step)
