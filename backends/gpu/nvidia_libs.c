@@ -11,13 +11,15 @@
  *   hostDriverRoot  the same tree as the container runtime sees it, used in
  *                   the mounts' host paths (default "/").
  * Libraries are found as <lib dir>/<name>.so.<driver version> in the usual
- * Debian and RHEL directories, else in the directories the root's
- * ld.so.conf adds (a driver installed outside them, as on GKE:
- * /usr/local/nvidia/lib64, with only soname links in /usr/lib), where a file
- * counts only when it is an ELF object of this machine (not the i386 copy).
- * Each is mounted at the same path in the container, once more at its soname
- * ("libcuda.so.1") so that the loader finds it without an ldconfig hook when
- * the image searches that directory. What is not there is skipped.
+ * Debian and RHEL directories, else behind the soname link of such a
+ * directory, else in the directories the root's ld.so.conf adds (a driver
+ * installed outside them, as on GKE: /usr/local/nvidia/lib64, with only
+ * soname links in /usr/lib); found those two ways a file counts only when it
+ * is an ELF object of this machine (not the i386 copy). Each is mounted in
+ * the directory it was found in, under its versioned name and once more at
+ * its soname ("libcuda.so.1"), so that the loader finds it without an
+ * ldconfig hook when the image searches that directory. What is not there is
+ * skipped.
  */
 #include <elf.h>
 #include <errno.h>
@@ -30,6 +32,7 @@
 
 #include "nvidia.h"
 #include "../common/ld_so_conf.h"
+#include "../common/root_path.h"
 
 #define CONF_DIRS_MAX 32
 
@@ -138,18 +141,17 @@ static bool has_file(const struct nvidia_state *st, const char *dir, const char 
 	       (!native || native_elf(local));
 }
 
-/* Mounts <dir>/<name> of the driver root at the same path, and at
- * <dir>/<also_as> when given. */
-static int mount_file(const struct nvidia_state *st, struct dralet_edits *edits, const char *dir,
-		      const char *name, const char *also_as)
+/* Mounts @host_rel of the driver root at <dir>/<name> in the container, and
+ * at <dir>/<also_as> when given. */
+static int mount_file(const struct nvidia_state *st, struct dralet_edits *edits,
+		      const char *host_rel, const char *dir, const char *name, const char *also_as)
 {
-	char rel[512], host[4096], container[600];
+	char host[4096], container[600];
 	int r;
 
-	snprintf(rel, sizeof(rel), "%s/%s", dir, name);
-	if ((r = join(st->host_driver_root, rel, host, sizeof(host))) < 0)
+	if ((r = join(st->host_driver_root, host_rel, host, sizeof(host))) < 0)
 		return r;
-	snprintf(container, sizeof(container), "/%s", rel);
+	snprintf(container, sizeof(container), "/%s/%s", dir, name);
 	if ((r = dralet_edits_add_mount(edits, host, container, "ro,nosuid,nodev,bind")) < 0)
 		return r;
 	if (also_as) {
@@ -159,70 +161,119 @@ static int mount_file(const struct nvidia_state *st, struct dralet_edits *edits,
 	return r < 0 ? r : 0;
 }
 
+/* The directories searched beyond the standard ones, read when first needed. */
 struct lib_dirs {
 	char conf[CONF_DIRS_MAX][LD_SO_CONF_DIR_MAX];
 	size_t n_conf;
 	bool conf_read;
 };
 
-/* The directory below the driver root that holds library @name: the first
- * standard one that has it, else the first of ld.so.conf's with an ELF
- * object of this machine (read once per @dirs); NULL when none does. */
-static const char *lib_dir_of(const struct nvidia_state *st, struct lib_dirs *dirs,
-			      const char *name, char *local, size_t size)
+/* Where library @i of the running driver is: the directory the container
+ * gets it in, and the file below the driver root. */
+struct lib_place {
+	const char *dir;
+	char host_rel[512];
+};
+
+/* The soname of library @i in @buf ("libcuda.so.1"), or NULL when its
+ * versioned name is its soname. */
+static const char *soname_of(size_t i, char *buf, size_t size)
 {
+	if (!driver_libs[i].soname)
+		return NULL;
+	snprintf(buf, size, "%s.so.%s", driver_libs[i].stem, driver_libs[i].soname);
+	return buf;
+}
+
+/*
+ * Finds <stem>.so.<version> of library @i below the driver root, the first
+ * of: in a standard directory; behind the soname link of a standard
+ * directory (links followed below the root: /usr/lib/libcuda.so.1 ->
+ * /usr/local/nvidia/lib64/libcuda.so.1 -> libcuda.so.580.159.04), an ELF
+ * object of this machine; in a directory ld.so.conf names, the same. Its
+ * path in @local; false when none has it.
+ */
+static bool find_lib(const struct nvidia_state *st, struct lib_dirs *dirs, size_t i,
+		     const char *version, struct lib_place *out, char *local, size_t size)
+{
+	char name[128], soname_buf[128], rel[512];
+	const char *soname = soname_of(i, soname_buf, sizeof(soname_buf)), *base;
+
+	snprintf(name, sizeof(name), "%s.so.%s", driver_libs[i].stem, version);
 	for (size_t d = 0; lib_dirs[d]; d++)
-		if (has_file(st, lib_dirs[d], name, false, local, size))
-			return lib_dirs[d];
+		if (has_file(st, lib_dirs[d], name, false, local, size)) {
+			out->dir = lib_dirs[d];
+			snprintf(out->host_rel, sizeof(out->host_rel), "%s/%s", lib_dirs[d], name);
+			return true;
+		}
+	for (size_t d = 0; soname && lib_dirs[d]; d++) {
+		snprintf(rel, sizeof(rel), "%s/%s", lib_dirs[d], soname);
+		if (root_resolve(st->driver_root, rel, out->host_rel, sizeof(out->host_rel)) < 0)
+			continue;
+		base = strrchr(out->host_rel, '/');
+		if (strcmp(base ? base + 1 : out->host_rel, name) ||
+		    join(st->driver_root, out->host_rel, local, size) < 0 || !regular_file(local) ||
+		    !native_elf(local))
+			continue;	/* another driver version's, or not this machine's */
+		out->dir = lib_dirs[d];
+		return true;
+	}
 	if (!dirs->conf_read) {
 		dirs->n_conf = ld_so_conf_dirs(st->driver_root, dirs->conf, CONF_DIRS_MAX);
 		dirs->conf_read = true;
 	}
 	for (size_t d = 0; d < dirs->n_conf; d++)
-		if (has_file(st, dirs->conf[d], name, true, local, size))
-			return dirs->conf[d];
-	return NULL;
+		if (has_file(st, dirs->conf[d], name, true, local, size)) {
+			out->dir = dirs->conf[d];
+			snprintf(out->host_rel, sizeof(out->host_rel), "%s/%s", dirs->conf[d], name);
+			return true;
+		}
+	return false;
 }
 
 bool nvidia_driver_lib(const struct nvidia_state *st, const char *stem, char *path, size_t size)
 {
 	const char *version = nvidia_driver_version(st);
-	struct lib_dirs *dirs = calloc(1, sizeof(*dirs));
-	char name[128];
-	bool found;
+	struct lib_dirs *dirs;
+	struct lib_place place;
+	bool found = false;
 
-	if (!dirs)
-		return false;
-	snprintf(name, sizeof(name), "%s.so.%s", stem, version);
-	found = version[0] && lib_dir_of(st, dirs, name, path, size);
-	free(dirs);
+	for (size_t i = 0; version[0] && i < sizeof(driver_libs) / sizeof(*driver_libs); i++) {
+		if (strcmp(driver_libs[i].stem, stem))
+			continue;
+		if (!(dirs = calloc(1, sizeof(*dirs))))
+			return false;
+		found = find_lib(st, dirs, i, version, &place, path, size);
+		free(dirs);
+	}
 	return found;
 }
 
 int nvidia_add_driver_mounts(struct dralet_backend_ctx *ctx, const struct nvidia_state *st,
 			     struct dralet_edits *edits)
 {
-	const char *version = nvidia_driver_version(st), *dir;
+	const char *version = nvidia_driver_version(st);
 	struct lib_dirs *dirs = calloc(1, sizeof(*dirs));
 	char name[128], soname[128], local[4096];
+	struct lib_place place;
 	int r = 0;
 
 	(void)ctx;
 	if (!dirs)
 		return -ENOMEM;
 	for (size_t i = 0; version[0] && !r && i < sizeof(driver_libs) / sizeof(*driver_libs); i++) {
+		if (!find_lib(st, dirs, i, version, &place, local, sizeof(local)))
+			continue;
 		snprintf(name, sizeof(name), "%s.so.%s", driver_libs[i].stem, version);
-		if (driver_libs[i].soname)
-			snprintf(soname, sizeof(soname), "%s.so.%s", driver_libs[i].stem,
-				 driver_libs[i].soname);
-		if ((dir = lib_dir_of(st, dirs, name, local, sizeof(local))))
-			r = mount_file(st, edits, dir, name, driver_libs[i].soname ? soname : NULL);
+		r = mount_file(st, edits, place.host_rel, place.dir, name,
+			       soname_of(i, soname, sizeof(soname)));
 	}
 	free(dirs);
 	for (size_t t = 0; driver_tools[t] && !r; t++)
 		for (size_t d = 0; bin_dirs[d]; d++)
 			if (has_file(st, bin_dirs[d], driver_tools[t], false, local, sizeof(local))) {
-				r = mount_file(st, edits, bin_dirs[d], driver_tools[t], NULL);
+				snprintf(name, sizeof(name), "%s/%s", bin_dirs[d], driver_tools[t]);
+				r = mount_file(st, edits, name, bin_dirs[d], driver_tools[t], NULL);
 				break;
 			}
 	return r;

@@ -301,6 +301,45 @@ static void test_driver_libs_from_ld_so_conf(void **state)
 	prep_teardown(&p);
 }
 
+/* The versioned files elsewhere, only soname links in a standard directory
+ * (absolute ones, followed below the driver root): mounted in that directory;
+ * a link to another driver version's file is not taken. */
+static void test_driver_libs_behind_soname_links(void **state)
+{
+#if defined(__x86_64__)
+	const uint16_t machine = EM_X86_64;
+#elif defined(__aarch64__)
+	const uint16_t machine = EM_AARCH64;
+#endif
+	static const char *const standard[] = { "libcuda.so.550.54.15", "libnvidia-ml.so.550.54.15",
+		"libnvidia-nvvm.so.550.54.15", "libnvidia-gpucomp.so.550.54.15" };
+	char path[4096];
+	struct prep p;
+
+	(void)state;
+	prep_setup(&p, NULL);
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(path, sizeof(path), "%s/" LIBDIR "/%s", p.dir, standard[i]);
+		assert_int_equal(unlink(path), 0);
+	}
+	write_elf(p.dir, "opt/nv/lib64/libcuda.so.550.54.15", ELFCLASS64, machine);
+	assert_int_equal(tree_link(p.dir, "opt/nv/lib64/libcuda.so.1", "libcuda.so.550.54.15"), 0);
+	assert_int_equal(tree_link(p.dir, "usr/lib/libcuda.so.1", "/opt/nv/lib64/libcuda.so.1"), 0);
+	write_elf(p.dir, "opt/nv/lib64/libnvidia-ml.so.535.104.05", ELFCLASS64, machine);
+	assert_int_equal(tree_link(p.dir, "usr/lib/libnvidia-ml.so.1",
+				   "/opt/nv/lib64/libnvidia-ml.so.535.104.05"), 0);
+	assert_int_equal(prepare(&p, "gpu-0000-18-00-0", NULL), 0);
+	const struct edits_mount *m = edit_mount(&p.edits, "/usr/lib/libcuda.so.550.54.15");
+	assert_non_null(m);
+	assert_string_equal(m->host_path, "/opt/nv/lib64/libcuda.so.550.54.15");
+	m = edit_mount(&p.edits, "/usr/lib/libcuda.so.1");
+	assert_non_null(m);
+	assert_string_equal(m->host_path, "/opt/nv/lib64/libcuda.so.550.54.15");
+	assert_null(edit_mount(&p.edits, "/usr/lib/libnvidia-ml.so.1"));
+	assert_int_equal(p.edits.n_mounts, 3);	/* libcuda at 2 paths, nvidia-smi */
+	prep_teardown(&p);
+}
+
 /* Without nvmlLibrary the driver's own libnvidia-ml.so.<version> below the
  * driver root is loaded (here the fake NVML copied there), not the loader's. */
 static void test_nvml_from_driver_root(void **state)
@@ -705,6 +744,7 @@ int main(void)
 		cmocka_unit_test(test_prepare_full_gpu_edits),
 		cmocka_unit_test(test_host_driver_root_option),
 		cmocka_unit_test(test_driver_libs_from_ld_so_conf),
+		cmocka_unit_test(test_driver_libs_behind_soname_links),
 		cmocka_unit_test(test_nvml_from_driver_root),
 		cmocka_unit_test(test_env_name_rule),
 		cmocka_unit_test(test_two_gpus_in_one_container_do_not_collide),
