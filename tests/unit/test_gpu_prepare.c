@@ -147,6 +147,17 @@ static char *read_log(const char *d)
 	return read_tree_file(d, "smi.log");
 }
 
+/* The edits bind-mount @host_path at @container_path, read-only. */
+static void assert_mount(const struct dralet_edits *e, const char *container_path,
+			 const char *host_path)
+{
+	const struct edits_mount *m = edit_mount(e, container_path);
+
+	assert_non_null(m);
+	assert_string_equal(m->host_path, host_path);
+	assert_string_equal(m->options, "ro,nosuid,nodev,bind");
+}
+
 static int prepare(struct prep *p, const char *device, const char *config)
 {
 	struct dralet_device *dev = harness_device(&p->h, device);
@@ -184,13 +195,9 @@ static void test_prepare_full_gpu_edits(void **state)
 	assert_string_equal(edit_env(&p.edits, "NVIDIA_VISIBLE_DEVICES"), "void");
 	assert_null(edit_env(&p.edits, "DRALET_GPU_0000_18_00_0_TIMESLICE"));
 	/* driver libraries at their path and at their soname; absent ones skipped */
-	const struct edits_mount *m = edit_mount(&p.edits, "/" LIBDIR "/libcuda.so.550.54.15");
-	assert_non_null(m);
-	assert_string_equal(m->host_path, "/" LIBDIR "/libcuda.so.550.54.15");
-	assert_string_equal(m->options, "ro,nosuid,nodev,bind");
-	m = edit_mount(&p.edits, "/" LIBDIR "/libcuda.so.1");
-	assert_non_null(m);
-	assert_string_equal(m->host_path, "/" LIBDIR "/libcuda.so.550.54.15");
+	assert_mount(&p.edits, "/" LIBDIR "/libcuda.so.550.54.15",
+		     "/" LIBDIR "/libcuda.so.550.54.15");
+	assert_mount(&p.edits, "/" LIBDIR "/libcuda.so.1", "/" LIBDIR "/libcuda.so.550.54.15");
 	assert_non_null(edit_mount(&p.edits, "/" LIBDIR "/libnvidia-ml.so.1"));
 	assert_non_null(edit_mount(&p.edits, "/" LIBDIR "/libnvidia-nvvm.so.4"));
 	assert_non_null(edit_mount(&p.edits, "/" LIBDIR "/libnvidia-gpucomp.so.550.54.15"));
@@ -231,9 +238,8 @@ static void test_host_driver_root_option(void **state)
 	(void)state;
 	prep_setup(&p, "\"hostDriverRoot\":\"/run/nvidia/driver\"");
 	assert_int_equal(prepare(&p, "gpu-0000-18-00-0", NULL), 0);
-	const struct edits_mount *m = edit_mount(&p.edits, "/" LIBDIR "/libcuda.so.1");
-	assert_non_null(m);
-	assert_string_equal(m->host_path, "/run/nvidia/driver/" LIBDIR "/libcuda.so.550.54.15");
+	assert_mount(&p.edits, "/" LIBDIR "/libcuda.so.1",
+		     "/run/nvidia/driver/" LIBDIR "/libcuda.so.550.54.15");
 	prep_teardown(&p);
 }
 
@@ -253,27 +259,42 @@ static void write_elf(const char *d, const char *rel, unsigned char class, uint1
 	fclose(f);
 }
 
+/* The ELF machine of the agent's own objects. */
+static uint16_t this_machine(void)
+{
+#if defined(__x86_64__)
+	return EM_X86_64;
+#elif defined(__aarch64__)
+	return EM_AARCH64;
+#else
+	return EM_NONE;
+#endif
+}
+
+/* prep_setup's tree without the driver's files in the standard directory. */
+static void prep_setup_driver_elsewhere(struct prep *p)
+{
+	static const char *const standard[] = { "libcuda.so.550.54.15", "libnvidia-ml.so.550.54.15",
+		"libnvidia-nvvm.so.550.54.15", "libnvidia-gpucomp.so.550.54.15" };
+	char path[4096];
+
+	prep_setup(p, NULL);
+	for (size_t i = 0; i < sizeof(standard) / sizeof(*standard); i++) {
+		snprintf(path, sizeof(path), "%s/" LIBDIR "/%s", p->dir, standard[i]);
+		assert_int_equal(unlink(path), 0);
+	}
+}
+
 /* A driver kept outside the standard directories, as on GKE: the versioned
  * files in /usr/local/nvidia/lib64, which ld.so.conf names; the 32-bit
  * copies in directories named before it are not taken. */
 static void test_driver_libs_from_ld_so_conf(void **state)
 {
-#if defined(__x86_64__)
-	const uint16_t machine = EM_X86_64;
-#elif defined(__aarch64__)
-	const uint16_t machine = EM_AARCH64;
-#endif
-	static const char *const standard[] = { "libcuda.so.550.54.15", "libnvidia-ml.so.550.54.15",
-		"libnvidia-nvvm.so.550.54.15", "libnvidia-gpucomp.so.550.54.15" };
-	char path[4096];
+	const uint16_t machine = this_machine();
 	struct prep p;
 
 	(void)state;
-	prep_setup(&p, NULL);
-	for (size_t i = 0; i < 4; i++) {
-		snprintf(path, sizeof(path), "%s/" LIBDIR "/%s", p.dir, standard[i]);
-		assert_int_equal(unlink(path), 0);
-	}
+	prep_setup_driver_elsewhere(&p);
 	tree_write(p.dir, "etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n");
 	tree_write(p.dir, "etc/ld.so.conf.d/00-i386.conf", "/usr/lib/i386-linux-gnu\n");
 	tree_write(p.dir, "etc/ld.so.conf.d/nvidia.conf",
@@ -286,16 +307,12 @@ static void test_driver_libs_from_ld_so_conf(void **state)
 	write_elf(p.dir, "usr/local/nvidia/lib64/libnvidia-ptxjitcompiler.so.550.54.15",
 		  ELFCLASS64, EM_S390);
 	assert_int_equal(prepare(&p, "gpu-0000-18-00-0", NULL), 0);
-	const struct edits_mount *m = edit_mount(&p.edits,
-						 "/usr/local/nvidia/lib64/libcuda.so.550.54.15");
-	assert_non_null(m);
-	assert_string_equal(m->host_path, "/usr/local/nvidia/lib64/libcuda.so.550.54.15");
-	m = edit_mount(&p.edits, "/usr/local/nvidia/lib64/libcuda.so.1");
-	assert_non_null(m);
-	assert_string_equal(m->host_path, "/usr/local/nvidia/lib64/libcuda.so.550.54.15");
-	m = edit_mount(&p.edits, "/usr/local/nvidia/lib64/libnvidia-ml.so.1");
-	assert_non_null(m);
-	assert_string_equal(m->host_path, "/usr/local/nvidia/lib64/libnvidia-ml.so.550.54.15");
+	assert_mount(&p.edits, "/usr/local/nvidia/lib64/libcuda.so.550.54.15",
+		     "/usr/local/nvidia/lib64/libcuda.so.550.54.15");
+	assert_mount(&p.edits, "/usr/local/nvidia/lib64/libcuda.so.1",
+		     "/usr/local/nvidia/lib64/libcuda.so.550.54.15");
+	assert_mount(&p.edits, "/usr/local/nvidia/lib64/libnvidia-ml.so.1",
+		     "/usr/local/nvidia/lib64/libnvidia-ml.so.550.54.15");
 	assert_non_null(edit_mount(&p.edits, "/usr/bin/nvidia-smi"));
 	assert_int_equal(p.edits.n_mounts, 5);	/* 2 libraries at 2 paths, nvidia-smi */
 	prep_teardown(&p);
@@ -306,22 +323,11 @@ static void test_driver_libs_from_ld_so_conf(void **state)
  * a link to another driver version's file is not taken. */
 static void test_driver_libs_behind_soname_links(void **state)
 {
-#if defined(__x86_64__)
-	const uint16_t machine = EM_X86_64;
-#elif defined(__aarch64__)
-	const uint16_t machine = EM_AARCH64;
-#endif
-	static const char *const standard[] = { "libcuda.so.550.54.15", "libnvidia-ml.so.550.54.15",
-		"libnvidia-nvvm.so.550.54.15", "libnvidia-gpucomp.so.550.54.15" };
-	char path[4096];
+	const uint16_t machine = this_machine();
 	struct prep p;
 
 	(void)state;
-	prep_setup(&p, NULL);
-	for (size_t i = 0; i < 4; i++) {
-		snprintf(path, sizeof(path), "%s/" LIBDIR "/%s", p.dir, standard[i]);
-		assert_int_equal(unlink(path), 0);
-	}
+	prep_setup_driver_elsewhere(&p);
 	write_elf(p.dir, "opt/nv/lib64/libcuda.so.550.54.15", ELFCLASS64, machine);
 	assert_int_equal(tree_link(p.dir, "opt/nv/lib64/libcuda.so.1", "libcuda.so.550.54.15"), 0);
 	assert_int_equal(tree_link(p.dir, "usr/lib/libcuda.so.1", "/opt/nv/lib64/libcuda.so.1"), 0);
@@ -329,12 +335,9 @@ static void test_driver_libs_behind_soname_links(void **state)
 	assert_int_equal(tree_link(p.dir, "usr/lib/libnvidia-ml.so.1",
 				   "/opt/nv/lib64/libnvidia-ml.so.535.104.05"), 0);
 	assert_int_equal(prepare(&p, "gpu-0000-18-00-0", NULL), 0);
-	const struct edits_mount *m = edit_mount(&p.edits, "/usr/lib/libcuda.so.550.54.15");
-	assert_non_null(m);
-	assert_string_equal(m->host_path, "/opt/nv/lib64/libcuda.so.550.54.15");
-	m = edit_mount(&p.edits, "/usr/lib/libcuda.so.1");
-	assert_non_null(m);
-	assert_string_equal(m->host_path, "/opt/nv/lib64/libcuda.so.550.54.15");
+	assert_mount(&p.edits, "/usr/lib/libcuda.so.550.54.15",
+		     "/opt/nv/lib64/libcuda.so.550.54.15");
+	assert_mount(&p.edits, "/usr/lib/libcuda.so.1", "/opt/nv/lib64/libcuda.so.550.54.15");
 	assert_null(edit_mount(&p.edits, "/usr/lib/libnvidia-ml.so.1"));
 	assert_int_equal(p.edits.n_mounts, 3);	/* libcuda at 2 paths, nvidia-smi */
 	prep_teardown(&p);
