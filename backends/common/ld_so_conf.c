@@ -34,13 +34,20 @@ static void add_dir(struct dir_list *l, const char *dir)
 
 static void read_conf(struct dir_list *l, const char *path, int depth);
 
-static void include(struct dir_list *l, const char *pattern, int depth)
+/* The files @pattern names, read in name order: an absolute pattern below the
+ * root, a relative one beside the file @from (as ldconfig does). */
+static void include(struct dir_list *l, const char *from, const char *pattern, int depth)
 {
+	const char *slash = strrchr(from, '/');
 	char full[4096];
 	glob_t g;
+	int n;
 
-	if (snprintf(full, sizeof(full), "%s/%s%s", l->root, pattern[0] == '/' ? "" : "etc/",
-		     pattern + (pattern[0] == '/')) >= (int)sizeof(full))
+	if (pattern[0] == '/')
+		n = snprintf(full, sizeof(full), "%s%s", l->root, pattern);
+	else
+		n = snprintf(full, sizeof(full), "%.*s/%s", (int)(slash - from), from, pattern);
+	if (n < 0 || n >= (int)sizeof(full))
 		return;
 	if (glob(full, 0, NULL, &g) != 0)
 		return;
@@ -64,7 +71,7 @@ static void read_conf(struct dir_list *l, const char *path, int depth)
 		if (!strncmp(p, "include", 7) && (p[7] == ' ' || p[7] == '\t')) {
 			for (word = strtok_r(p + 8, " \t", &save); word;
 			     word = strtok_r(NULL, " \t", &save))
-				include(l, word, depth);
+				include(l, path, word, depth);
 			continue;
 		}
 		if (!strncmp(p, "hwcap", 5))	/* an old ldconfig's; names no directory */

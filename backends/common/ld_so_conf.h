@@ -2,8 +2,9 @@
 /*
  * The library directories a root's /etc/ld.so.conf names, read as ldconfig
  * reads it (ld.so.conf(5)): directory names separated by blanks, ':' or ',',
- * '#' comments, and "include PATTERN" lines whose globs (relative to etc/
- * when not absolute) name more such files. These are the directories the
+ * '#' comments, and "include PATTERN" lines whose globs (absolute: below the
+ * root; relative: beside the including file, as glibc's ldconfig has it)
+ * name more such files. These are the directories the
  * root's loader cache covers beyond the standard ones, where a driver kept
  * outside them registers its libraries (GKE: /usr/local/nvidia/lib64).
  */
