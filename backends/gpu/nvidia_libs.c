@@ -245,6 +245,7 @@ bool nvidia_driver_lib(const struct nvidia_state *st, const char *stem, char *pa
 			return false;
 		found = find_lib(st, dirs, i, version, &place, path, size);
 		free(dirs);
+		break;	/* each stem is listed once */
 	}
 	return found;
 }
