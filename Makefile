@@ -167,8 +167,14 @@ run: $(BUILD)/dralet $(BUILD)/tests/lib/fake-nvml.so
 	$(Q)scripts/run-demo.sh $(BUILD)/dralet $(BOARD) $(RUN_DIR) $(CURDIR)/$(BUILD)/tests/lib/fake-nvml.so
 
 # ---- tests ----
+# Unit and integration tests run TEST_JOBS at a time: most of their time is
+# spent waiting on the processes they start. The VM tests and valgrind run
+# one after another (they share a cached initramfs, and use whole CPUs).
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+TEST_JOBS ?= $(shell echo $$(($(JOBS) * 2)))
+
 check-unit: $(UNIT_BIN) $(TEST_LIBS)
-	$(Q)BUILD=$(BUILD) tests/run-tests.sh unit $(UNIT_BIN)
+	$(Q)BUILD=$(BUILD) TEST_JOBS=$(TEST_JOBS) tests/run-tests.sh unit $(UNIT_BIN)
 
 # The grpc-go kubelet client (its own Go module; Go from /usr/local/go).
 GO ?= /usr/local/go/bin/go
@@ -177,7 +183,7 @@ $(BUILD)/tests/go/kubeletclient: tests/go/kubeletclient/main.go tests/go/kubelet
 	$(Q)cd tests/go/kubeletclient && GOFLAGS=-mod=readonly $(GO) build -trimpath -o $(CURDIR)/$@ .
 
 check-integration: $(BUILD)/dralet $(TEST_LIBS) $(INTEG_PROG) sample-backend $(BUILD)/tests/go/kubeletclient
-	$(Q)BUILD=$(BUILD) DRALET=$(CURDIR)/$(BUILD)/dralet tests/run-tests.sh integration \
+	$(Q)BUILD=$(BUILD) DRALET=$(CURDIR)/$(BUILD)/dralet TEST_JOBS=$(TEST_JOBS) tests/run-tests.sh integration \
 		$(sort $(wildcard tests/integration/test_*.sh tests/integration/test_*.py))
 
 check-vm: $(BUILD)/dralet
@@ -189,9 +195,6 @@ check-valgrind: $(BUILD)/dralet
 
 check-fuzz:
 	$(Q)$(MAKE) --no-print-directory -f tests/fuzz/fuzz.mk FUZZ_SECONDS=$${FUZZ_SECONDS:-10}
-
-# Builds use every CPU; the tests themselves run one after another (run-tests.sh).
-JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 
 check-san:
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) SAN=1 check-unit
