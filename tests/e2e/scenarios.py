@@ -861,39 +861,54 @@ EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                         "deploy", "examples", "claims")
 
 
-def allocate_example(e, name):
+def start_example(e, name):
     """Creates the shipped example claim @name (without its offline allocation) and a
-    pod using it; the real scheduler must allocate it from the classes it names, and
-    the container must get the devices."""
+    pod using it, in a namespace of its own; returns what check_example needs."""
     with open(os.path.join(EXAMPLES, name)) as f:
         claim = yaml.safe_load(f)
     spec = claim["spec"]
-    requests = spec["devices"]["requests"]
     ns = "example-" + name[:-5]
-    admin = any(r.get("exactly", {}).get("adminAccess") for r in requests)
+    admin = any(r.get("exactly", {}).get("adminAccess") for r in spec["devices"]["requests"])
     w.namespace(e.c, ns, {"resource.kubernetes.io/admin-access": "true"} if admin else None)
     w.create_claim(e.c, ns, claim["metadata"]["name"], spec)
     w.create_pod(e.c, ns, "app", claims=[claim["metadata"]["name"]])
+    return name, ns, claim
+
+
+def check_example(e, started):
+    """The real scheduler allocated the example's claim from the classes it names, and
+    the container got the devices; returns the allocation's results."""
+    name, ns, claim = started
     w.wait_running(e.c, ns, "app")
     results = w.allocation(e.c, ns, claim["metadata"]["name"])
+    requests = claim["spec"]["devices"]["requests"]
     if len(results) != len(requests):
         raise ClusterError(f"{name}: allocated {results} for {len(requests)} request(s)")
     e.expect_container(ns, "app", [r["device"] for r in results])
-    w.delete(e.c, "namespace", "", ns)
+    return results
+
+
+def allocate_example(e, name):
+    started = start_example(e, name)
+    results = check_example(e, started)
+    w.delete(e.c, "namespace", "", started[1])
     return results
 
 
 @scenario("hgx-h100")
 def examples_allocatable(e):
     """Every example claim of deploy/examples/claims for this board is allocated by the
-    real scheduler from the shipped classes (mig.gpu, rdma.net ... included)."""
+    real scheduler from the shipped classes (mig.gpu, rdma.net ... included), all of
+    them at once (the board has the devices for every one)."""
     names = sorted(n for n in os.listdir(EXAMPLES) if n.endswith(".yaml") and n != "fpga.yaml")
     if len(names) < 7:
         raise ClusterError(f"examples: {names}")
+    started = [start_example(e, name) for name in names]
     kinds = {}
-    for name in names:
-        for r in allocate_example(e, name):
-            kinds.setdefault(name, []).append(e.devices[r["device"]]["attributes"]["type"]["string"])
+    for s in started:
+        for r in check_example(e, s):
+            kinds.setdefault(s[0], []).append(e.devices[r["device"]]["attributes"]["type"]["string"])
+    w.delete(e.c, "namespace", "", *[s[1] for s in started])
     want = {"gpu.yaml": ["gpu"], "mig.yaml": ["mig"], "rdma.yaml": ["rdma"], "vf.yaml": ["rdma"],
             "gpu-nic-aligned.yaml": ["gpu", "rdma"]}
     for name, types in want.items():
