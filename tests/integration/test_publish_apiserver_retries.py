@@ -112,6 +112,12 @@ def test_faults_converge_and_stay():
 RETRY_WRITE = 'retrying the ResourceSlices of %s in ' % GPU
 
 
+def write_retry_delays(log):
+    """The delays (ms) before dralet writes the GPU driver's slices again, in the order logged."""
+    return [int(line.split(RETRY_WRITE, 1)[1].split()[0])
+            for line in log.splitlines() if RETRY_WRITE in line]
+
+
 def test_retry_after_paces_writes():
     """Writes the server throttles (429, Retry-After: 1) are retried after the second it asks
     for, every time: the delay does not grow with the throttled rounds before it (a backoff
@@ -125,8 +131,7 @@ def test_retry_after_paces_writes():
         wait_for(lambda: d.log().count(RETRY_WRITE) >= 6, 60, interval=0.1,
                  what='6 throttled write rounds')
         c = srv.counts()
-        delays = [int(line.split(RETRY_WRITE, 1)[1].split()[0])
-                  for line in d.log().splitlines() if RETRY_WRITE in line]
+        delays = write_retry_delays(d.log())
         print('retry delays of throttled writes: %s ms' % delays)
         assert delays[:6] == [1000] * 6, delays
         assert c.get('fault_429', 0) >= 6 and c.get('create', 0) <= len(delays) + 1, c
@@ -153,8 +158,7 @@ def test_failed_writes_back_off_late():
         wait_for(lambda: d.log().count(RETRY_WRITE) >= 10, 60, interval=0.1,
                  what='10 failed write rounds')
         c = srv.counts()
-        delays = [int(line.split(RETRY_WRITE, 1)[1].split()[0])
-                  for line in d.log().splitlines() if RETRY_WRITE in line]
+        delays = write_retry_delays(d.log())
         print('retry delays of failing writes: %s ms' % delays)
         assert all(100 <= x <= 200 for x in delays[:5]), delays
         assert 1280 <= delays[9] <= 2560, delays
