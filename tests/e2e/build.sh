@@ -42,11 +42,12 @@ version_ldflags() {
     echo "$flags"
 }
 
-for v in $VERSIONS; do
-    dir=$ROOT/tests/e2e/k8s/$v
+# One Kubernetes release's multi-call binary.
+build_k8s() {
+    v=$1; dir=$ROOT/tests/e2e/k8s/$v
     if newer "$OUT/$v/k8s" "$dir/go.mod" "$dir/go.sum" "$ROOT/tests/e2e/k8s/multicall.go"; then
         echo "e2e build: $v/k8s is up to date"
-        continue
+        return 0
     fi
     t=$(stamp)
     echo "e2e build: Kubernetes $v (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy, kubelet, kubectl)"
@@ -54,12 +55,14 @@ for v in $VERSIONS; do
     (cd "$dir" && $GO build -trimpath -ldflags="$(version_ldflags "$dir")" -o "$OUT/$v/k8s.tmp" .)
     mv "$OUT/$v/k8s.tmp" "$OUT/$v/k8s"
     echo "e2e build: $v/k8s in $(( $(stamp) - t ))s"
-done
+}
 
-dir=$ROOT/tests/e2e/runtime
-if newer "$OUT/runtime/helm" "$dir/go.mod" "$dir/go.sum"; then
-    echo "e2e build: runtime is up to date"
-else
+build_runtime() {
+    dir=$ROOT/tests/e2e/runtime
+    if newer "$OUT/runtime/helm" "$dir/go.mod" "$dir/go.sum"; then
+        echo "e2e build: runtime is up to date"
+        return 0
+    fi
     t=$(stamp)
     echo "e2e build: containerd, containerd-shim-runc-v2, ctr, helm"
     mkdir -p "$OUT/runtime"
@@ -69,7 +72,22 @@ else
         github.com/containerd/containerd/v2/cmd/ctr \
         helm.sh/helm/v4/cmd/helm)
     echo "e2e build: runtime in $(( $(stamp) - t ))s"
-fi
+}
+
+# The builds run at once: one's module downloads and links overlap the others'
+# compiles (go's module and build caches lock what they share).
+pids=""
+for v in $VERSIONS; do
+    (set -e; build_k8s "$v") &
+    pids="$pids $!"
+done
+(set -e; build_runtime) &
+pids="$pids $!"
+failed=0
+for pid in $pids; do
+    wait "$pid" || failed=1
+done
+[ $failed -eq 0 ] || { echo "e2e build: a Go build failed (above)" >&2; exit 1; }
 
 # The images: our own pause (tests/e2e/images/pause.c, static) and Debian's
 # busybox-static with its applet links. Nothing is pulled from a registry.
