@@ -16,6 +16,7 @@
 #include "agent/kube/client.h"
 #include "agent/kube/curl_loader.h"
 #include "agent/kube/config.h"
+#include "agent/kube/sa_token.h"
 #include "agent/lib/err_msg.h"
 
 #define BODY_MAX (64u << 20)
@@ -144,6 +145,12 @@ static int token_refresh(struct kube_client *c, bool force)
 	if (!first)
 		c->stats.token_reloads++;
 	return 1;
+}
+
+int kube_client_bound_node(struct kube_client *c, char **ret_name, char **ret_uid)
+{
+	token_refresh(c, false);
+	return c->token ? sa_token_bound_node(c->token, ret_name, ret_uid) : -ENOENT;
 }
 
 /* ---- libuv <-> libcurl ---- */

@@ -86,6 +86,12 @@ int kube_request_start(struct kube_client *c, const struct kube_request_opts *op
 /* No callback after this. Not from inside an on_data callback. NULL is fine. */
 void kube_request_cancel(struct kube_request *req);
 
+/* The node name and UID in the client's bearer token, when it is a
+ * ServiceAccount token bound to a pod (agent/kube/sa_token.h): 0 with both
+ * malloc'd, -ENOENT (no token, or one without them), -ENOMEM. The token
+ * itself stays inside. */
+int kube_client_bound_node(struct kube_client *c, char **ret_name, char **ret_uid);
+
 void kube_client_get_stats(const struct kube_client *c, struct kube_client_stats *ret_stats);
 
 /* Requests by verb and answer, every try (retries included) counted when it

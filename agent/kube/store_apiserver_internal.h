@@ -225,6 +225,9 @@ void drv_want_sync(struct drv *d, bool immediate);
 void drv_end_round(struct drv *d);
 
 /* ---- store_apiserver_reads.c ---- */
+/* Takes the Node's UID from the client's service account token when it
+ * names this node (agent/kube/sa_token.h): 0, or -ENOENT (then node_fetch). */
+int node_uid_from_token(struct store_api *s);
 /* Reads the Node's UID (the owner of new slices), retrying until it has it;
  * then every published driver syncs. Asked for by the first round that
  * creates a slice; does nothing while a read is under way or due. */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the apiserver store reads besides its slices: the Node's UID (the
- * owner of new slices; retried with a backoff) and ResourceClaims
+ * owner of new slices: from the pod's service account token, else read from
+ * the apiserver, retried with a backoff) and ResourceClaims
  * (resource.k8s.io/v1, or v1beta2 where v1 is not served).
  */
 #include <errno.h>
@@ -60,6 +61,23 @@ static void node_done(void *ud, const struct kube_response *resp)
 	log_warn("apiserver: cannot read node %s (needed for the slices' owner reference): %s; "
 		 "retrying in %u ms", s->node_name, why.text, delay);
 	uv_timer_start(&s->node_timer, on_node_timer, delay, 0);
+}
+
+int node_uid_from_token(struct store_api *s)
+{
+	char *name = NULL, *uid = NULL;
+	int r = kube_client_bound_node(s->client, &name, &uid);
+	if (r == 0 && strcmp(name, s->node_name) != 0)
+		r = -ENOENT;	/* another node's pod: ask the apiserver */
+	if (r == 0) {
+		s->node_uid = uid;
+		uid = NULL;
+		log_info("apiserver: node %s has uid %s (from the service account token)",
+			 s->node_name, s->node_uid);
+	}
+	free(name);
+	free(uid);
+	return r;
 }
 
 void node_fetch(struct store_api *s)

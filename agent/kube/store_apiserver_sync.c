@@ -137,7 +137,7 @@ static void drv_sync_now(struct drv *d)
 		log_error("apiserver: cannot plan the slices of %s: %s", d->driver, strerror(-r));
 		return;
 	}
-	if (plan->n_create && !s->node_uid) {
+	if (plan->n_create && !s->node_uid && node_uid_from_token(s) < 0) {
 		/* New slices are owned by the Node: read its UID first (only now, so
 		 * a restart that finds its slices in place never asks). */
 		slice_plan_free(plan);

@@ -28,7 +28,9 @@ gates are dropped silently, like the real server.
 Faults (control endpoint or set_faults()): rate500, rate409 (updates, deletes), rate429 with
 retryAfter, dropRate (connection closed without an answer), watchDropRate (a watch cut after a few
 events), rate403 (Forbidden, as an apiserver that has not read its RBAC yet), watchCutAfter (every watch cut after that many events), initialCutAfter (every streaming list cut after that many initial events, before its end bookmark), initialHoldAfter (a streaming list paused there until the faults change), initialError (a streaming list answered by an ERROR event, as a server whose storage cannot stream lists), delayMs, hold (requests wait until the faults change), reject (422 for every write), verbs (which verbs the faults hit); an expiring
-token: rotate_token() writes a new one, the old one gets 401.
+token: rotate_token() writes a new one, the old one gets 401. Tokens are opaque strings, or with
+bound_node a JWT shaped like a pod's projected ServiceAccount token, whose claims name that node
+and its uid (kubernetes.io.node; unsigned: the agent reads, never checks it).
 
 Control interface: plain HTTP on a second loopback port:
   GET  /counts            request counters      POST /reset-counts
@@ -1011,8 +1013,9 @@ class ApiServer:
     """The test apiserver. dir: state directory (certificates, token, kubeconfigs)."""
 
     def __init__(self, dir, nodes=('node-1',), serve_v1_claims=True, bookmark_interval=1.0,
-                 split_events=True, watch_list=True):
-        """watch_list: the WatchList gate (streaming lists); off, they get 422."""
+                 split_events=True, watch_list=True, bound_node=None):
+        """watch_list: the WatchList gate (streaming lists); off, they get 422.
+        bound_node: tokens are JWTs of a pod on that node (one of nodes, or another)."""
         self.dir = dir
         os.makedirs(dir, exist_ok=True)
         self.state = State(self)
@@ -1020,13 +1023,14 @@ class ApiServer:
         self.serve_v1_claims = serve_v1_claims
         self.bookmark_interval = bookmark_interval
         self.split_events = split_events
-        self.token_file = os.path.join(dir, 'token')
-        self._token = None
-        self.rotate_token()
         for n in nodes:
             self.state.nodes[n] = {'apiVersion': 'v1', 'kind': 'Node',
                                    'metadata': {'name': n, 'uid': str(uuid.uuid4()),
                                                 'resourceVersion': '1'}}
+        self.bound_node = bound_node
+        self.token_file = os.path.join(dir, 'token')
+        self._token = None
+        self.rotate_token()
         self.ca = make_certs(dir)
         validate.schema_errors({}, 'ResourceSlice')  # compile the schema before the first write
 
@@ -1035,6 +1039,16 @@ class ApiServer:
 
     def rotate_token(self):
         self._token = 'test-token-' + uuid.uuid4().hex
+        if self.bound_node:
+            node = self.state.nodes.get(self.bound_node, {'metadata': {'uid': 'uid-elsewhere'}})
+            claims = {'sub': 'system:serviceaccount:dralet:dralet', 'jti': self._token,
+                      'kubernetes.io': {'namespace': 'dralet',
+                                        'node': {'name': self.bound_node,
+                                                 'uid': node['metadata']['uid']},
+                                        'pod': {'name': 'dralet-x', 'uid': str(uuid.uuid4())}}}
+            self._token = '.'.join(base64.urlsafe_b64encode(json.dumps(part).encode())
+                                   .decode().rstrip('=') for part in
+                                   ({'alg': 'RS256', 'kid': 'test'}, claims, {'sig': 'none'}))
         tmp = self.token_file + '.tmp'
         with open(tmp, 'w') as f:
             f.write(self._token + '\n')

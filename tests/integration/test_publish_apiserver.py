@@ -325,6 +325,26 @@ def test_static_token_client_cert_and_in_cluster():
     srv.stop()
 
 
+def test_node_uid_from_token():
+    """In a pod, the new slices' owner (the Node's UID) comes from the ServiceAccount token
+    (kubernetes.io.node): no GET of the Node. A token of a pod on another node, or one
+    without those claims (every other test here), and the Node is read instead."""
+    for bound, node_gets in ((NODE, 0), ('node-elsewhere', 1)):
+        srv = server(bound_node=bound)
+        dev = os.path.join(TMP, 'bound.json')
+        write_devices(dev, {GPU: 2})
+        d = Dralet(srv, dev, follow=False, verbosity=10)
+        assert d.run() == 0, d.log()
+        assert converged(srv, NODE, {GPU: names(2)})
+        node_uid = srv.state.nodes[NODE]['metadata']['uid']
+        for sl in srv.slices(NODE, GPU):
+            assert sl['metadata']['ownerReferences'][0]['uid'] == node_uid, sl['metadata']
+        assert len(served_gets(srv, '/api/v1/nodes/')) == node_gets, (bound, srv.counts())
+        assert ('from the service account token' in d.log()) == (node_gets == 0), d.log()
+        assert srv.token() not in d.log()
+        srv.stop()
+
+
 def test_many_functions_split():
     """A node with more than 1,000 functions: correctly split, schema-valid slices."""
     srv = server()

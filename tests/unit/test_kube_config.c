@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Kubeconfig parsing, in-cluster config, base64, Status bodies, escaping. */
+/* Kubeconfig parsing, in-cluster config, base64, service account token claims,
+ * Status bodies, escaping. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -13,6 +14,7 @@
 
 #include "agent/kube/client.h"
 #include "agent/kube/config.h"
+#include "agent/kube/sa_token.h"
 #include "agent/kube/status.h"
 #include "agent/lib/yaml_load.h"
 
@@ -149,6 +151,44 @@ static void test_base64(void **state)
 	assert_int_equal(kube_base64_decode("a*bc", &out, &len), -EINVAL);
 }
 
+/* A pod's projected token (its payload base64url with '-' and '_', no padding). */
+#define JWT_HEADER "eyJhbGciOiJSUzI1NiIsImtpZCI6ImsifQ."
+static const char BOUND_JWT[] = JWT_HEADER
+	"eyJhdWQiOlsiaHR0cHM6Ly9rdWJlcm5ldGVzLmRlZmF1bHQuc3ZjIl0sImt1YmVybmV0ZXMuaW8iOnsibmFt"
+	"ZXNwYWNlIjoiZHJhbGV0Iiwibm9kZSI6eyJuYW1lIjoiZ3B1LW5vZGUtNyIsInVpZCI6IjVmMGMyYzdlLTli"
+	"MWQtNGMzYS1iZjhlLTBhMWIyYzNkNGU1ZiJ9LCJwb2QiOnsibmFtZSI6ImRyYWxldC0_Pj8iLCJ1aWQiOiJ1"
+	"In19LCJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQ6ZHJhbGV0OmRyYWxldH5-Pz8ifQ.c2ln";
+
+static void test_sa_token_bound_node(void **state)
+{
+	(void)state;
+	char *name = NULL, *uid = NULL;
+	assert_int_equal(sa_token_bound_node(BOUND_JWT, &name, &uid), 0);
+	assert_string_equal(name, "gpu-node-7");
+	assert_string_equal(uid, "5f0c2c7e-9b1d-4c3a-bf8e-0a1b2c3d4e5f");
+	free(name);
+	free(uid);
+	static const char *const unbound[] = {
+		/* a pod token without node claims (an apiserver before 1.30) */
+		JWT_HEADER "eyJrdWJlcm5ldGVzLmlvIjp7Im5hbWVzcGFjZSI6ImRyYWxldCIsInBvZCI6eyJuYW1lIjoi"
+			   "cCIsInVpZCI6InUifX19.c2ln",
+		/* a node name without a uid */
+		JWT_HEADER "eyJrdWJlcm5ldGVzLmlvIjp7Im5vZGUiOnsibmFtZSI6Im4ifX19.c2ln",
+		"s3cr3t-t0ken",		/* a static token */
+		"a.b",			/* one dot */
+		"a..c",			/* an empty payload */
+		JWT_HEADER "e30*.c2ln",	/* not base64 */
+		JWT_HEADER "bm90IGpzb24.c2ln",	/* "not json" */
+		JWT_HEADER "WzFd.c2ln",	/* [1] */
+	};
+	for (size_t i = 0; i < sizeof(unbound) / sizeof(unbound[0]); i++) {
+		name = uid = NULL;
+		assert_int_equal(sa_token_bound_node(unbound[i], &name, &uid), -ENOENT);
+		assert_null(name);
+		assert_null(uid);
+	}
+}
+
 static void test_in_cluster(void **state)
 {
 	(void)state;
@@ -229,6 +269,7 @@ int main(void)
 		cmocka_unit_test(test_named_context_with_data),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_base64),
+		cmocka_unit_test(test_sa_token_bound_node),
 		cmocka_unit_test(test_in_cluster),
 		cmocka_unit_test(test_status),
 		cmocka_unit_test(test_escape),
