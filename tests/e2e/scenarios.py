@@ -158,16 +158,30 @@ def helm_chart(e):
 
 @scenario("hgx-h100")
 def slices_accepted(e):
-    """The real apiserver holds every slice dralet wrote; kubectl shows them."""
+    """The real apiserver holds every slice dralet wrote; kubectl shows them; they are
+    owned by the Node, whose UID the agent took from its ServiceAccount token."""
     table = e.c.kubectl("get", "resourceslices")
     rows = [r for r in table.splitlines()[1:] if NODE in r]
     slices = deploy.slices(e.c)
     if len(rows) != len(slices) or not rows:
         raise ClusterError(f"kubectl get resourceslices shows {len(rows)} rows for {NODE}, "
                            f"the API {len(slices)} slices:\n{table}")
+    node_uid = e.c.get("nodes/" + NODE)["metadata"]["uid"]
     for s in slices:
         if s["spec"].get("nodeName") != NODE:
             raise ClusterError(f"slice {s['metadata']['name']} is not for node {NODE}")
+        owner = s["metadata"]["ownerReferences"][0]
+        if (owner["kind"], owner["name"], owner["uid"]) != ("Node", NODE, node_uid):
+            raise ClusterError(f"slice {s['metadata']['name']} is owned by {owner}, "
+                               f"not the Node {NODE} ({node_uid})")
+    # the owner's UID came from the pod's ServiceAccount token (kubernetes.io.node),
+    # not from a read of the Node (docs/publishing.md, "Requests at start"); the
+    # agent deployed for this board created the slices, so it took the UID once
+    log = deploy.agent_log(e.c, deploy.wait_agent_ready(e.c))
+    uids = [line for line in log.splitlines() if f"node {NODE} has uid" in line]
+    if not uids or not all(f"has uid {node_uid} (from the service account token)" in u for u in uids):
+        raise ClusterError("the agent did not take the Node's UID from its token:\n"
+                           + "\n".join(uids))
 
 
 @scenario("hgx-h100")
