@@ -610,11 +610,16 @@ int kube_request_start(struct kube_client *c, const struct kube_request_opts *o,
 	curl_easy_setopt(e, CURLOPT_CLOSESOCKETDATA, c);
 	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, c->insecure ? 0L : 1L);
 	curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, c->insecure ? 0L : 2L);
+	/* The configured CA is the only one trusted (client-go's RootCAs): not
+	 * libcurl's default bundle and CA directory (/etc/ssl/certs) beside it. */
 	if (c->ca_data) {
 		struct curl_blob blob = { c->ca_data, c->ca_data_len, CURL_BLOB_COPY };
 		curl_easy_setopt(e, CURLOPT_CAINFO_BLOB, &blob);
+		curl_easy_setopt(e, CURLOPT_CAINFO, NULL);
+		curl_easy_setopt(e, CURLOPT_CAPATH, NULL);
 	} else if (c->ca_file) {
 		curl_easy_setopt(e, CURLOPT_CAINFO, c->ca_file);
+		curl_easy_setopt(e, CURLOPT_CAPATH, NULL);
 	}
 	if (c->cert_data) {
 		struct curl_blob blob = { c->cert_data, c->cert_data_len, CURL_BLOB_COPY };

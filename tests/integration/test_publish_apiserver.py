@@ -8,9 +8,11 @@ minimal writes when a device comes or goes, a hot-plug burst debounced into one 
 dropped alpha fields, token rotation, client certificates, in-cluster configuration,
 TLS verification, and no token in any log line. Faults, retries and backoff:
 test_publish_apiserver_retries.py."""
+import base64
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -343,6 +345,53 @@ def test_node_uid_from_token():
         assert ('from the service account token' in d.log()) == (node_gets == 0), d.log()
         assert srv.token() not in d.log()
         srv.stop()
+
+
+def test_only_the_configured_ca():
+    """A kubeconfig's CA is the only one trusted, as in client-go: libcurl's default CA
+    directory (/etc/ssl/certs) is not consulted besides it. Here the test server's CA is in
+    that directory (bind-mounted in a private mount namespace), and a kubeconfig naming
+    another CA, as a file and as certificate-authority-data, publishes nothing; the right
+    CA, in the same namespace, publishes."""
+    srv = server()
+    dev = os.path.join(TMP, 'ca.json')
+    write_devices(dev, {GPU: 2})
+    capath = tempfile.mkdtemp(dir=TMP)
+    subject_hash = subprocess.check_output(['openssl', 'x509', '-hash', '-noout', '-in', srv.ca],
+                                           text=True).strip()
+    shutil.copy(srv.ca, os.path.join(capath, subject_hash + '.0'))
+    other = os.path.join(srv.dir, 'other-ca.crt')
+    subprocess.run(['openssl', 'req', '-x509', '-newkey', 'ec', '-pkeyopt',
+                    'ec_paramgen_curve:P-256', '-nodes', '-keyout', other + '.key', '-out', other,
+                    '-days', '1', '-subj', '/CN=another-ca'], check=True, capture_output=True)
+    with open(srv.kubeconfig) as f:
+        kc = json.load(f)
+    cluster = kc['clusters'][0]['cluster']
+    with open(other, 'rb') as f:
+        other_data = base64.b64encode(f.read()).decode()
+    variants = {'right': dict(cluster),
+                'file': dict(cluster, **{'certificate-authority': other}),
+                'data': {k: v for k, v in dict(cluster, **{'certificate-authority-data':
+                                                            other_data}).items()
+                         if k != 'certificate-authority'}}
+    for name, c in variants.items():
+        kc['clusters'][0]['cluster'] = c
+        path = os.path.join(srv.dir, 'kubeconfig-ca-' + name)
+        with open(path, 'w') as f:
+            json.dump(kc, f)
+        srv.wipe(NODE)
+        srv.reset_counts()
+        d = Dralet(srv, dev, kubeconfig=path, follow=False, extra=['--timeout', '3'])
+        d.args = ['unshare', '--mount', '--map-root-user', 'sh', '-c',
+                  'mount --bind "$0" /etc/ssl/certs && exec "$@"', capath] + d.args
+        rc = d.run()
+        if name == 'right':
+            assert rc == 0 and converged(srv, NODE, {GPU: names(2)}), d.log()
+            continue
+        assert rc == 1, (name, d.log())
+        assert srv.counts().get('total', 0) == 0, (name, srv.counts())
+        assert 'certificate' in d.log().lower(), d.log()
+    srv.stop()
 
 
 def test_many_functions_split():
