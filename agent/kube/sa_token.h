@@ -7,7 +7,7 @@
  * ServiceAccountTokenPodNodeInfo, GA and locked on since 1.32: k8s.io/kubernetes
  * v1.34.4 and v1.37.2, pkg/serviceaccount/claims.go). The agent takes the
  * Node's UID from there instead of asking the apiserver (docs/publishing.md,
- * "Owner"). The signature is not checked: the token is the agent's own
+ * "Requests at start"). The signature is not checked: the token is the agent's own
  * credential, and the apiserver checks it on every request. Pure.
  */
 #ifndef DRALET_KUBE_SA_TOKEN_H
