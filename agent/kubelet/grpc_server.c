@@ -58,7 +58,7 @@ void grpc_server_default_limits(struct grpc_server_limits *l)
 	l->max_stream_output = 8 * 1024 * 1024;
 	l->handshake_timeout_ms = 10000;
 	l->idle_timeout_ms = 5 * 60 * 1000;
-	l->shutdown_grace_ms = 5000;
+	l->shutdown_grace_ms = 25000;	/* within a pod's default 30 s termination grace */
 }
 
 int grpc_server_new(uv_loop_t *loop, const struct grpc_server_limits *limits,

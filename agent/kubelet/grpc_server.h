@@ -92,7 +92,7 @@ struct grpc_server_limits {
 	size_t max_stream_output;	/* grpc_call_send() queue per stream (8 MiB) */
 	unsigned handshake_timeout_ms;	/* client preface + SETTINGS must arrive in (10 s) */
 	unsigned idle_timeout_ms;	/* GOAWAY after this long without a call or a byte (5 min) */
-	unsigned shutdown_grace_ms;	/* grpc_server_close waits for calls this long (5 s) */
+	unsigned shutdown_grace_ms;	/* grpc_server_close waits for calls this long (25 s) */
 };
 
 /* The defaults noted above. */

@@ -252,8 +252,12 @@ static void server_closed(struct grpc_server *srv, void *userdata)
 
 	if (srv == ep->reg_srv)
 		ep->reg_srv = NULL;
-	if (srv == ep->dra_srv)
+	if (srv == ep->dra_srv) {
 		ep->dra_srv = NULL;
+		/* the calls are done: now the kubelet may deregister */
+		if (ep->reg_srv)
+			grpc_server_close(ep->reg_srv, server_closed, ep);
+	}
 	if (--ep->servers_open > 0)
 		return;
 	if (ep->close_cb)
@@ -268,11 +272,16 @@ void kubelet_endpoint_close(struct kubelet_endpoint *ep, void (*cb)(void *userda
 		return;
 	ep->close_cb = cb;
 	ep->close_userdata = userdata;
-	/* Registration first: the kubelet sees the socket go and deregisters. */
-	if (ep->reg_srv)
-		grpc_server_close(ep->reg_srv, server_closed, ep);
+	/* The DRA socket first (no new connections; the calls in flight finish
+	 * within the grace), the registration socket once it is closed: the
+	 * kubelet closes its connection to an instance as soon as that one's
+	 * registration socket goes, failing the calls still open on it
+	 * (DeRegisterPlugin, k8s.io/kubernetes v1.37.2
+	 * pkg/kubelet/cm/dra/plugin/dra_plugin_manager.go). */
 	if (ep->dra_srv)
 		grpc_server_close(ep->dra_srv, server_closed, ep);
+	else if (ep->reg_srv)
+		grpc_server_close(ep->reg_srv, server_closed, ep);
 	if (ep->servers_open == 0) {
 		if (cb)
 			cb(userdata);

@@ -85,9 +85,11 @@ const char *kubelet_endpoint_driver(const struct kubelet_endpoint *ep);
 bool kubelet_endpoint_registered(const struct kubelet_endpoint *ep);
 
 /*
- * Removes the registration socket first (the kubelet deregisters the
- * driver), then shuts the DRA server down gracefully. @cb (may be NULL)
- * runs when both servers are closed; the endpoint is freed right after.
+ * Shuts the DRA server down gracefully first (its socket goes at once, the
+ * calls in flight finish within the grace), then removes the registration
+ * socket (the kubelet deregisters the driver and closes its connection,
+ * which would fail calls still open). @cb (may be NULL) runs when both
+ * servers are closed; the endpoint is freed right after.
  */
 void kubelet_endpoint_close(struct kubelet_endpoint *ep, void (*cb)(void *userdata),
 			    void *userdata);

@@ -541,7 +541,8 @@ def prepare_failed_event(e):
     """A claim whose config the GPU driver refuses (an unknown field): the kubelet's
     prepare fails, and dralet records a Warning Event PrepareFailed about the
     ResourceClaim (docs/operations.md, "Events"), which the real apiserver accepts
-    (RBAC create+patch on events); the kubelet's retries count up on that one Event."""
+    (RBAC create+patch on events); another prepare of the claim counts up on that one
+    Event."""
     ns = "prepare-failed"
     w.namespace(e.c, ns)
     config = [{"requests": ["gpu"], "opaque": {"driver": GPU, "parameters": {
@@ -565,7 +566,9 @@ def prepare_failed_event(e):
         raise ClusterError(f"the Event: {ev['type']} {ev['message']}")
     if ev.get("source", {}).get("component") != "dralet":
         raise ClusterError(f"the Event's source: {ev.get('source')}")
-    # the kubelet retries the prepare: the same Event counts up (a patch)
+    # another prepare of the claim (a second pod sharing it, rather than waiting about
+    # a minute for the kubelet's retry of the first): the same Event counts up (a patch)
+    w.create_pod(e.c, ns, "app2", claims=["bad"])
     wait_until("a repeat of the Event", lambda: (claim_events() or [{}])[0].get("count", 0) > 1,
                timeout=120)
     if len(claim_events()) != 1:

@@ -385,21 +385,27 @@ class Shutdown(Base):
     server_args = ("--grace-ms", "60000")   # the release comes well within it
 
     def test_graceful_shutdown_finishes_calls(self):
-        # a call held in its handler when SIGTERM comes: the sockets go, new
-        # dials fail, and the call still gets its answer once released
-        # (SIGUSR1) within the grace time
+        # a call held in its handler when SIGTERM comes: the DRA socket goes
+        # (new dials fail), the registration socket stays while the call is
+        # open (the kubelet closes its connection to an instance whose
+        # registration goes, failing such a call), the call gets its answer
+        # once released (SIGUSR1) within the grace time, then the
+        # registration socket goes too
         kl = k.Kubelet(PB, self.server.reg_socket)
         kl.register()
         held = kl.dra.unary_unary("/dralet.test.Test/Gate").future(b"", timeout=60)
         wait_until(lambda: stats(self.server)["held"] == 1, "the Gate call held")
         self.server.terminate()
-        # the sockets go, so the kubelet deregisters; new dials fail
-        wait_until(lambda: not os.path.exists(self.server.reg_socket), "the sockets removed")
+        wait_until(lambda: not os.path.exists(self.server.dra_socket), "the DRA socket removed")
         with self.assertRaises(OSError):
-            k.raw_connect(self.server.reg_socket)
+            k.raw_connect(self.server.dra_socket)
+        time.sleep(0.3)
+        self.assertTrue(os.path.exists(self.server.reg_socket), "registration gone with a call open")
         self.assertFalse(held.done())
         self.server.proc.send_signal(signal.SIGUSR1)
         self.assertEqual(held.result(), b"done")
+        wait_until(lambda: not os.path.exists(self.server.reg_socket),
+                   "the registration socket removed after the call")
         kl.close()
 
 
