@@ -217,8 +217,8 @@ check-c: check-layers
 
 # Every test: the product and its image first; then the C suites beside the
 # e2e suite, which starts once its Kubernetes builds (Go, most of a cold run's
-# time, output in $(E2E_BUILD_LOG)) are done. The e2e side (builds, then the
-# scenarios) is the longer, so the C suites yield the CPUs to it (nice).
+# time, output in $(E2E_BUILD_LOG)) are done. Cold, the e2e side (builds, then
+# the scenarios) is by far the longer, so the C suites yield the CPUs to it (nice).
 check:
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) all image
 	$(Q)$(MAKE) --no-print-directory -j2 check-c-beside e2e E2E_BUILD_QUIET=1

@@ -19,6 +19,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'apiserver'))
 import harness  # noqa: E402
+from apiserver import make_certs  # noqa: E402
 from harness import Dralet, converged, wait_for, write_devices  # noqa: E402
 from publish_common import GPU, NET, NODE, TMP, names, server, writes  # noqa: E402
 
@@ -360,10 +361,7 @@ def test_only_the_configured_ca():
     subject_hash = subprocess.check_output(['openssl', 'x509', '-hash', '-noout', '-in', srv.ca],
                                            text=True).strip()
     shutil.copy(srv.ca, os.path.join(capath, subject_hash + '.0'))
-    other = os.path.join(srv.dir, 'other-ca.crt')
-    subprocess.run(['openssl', 'req', '-x509', '-newkey', 'ec', '-pkeyopt',
-                    'ec_paramgen_curve:P-256', '-nodes', '-keyout', other + '.key', '-out', other,
-                    '-days', '1', '-subj', '/CN=another-ca'], check=True, capture_output=True)
+    other = make_certs(tempfile.mkdtemp(dir=TMP))   # another test CA
     with open(srv.kubeconfig) as f:
         kc = json.load(f)
     cluster = kc['clusters'][0]['cluster']

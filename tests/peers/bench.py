@@ -174,6 +174,15 @@ class Probe:
         self._t, self._cpu = time.time(), m.cpu_seconds(self.d.pids())
         self._children = m.cpu_seconds(self.d.pids(), children_only=True)
 
+    def of_same_process(self, driver):
+        """A probe for another column of this process: its start and idle
+        (windows, CPU, RSS) are this one's; its workload steps its own."""
+        p = Probe(driver)
+        for phase in ("start", "idle"):
+            p.windows[phase], p.cpu[phase] = self.windows[phase], self.cpu[phase]
+        p.rss["idle"], p.pid_list = self.rss["idle"], self.pid_list
+        return p
+
     def end(self, phase):
         self.windows[phase].append((self._t, time.time()))
         self.cpu[phase] += m.cpu_seconds(self.d.pids()) - self._cpu
@@ -320,13 +329,8 @@ def inside(args):
 
         # dralet's second column: the same process, its GPU-share claims
         gpu = DraletGpuShares(drivers[0])
+        probes[gpu.name] = probes[drivers[0].name].of_same_process(gpu)
         drivers.insert(1, gpu)
-        probes[gpu.name] = Probe(gpu)
-        for phase in ("start", "idle"):
-            probes[gpu.name].windows[phase] = probes[drivers[0].name].windows[phase]
-            probes[gpu.name].cpu[phase] = probes[drivers[0].name].cpu[phase]
-        probes[gpu.name].rss["idle"] = probes[drivers[0].name].rss["idle"]
-        probes[gpu.name].pid_list = probes[drivers[0].name].pid_list
         api = m.Api(c, NODE_IP)
         targets = [Target(c, api, "no claim")] + [Target(c, api, d.name, d) for d in drivers]
         before = m.dra_histograms(api.get_text(10250, "/metrics"))
