@@ -33,7 +33,7 @@ BUILD ?= build
 SANFLAGS :=
 endif
 
-PKGS := libpci libudev json-c yaml-0.1 libuv libnghttp2 libprotobuf-c libcurl libnl-route-3.0 libmicrohttpd
+PKGS := libpci libudev json-c zlib yaml-0.1 libuv libnghttp2 libprotobuf-c libcurl libnl-route-3.0 libmicrohttpd
 TEST_PKGS := cmocka
 
 # ---- dependencies: install them first when pkg-config misses something ----

@@ -5,7 +5,7 @@
 # "build": only what building the agent needs (make, make image-rootfs, deploy/Containerfile).
 set -eu
 
-BUILD_PKGS="build-essential pkg-config libpci-dev libudev-dev libjson-c-dev libyaml-dev \
+BUILD_PKGS="build-essential pkg-config libpci-dev libudev-dev zlib1g-dev libjson-c-dev libyaml-dev \
 libuv1-dev libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev \
 libnl-3-dev libnl-route-3-dev libmicrohttpd-dev libssl-dev"
 TEST_PKGS="openssl libcmocka-dev umockdev libumockdev-dev valgrind clang libclang-rt-14-dev pciutils \

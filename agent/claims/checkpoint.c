@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
+#include <zlib.h>
 
 #include "agent/lib/err_msg.h"
 #include "agent/lib/json_get.h"
@@ -28,15 +29,7 @@ const char *ckpt_state_name(enum ckpt_state s)
 /* CRC-32 (IEEE) carried over pieces: start with 0, feed, use the result. */
 static uint32_t crc32_update(uint32_t crc, const void *data, size_t len)
 {
-	const uint8_t *p = data;
-
-	crc = ~crc;
-	for (size_t i = 0; i < len; i++) {
-		crc ^= p[i];
-		for (int k = 0; k < 8; k++)
-			crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
-	}
-	return ~crc;
+	return (uint32_t)crc32_z(crc, data, len);	/* zlib's */
 }
 
 uint32_t checkpoint_crc32(const void *data, size_t len)
@@ -95,7 +88,14 @@ void ckpt_claim_free(struct ckpt_claim *c)
 	free(c->uid);
 	free(c->namespace_);
 	free(c->name);
+	free(c->written);
 	free(c);
+}
+
+void ckpt_claim_changed(struct ckpt_claim *c)
+{
+	free(c->written);
+	c->written = NULL;
 }
 
 void checkpoint_free(struct checkpoint *ck)
@@ -410,26 +410,25 @@ static struct json_object *encode_claim(const struct ckpt_claim *c, int *err)
 	return o;
 }
 
-/* Writes @len bytes of @text with every line after the first indented. */
-static void put_indented(FILE *f, const char *text, size_t len, const char *indent)
+/* Writes @len bytes of @text to @f and adds them to the checksum @crc. */
+static void put_data(FILE *f, uint32_t *crc, const char *text, size_t len)
 {
-	for (size_t i = 0; i < len; i++) {
-		fputc(text[i], f);
-		if (text[i] == '\n')
-			fputs(indent, f);
-	}
+	fwrite(text, 1, len, f);
+	*crc = crc32_update(*crc, text, len);
 }
 
 /*
  * The file is written claim by claim, so encoding never holds more than one
  * claim as a JSON tree (a full tree of thousands of claims would be tens of
- * MiB). The checksum covers the compact serialization of "data" that the
- * decoder recomputes from the parsed file, built here from the same
- * json-c serializations piece by piece; it comes after "data" in the file.
+ * MiB). "data" is written in its compact serialization, one claim per line:
+ * the bytes written are the bytes the checksum covers (the whitespace between
+ * them is not data), so each claim is serialized once. The checksum comes
+ * after "data" in the file.
  */
-int checkpoint_write(const struct checkpoint *ck, FILE *f)
+int checkpoint_write(struct checkpoint *ck, FILE *f)
 {
-	struct json_object *head = json_object_new_object(), *claims_key;
+	static const char claims_key[] = ",\"claims\":[";
+	struct json_object *head = json_object_new_object();
 	uint32_t crc = 0;
 	int err = 0;
 
@@ -437,57 +436,44 @@ int checkpoint_write(const struct checkpoint *ck, FILE *f)
 		return -ENOMEM;
 	put_string(head, "driver", ck->driver, &err);
 	put_string(head, "bootID", ck->boot_id, &err);
-	claims_key = json_object_new_string("claims");
-	if (err || !claims_key) {
+	if (err) {
 		json_object_put(head);
-		json_object_put(claims_key);
 		return -ENOMEM;
 	}
-
-	/* compact: {"driver":"...","bootID":"...","claims":[ ... ]} */
+	/* {"driver":"...","bootID":"...","claims":[ ... ]} */
 	const char *compact_head = json_object_to_json_string_ext(head, DATA_FLAGS);
-	crc = crc32_update(crc, compact_head, strlen(compact_head) - 1);	/* without '}' */
-	crc = crc32_update(crc, ",", 1);
-	const char *key = json_object_to_json_string_ext(claims_key, DATA_FLAGS);
-	crc = crc32_update(crc, key, strlen(key));
-	crc = crc32_update(crc, ":[", 2);
-
 	fprintf(f, "{\n  \"kind\": \"%s\",\n  \"version\": %d,\n  \"data\": ", CHECKPOINT_KIND,
 		CHECKPOINT_VERSION);
-	const char *pretty_head = json_object_to_json_string_ext(head, JSON_C_TO_STRING_PRETTY |
-							     JSON_C_TO_STRING_SPACED |
-							     JSON_C_TO_STRING_NOSLASHESCAPE);
-	/* "{\n  \"driver\": ...\n}" without its closing "\n}", to append the claims */
-	put_indented(f, pretty_head, strlen(pretty_head) - 2, "  ");
-	fputs(",\n    \"claims\": [", f);
+	put_data(f, &crc, compact_head, strlen(compact_head) - 1);	/* without '}' */
+	put_data(f, &crc, claims_key, sizeof(claims_key) - 1);
 	for (size_t i = 0; !err && i < ck->n_claims; i++) {
-		struct json_object *c = encode_claim(ck->claims[i], &err);
-		const char *text;
+		struct ckpt_claim *c = ck->claims[i];
 
-		if (err)
-			break;
-		text = json_object_to_json_string_ext(c, DATA_FLAGS);
 		if (i)
-			crc = crc32_update(crc, ",", 1);
-		crc = crc32_update(crc, text, strlen(text));
-		fputs(i ? ",\n      " : "\n      ", f);
-		text = json_object_to_json_string_ext(c, JSON_C_TO_STRING_PRETTY |
-						      JSON_C_TO_STRING_SPACED |
-						      JSON_C_TO_STRING_NOSLASHESCAPE);
-		put_indented(f, text, strlen(text), "      ");
-		json_object_put(c);
+			put_data(f, &crc, ",", 1);
+		fputs("\n    ", f);
+		if (!c->written) {
+			struct json_object *o = encode_claim(c, &err);
+			if (!err)
+				c->written = strdup(json_object_to_json_string_ext(o, DATA_FLAGS));
+			json_object_put(o);
+			if (!err && !c->written)
+				err = -ENOMEM;
+		}
+		if (!err)
+			put_data(f, &crc, c->written, strlen(c->written));
 	}
-	crc = crc32_update(crc, "]}", 2);
-	fprintf(f, "%s]\n  },\n  \"checksum\": \"crc32:%08" PRIx32 "\"\n}\n",
-		ck->n_claims ? "\n    " : "", crc);
+	if (ck->n_claims)
+		fputs("\n  ", f);
+	put_data(f, &crc, "]}", 2);
+	fprintf(f, ",\n  \"checksum\": \"crc32:%08" PRIx32 "\"\n}\n", crc);
 	json_object_put(head);
-	json_object_put(claims_key);
 	if (err)
 		return err;
 	return ferror(f) ? -EIO : 0;
 }
 
-int checkpoint_encode(const struct checkpoint *ck, char **ret_text, size_t *ret_len)
+int checkpoint_encode(struct checkpoint *ck, char **ret_text, size_t *ret_len)
 {
 	char *out = NULL;
 	size_t out_len = 0;

@@ -69,6 +69,9 @@ struct ckpt_claim {
 	enum ckpt_state state;
 	struct ckpt_device *devices;
 	size_t n_devices;
+	/* checkpoint_write's cache: this entry's compact JSON as last written;
+	 * NULL until then, and after ckpt_claim_changed() */
+	char *written;
 };
 
 struct checkpoint {
@@ -82,6 +85,9 @@ struct checkpoint {
 struct checkpoint *checkpoint_new(const char *driver, const char *boot_id);
 void checkpoint_free(struct checkpoint *ck);
 void ckpt_claim_free(struct ckpt_claim *c);
+/* Says that @c changed since the last checkpoint_write (its next write
+ * serializes it again). Whoever changes an entry of a checkpoint calls it. */
+void ckpt_claim_changed(struct ckpt_claim *c);
 void ckpt_device_clear(struct ckpt_device *d);
 
 /* The claim with @uid, or NULL. */
@@ -101,12 +107,14 @@ int ckpt_consumed_copy(struct dralet_capacity **dst, size_t *ret_n,
 int ckpt_edits_copy(struct dralet_edits *dst, const struct dralet_edits *src);
 int ckpt_undo_copy(struct dralet_undo *dst, const struct dralet_undo *src);
 
-/* Writes the file content of @ck to @f, one claim's JSON tree at a time.
- * 0, -ENOMEM, or -EIO when a write to @f failed. */
-int checkpoint_write(const struct checkpoint *ck, FILE *f);
+/* Writes the file content of @ck to @f, one claim's JSON tree at a time;
+ * an entry unchanged since the last write is not serialized again (the
+ * cache in ckpt_claim.written, which this fills). 0, -ENOMEM, or -EIO when a
+ * write to @f failed. */
+int checkpoint_write(struct checkpoint *ck, FILE *f);
 
 /* The file content of @ck (malloc'd, NUL-terminated; *ret_len without NUL). */
-int checkpoint_encode(const struct checkpoint *ck, char **ret_text, size_t *ret_len);
+int checkpoint_encode(struct checkpoint *ck, char **ret_text, size_t *ret_len);
 
 /*
  * Parses a checkpoint file. Errors, with the reason in @err:

@@ -34,10 +34,9 @@ static int write_checkpoint(void *userdata, FILE *out)
 	return checkpoint_write(userdata, out);
 }
 
-int checkpoint_file_save(const char *dir, const struct checkpoint *ck)
+int checkpoint_file_save(const char *dir, struct checkpoint *ck)
 {
-	return atomic_file_produce(dir, CHECKPOINT_FILE_NAME, 0600, write_checkpoint,
-				   (void *)ck);
+	return atomic_file_produce(dir, CHECKPOINT_FILE_NAME, 0600, write_checkpoint, ck);
 }
 
 static bool checkpoint_name(const char *name, void *userdata)

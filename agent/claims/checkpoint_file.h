@@ -21,7 +21,7 @@
 int checkpoint_file_load(const char *dir, struct checkpoint **ret_ck, char *err, size_t errlen);
 
 /* Writes @ck as <dir>/checkpoint.json. */
-int checkpoint_file_save(const char *dir, const struct checkpoint *ck);
+int checkpoint_file_save(const char *dir, struct checkpoint *ck);
 
 /* Removes the temporary checkpoint files a crash mid-write left in @dir
  * (".checkpoint.json.XXXXXX", regular files only). How many, or -errno. */

@@ -313,7 +313,7 @@ int engine_recover(struct claims_engine *e, struct claims_recovery_stats *st)
 		goto out;
 	ck = NULL;
 	claims_state_lock(e->state);
-	claims_state_changed(e->state);
+	claims_state_changed(e->state, NULL);
 	claims_state_unlock(e->state);
 	r = claims_state_sync(e->state);
 	if (r < 0)

@@ -414,7 +414,7 @@ static int remove_entry(struct claims_engine *e, const char *uid, enum ckpt_stat
 	claims_state_lock(e->state);
 	c = checkpoint_take(claims_state_checkpoint(e->state), uid);
 	if (c)
-		claims_state_changed(e->state);
+		claims_state_changed(e->state, c);
 	claims_state_unlock(e->state);
 	if (!c)
 		return 0;
@@ -430,8 +430,9 @@ static int remove_entry(struct claims_engine *e, const char *uid, enum ckpt_stat
 		log_error("driver %s: claim %s: out of memory keeping its entry after a failed "
 			  "checkpoint write", e->driver, uid);
 		ckpt_claim_free(c);
+		c = NULL;
 	}
-	claims_state_changed(e->state);
+	claims_state_changed(e->state, c);
 	claims_state_unlock(e->state);
 	return r;
 }
@@ -522,7 +523,7 @@ static int persist_undo(void *userdata, const struct dralet_undo *undo)
 	if (r == 0)
 		r = undo_copy(&wa->cd->undo, undo);
 	if (r == 0)
-		claims_state_changed(wa->e->state);
+		claims_state_changed(wa->e->state, wa->c);
 	claims_state_unlock(wa->e->state);
 	if (r == 0)
 		r = sync_state(wa->e, ERR_MSG_ARGS(&cause));
@@ -640,7 +641,7 @@ void engine_work_prepare(struct claims_engine *e, struct op *op)
 		undo_clear(&cd->undo);
 		cd->undo = undo;
 		if (added)
-			claims_state_changed(e->state);
+			claims_state_changed(e->state, c);
 		claims_state_unlock(e->state);
 		if (r < 0) {
 			snprintf(msg, sizeof(msg), "device %s/%s: cannot add the agent's container "
@@ -667,7 +668,7 @@ void engine_work_prepare(struct claims_engine *e, struct op *op)
 	c->state = CKPT_PREPARE_COMPLETED;
 	r = add_entry(e, c, &added);
 	if (r == 0)
-		claims_state_changed(e->state);
+		claims_state_changed(e->state, c);
 	claims_state_unlock(e->state);
 	if (r < 0) {
 		drop_unwritten(e, op, c, "out of memory");
@@ -736,7 +737,7 @@ void engine_work_hit(struct claims_engine *e, struct op *op)
 	c = checkpoint_find(claims_state_checkpoint(e->state), op->uid);
 	if (c && op->plan) {
 		r = complete_rebuilt(c, op->plan);
-		claims_state_changed(e->state);
+		claims_state_changed(e->state, c);
 	}
 	claims_state_unlock(e->state);
 	if (!c) {
@@ -781,7 +782,7 @@ void engine_work_unprepare(struct claims_engine *e, struct op *op)
 	c = checkpoint_find(claims_state_checkpoint(e->state), op->uid);
 	if (c && changes_node(c)) {
 		c->state = CKPT_UNPREPARE_STARTED;
-		claims_state_changed(e->state);
+		claims_state_changed(e->state, c);
 		ahead = true;
 	}
 	claims_state_unlock(e->state);

@@ -68,7 +68,14 @@ void claims_state_free(struct claims_state *s)
 void claims_state_lock(struct claims_state *s) { pthread_mutex_lock(&s->lock); }
 void claims_state_unlock(struct claims_state *s) { pthread_mutex_unlock(&s->lock); }
 struct checkpoint *claims_state_checkpoint(struct claims_state *s) { return s->ck; }
-void claims_state_changed(struct claims_state *s) { s->version++; }
+void claims_state_changed(struct claims_state *s, struct ckpt_claim *c)
+{
+	s->version++;
+	if (c)
+		ckpt_claim_changed(c);
+	for (size_t i = 0; !c && i < s->ck->n_claims; i++)
+		ckpt_claim_changed(s->ck->claims[i]);
+}
 
 void claims_state_replace(struct claims_state *s, struct checkpoint *ck)
 {

@@ -8,7 +8,7 @@
  *
  * Rules: read or change the checkpoint only between claims_state_lock()
  * and claims_state_unlock(), and call claims_state_changed() under the lock
- * after a change. A claim entry is changed only by the operation that holds
+ * after a change, naming the entry changed. A claim entry is changed only by the operation that holds
  * its UID (the engine runs one operation per UID at a time), so that
  * operation may read its own entry without the lock.
  */
@@ -33,8 +33,9 @@ void claims_state_lock(struct claims_state *s);
 void claims_state_unlock(struct claims_state *s);
 /* The checkpoint (lock held). */
 struct checkpoint *claims_state_checkpoint(struct claims_state *s);
-/* Marks a change (lock held). */
-void claims_state_changed(struct claims_state *s);
+/* Marks a change of entry @c: its content, or its coming or going (lock
+ * held). NULL: the checkpoint as a whole (every entry is written anew). */
+void claims_state_changed(struct claims_state *s, struct ckpt_claim *c);
 
 /* Replaces the checkpoint with @ck (taken over), just read from the file
  * another dralet wrote (claims_lock.h): it counts as durable. Only while no

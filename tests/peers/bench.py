@@ -151,7 +151,7 @@ def outside(args):
     elif not args.keep:
         for name in os.listdir(run_dir):
             if name not in ("results.json", "table.md", "logs") and \
-                    not name.startswith("strace-"):
+                    not name.startswith(("strace-", "perf-")):
                 subprocess.run(["rm", "-rf", "--one-file-system", os.path.join(run_dir, name)])
     return status
 
@@ -235,14 +235,16 @@ class Target:
         return self.api.request("GET", f"/apis/resource.k8s.io/v1/namespaces/{self.ns}"
                                 "/resourceclaims")["items"]
 
-    def step(self, count, mode, probe, rss_at_full, strace_dir=None):
+    def step(self, count, mode, probe, rss_at_full, trace=None):
+        """trace: (tool, directory) of a diagnostic run, or None."""
         names = [f"p{count}-{mode[0]}-{i}" for i in range(count)]
         timeout = 120 + 5 * count
         created, deleted = {}, {}
         tracer = None
-        if probe and strace_dir:
-            tracer = strace(probe.d, os.path.join(
-                strace_dir, f"strace-{self.ns}-{count}-{mode[0]}.txt"))
+        if probe and trace:
+            tool, where = trace
+            tracer = TRACERS[tool](probe.d, os.path.join(
+                where, f"{tool}-{self.ns}-{count}-{mode[0]}"))
         if probe:
             probe.begin()
         if mode == "at once":
@@ -267,21 +269,50 @@ class Target:
         if probe:
             probe.end("run")
         if tracer:
-            tracer.send_signal(signal.SIGINT)
-            tracer.wait(30)
+            tracer.stop()
         self.ready[(count, mode)] = [ready[n] - created[n] for n in names]
         self.gone[(count, mode)] = [gone[n] - deleted[n] for n in names]
 
 
+class Tracer:
+    """A diagnostic tool attached to a driver's processes for one step (tracing
+    slows the driver: such a run's figures are not the table's)."""
+
+    def __init__(self, argv, report=None):
+        self.report = report
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+        time.sleep(1)  # attached
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGINT)
+        self.proc.wait(60)
+        if self.report:
+            self.report()
+
+
 def strace(driver, out):
-    """strace -c on every thread of the driver's processes (a diagnostic run:
-    tracing slows the driver, its figures are not the table's)."""
-    argv = ["strace", "-f", "-c", "-S", "time", "-o", out]
+    """strace -c of every thread: system calls by count and time (strace-*.txt)."""
+    argv = ["strace", "-f", "-c", "-S", "time", "-o", out + ".txt"]
     for pid in driver.pids():
         argv += ["-p", str(pid)]
-    proc = subprocess.Popen(argv, stderr=subprocess.DEVNULL)
-    time.sleep(1)  # attached
-    return proc
+    return Tracer(argv)
+
+
+def perf(driver, out):
+    """perf record of every thread with call graphs (perf-*.data), and its
+    report by library and function (perf-*.txt)."""
+    def report():
+        with open(out + ".txt", "w") as f:
+            subprocess.run(["perf", "report", "-i", out + ".data", "--stdio", "--no-children",
+                            "--sort", "dso,sym", "-g", "none", "--percent-limit", "0.5"],
+                           stdout=f, stderr=subprocess.DEVNULL)
+    pids = ",".join(str(p) for p in driver.pids())
+    return Tracer(["perf", "record", "-g", "-F", "999", "-o", out + ".data", "-p", pids],
+                  report)
+
+
+TRACERS = {"strace": strace, "perf": perf}
 
 
 def requests_in(reqs, user, windows):
@@ -341,7 +372,7 @@ def inside(args):
                 t0 = time.monotonic()
                 t.step(count, mode, probes.get(t.driver.name) if t.driver else None,
                        rss_at_full=count == max(counts),
-                       strace_dir=args.inside if args.strace else None)
+                       trace=(args.trace, args.inside) if args.trace else None)
                 print(f"bench-peers: {count} {mode}, {t.name}: {time.monotonic() - t0:.1f}s, "
                       f"ready p50 {statistics.median(t.ready[(count, mode)]):.2f}s", flush=True)
         after = m.dra_histograms(api.get_text(10250, "/metrics"))
@@ -477,8 +508,9 @@ def main():
     p.add_argument("--counts", default="1,10,100")
     p.add_argument("--idle", type=int, default=300, help="seconds all drivers idle")
     p.add_argument("--keep", action="store_true", help="keep the whole run directory")
-    p.add_argument("--strace", action="store_true",
-                   help="diagnostics: strace -c each driver during its steps (slows them)")
+    p.add_argument("--trace", choices=sorted(TRACERS),
+                   help="diagnostics: strace -c or perf record each driver during its steps "
+                        "(slows them)")
     p.add_argument("--table", help="print the table of a results.json and exit")
     p.add_argument("--inside", help=argparse.SUPPRESS)
     args = p.parse_args()

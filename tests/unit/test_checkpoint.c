@@ -147,6 +147,48 @@ static void test_roundtrip(void **state)
 	checkpoint_free(back);
 }
 
+/* An entry is serialized once and written from its cache until
+ * ckpt_claim_changed() says it changed; the file holds one entry per line. */
+static void test_write_serializes_changed_entries(void **state)
+{
+	struct checkpoint *ck = sample(), *back = NULL;
+	char *text, *again, *line, err[256] = "";
+	size_t len, len2;
+
+	(void)state;
+	assert_int_equal(checkpoint_encode(ck, &text, &len), 0);
+	assert_non_null(ck->claims[1]->written);
+	line = strstr(text, "\n    {\"uid\":\"" UID2 "\"");
+	assert_non_null(line);
+	assert_memory_equal(line + 5, ck->claims[1]->written, strlen(ck->claims[1]->written));
+	assert_int_equal(line[5 + strlen(ck->claims[1]->written)], ',');
+
+	/* a change not announced is not written: the cache is what is written */
+	ck->claims[1]->state = CKPT_PREPARE_COMPLETED;
+	assert_int_equal(checkpoint_encode(ck, &again, &len2), 0);
+	assert_int_equal(len, len2);
+	assert_memory_equal(text, again, len);
+	free(again);
+
+	/* announced, it is serialized again, and the checksum covers it */
+	ckpt_claim_changed(ck->claims[1]);
+	assert_null(ck->claims[1]->written);
+	assert_int_equal(checkpoint_add(ck, make_claim("44444444-4444-4444-8444-444444444444",
+						       CKPT_PREPARE_STARTED, 1)), 0);
+	assert_int_equal(checkpoint_encode(ck, &again, &len2), 0);
+	assert_int_equal(checkpoint_decode(again, len2, &back, err, sizeof(err)), 0);
+	assert_int_equal(back->n_claims, 4);
+	assert_int_equal(back->claims[0]->state, CKPT_PREPARE_COMPLETED);
+	assert_int_equal(back->claims[1]->state, CKPT_PREPARE_COMPLETED);
+	assert_int_equal(back->claims[2]->state, CKPT_UNPREPARE_STARTED);
+	assert_int_equal(back->claims[3]->state, CKPT_PREPARE_STARTED);
+	assert_int_equal(back->claims[3]->n_devices, 1);
+	free(text);
+	free(again);
+	checkpoint_free(ck);
+	checkpoint_free(back);
+}
+
 static int decode_mutated(const char *text, const char *from, const char *to, char *err,
 			  size_t errlen)
 {
@@ -389,6 +431,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_crc32),
 		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_write_serializes_changed_entries),
 		cmocka_unit_test(test_corruption),
 		cmocka_unit_test(test_missing_fields_with_valid_checksum),
 		cmocka_unit_test(test_model_helpers),
