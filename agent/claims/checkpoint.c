@@ -417,6 +417,20 @@ static void put_data(FILE *f, uint32_t *crc, const char *text, size_t len)
 	*crc = crc32_update(*crc, text, len);
 }
 
+/* @c's compact JSON: its cache, else serialized now and kept (NULL: *err). */
+static const char *written_text(struct ckpt_claim *c, int *err)
+{
+	struct json_object *o;
+
+	if (c->written)
+		return c->written;
+	o = encode_claim(c, err);
+	if (!*err && !(c->written = strdup(json_object_to_json_string_ext(o, DATA_FLAGS))))
+		*err = -ENOMEM;
+	json_object_put(o);
+	return c->written;
+}
+
 /*
  * The file is written claim by claim, so encoding never holds more than one
  * claim as a JSON tree (a full tree of thousands of claims would be tens of
@@ -447,21 +461,14 @@ int checkpoint_write(struct checkpoint *ck, FILE *f)
 	put_data(f, &crc, compact_head, strlen(compact_head) - 1);	/* without '}' */
 	put_data(f, &crc, claims_key, sizeof(claims_key) - 1);
 	for (size_t i = 0; !err && i < ck->n_claims; i++) {
-		struct ckpt_claim *c = ck->claims[i];
+		const char *text = written_text(ck->claims[i], &err);
 
+		if (!text)
+			break;
 		if (i)
 			put_data(f, &crc, ",", 1);
 		fputs("\n    ", f);
-		if (!c->written) {
-			struct json_object *o = encode_claim(c, &err);
-			if (!err)
-				c->written = strdup(json_object_to_json_string_ext(o, DATA_FLAGS));
-			json_object_put(o);
-			if (!err && !c->written)
-				err = -ENOMEM;
-		}
-		if (!err)
-			put_data(f, &crc, c->written, strlen(c->written));
+		put_data(f, &crc, text, strlen(text));
 	}
 	if (ck->n_claims)
 		fputs("\n  ", f);
