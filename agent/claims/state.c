@@ -71,9 +71,11 @@ struct checkpoint *claims_state_checkpoint(struct claims_state *s) { return s->c
 void claims_state_changed(struct claims_state *s, struct ckpt_claim *c)
 {
 	s->version++;
-	if (c)
+	if (c) {
 		ckpt_claim_changed(c);
-	for (size_t i = 0; !c && i < s->ck->n_claims; i++)
+		return;
+	}
+	for (size_t i = 0; i < s->ck->n_claims; i++)
 		ckpt_claim_changed(s->ck->claims[i]);
 }
 

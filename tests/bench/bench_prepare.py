@@ -18,6 +18,8 @@ import sys
 import tempfile
 import time
 
+import bench_idle  # its cpu_s: utime+stime of a process
+
 DRALET = os.environ["DRALET"]
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BOARD = os.path.join(REPO, "boards", "synthetic-1k.yaml")
@@ -74,9 +76,7 @@ class Agent:
         return tuple(int(fields[k].split()[0]) for k in ("VmRSS", "VmHWM", "RssAnon", "RssFile"))
 
     def cpu_s(self):
-        with open("/proc/%d/stat" % self.proc.pid) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return bench_idle.cpu_s(self.proc.pid)
 
     def stop(self):
         self.proc.terminate()
